@@ -1,0 +1,355 @@
+//! The contract between trapline's own guest payloads and the host.
+//!
+//! This crate is the ONE definition of that contract. The host side uses it
+//! directly; the guest side (C and assembly, built by `trapline-guest`'s
+//! build script) gets a generated header, `trapline_abi.h`, written from the
+//! tables below by [`c_header`]. Change a value here and both sides follow.
+//!
+//! Everything is `no_std` and `const` so the guest build script can depend on
+//! it without pulling in anything else.
+#![no_std]
+
+extern crate alloc;
+
+use alloc::string::String;
+use core::fmt::Write as _;
+
+// ---------------------------------------------------------------------------
+// Standard PC ports trapline models (shared with kvm-unit-tests' machine).
+// ---------------------------------------------------------------------------
+
+/// COM1 16550 UART base port.
+pub const COM1_PORT: u16 = 0x3f8;
+/// isa-debug-exit port: a 32-bit OUT of V ends the VM with status (V << 1) | 1.
+pub const DEBUG_EXIT_PORT: u16 = 0xf4;
+/// Width of the isa-debug-exit register window (QEMU `iosize=0x4`).
+pub const DEBUG_EXIT_LEN: u16 = 4;
+/// Bochs/QEMU power-off port: writing the bytes "Shutdown" powers the VM off.
+pub const BOCHS_SHUTDOWN_PORT: u16 = 0x8900;
+
+// ---------------------------------------------------------------------------
+// trapline's own ports (0x700..0x71f), unused by PC hardware and by QEMU's pc
+// machine, so the same payload runs on QEMU (where they read all-ones).
+// ---------------------------------------------------------------------------
+
+/// ucall: a 32-bit OUT of the guest-physical address of a [`Ucall`] message.
+pub const UCALL_PORT: u16 = 0x700;
+/// A user-space device: reads return [`PROBE_READ_VALUE`], writes are counted.
+pub const PROBE_PIO_USER_PORT: u16 = 0x704;
+/// Served by trapline's minimal in-loop handler, bypassing buses and devices
+/// (the `vmm-floor-pio` scenario); a plain bus device otherwise.
+pub const PROBE_PIO_FLOOR_PORT: u16 = 0x708;
+/// A KVM ioeventfd with no datamatch (wildcard) is registered here.
+pub const PROBE_PIO_WILDCARD_PORT: u16 = 0x70c;
+/// A KVM ioeventfd matching [`PROBE_DATAMATCH_VALUE`] (32-bit) is registered here.
+pub const PROBE_PIO_DATAMATCH_PORT: u16 = 0x710;
+/// A coalesced PIO zone covers this port.
+pub const PROBE_PIO_COALESCED_PORT: u16 = 0x714;
+/// The paravirtual doorbell port (PCI/doorbell issues): the guest writes a
+/// doorbell identity and KVM signals the matching ioeventfd.
+pub const PV_DOORBELL_PORT: u16 = 0x718;
+/// Number of trapline-owned ports starting at [`UCALL_PORT`].
+pub const TRAPLINE_PORTS_LEN: u16 = 0x20;
+
+/// The value every probe user-space device returns on a read, so a scenario
+/// can verify that its read really reached the device.
+pub const PROBE_READ_VALUE: u32 = 0x7ab1_e5ad;
+/// The value the datamatch scenarios write (and KVM matches on).
+pub const PROBE_DATAMATCH_VALUE: u32 = 0x0000_00fa;
+/// The value the wildcard scenarios write (anything would do).
+pub const PROBE_WILDCARD_VALUE: u32 = 0x0000_00ce;
+
+// ---------------------------------------------------------------------------
+// trapline's probe MMIO window: one 4 KiB page per mechanism. Placed below the
+// PCI hole and above any RAM trapline allows (RAM is capped at 3 GiB).
+// ---------------------------------------------------------------------------
+
+/// Base of the probe MMIO window.
+pub const PROBE_MMIO_BASE: u64 = 0xd000_0000;
+/// A user-space MMIO device (reads return [`PROBE_READ_VALUE`]).
+pub const PROBE_MMIO_USER: u64 = PROBE_MMIO_BASE;
+/// A KVM ioeventfd with no datamatch (length 0 where KVM allows any length).
+pub const PROBE_MMIO_WILDCARD: u64 = PROBE_MMIO_BASE + 0x1000;
+/// A KVM ioeventfd matching [`PROBE_DATAMATCH_VALUE`] (32-bit).
+pub const PROBE_MMIO_DATAMATCH: u64 = PROBE_MMIO_BASE + 0x2000;
+/// A coalesced MMIO zone covers this page.
+pub const PROBE_MMIO_COALESCED: u64 = PROBE_MMIO_BASE + 0x3000;
+/// A page of host memory mapped as a KVM_MEM_READONLY memslot. Its first u32
+/// reads [`PROBE_READ_VALUE`]; writes exit as MMIO.
+pub const PROBE_RO_MEMSLOT: u64 = PROBE_MMIO_BASE + 0x10000;
+/// Size of each probe page.
+pub const PROBE_PAGE_SIZE: u64 = 0x1000;
+/// Size of the whole probe window.
+pub const PROBE_MMIO_LEN: u64 = 0x20000;
+
+/// Highest amount of guest RAM trapline maps (it sits below the probe window
+/// and the PCI hole, so there is no RAM above 4 GiB to describe).
+pub const MAX_RAM_MIB: u64 = 3072;
+
+// ---------------------------------------------------------------------------
+// The ucall message.
+// ---------------------------------------------------------------------------
+
+/// Magic in the first word of every [`Ucall`] ("TRPL").
+pub const UCALL_MAGIC: u32 = 0x4c50_5254;
+/// Bytes of text a ucall carries (NUL-terminated inside this space).
+pub const UCALL_TEXT_LEN: usize = 64;
+/// Number of u64 arguments a ucall carries.
+pub const UCALL_ARGS: usize = 6;
+
+/// A structured message from a guest payload to the host runner.
+///
+/// The guest fills one of these in its own RAM (8-byte aligned) and does a
+/// 32-bit OUT of its guest-physical address to [`UCALL_PORT`]. The host reads
+/// it back from guest memory; a message that is out of RAM, misaligned or
+/// lacks [`UCALL_MAGIC`] is counted as malformed and otherwise ignored.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Ucall {
+    /// Always [`UCALL_MAGIC`].
+    pub magic: u32,
+    /// One of the [`UcallKind`] values.
+    pub kind: u32,
+    /// Meaning depends on `kind`; see [`UcallKind`].
+    pub args: [u64; UCALL_ARGS],
+    /// NUL-terminated text (assert message, scenario name, …).
+    pub text: [u8; UCALL_TEXT_LEN],
+}
+
+/// Size of a [`Ucall`] in guest memory.
+pub const UCALL_SIZE: usize = core::mem::size_of::<Ucall>();
+
+/// What a ucall says. Arguments are `args[0..]`.
+#[repr(u32)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum UcallKind {
+    /// A progress marker: args[0] = stage number.
+    Sync = 1,
+    /// A scenario's timed loop is about to start: args[0] = scenario id.
+    /// The host snapshots the calling vCPU's exit counters.
+    Begin = 2,
+    /// A scenario finished: args[0] = scenario id, args[1] = iterations,
+    /// args[2] = total TSC cycles of the timed loop, args[3] = the value the
+    /// scenario checks (read-back value, or 0), args[4] = [`ResultStatus`].
+    Result = 3,
+    /// A guest assertion failed: args[0] = line, text = message.
+    Assert = 4,
+    /// The payload is done: args[0] = exit code it is about to report.
+    Done = 5,
+    /// A vCPU checked in (SMP payloads): args[0] = APIC ID, args[1] = number
+    /// of vCPUs the guest believes it has.
+    Checkin = 6,
+    /// A count the guest reports: args[0] = what (payload specific),
+    /// args[1] = the count.
+    Count = 7,
+}
+
+impl UcallKind {
+    /// Decode a raw kind, `None` for values this ABI does not define.
+    pub const fn from_raw(raw: u32) -> Option<Self> {
+        Some(match raw {
+            1 => Self::Sync,
+            2 => Self::Begin,
+            3 => Self::Result,
+            4 => Self::Assert,
+            5 => Self::Done,
+            6 => Self::Checkin,
+            7 => Self::Count,
+            _ => return None,
+        })
+    }
+}
+
+/// How a scenario's own check came out (`args[4]` of a Result ucall).
+#[repr(u32)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ResultStatus {
+    /// Ran and its check passed.
+    Ok = 0,
+    /// Ran but read back a wrong value.
+    BadValue = 1,
+    /// The guest could not run it (missing CPU feature, …).
+    Unsupported = 2,
+}
+
+impl ResultStatus {
+    /// Decode a raw status, `None` for values this ABI does not define.
+    pub const fn from_raw(raw: u64) -> Option<Self> {
+        Some(match raw {
+            0 => Self::Ok,
+            1 => Self::BadValue,
+            2 => Self::Unsupported,
+            _ => return None,
+        })
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Scenarios the probe payload knows. The host selects them on the Multiboot
+// command line (so the same binary runs on QEMU): `s=<id>[,<id>…] goal=<tsc
+// cycles> min=<iterations> max=<iterations>`.
+// ---------------------------------------------------------------------------
+
+/// One measurable guest operation.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ScenarioId {
+    /// The number on the command line and in Result ucalls.
+    pub id: u32,
+    /// The name in the CLI, JSON and reports.
+    pub name: &'static str,
+    /// The C identifier suffix in the generated header.
+    pub c_name: &'static str,
+}
+
+macro_rules! scenarios {
+    ($($id:literal $c:ident $name:literal;)*) => {
+        /// Every scenario the probe payload implements, by id.
+        pub const SCENARIOS: &[ScenarioId] = &[
+            $(ScenarioId { id: $id, name: $name, c_name: stringify!($c) },)*
+        ];
+    };
+}
+
+scenarios! {
+    0 NOOP "noop";
+    1 HYPERCALL "hypercall";
+    2 CPUID "cpuid";
+    3 HLT "hlt";
+    4 PIO_USER_OUT "pio-user-out";
+    5 PIO_USER_IN "pio-user-in";
+    6 PIO_KERNEL_WILDCARD "pio-kernel-wildcard";
+    7 PIO_KERNEL_DATAMATCH "pio-kernel-datamatch";
+    8 MMIO_USER_READ "mmio-user-read";
+    9 MMIO_USER_WRITE "mmio-user-write";
+    10 MMIO_KERNEL_WILDCARD "mmio-kernel-wildcard";
+    11 MMIO_KERNEL_DATAMATCH "mmio-kernel-datamatch";
+    12 COALESCED_MMIO "coalesced-mmio";
+    13 COALESCED_PIO "coalesced-pio";
+    14 RAM_READ "ram-read";
+    15 RO_MEMSLOT_READ "ro-memslot-read";
+    16 RO_MEMSLOT_WRITE "ro-memslot-write";
+    17 VMM_FLOOR_PIO "vmm-floor-pio";
+    18 PIO_KERNEL_PIC "pio-kernel-pic";
+}
+
+/// Look a scenario up by its CLI/JSON name.
+pub fn scenario_by_name(name: &str) -> Option<&'static ScenarioId> {
+    SCENARIOS.iter().find(|s| s.name == name)
+}
+
+/// Look a scenario up by id.
+pub fn scenario_by_id(id: u32) -> Option<&'static ScenarioId> {
+    SCENARIOS.iter().find(|s| s.id == id)
+}
+
+/// Renders the C header the guest payloads include. Called by the guest
+/// build script; the output is deterministic.
+pub fn c_header() -> String {
+    let mut h = String::new();
+    let mut def = |name: &str, value: u64| {
+        let _ = writeln!(h, "#define {name} 0x{value:x}ULL");
+    };
+    def("COM1_PORT", COM1_PORT.into());
+    def("DEBUG_EXIT_PORT", DEBUG_EXIT_PORT.into());
+    def("BOCHS_SHUTDOWN_PORT", BOCHS_SHUTDOWN_PORT.into());
+    def("UCALL_PORT", UCALL_PORT.into());
+    def("PROBE_PIO_USER_PORT", PROBE_PIO_USER_PORT.into());
+    def("PROBE_PIO_FLOOR_PORT", PROBE_PIO_FLOOR_PORT.into());
+    def("PROBE_PIO_WILDCARD_PORT", PROBE_PIO_WILDCARD_PORT.into());
+    def("PROBE_PIO_DATAMATCH_PORT", PROBE_PIO_DATAMATCH_PORT.into());
+    def("PROBE_PIO_COALESCED_PORT", PROBE_PIO_COALESCED_PORT.into());
+    def("PV_DOORBELL_PORT", PV_DOORBELL_PORT.into());
+    def("TRAPLINE_PORTS_LEN", TRAPLINE_PORTS_LEN.into());
+    def("PROBE_READ_VALUE", PROBE_READ_VALUE.into());
+    def("PROBE_DATAMATCH_VALUE", PROBE_DATAMATCH_VALUE.into());
+    def("PROBE_WILDCARD_VALUE", PROBE_WILDCARD_VALUE.into());
+    def("PROBE_MMIO_BASE", PROBE_MMIO_BASE);
+    def("PROBE_MMIO_USER", PROBE_MMIO_USER);
+    def("PROBE_MMIO_WILDCARD", PROBE_MMIO_WILDCARD);
+    def("PROBE_MMIO_DATAMATCH", PROBE_MMIO_DATAMATCH);
+    def("PROBE_MMIO_COALESCED", PROBE_MMIO_COALESCED);
+    def("PROBE_RO_MEMSLOT", PROBE_RO_MEMSLOT);
+    def("PROBE_PAGE_SIZE", PROBE_PAGE_SIZE);
+    def("PROBE_MMIO_LEN", PROBE_MMIO_LEN);
+    def("UCALL_MAGIC", UCALL_MAGIC.into());
+    def("UCALL_TEXT_LEN", UCALL_TEXT_LEN as u64);
+    def("UCALL_ARGS", UCALL_ARGS as u64);
+    def("UCALL_SYNC", UcallKind::Sync as u64);
+    def("UCALL_BEGIN", UcallKind::Begin as u64);
+    def("UCALL_RESULT", UcallKind::Result as u64);
+    def("UCALL_ASSERT", UcallKind::Assert as u64);
+    def("UCALL_DONE", UcallKind::Done as u64);
+    def("UCALL_CHECKIN", UcallKind::Checkin as u64);
+    def("UCALL_COUNT", UcallKind::Count as u64);
+    def("RESULT_OK", ResultStatus::Ok as u64);
+    def("RESULT_BAD_VALUE", ResultStatus::BadValue as u64);
+    def("RESULT_UNSUPPORTED", ResultStatus::Unsupported as u64);
+    for s in SCENARIOS {
+        def(&alloc::format!("SCENARIO_{}", s.c_name), s.id.into());
+    }
+    def("SCENARIO_COUNT", SCENARIOS.len() as u64);
+    let mut out = String::from(
+        "/* Generated by trapline-abi's c_header(); do not edit. */\n#ifndef TRAPLINE_ABI_H\n#define TRAPLINE_ABI_H\n",
+    );
+    out.push_str(&h);
+    let _ = writeln!(
+        out,
+        "struct ucall {{\n    unsigned int magic;\n    unsigned int kind;\n    unsigned long long args[{UCALL_ARGS}];\n    char text[{UCALL_TEXT_LEN}];\n}} __attribute__((aligned(8)));\n_Static_assert(sizeof(struct ucall) == {UCALL_SIZE}, \"ucall layout\");"
+    );
+    out.push_str("#endif\n");
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    extern crate std;
+    use super::*;
+
+    #[test]
+    fn ucall_layout_is_stable() {
+        assert_eq!(UCALL_SIZE, 4 + 4 + 8 * UCALL_ARGS + UCALL_TEXT_LEN);
+        assert_eq!(core::mem::align_of::<Ucall>(), 8);
+    }
+
+    #[test]
+    fn scenario_ids_and_names_are_unique() {
+        for (i, a) in SCENARIOS.iter().enumerate() {
+            for b in &SCENARIOS[i + 1..] {
+                assert_ne!(a.id, b.id);
+                assert_ne!(a.name, b.name);
+            }
+        }
+        assert_eq!(scenario_by_name("pio-user-out").unwrap().id, 4);
+        assert!(scenario_by_name("nope").is_none());
+    }
+
+    #[test]
+    fn header_defines_every_scenario_and_the_struct() {
+        let h = c_header();
+        for s in SCENARIOS {
+            assert!(h.contains(&alloc::format!(
+                "#define SCENARIO_{} 0x{:x}ULL",
+                s.c_name,
+                s.id
+            )));
+        }
+        assert!(h.contains("struct ucall"));
+        assert!(h.contains("#define UCALL_PORT 0x700ULL"));
+    }
+
+    #[test]
+    fn probe_pages_sit_inside_the_window_and_above_ram() {
+        for p in [
+            PROBE_MMIO_USER,
+            PROBE_MMIO_WILDCARD,
+            PROBE_MMIO_DATAMATCH,
+            PROBE_MMIO_COALESCED,
+            PROBE_RO_MEMSLOT,
+        ] {
+            assert!(
+                p >= PROBE_MMIO_BASE && p + PROBE_PAGE_SIZE <= PROBE_MMIO_BASE + PROBE_MMIO_LEN
+            );
+        }
+        assert!(MAX_RAM_MIB << 20 <= PROBE_MMIO_BASE);
+    }
+}

@@ -1,0 +1,14 @@
+//! trapline's device models. Every device implements
+//! [`trapline_exit::BusDevice`] (`&self`, any width, any offset) and none of
+//! them can be driven into a panic by a guest.
+
+pub mod acpi;
+pub mod debug_exit;
+pub mod fw_cfg;
+pub mod pc_testdev;
+pub mod pci;
+pub mod pm_timer;
+pub mod power;
+pub mod probe;
+pub mod serial;
+pub mod ucall;

@@ -1,0 +1,292 @@
+//! Sorted, frozen address-range tables.
+
+use std::sync::Arc;
+
+use crate::device::{fill_all_ones, BusDevice, IoOutcome};
+
+/// Errors while building a bus. They name both ranges so the machine
+/// builder's message points at the two devices that collide.
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+pub enum BusError {
+    /// The new range overlaps one already inserted.
+    #[error(
+        "{what}: range {new_base:#x}+{new_len:#x} overlaps {old} at {old_base:#x}+{old_len:#x}"
+    )]
+    Overlap {
+        /// Name of the device being inserted.
+        what: String,
+        /// Base of the new range.
+        new_base: u64,
+        /// Length of the new range.
+        new_len: u64,
+        /// Name of the device already there.
+        old: String,
+        /// Base of the existing range.
+        old_base: u64,
+        /// Length of the existing range.
+        old_len: u64,
+    },
+    /// Zero-length ranges and ranges that wrap past the end of the address
+    /// space are refused.
+    #[error("{what}: range {base:#x}+{len:#x} is empty or wraps the address space")]
+    BadRange {
+        /// Name of the device.
+        what: String,
+        /// Base of the range.
+        base: u64,
+        /// Length of the range.
+        len: u64,
+    },
+}
+
+/// One device range on a bus.
+#[derive(Clone)]
+pub struct Mapping {
+    /// First address of the range.
+    pub base: u64,
+    /// Last address of the range (inclusive, so a range may end at u64::MAX).
+    pub last: u64,
+    /// A short name for messages and listings.
+    pub name: &'static str,
+    /// The device.
+    pub device: Arc<dyn BusDevice>,
+}
+
+impl std::fmt::Debug for Mapping {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{:#x}..={:#x} {}", self.base, self.last, self.name)
+    }
+}
+
+/// Collects ranges while the machine is being built.
+#[derive(Default)]
+pub struct BusBuilder {
+    maps: Vec<Mapping>,
+}
+
+impl BusBuilder {
+    /// An empty builder.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Map `device` at `[base, base + len)`.
+    pub fn insert(
+        &mut self,
+        name: &'static str,
+        base: u64,
+        len: u64,
+        device: Arc<dyn BusDevice>,
+    ) -> Result<(), BusError> {
+        let last = match len.checked_sub(1).and_then(|l| base.checked_add(l)) {
+            Some(last) => last,
+            None => {
+                return Err(BusError::BadRange {
+                    what: name.into(),
+                    base,
+                    len,
+                });
+            }
+        };
+        if let Some(old) = self.maps.iter().find(|m| base <= m.last && m.base <= last) {
+            return Err(BusError::Overlap {
+                what: name.into(),
+                new_base: base,
+                new_len: len,
+                old: old.name.into(),
+                old_base: old.base,
+                old_len: old.last - old.base + 1,
+            });
+        }
+        self.maps.push(Mapping {
+            base,
+            last,
+            name,
+            device,
+        });
+        Ok(())
+    }
+
+    /// Freeze the table.
+    pub fn build(mut self) -> Bus {
+        self.maps.sort_by_key(|m| m.base);
+        Bus {
+            maps: self.maps.into_boxed_slice(),
+        }
+    }
+}
+
+/// The result of a lookup, for callers that count what they dispatched.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Access {
+    /// A device handled it.
+    Handled(IoOutcome),
+    /// Nothing is mapped there: reads returned all-ones, writes were dropped.
+    Unmapped,
+}
+
+/// A frozen table of device ranges. Cheap to share (`Arc<Bus>`); never
+/// changes after [`BusBuilder::build`].
+#[derive(Debug, Default)]
+pub struct Bus {
+    maps: Box<[Mapping]>,
+}
+
+impl Bus {
+    /// The mappings, sorted by base.
+    pub fn mappings(&self) -> &[Mapping] {
+        &self.maps
+    }
+
+    /// The mapping containing `addr`, if any. A binary search: O(log n),
+    /// no allocation, no lock.
+    #[inline]
+    pub fn find(&self, addr: u64) -> Option<&Mapping> {
+        // Index of the first mapping whose base is above addr; the candidate
+        // is the one before it.
+        let idx = self.maps.partition_point(|m| m.base <= addr);
+        let m = self.maps.get(idx.checked_sub(1)?)?;
+        (addr <= m.last).then_some(m)
+    }
+
+    /// Dispatch a guest read of `data.len()` bytes at `addr`.
+    #[inline]
+    pub fn read(&self, vcpu: usize, addr: u64, data: &mut [u8]) -> Access {
+        match self.find(addr) {
+            Some(m) => {
+                m.device.read(vcpu, m.base, addr - m.base, data);
+                Access::Handled(IoOutcome::Continue)
+            }
+            None => {
+                fill_all_ones(data);
+                Access::Unmapped
+            }
+        }
+    }
+
+    /// Dispatch a guest write of `data` at `addr`.
+    #[inline]
+    pub fn write(&self, vcpu: usize, addr: u64, data: &[u8]) -> Access {
+        match self.find(addr) {
+            Some(m) => Access::Handled(m.device.write(vcpu, m.base, addr - m.base, data)),
+            None => Access::Unmapped,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::device::StopReason;
+    use std::sync::atomic::{AtomicU64, Ordering};
+
+    /// Records the last access; reads return the offset.
+    #[derive(Default)]
+    struct Probe {
+        last: AtomicU64,
+    }
+
+    impl BusDevice for Probe {
+        fn read(&self, _vcpu: usize, _base: u64, offset: u64, data: &mut [u8]) {
+            for (i, b) in data.iter_mut().enumerate() {
+                *b = (offset as u8).wrapping_add(i as u8);
+            }
+        }
+        fn write(&self, _vcpu: usize, _base: u64, offset: u64, data: &[u8]) -> IoOutcome {
+            self.last.store(offset, Ordering::Relaxed);
+            if data == [0xee] {
+                IoOutcome::Stop(StopReason::PowerOff)
+            } else {
+                IoOutcome::Continue
+            }
+        }
+    }
+
+    fn bus() -> (Bus, Arc<Probe>, Arc<Probe>) {
+        let a = Arc::new(Probe::default());
+        let b = Arc::new(Probe::default());
+        let mut builder = BusBuilder::new();
+        builder.insert("b", 0x100, 0x10, b.clone()).unwrap();
+        builder.insert("a", 0x10, 0x8, a.clone()).unwrap();
+        (builder.build(), a, b)
+    }
+
+    #[test]
+    fn finds_by_binary_search_at_edges() {
+        let (bus, _, _) = bus();
+        assert!(bus.find(0xf).is_none());
+        assert_eq!(bus.find(0x10).unwrap().name, "a");
+        assert_eq!(bus.find(0x17).unwrap().name, "a");
+        assert!(bus.find(0x18).is_none());
+        assert_eq!(bus.find(0x100).unwrap().name, "b");
+        assert_eq!(bus.find(0x10f).unwrap().name, "b");
+        assert!(bus.find(0x110).is_none());
+        assert!(bus.find(u64::MAX).is_none());
+        assert!(bus.find(0).is_none());
+    }
+
+    #[test]
+    fn dispatches_with_offsets_and_outcomes() {
+        let (bus, a, _) = bus();
+        let mut d = [0u8; 4];
+        assert_eq!(
+            bus.read(0, 0x12, &mut d),
+            Access::Handled(IoOutcome::Continue)
+        );
+        assert_eq!(d, [2, 3, 4, 5]);
+        assert_eq!(
+            bus.write(0, 0x15, &[1]),
+            Access::Handled(IoOutcome::Continue)
+        );
+        assert_eq!(a.last.load(Ordering::Relaxed), 5);
+        assert_eq!(
+            bus.write(0, 0x10, &[0xee]),
+            Access::Handled(IoOutcome::Stop(StopReason::PowerOff))
+        );
+    }
+
+    #[test]
+    fn unmapped_reads_are_all_ones_and_writes_dropped() {
+        let (bus, _, _) = bus();
+        let mut d = [0u8; 8];
+        assert_eq!(bus.read(0, 0x50, &mut d), Access::Unmapped);
+        assert_eq!(d, [0xff; 8]);
+        assert_eq!(bus.write(0, 0x50, &[1, 2]), Access::Unmapped);
+        assert_eq!(Bus::default().read(0, 0, &mut d), Access::Unmapped);
+    }
+
+    #[test]
+    fn refuses_overlaps_and_bad_ranges_with_names() {
+        let mut builder = BusBuilder::new();
+        let p: Arc<dyn BusDevice> = Arc::new(Probe::default());
+        builder.insert("uart", 0x3f8, 8, p.clone()).unwrap();
+        let err = builder.insert("other", 0x3ff, 2, p.clone()).unwrap_err();
+        assert!(err.to_string().contains("overlaps uart"), "{err}");
+        assert!(matches!(
+            builder.insert("z", 0x0, 0, p.clone()),
+            Err(BusError::BadRange { .. })
+        ));
+        assert!(matches!(
+            builder.insert("w", u64::MAX, 2, p.clone()),
+            Err(BusError::BadRange { .. })
+        ));
+        // A range may end exactly at the top of the address space.
+        builder.insert("top", u64::MAX - 1, 2, p).unwrap();
+        let bus = builder.build();
+        assert_eq!(bus.find(u64::MAX).unwrap().name, "top");
+    }
+
+    #[test]
+    fn many_ranges_stay_sorted() {
+        let mut builder = BusBuilder::new();
+        let p: Arc<dyn BusDevice> = Arc::new(Probe::default());
+        for i in (0..100u64).rev() {
+            builder.insert("r", i * 16, 8, p.clone()).unwrap();
+        }
+        let bus = builder.build();
+        for i in 0..100u64 {
+            assert!(bus.find(i * 16 + 7).is_some());
+            assert!(bus.find(i * 16 + 8).is_none());
+        }
+    }
+}

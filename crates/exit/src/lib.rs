@@ -1,0 +1,15 @@
+//! Exit dispatch for trapline.
+//!
+//! A [`BusBuilder`] collects device ranges while the machine is assembled;
+//! [`BusBuilder::build`] freezes them into a [`Bus`], an immutable sorted
+//! table that every vCPU shares. Lookup is a binary search; devices are
+//! called through `&self` and lock inside only if they must. Nothing here
+//! locks, allocates or logs on the access path.
+
+mod bus;
+mod device;
+mod stats;
+
+pub use bus::{Access, Bus, BusBuilder, BusError, Mapping};
+pub use device::{fill_all_ones, BusDevice, IoOutcome, StopReason};
+pub use stats::{ExitCounters, ExitKind, ExitSnapshot};
