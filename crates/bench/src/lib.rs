@@ -1,1 +1,13 @@
-//! placeholder
+//! The exit-cost lab: measures, from inside a guest, what each way a guest
+//! can notify its host costs, checks that each path did what it claims,
+//! and reports statistics (see `trapline bench --help`).
+
+pub mod catalog;
+pub mod cli;
+pub mod floor;
+pub mod host;
+mod progress;
+pub mod runner;
+mod time;
+
+pub use runner::{listing, run_lab, LabOptions};

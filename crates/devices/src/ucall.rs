@@ -1,1 +1,203 @@
-//! (in progress)
+//! The ucall port: structured messages from trapline's own guest payloads.
+//!
+//! The guest writes the guest-physical address of a [`Ucall`] to
+//! [`UCALL_PORT`]; this device reads the message out of guest memory and
+//! hands it, with the calling vCPU's exit counters at that instant, to the
+//! host runner. Anything malformed (address outside RAM, bad magic, unknown
+//! kind) is counted and dropped: a guest can't make the host misbehave
+//! through it.
+//!
+//! [`UCALL_PORT`]: trapline_abi::UCALL_PORT
+
+use std::sync::mpsc::Sender;
+use std::sync::Arc;
+
+use trapline_abi::{UcallKind, UCALL_ARGS, UCALL_MAGIC, UCALL_SIZE, UCALL_TEXT_LEN};
+use trapline_exit::{BusDevice, ExitCounters, ExitKind, ExitSnapshot, IoOutcome};
+use vm_memory::{Bytes, GuestAddress, GuestMemoryMmap};
+
+/// One message as the host sees it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct UcallEvent {
+    /// The vCPU that sent it.
+    pub vcpu: usize,
+    /// What it says.
+    pub kind: UcallKind,
+    /// Its arguments.
+    pub args: [u64; UCALL_ARGS],
+    /// Its text, up to the first NUL, lossily decoded.
+    pub text: String,
+    /// The sending vCPU's exit counters when the message arrived (the
+    /// ucall's own exit included).
+    pub exits: ExitSnapshot,
+}
+
+/// Decode a raw message; `None` when it is not one.
+pub fn decode(raw: &[u8; UCALL_SIZE]) -> Option<(UcallKind, [u64; UCALL_ARGS], String)> {
+    let word = |i: usize| u32::from_le_bytes([raw[i], raw[i + 1], raw[i + 2], raw[i + 3]]);
+    if word(0) != UCALL_MAGIC {
+        return None;
+    }
+    let kind = UcallKind::from_raw(word(4))?;
+    let mut args = [0u64; UCALL_ARGS];
+    for (i, a) in args.iter_mut().enumerate() {
+        let o = 8 + i * 8;
+        *a = u64::from_le_bytes(raw[o..o + 8].try_into().ok()?);
+    }
+    let text_raw = &raw[8 + UCALL_ARGS * 8..8 + UCALL_ARGS * 8 + UCALL_TEXT_LEN];
+    let end = text_raw
+        .iter()
+        .position(|&b| b == 0)
+        .unwrap_or(text_raw.len());
+    Some((
+        kind,
+        args,
+        String::from_utf8_lossy(&text_raw[..end]).into_owned(),
+    ))
+}
+
+/// The ucall port device.
+pub struct UcallPort {
+    memory: GuestMemoryMmap,
+    counters: Arc<[Arc<ExitCounters>]>,
+    sink: Option<Sender<UcallEvent>>,
+}
+
+impl UcallPort {
+    /// A port reading messages from `memory`, stamping them with the
+    /// sending vCPU's `counters`, and sending them to `sink` (dropped when
+    /// there is none, or when the receiver is gone).
+    pub fn new(
+        memory: GuestMemoryMmap,
+        counters: Arc<[Arc<ExitCounters>]>,
+        sink: Option<Sender<UcallEvent>>,
+    ) -> Self {
+        Self {
+            memory,
+            counters,
+            sink,
+        }
+    }
+}
+
+impl BusDevice for UcallPort {
+    fn read(&self, _vcpu: usize, _base: u64, _offset: u64, data: &mut [u8]) {
+        data.fill(0xff);
+    }
+
+    fn write(&self, vcpu: usize, _base: u64, offset: u64, data: &[u8]) -> IoOutcome {
+        let counters = self.counters.get(vcpu);
+        let bad = || {
+            // The device runs on the sending vCPU's thread, the counters'
+            // only writer, so bumping here keeps the single-writer rule.
+            if let Some(c) = counters {
+                c.bump(ExitKind::BadUcall);
+            }
+            IoOutcome::Continue
+        };
+        if offset != 0 || data.len() != 4 {
+            return bad();
+        }
+        let gpa = u32::from_le_bytes([data[0], data[1], data[2], data[3]]) as u64;
+        let mut raw = [0u8; UCALL_SIZE];
+        if gpa % 8 != 0 || self.memory.read_slice(&mut raw, GuestAddress(gpa)).is_err() {
+            return bad();
+        }
+        let Some((kind, args, text)) = decode(&raw) else {
+            return bad();
+        };
+        if let Some(sink) = &self.sink {
+            let exits = counters.map(|c| c.snapshot()).unwrap_or_default();
+            // A receiver that went away just means nobody listens any more.
+            let _ = sink.send(UcallEvent {
+                vcpu,
+                kind,
+                args,
+                text,
+                exits,
+            });
+        }
+        IoOutcome::Continue
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::mpsc::channel;
+
+    fn message(kind: u32, args: [u64; UCALL_ARGS], text: &str) -> Vec<u8> {
+        let mut v = Vec::new();
+        v.extend_from_slice(&UCALL_MAGIC.to_le_bytes());
+        v.extend_from_slice(&kind.to_le_bytes());
+        for a in args {
+            v.extend_from_slice(&a.to_le_bytes());
+        }
+        let mut t = [0u8; UCALL_TEXT_LEN];
+        t[..text.len()].copy_from_slice(text.as_bytes());
+        v.extend_from_slice(&t);
+        v
+    }
+
+    fn setup() -> (
+        UcallPort,
+        GuestMemoryMmap,
+        std::sync::mpsc::Receiver<UcallEvent>,
+        Arc<ExitCounters>,
+    ) {
+        let mem = GuestMemoryMmap::<()>::from_ranges(&[(GuestAddress(0), 0x10000)]).unwrap();
+        let c = Arc::new(ExitCounters::default());
+        let (tx, rx) = channel();
+        (
+            UcallPort::new(mem.clone(), Arc::from(vec![c.clone()]), Some(tx)),
+            mem,
+            rx,
+            c,
+        )
+    }
+
+    #[test]
+    fn a_well_formed_message_reaches_the_sink() {
+        let (port, mem, rx, c) = setup();
+        mem.write_slice(
+            &message(3, [4, 1000, 5000, 7, 0, 0], "pio-user-out"),
+            GuestAddress(0x2000),
+        )
+        .unwrap();
+        c.bump(ExitKind::PioWrite);
+        assert_eq!(
+            port.write(0, 0x700, 0, &0x2000u32.to_le_bytes()),
+            IoOutcome::Continue
+        );
+        let ev = rx.try_recv().unwrap();
+        assert_eq!(ev.kind, UcallKind::Result);
+        assert_eq!(ev.args[..4], [4, 1000, 5000, 7]);
+        assert_eq!(ev.text, "pio-user-out");
+        assert_eq!(ev.exits.get(ExitKind::PioWrite), 1);
+    }
+
+    #[test]
+    fn malformed_messages_are_counted_and_dropped() {
+        let (port, mem, rx, c) = setup();
+        mem.write_slice(&message(99, [0; 6], ""), GuestAddress(0x1000))
+            .unwrap();
+        let mut bad_magic = message(1, [0; 6], "");
+        bad_magic[0] ^= 1;
+        mem.write_slice(&bad_magic, GuestAddress(0x3000)).unwrap();
+        for (off, data) in [
+            (0u64, 0x1000u32.to_le_bytes().to_vec()),   // unknown kind
+            (0, 0x3000u32.to_le_bytes().to_vec()),      // bad magic
+            (0, 0x1004u32.to_le_bytes().to_vec()),      // misaligned
+            (0, 0xffff_fff8u32.to_le_bytes().to_vec()), // outside RAM
+            (0, 0xfff8u32.to_le_bytes().to_vec()),      // straddles the end of RAM
+            (0, vec![0, 0x10]),                         // wrong width
+            (2, 0x1000u32.to_le_bytes().to_vec()),      // wrong offset
+        ] {
+            assert_eq!(port.write(0, 0x700, off, &data), IoOutcome::Continue);
+        }
+        assert!(rx.try_recv().is_err());
+        assert_eq!(c.snapshot().get(ExitKind::BadUcall), 7);
+        // An out-of-range vCPU index is not a panic either.
+        assert_eq!(port.write(9, 0x700, 0, &[1]), IoOutcome::Continue);
+    }
+}

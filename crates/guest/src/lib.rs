@@ -1,1 +1,48 @@
-//! placeholder
+//! trapline's own guest payloads, built from `c/` by `build.rs` and
+//! embedded as bytes.
+//!
+//! The `.flat` payloads are kvm-unit-tests style Multiboot v1 images: ELF32
+//! (EM_386) files holding 64-bit code linked at 4 MiB, entered in 32-bit
+//! protected mode with EBX = Multiboot info. [`HELLO64`] is a plain ELF64
+//! entered directly in long mode. See `README.md` for each payload's
+//! command line, ucalls and exit codes.
+
+macro_rules! payload {
+    ($file:literal) => {
+        include_bytes!(concat!(env!("OUT_DIR"), "/", $file))
+    };
+}
+
+/// Prints a greeting and its argv, ucall DONE, exits with `exit=<n>`.
+pub const HELLO: &[u8] = payload!("hello.flat");
+/// Starts `cpus=N` vCPUs with INIT/SIPI; each checks in.
+pub const SMP: &[u8] = payload!("smp.flat");
+/// `n=` random PIO and MMIO accesses (`seed=`), then COUNT ucalls.
+pub const HOSTILE: &[u8] = payload!("hostile.flat");
+/// Triple faults (the VMM sees KVM_EXIT_SHUTDOWN).
+pub const TRIPLE: &[u8] = payload!("triple.flat");
+/// Never exits (`cli; hlt`, or `spin=busy`): for `--timeout`.
+pub const SPIN: &[u8] = payload!("spin.flat");
+/// The exit-cost probe: timed scenario loops reported by RESULT ucalls.
+pub const PROBE: &[u8] = payload!("probe.flat");
+/// A plain ELF64 entered in long mode; exits with 0x2a.
+pub const HELLO64: &[u8] = payload!("hello64.elf");
+
+/// Every payload by its public name.
+pub const PAYLOADS: &[(&str, &[u8])] = &[
+    ("hello", HELLO),
+    ("smp", SMP),
+    ("hostile", HOSTILE),
+    ("triple", TRIPLE),
+    ("spin", SPIN),
+    ("probe", PROBE),
+    ("hello64", HELLO64),
+];
+
+/// The payload called `name`, if there is one.
+pub fn payload(name: &str) -> Option<&'static [u8]> {
+    PAYLOADS.iter().find(|(n, _)| *n == name).map(|(_, b)| *b)
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,1 +1,23 @@
-//! placeholder
+//! trapline's KVM core: opening /dev/kvm, the VM with its guest memory and
+//! in-kernel irqchip, vCPU creation (CPUID, boot registers), and the KVM_RUN
+//! loop with its kick.
+//!
+//! The run loop ([`run::run_vcpu`]) is the hot path: it takes no lock,
+//! allocates nothing and logs nothing per exit. A vCPU is stopped by a
+//! real-time signal whose handler sets `immediate_exit`, never by polling.
+
+pub mod cpu_state;
+pub mod cpuid;
+mod error;
+pub mod kick;
+pub mod run;
+mod system;
+mod vm;
+
+pub use cpu_state::{BootCpuState, CpuMode, Segment};
+pub use error::KvmError;
+pub use run::{run_vcpu, VcpuContext, VcpuEnd};
+pub use system::{HostKvm, KVM_PATH};
+pub use vm::{Vm, VmConfig};
+
+pub use kvm_ioctls::{VcpuFd, VmFd};

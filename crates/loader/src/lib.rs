@@ -1,1 +1,489 @@
-//! placeholder
+//! trapline's guest image loader.
+//!
+//! Two kinds of image boot:
+//!
+//! * **Multiboot32** — an ELF32 EM_386 executable with a Multiboot v1 header.
+//!   This is what a kvm-unit-tests `.flat` is (64-bit code wrapped by
+//!   `objcopy -O elf32-i386`, ~12 MiB of BSS), and it must boot here exactly
+//!   as under QEMU's `-kernel`: segments at `p_paddr`, BSS zeroed, EAX =
+//!   0x2BADB002, EBX = a Multiboot info block (MBI), flat 32-bit protected
+//!   mode with paging off.
+//! * **Elf64** — an ELF64 EM_X86_64 executable, started directly in long mode
+//!   on an identity map of the first 4 GiB that the loader writes, with RBX =
+//!   the same MBI (so one guest runtime can read its command line, memory and
+//!   initrd the same way in both cases).
+//!
+//! [`inspect`] parses and validates an image without touching guest memory
+//! (it is the fuzzing surface); [`load`] validates *every* placement first
+//! (RAM, device ranges, the loader's own area, command line, initrd) and only
+//! then writes, so a refused load leaves guest memory as it was. The result,
+//! [`BootSetup`], describes the boot vCPU's start state in plain numbers; the
+//! KVM crate turns it into registers (see [`gdt`] for the segment fields).
+//!
+//! Guest-physical placement of the loader's own structures is documented in
+//! [`layout`].
+
+#![deny(missing_docs)]
+
+mod bootinfo;
+mod elf;
+mod error;
+pub mod gdt;
+pub mod layout;
+
+use std::io::Cursor;
+use std::ops::Range;
+
+use linux_loader::loader::{elf::Elf as LinuxElf, KernelLoader};
+use vm_memory::{Bytes, GuestAddress, GuestMemoryMmap};
+
+pub use bootinfo::{mbi_flags, MmapEntry, BOOTLOADER_NAME, MMAP_RAM, MMAP_RESERVED};
+use bootinfo::{memory_map, reserved_range, LowArea, Ram, MMAP_MAX_ENTRIES};
+pub use elf::{ImageInfo, ImageKind, LoadSegment, MultibootHeader, MULTIBOOT_HEADER_MAGIC};
+pub use error::{LoadError, Mib, Span};
+use layout::*;
+
+/// EAX at Multiboot entry: tells the kernel a Multiboot loader started it.
+pub const MULTIBOOT_BOOTLOADER_MAGIC: u32 = 0x2BAD_B002;
+
+/// Control-register and flag values for the two entry modes, so the KVM code
+/// does not re-derive them. Only what differs from KVM's reset state matters.
+pub mod cpu {
+    /// CR0.PE: protected mode.
+    pub const CR0_PE: u64 = 1 << 0;
+    /// CR0.ET: hard-wired to 1 on every CPU since the 486; QEMU reports it.
+    pub const CR0_ET: u64 = 1 << 4;
+    /// CR0.PG: paging.
+    pub const CR0_PG: u64 = 1 << 31;
+    /// CR4.PAE: required for long mode.
+    pub const CR4_PAE: u64 = 1 << 5;
+    /// EFER.LME: long mode enable.
+    pub const EFER_LME: u64 = 1 << 8;
+    /// EFER.LMA: long mode active (KVM wants it set explicitly in sregs).
+    pub const EFER_LMA: u64 = 1 << 10;
+
+    /// CR0 at Multiboot entry: 0x11, as measured under QEMU (paging off).
+    pub const PROTECTED32_CR0: u64 = CR0_PE | CR0_ET;
+    /// CR4 at Multiboot entry.
+    pub const PROTECTED32_CR4: u64 = 0;
+    /// EFER at Multiboot entry.
+    pub const PROTECTED32_EFER: u64 = 0;
+
+    /// CR0 at ELF64 entry.
+    pub const LONG64_CR0: u64 = CR0_PE | CR0_ET | CR0_PG;
+    /// CR4 at ELF64 entry.
+    pub const LONG64_CR4: u64 = CR4_PAE;
+    /// EFER at ELF64 entry.
+    pub const LONG64_EFER: u64 = EFER_LME | EFER_LMA;
+
+    /// RFLAGS at entry for both modes: only the always-one bit 1; IF = 0
+    /// because nothing has set up an IDT yet.
+    pub const BOOT_RFLAGS: u64 = 0x2;
+}
+
+/// A guest-physical range the machine owns (a device window, the KVM TSS,
+/// ...). Nothing is loaded over it, and ranges below 4 GiB are reported as
+/// reserved in the memory map.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Reserved {
+    /// First byte.
+    pub base: u64,
+    /// Length in bytes (0 means "nothing", and is ignored).
+    pub len: u64,
+    /// Name used in error messages ("IOAPIC", "pci-testdev BAR0", ...).
+    pub name: &'static str,
+}
+
+/// What to load, and what to tell the guest.
+#[derive(Debug, Clone, Copy)]
+pub struct LoadRequest<'a> {
+    /// The whole image file.
+    pub image: &'a [u8],
+    /// argv\[0\] as QEMU gives it: the `-kernel` path as the user typed it.
+    /// kvm-unit-tests drops the first word of the command line, so this must
+    /// be exactly one word: whitespace inside it is replaced by `_`, and an
+    /// empty name becomes `trapline` (otherwise the first real argument
+    /// would be taken for argv\[0\] and lost).
+    pub image_name: &'a str,
+    /// Arguments after argv\[0\] (QEMU's `-append`), may be empty.
+    pub append: &'a str,
+    /// Initial ramdisk, passed as Multiboot module 0 (kvm-unit-tests reads
+    /// its environment from it).
+    pub initrd: Option<&'a [u8]>,
+    /// Device ranges the machine owns.
+    pub reserved: &'a [Reserved],
+}
+
+/// How the boot vCPU starts. Plain numbers only: no KVM types here.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum EntryMode {
+    /// Multiboot v1: flat 32-bit protected mode, paging off, IF = 0.
+    /// CS = [`gdt::SELECTOR_CODE32`], DS/ES/FS/GS/SS = [`gdt::SELECTOR_DATA`];
+    /// CR0/CR4/EFER from [`cpu`]`::PROTECTED32_*`.
+    Protected32 {
+        /// Entry point (`e_entry`).
+        eip: u32,
+        /// [`MULTIBOOT_BOOTLOADER_MAGIC`].
+        eax: u32,
+        /// Guest-physical address of the MBI.
+        ebx: u32,
+    },
+    /// ELF64: long mode, paging on with the loader's identity map.
+    /// CS = [`gdt::SELECTOR_CODE64`], DS/ES/FS/GS/SS = [`gdt::SELECTOR_DATA`];
+    /// CR0/CR4/EFER from [`cpu`]`::LONG64_*`.
+    Long64 {
+        /// Entry point (`e_entry`, identity-mapped).
+        rip: u64,
+        /// Top of the loader's boot stack.
+        rsp: u64,
+        /// Guest-physical address of the MBI.
+        rbx: u64,
+        /// The PML4 the loader wrote.
+        cr3: u64,
+    },
+}
+
+/// GDTR contents for the boot vCPU.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct GdtInfo {
+    /// Guest-physical (= linear) address of the table.
+    pub base: u64,
+    /// Size in bytes minus one.
+    pub limit: u16,
+}
+
+/// The result of [`load`]: everything the VMM needs to start the guest.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BootSetup {
+    /// What was loaded.
+    pub kind: ImageKind,
+    /// Initial register state of the boot vCPU.
+    pub entry: EntryMode,
+    /// GDTR for the boot vCPU; descriptors are in [`gdt::GDT`].
+    pub gdt: GdtInfo,
+    /// Selector for CS ([`gdt::SELECTOR_CODE32`] or [`gdt::SELECTOR_CODE64`]).
+    pub code_selector: u16,
+    /// Selector for DS, ES, FS, GS and SS.
+    pub data_selector: u16,
+    /// Guest-physical address of the Multiboot info block.
+    pub mbi_address: u64,
+    /// Guest-physical bytes the image occupies (lowest segment start to
+    /// highest segment end, BSS included).
+    pub image: Range<u64>,
+    /// Where the initrd was put, if one was given (page-aligned start).
+    pub initrd: Option<Range<u64>>,
+    /// The command line as written for the guest (without the NUL).
+    pub cmdline: String,
+    /// `mem_upper` as written in the MBI (KiB of RAM from 1 MiB).
+    pub mem_upper_kib: u32,
+    /// The memory map as written in the MBI.
+    pub memory_map: Vec<MmapEntry>,
+}
+
+impl BootSetup {
+    /// The decoded descriptor for CS, to fill the vCPU's code segment.
+    pub fn code_segment(&self) -> gdt::SegmentFields {
+        gdt::decode_gdt_entry(
+            self.code_selector,
+            gdt::GDT[usize::from(self.code_selector >> 3)],
+        )
+    }
+
+    /// The decoded descriptor for DS/ES/FS/GS/SS.
+    pub fn data_segment(&self) -> gdt::SegmentFields {
+        gdt::decode_gdt_entry(
+            self.data_selector,
+            gdt::GDT[usize::from(self.data_selector >> 3)],
+        )
+    }
+}
+
+/// Parses and validates an image without touching guest memory.
+///
+/// Accepts an ELF32 EM_386 ET_EXEC with a valid Multiboot v1 header
+/// ([`ImageKind::Multiboot32`]) or an ELF64 EM_X86_64 ET_EXEC
+/// ([`ImageKind::Elf64`]). Every header size, offset, count and sum is
+/// bounds-checked; segments are reported by physical address (`p_paddr`).
+/// Never panics, whatever the bytes.
+pub fn inspect(image: &[u8]) -> Result<ImageInfo, LoadError> {
+    elf::inspect(image)
+}
+
+/// Loads an image into guest memory and writes the boot information.
+///
+/// Steps, all checks before any write:
+/// 1. [`inspect`] the image.
+/// 2. Check RAM covers 0–1 MiB; check every segment lies in RAM, outside the
+///    loader's low-memory area and the firmware area (see [`layout`]), and
+///    outside every [`Reserved`] range.
+/// 3. Place the initrd at the first page boundary at or above both 1 MiB and
+///    the image's highest byte (as QEMU does) and check it the same way, and
+///    below 4 GiB (Multiboot module fields are 32-bit).
+/// 4. Build the command line and memory map and check they fit.
+/// 5. Copy segments (ELF64 via linux-loader), zero every `memsz - filesz`
+///    tail explicitly (memory might not be fresh), copy the initrd, write the
+///    loader area (GDT, page tables, MBI, module list, mmap, strings, stack
+///    space — zero-filled). Page 0 is never written.
+pub fn load(mem: &GuestMemoryMmap, req: &LoadRequest<'_>) -> Result<BootSetup, LoadError> {
+    let info = inspect(req.image)?;
+    let ram = Ram::of(mem);
+    if ram.first_hole(&(0..HIGH_MEMORY_START)).is_some() {
+        let found = match ram.runs.first() {
+            None => "nowhere (no RAM at all)".to_string(),
+            Some(r) if r.start != 0 => format!("at {:#x}", r.start),
+            Some(r) => format!("at 0 but stops at {:#x}", r.end),
+        };
+        return Err(LoadError::NoLowRam { found });
+    }
+
+    // A machine that reserves part of the loader's own area is misconfigured;
+    // say so rather than write boot structures over its device.
+    for res in req.reserved {
+        let r = reserved_range(res);
+        if r.start < LOADER_AREA_END && LOADER_AREA_START < r.end {
+            return Err(LoadError::OverlapsReserved {
+                what: format!(
+                    "trapline's boot-structure area {}",
+                    Span {
+                        start: LOADER_AREA_START,
+                        end: LOADER_AREA_END
+                    }
+                ),
+                name: res.name,
+                range: Span {
+                    start: r.start,
+                    end: r.end,
+                },
+            });
+        }
+    }
+    for seg in info.segments.iter().filter(|s| s.memsz > 0) {
+        let what = format!("PT_LOAD segment {} ({})", seg.index, seg.span());
+        check_placement(&what, seg.paddr..seg.end(), &ram, req.reserved)?;
+    }
+
+    let (entry, code_selector) = match info.kind {
+        ImageKind::Multiboot32 => (
+            EntryMode::Protected32 {
+                // inspect() bounds ELF32 entries to 32 bits.
+                eip: info.entry as u32,
+                eax: MULTIBOOT_BOOTLOADER_MAGIC,
+                ebx: MBI_ADDR as u32,
+            },
+            gdt::SELECTOR_CODE32,
+        ),
+        ImageKind::Elf64 => {
+            if info.entry >= IDENTITY_MAP_END {
+                return Err(LoadError::EntryNotIdentityMapped { entry: info.entry });
+            }
+            (
+                EntryMode::Long64 {
+                    rip: info.entry,
+                    rsp: BOOT_STACK_TOP,
+                    rbx: MBI_ADDR,
+                    cr3: PML4_ADDR,
+                },
+                gdt::SELECTOR_CODE64,
+            )
+        }
+    };
+
+    let span = info.span();
+    let initrd = match req.initrd {
+        None => None,
+        Some(data) => {
+            let start = align_up(span.end.max(HIGH_MEMORY_START), PAGE_SIZE);
+            let end = start.saturating_add(data.len() as u64);
+            let what = format!(
+                "the initrd ({} bytes, placed page-aligned after the image at {:#x})",
+                data.len(),
+                start
+            );
+            if end > IDENTITY_MAP_END {
+                return Err(LoadError::InitrdAbove4GiB { what });
+            }
+            check_placement(&what, start..end, &ram, req.reserved)?;
+            Some(start..end)
+        }
+    };
+
+    let cmdline = build_cmdline(req.image_name, req.append)?;
+
+    let map = memory_map(&ram, req.reserved);
+    if map.entries.len() > MMAP_MAX_ENTRIES {
+        return Err(LoadError::TooManyMmapEntries {
+            entries: map.entries.len(),
+            max: MMAP_MAX_ENTRIES,
+        });
+    }
+
+    // ---- Everything is checked; from here on we only write. ----
+
+    match info.kind {
+        ImageKind::Multiboot32 => {
+            for seg in info.segments.iter().filter(|s| s.filesz > 0) {
+                // inspect() checked offset + filesz <= image.len().
+                let bytes = &req.image[seg.offset as usize..(seg.offset + seg.filesz) as usize];
+                write(mem, "a PT_LOAD segment", seg.paddr, bytes)?;
+            }
+        }
+        ImageKind::Elf64 => {
+            // The project's ELF loader does the copy; our own checks above
+            // already guarantee every segment it will touch is valid RAM.
+            LinuxElf::load(mem, None, &mut Cursor::new(req.image), None)
+                .map_err(LoadError::Elf64Copy)?;
+        }
+    }
+    for seg in info.segments.iter().filter(|s| s.memsz > s.filesz) {
+        zero(mem, seg.paddr + seg.filesz, seg.memsz - seg.filesz)?;
+    }
+    if let (Some(data), Some(range)) = (req.initrd, &initrd) {
+        write(mem, "the initrd", range.start, data)?;
+    }
+    let low = bootinfo::low_area_bytes(&LowArea {
+        cmdline: cmdline.as_bytes(),
+        initrd: initrd.clone(),
+        map: &map,
+    });
+    write(mem, "the boot structures", LOADER_AREA_START, &low)?;
+
+    Ok(BootSetup {
+        kind: info.kind,
+        entry,
+        gdt: GdtInfo {
+            base: GDT_ADDR,
+            limit: gdt::GDT_LIMIT,
+        },
+        code_selector,
+        data_selector: gdt::SELECTOR_DATA,
+        mbi_address: MBI_ADDR,
+        image: span.start..span.end,
+        initrd,
+        cmdline,
+        mem_upper_kib: map.mem_upper,
+        memory_map: map.entries,
+    })
+}
+
+/// `"<image_name> <append>"`, or just the name when there are no arguments
+/// (QEMU's format; kvm-unit-tests takes the first word as argv\[0\]).
+fn build_cmdline(image_name: &str, append: &str) -> Result<String, LoadError> {
+    let name: String = if image_name.is_empty() {
+        BOOTLOADER_NAME.to_string()
+    } else {
+        image_name
+            .chars()
+            .map(|c| if c.is_whitespace() { '_' } else { c })
+            .collect()
+    };
+    let cmdline = if append.is_empty() {
+        name
+    } else {
+        format!("{name} {append}")
+    };
+    if cmdline.contains('\0') {
+        return Err(LoadError::CmdlineNul);
+    }
+    let max = CMDLINE_CAPACITY as usize - 1;
+    if cmdline.len() > max {
+        return Err(LoadError::CmdlineTooLong {
+            len: cmdline.len(),
+            max,
+        });
+    }
+    Ok(cmdline)
+}
+
+/// Checks that `range` (non-empty) may receive loaded bytes: not over the
+/// loader's area or the firmware area, not over a device, all in RAM.
+/// Device ranges are checked before RAM because "give it more memory" is the
+/// wrong advice for an image linked over the LAPIC.
+fn check_placement(
+    what: &str,
+    range: Range<u64>,
+    ram: &Ram,
+    reserved: &[Reserved],
+) -> Result<(), LoadError> {
+    if range.is_empty() {
+        return Ok(());
+    }
+    let overlaps = |r: &Range<u64>| r.start < range.end && range.start < r.end;
+    let own = [
+        (
+            "the loader's boot-structure area",
+            LOADER_AREA_START..LOADER_AREA_END,
+        ),
+        ("the legacy BIOS/ACPI area", EBDA_START..HIGH_MEMORY_START),
+    ];
+    for (area, r) in own {
+        if overlaps(&r) {
+            return Err(LoadError::OverlapsLoaderArea {
+                what: what.to_string(),
+                area,
+                range: Span {
+                    start: r.start,
+                    end: r.end,
+                },
+            });
+        }
+    }
+    for res in reserved {
+        let r = reserved_range(res);
+        if !r.is_empty() && overlaps(&r) {
+            return Err(LoadError::OverlapsReserved {
+                what: what.to_string(),
+                name: res.name,
+                range: Span {
+                    start: r.start,
+                    end: r.end,
+                },
+            });
+        }
+    }
+    if let Some(addr) = ram.first_hole(&range) {
+        if addr >= ram.top() {
+            const MIB: u64 = 1 << 20;
+            return Err(LoadError::BeyondRam {
+                what: what.to_string(),
+                end: range.end,
+                end_mib: Mib(range.end),
+                ram_mib: Mib(ram.size()),
+                need_mib: Mib(align_up(range.end, MIB)),
+            });
+        }
+        return Err(LoadError::NotInRam {
+            what: what.to_string(),
+            addr,
+        });
+    }
+    Ok(())
+}
+
+fn align_up(v: u64, align: u64) -> u64 {
+    v.checked_add(align - 1)
+        .map_or(!(align - 1), |x| x & !(align - 1))
+}
+
+fn write(
+    mem: &GuestMemoryMmap,
+    what: &'static str,
+    addr: u64,
+    bytes: &[u8],
+) -> Result<(), LoadError> {
+    mem.write_slice(bytes, GuestAddress(addr))
+        .map_err(|source| LoadError::GuestMemory { what, addr, source })
+}
+
+/// Zeroes `len` bytes at `addr` in 64 KiB chunks (BSS can be 12 MiB; no need
+/// to allocate that much zero on the host).
+fn zero(mem: &GuestMemoryMmap, addr: u64, len: u64) -> Result<(), LoadError> {
+    const CHUNK: u64 = 64 * 1024;
+    static ZEROS: [u8; CHUNK as usize] = [0; CHUNK as usize];
+    let mut done = 0;
+    while done < len {
+        let n = (len - done).min(CHUNK);
+        write(mem, "zeroed BSS", addr + done, &ZEROS[..n as usize])?;
+        done += n;
+    }
+    Ok(())
+}

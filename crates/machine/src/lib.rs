@@ -1,1 +1,24 @@
-//! placeholder
+//! Assembles a trapline machine — guest memory, devices on frozen buses,
+//! fast paths, vCPUs — and runs it to an [`Outcome`].
+//!
+//! ```text
+//!  MachineConfig ──build──▶ Machine ──run──▶ RunReport { outcome, exits, lab readout }
+//! ```
+
+mod assemble;
+mod boot;
+mod config;
+mod error;
+pub mod layout;
+mod outcome;
+mod run;
+
+pub use assemble::{LabReadout, Machine};
+pub use config::{LabFixtures, MachineConfig};
+pub use error::MachineError;
+pub use outcome::{status, Outcome};
+pub use run::RunReport;
+
+pub use trapline_devices::serial::SerialOutput;
+pub use trapline_devices::ucall::UcallEvent;
+pub use trapline_kvm::{HostKvm, KvmError};

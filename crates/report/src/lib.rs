@@ -1,1 +1,33 @@
-//! placeholder
+//! trapline-report: the results model, statistics and every output format
+//! of `trapline bench`. Knows nothing about KVM.
+//!
+//! The runner builds a [`Report`], pushes one [`ScenarioResult`] per
+//! scenario and VMM (raw [`Sample`]s, or a reason it was unsupported or
+//! failed), calls [`Report::finish`] to compute stats, net costs and
+//! [`Derived`] values, then [`render`]s it in a [`Format`] and [`View`].
+//! Saved reports come back with [`Report::load`]; two runs are compared with
+//! [`compare`] and [`render_comparison`].
+//!
+//! Modules: [`model`] (serde types), [`stats`], [`derive`] (cross-scenario
+//! values), [`views`] (what to show), `render` (how: table, json, markdown,
+//! csv, kut, html, charts), [`compare`].
+
+pub mod compare;
+pub mod derive;
+pub mod error;
+pub mod model;
+mod render;
+pub mod stats;
+pub mod views;
+
+pub use compare::{compare, CompareEntry, Comparison, Unmeasured};
+pub use error::ReportError;
+pub use model::{
+    cycles_to_ns, scenario_key, Derived, HostInfo, Report, RunConfig, Sample, ScenarioResult,
+    Status, ToolInfo, BASELINE_SCENARIO, SCHEMA, TRAPLINE_VMM,
+};
+pub use render::compare::render_comparison;
+pub use render::html::DATA_ID as HTML_DATA_ID;
+pub use render::{host_line, render, Format};
+pub use stats::Stats;
+pub use views::View;

@@ -1,0 +1,252 @@
+//! The lab's scenarios: what each measures, which machine it needs, and
+//! how its result is checked.
+
+use trapline_devices::probe::ProbeRegister;
+use trapline_exit::ExitKind;
+
+/// Which machine a probe scenario runs on.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum MachineKind {
+    /// The main machine: in-kernel irqchip, every lab fast path.
+    Main,
+    /// No in-kernel irqchip, so HLT exits to user space.
+    NoIrqchip,
+    /// Alone, with a short timeout: a hypercall may never return (it spins
+    /// inside KVM on nested hosts).
+    Hypercall,
+}
+
+/// How a scenario proves it measured what it claims.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Check {
+    /// Served in the kernel or by hardware: no exit reaches trapline.
+    NoExits,
+    /// Each iteration is exactly one exit of this kind, and (for writes)
+    /// the probe device saw every one.
+    UserExit(ExitKind, Option<ProbeRegister>),
+    /// A KVM ioeventfd: no exits, and the eventfd fired once per iteration.
+    IoEvent(&'static str),
+    /// A coalesced zone: fewer than one exit per iteration, and every write
+    /// reached the device through the ring.
+    Coalesced(ProbeRegister),
+    /// The in-loop floor handler: one Floor exit per iteration and nothing
+    /// reached the bus.
+    Floor,
+}
+
+/// One scenario.
+#[derive(Clone, Copy, Debug)]
+pub struct Scenario {
+    /// CLI and JSON name (the ABI's name).
+    pub name: &'static str,
+    /// Report group.
+    pub group: &'static str,
+    /// One line on the mechanism.
+    pub path: &'static str,
+    /// Machine it needs.
+    pub machine: MachineKind,
+    /// Its check.
+    pub check: Check,
+}
+
+use Check::*;
+use MachineKind::*;
+
+/// Every probe scenario, in report order.
+pub const SCENARIOS: &[Scenario] = &[
+    Scenario {
+        name: "noop",
+        group: "baseline",
+        path: "empty loop: the cost subtracted from every other scenario",
+        machine: Main,
+        check: NoExits,
+    },
+    Scenario {
+        name: "hypercall",
+        group: "trap",
+        path: "vmcall/vmmcall (by CPU vendor) handled by KVM: two world switches",
+        machine: Hypercall,
+        check: NoExits,
+    },
+    Scenario {
+        name: "cpuid",
+        group: "trap",
+        path: "CPUID: an unconditional intercept served in the kernel",
+        machine: Main,
+        check: NoExits,
+    },
+    Scenario {
+        name: "hlt",
+        group: "trap",
+        path: "HLT without an in-kernel irqchip: KVM_EXIT_HLT round trip to trapline",
+        machine: NoIrqchip,
+        check: UserExit(ExitKind::Hlt, None),
+    },
+    Scenario {
+        name: "pio-kernel-pic",
+        group: "pio",
+        path: "IN from port 0x4D0 (ELCR of KVM's in-kernel PIC): I/O served in the kernel",
+        machine: Main,
+        check: NoExits,
+    },
+    Scenario {
+        name: "pio-user-out",
+        group: "pio",
+        path: "OUT to a trapline device: exit to user space, bus dispatch",
+        machine: Main,
+        check: UserExit(ExitKind::PioWrite, Some(ProbeRegister::PioUser)),
+    },
+    Scenario {
+        name: "pio-user-in",
+        group: "pio",
+        path: "IN from a trapline device: exit to user space, value checked",
+        machine: Main,
+        check: UserExit(ExitKind::PioRead, None),
+    },
+    Scenario {
+        name: "pio-kernel-wildcard",
+        group: "pio",
+        path: "OUT to a port with a KVM ioeventfd, no datamatch",
+        machine: Main,
+        check: IoEvent("pio-wildcard"),
+    },
+    Scenario {
+        name: "pio-kernel-datamatch",
+        group: "pio",
+        path: "OUT to a port with a KVM ioeventfd, 32-bit datamatch",
+        machine: Main,
+        check: IoEvent("pio-datamatch"),
+    },
+    Scenario {
+        name: "mmio-user-read",
+        group: "mmio",
+        path: "load from a trapline MMIO device: exit to user space, value checked",
+        machine: Main,
+        check: UserExit(ExitKind::MmioRead, None),
+    },
+    Scenario {
+        name: "mmio-user-write",
+        group: "mmio",
+        path: "store to a trapline MMIO device: exit to user space",
+        machine: Main,
+        check: UserExit(ExitKind::MmioWrite, Some(ProbeRegister::MmioUser)),
+    },
+    Scenario {
+        name: "mmio-kernel-wildcard",
+        group: "mmio",
+        path: "store to a KVM ioeventfd, length 0 (any length: fast MMIO)",
+        machine: Main,
+        check: IoEvent("mmio-wildcard"),
+    },
+    Scenario {
+        name: "mmio-kernel-datamatch",
+        group: "mmio",
+        path: "store to a KVM ioeventfd, 32-bit datamatch",
+        machine: Main,
+        check: IoEvent("mmio-datamatch"),
+    },
+    Scenario {
+        name: "coalesced-mmio",
+        group: "coalesced",
+        path: "store into a coalesced MMIO zone: queued in the ring, drained on the next exit",
+        machine: Main,
+        check: Coalesced(ProbeRegister::MmioCoalesced),
+    },
+    Scenario {
+        name: "coalesced-pio",
+        group: "coalesced",
+        path: "OUT into a coalesced PIO zone: queued in the ring",
+        machine: Main,
+        check: Coalesced(ProbeRegister::PioCoalesced),
+    },
+    Scenario {
+        name: "ram-read",
+        group: "memslot",
+        path: "load from ordinary guest RAM",
+        machine: Main,
+        check: NoExits,
+    },
+    Scenario {
+        name: "ro-memslot-read",
+        group: "memslot",
+        path: "load from a KVM_MEM_READONLY memslot: a RAM read, value checked",
+        machine: Main,
+        check: NoExits,
+    },
+    Scenario {
+        name: "ro-memslot-write",
+        group: "memslot",
+        path: "store to a KVM_MEM_READONLY memslot: exits as MMIO",
+        machine: Main,
+        check: UserExit(ExitKind::MmioWrite, Some(ProbeRegister::RoMemslot)),
+    },
+    Scenario {
+        name: "vmm-floor-pio",
+        group: "vmm",
+        path: "pio-user-out answered in trapline's run loop before any dispatch",
+        machine: Main,
+        check: Floor,
+    },
+];
+
+/// Look a scenario up.
+pub fn find(name: &str) -> Option<&'static Scenario> {
+    SCENARIOS.iter().find(|s| s.name == name)
+}
+
+/// Does `name` (or `vmm:name`) match any of the comma-separated glob
+/// patterns (`*` matches any run of characters)?
+pub fn matches(patterns: &str, vmm: &str, name: &str) -> bool {
+    let key = format!("{vmm}:{name}");
+    patterns
+        .split(',')
+        .map(str::trim)
+        .filter(|p| !p.is_empty())
+        .any(|p| glob(p, name) || glob(p, &key))
+}
+
+fn glob(pattern: &str, text: &str) -> bool {
+    match pattern.split_once('*') {
+        None => pattern == text,
+        Some((head, rest)) => {
+            let Some(tail) = text.strip_prefix(head) else {
+                return false;
+            };
+            if rest.is_empty() {
+                return true;
+            }
+            (0..=tail.len()).any(|i| tail.is_char_boundary(i) && glob(rest, &tail[i..]))
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_scenario_is_in_the_abi_and_back() {
+        for s in SCENARIOS {
+            assert!(
+                trapline_abi::scenario_by_name(s.name).is_some(),
+                "{} not in the ABI",
+                s.name
+            );
+        }
+        for a in trapline_abi::SCENARIOS {
+            assert!(find(a.name).is_some(), "{} has no lab entry", a.name);
+        }
+    }
+
+    #[test]
+    fn patterns() {
+        assert!(matches("pio-*", "trapline", "pio-user-out"));
+        assert!(!matches("pio-*", "trapline", "mmio-user-read"));
+        assert!(matches("*wildcard", "trapline", "mmio-kernel-wildcard"));
+        assert!(matches("noop, cpuid", "trapline", "cpuid"));
+        assert!(matches("raw-kvm:*", "raw-kvm", "noop"));
+        assert!(!matches("raw-kvm:*", "trapline", "noop"));
+        assert!(matches("*user*", "trapline", "pio-user-in"));
+        assert!(!matches("", "trapline", "noop"));
+    }
+}

@@ -1,0 +1,219 @@
+//! `trapline bench`.
+
+use std::io::IsTerminal;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use trapline_kvm::HostKvm;
+use trapline_report::{compare, render, render_comparison, Format, Report, View};
+
+use crate::runner::{listing, run_lab, LabOptions};
+
+/// Exit statuses of `trapline bench` (shared meanings with `trapline run`).
+pub mod status {
+    /// Every scenario ran and passed its check (unsupported ones included).
+    pub const OK: i32 = 0;
+    /// At least one scenario failed its check.
+    pub const SCENARIO_FAILED: i32 = 1;
+    /// Bad command line or unreadable input file.
+    pub const USAGE: i32 = 2;
+    /// /dev/kvm is missing or not accessible.
+    pub const NO_KVM: i32 = 6;
+    /// The lab itself could not run.
+    pub const LAB_ERROR: i32 = 8;
+}
+
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FormatArg {
+    Table,
+    Json,
+    Markdown,
+    Csv,
+    Kut,
+}
+
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ViewArg {
+    All,
+    Paper,
+}
+
+/// `trapline bench` arguments.
+#[derive(clap::Args, Debug)]
+pub struct BenchArgs {
+    /// Fresh-VM repeats per scenario.
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..=1000))]
+    pub repeat: Option<u32>,
+    /// TSC cycles a timed loop must last (the iteration count doubles until it does).
+    #[arg(long, value_name = "CYCLES", value_parser = clap::value_parser!(u64).range(1000..))]
+    pub goal: Option<u64>,
+    /// Smallest timed loop.
+    #[arg(long, default_value_t = 16, value_parser = clap::value_parser!(u64).range(1..))]
+    pub min_iters: u64,
+    /// Largest timed loop.
+    #[arg(long, default_value_t = 1 << 20, value_parser = clap::value_parser!(u64).range(1..=(u32::MAX as u64)))]
+    pub max_iters: u64,
+    /// Untimed iterations before timing starts.
+    #[arg(long, default_value_t = 16)]
+    pub warmup: u64,
+    /// Only scenarios matching these comma-separated globs (`pio-*`, `raw-kvm:*`); noop is always kept.
+    #[arg(long, value_name = "PATTERN")]
+    pub only: Option<String>,
+    /// Fewer repeats and shorter loops (under a minute on a small host).
+    #[arg(long)]
+    pub quick: bool,
+    /// List the scenarios and exit.
+    #[arg(long)]
+    pub list: bool,
+    /// Output format on stdout.
+    #[arg(long, value_enum, default_value = "table")]
+    pub format: FormatArg,
+    /// Which rows and published numbers to show.
+    #[arg(long, value_enum, default_value = "all")]
+    pub view: ViewArg,
+    /// Also write a self-contained HTML report with charts here.
+    #[arg(long, value_name = "FILE")]
+    pub html: Option<PathBuf>,
+    /// Also write the JSON report here (for --compare later).
+    #[arg(long, value_name = "FILE")]
+    pub save: Option<PathBuf>,
+    /// Compare with a saved JSON report: per-scenario ratio, changes beyond the spread flagged.
+    #[arg(long, value_name = "OLD.json")]
+    pub compare: Option<PathBuf>,
+    /// Longest one probe VM may run, in seconds.
+    #[arg(long, default_value = "120", value_parser = parse_secs)]
+    pub timeout: Duration,
+    /// No progress bar on stderr.
+    #[arg(long)]
+    pub no_progress: bool,
+}
+
+fn parse_secs(s: &str) -> Result<Duration, String> {
+    let v: f64 = s
+        .parse()
+        .map_err(|_| format!("'{s}' is not a number of seconds"))?;
+    if !(v > 0.0 && v <= 86_400.0) {
+        return Err(format!("'{s}': must be more than 0 and at most 86400"));
+    }
+    Ok(Duration::from_secs_f64(v))
+}
+
+impl BenchArgs {
+    /// The lab options these arguments ask for.
+    pub fn options(&self) -> LabOptions {
+        let (repeat, goal) = if self.quick {
+            (3, 1 << 23)
+        } else {
+            (5, 1 << 25)
+        };
+        LabOptions {
+            repeat: self.repeat.unwrap_or(repeat),
+            goal_cycles: self.goal.unwrap_or(goal),
+            min_iters: self.min_iters,
+            max_iters: self.max_iters.max(self.min_iters),
+            warmup: self.warmup,
+            only: self.only.clone(),
+            quick: self.quick,
+            vm_timeout: self.timeout,
+            hypercall_timeout: Duration::from_secs(if self.quick { 1 } else { 2 }),
+            progress: !self.no_progress && std::io::stderr().is_terminal(),
+        }
+    }
+}
+
+fn format(f: FormatArg) -> Format {
+    match f {
+        FormatArg::Table => Format::Table,
+        FormatArg::Json => Format::Json,
+        FormatArg::Markdown => Format::Markdown,
+        FormatArg::Csv => Format::Csv,
+        FormatArg::Kut => Format::Kut,
+    }
+}
+
+fn view(v: ViewArg) -> View {
+    match v {
+        ViewArg::All => View::All,
+        ViewArg::Paper => View::Paper,
+    }
+}
+
+fn open_kvm() -> Result<HostKvm, trapline_kvm::KvmError> {
+    match std::env::var("TRAPLINE_KVM") {
+        Ok(p) => HostKvm::open_path(&p),
+        Err(_) => HostKvm::open(),
+    }
+}
+
+/// Run `trapline bench`; returns the process exit status.
+pub fn main(args: BenchArgs) -> i32 {
+    if args.list {
+        for (vmm, name, group, path) in listing() {
+            println!("{:<10} {:<24} {:<10} {path}", vmm, name, group);
+        }
+        return status::OK;
+    }
+    // Read the old report first: a bad file should fail before minutes of
+    // measuring, not after.
+    let old = match &args.compare {
+        Some(p) => match Report::load(p) {
+            Ok(r) => Some(r),
+            Err(e) => {
+                eprintln!("trapline bench: error: --compare {}: {e}", p.display());
+                return status::USAGE;
+            }
+        },
+        None => None,
+    };
+    let kvm = match open_kvm() {
+        Ok(k) => k,
+        Err(e) => {
+            eprintln!("trapline bench: error: {e}");
+            return status::NO_KVM;
+        }
+    };
+    let report = match run_lab(&kvm, &args.options()) {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("trapline bench: error: {e}");
+            return if e.contains("--only") {
+                status::USAGE
+            } else {
+                status::LAB_ERROR
+            };
+        }
+    };
+    print!("{}", render(&report, format(args.format), view(args.view)));
+    for (path, fmt) in [(&args.html, Format::Html), (&args.save, Format::Json)] {
+        if let Some(p) = path {
+            if let Err(e) = std::fs::write(p, render(&report, fmt, view(args.view))) {
+                eprintln!("trapline bench: error: cannot write {}: {e}", p.display());
+                return status::USAGE;
+            }
+            eprintln!("trapline bench: wrote {}", p.display());
+        }
+    }
+    if let Some(old) = old {
+        println!();
+        print!(
+            "{}",
+            render_comparison(&compare(&report, &old), format(args.format))
+        );
+    }
+    let failed: Vec<&str> = report
+        .scenarios
+        .iter()
+        .filter(|s| s.status == trapline_report::Status::Failed)
+        .map(|s| s.name.as_str())
+        .collect();
+    if failed.is_empty() {
+        status::OK
+    } else {
+        eprintln!(
+            "trapline bench: {} scenario(s) failed their check: {}",
+            failed.len(),
+            failed.join(", ")
+        );
+        status::SCENARIO_FAILED
+    }
+}

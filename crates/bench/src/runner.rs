@@ -1,0 +1,610 @@
+//! Runs the lab: fresh VMs per repeat, scenarios interleaved across
+//! repeats, every result checked, everything gathered into a Report.
+
+use std::collections::BTreeMap;
+use std::sync::mpsc::{channel, Receiver};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use trapline_abi::{ResultStatus, UcallKind, PROBE_READ_VALUE};
+use trapline_devices::probe::ProbeRegister;
+use trapline_exit::{ExitKind, ExitSnapshot};
+use trapline_machine::{
+    HostKvm, LabFixtures, Machine, MachineConfig, Outcome, RunReport, SerialOutput, UcallEvent,
+};
+use trapline_report::{Report, RunConfig, Sample, ScenarioResult, ToolInfo};
+
+use crate::catalog::{self, Check, MachineKind, Scenario};
+use crate::floor::{self, FloorKind};
+use crate::progress::Progress;
+
+/// How to run the lab.
+#[derive(Clone, Debug)]
+pub struct LabOptions {
+    /// Fresh-VM repeats per scenario.
+    pub repeat: u32,
+    /// TSC cycles a timed batch must last.
+    pub goal_cycles: u64,
+    /// First batch size.
+    pub min_iters: u64,
+    /// Largest batch.
+    pub max_iters: u64,
+    /// Untimed iterations before the batches.
+    pub warmup: u64,
+    /// Scenario filter (comma-separated globs), if any.
+    pub only: Option<String>,
+    /// Whether --quick chose the above.
+    pub quick: bool,
+    /// Longest a probe VM may run.
+    pub vm_timeout: Duration,
+    /// Longest the hypercall VM may run before the hypercall is declared
+    /// not to return.
+    pub hypercall_timeout: Duration,
+    /// Draw a progress bar on stderr.
+    pub progress: bool,
+}
+
+/// Per-scenario accumulation across repeats.
+#[derive(Default)]
+struct Acc {
+    samples: Vec<Sample>,
+    failure: Option<String>,
+    unsupported: Option<String>,
+    check: Option<String>,
+}
+
+/// One timed batch as the guest reported it.
+#[derive(Clone, Debug)]
+struct Batch {
+    iterations: u64,
+    cycles: u64,
+    value: u64,
+    status: u64,
+    exits: ExitSnapshot,
+}
+
+/// Everything one probe VM produced, by scenario id.
+struct ProbeRun {
+    batches: BTreeMap<u32, Vec<Batch>>,
+    run: RunReport,
+    serial: String,
+}
+
+/// What a repeat runs, in some order.
+#[derive(Clone, Debug)]
+enum Unit {
+    Probe(MachineKind, Vec<&'static Scenario>),
+    Floor(FloorKind),
+}
+
+impl Unit {
+    fn label(&self) -> String {
+        match self {
+            Unit::Probe(k, s) => format!("{k:?} VM, {} scenario(s)", s.len()),
+            Unit::Floor(k) => format!("raw KVM floor: {}", k.name()),
+        }
+    }
+}
+
+fn selected(opts: &LabOptions) -> Vec<&'static Scenario> {
+    let mut v: Vec<&Scenario> = catalog::SCENARIOS
+        .iter()
+        .filter(|s| {
+            opts.only
+                .as_deref()
+                .is_none_or(|p| catalog::matches(p, "trapline", s.name))
+        })
+        .collect();
+    // Every net figure is over the noop baseline: keep it whenever anything
+    // else of trapline's is measured.
+    if !v.is_empty() && !v.iter().any(|s| s.name == "noop") {
+        v.insert(0, catalog::find("noop").expect("noop is in the catalog"));
+    }
+    v
+}
+
+fn selected_floor(opts: &LabOptions) -> Vec<FloorKind> {
+    let mut v: Vec<FloorKind> = FloorKind::ALL
+        .into_iter()
+        .filter(|k| {
+            opts.only
+                .as_deref()
+                .is_none_or(|p| catalog::matches(p, "raw-kvm", k.name()))
+        })
+        .collect();
+    if !v.is_empty() && !v.contains(&FloorKind::Noop) {
+        v.insert(0, FloorKind::Noop);
+    }
+    v
+}
+
+/// The names `--list` prints: (vmm, name, group, path).
+pub fn listing() -> Vec<(&'static str, &'static str, &'static str, &'static str)> {
+    let mut v: Vec<_> = catalog::SCENARIOS
+        .iter()
+        .map(|s| ("trapline", s.name, s.group, s.path))
+        .collect();
+    for k in FloorKind::ALL {
+        v.push((
+            "raw-kvm",
+            k.name(),
+            "floor",
+            "the same PIO loop on /dev/kvm with no VMM around it (real mode, bare run loop)",
+        ));
+    }
+    v
+}
+
+/// Run the lab and build its report.
+pub fn run_lab(kvm: &HostKvm, opts: &LabOptions) -> Result<Report, String> {
+    let started = Instant::now();
+    let started_at = crate::time::rfc3339_now();
+    let scenarios = selected(opts);
+    let floors = selected_floor(opts);
+    if scenarios.is_empty() && floors.is_empty() {
+        return Err(format!(
+            "--only {:?} matches no scenario; `trapline bench --list` shows them",
+            opts.only.as_deref().unwrap_or("")
+        ));
+    }
+    let mut acc: BTreeMap<&'static str, Acc> =
+        scenarios.iter().map(|s| (s.name, Acc::default())).collect();
+    let mut floor_acc: BTreeMap<&'static str, Acc> =
+        floors.iter().map(|k| (k.name(), Acc::default())).collect();
+    let mut tsc_khz = 0u64;
+    let mut hypercall_supported = true;
+
+    let by_machine = |kind: MachineKind| -> Vec<&'static Scenario> {
+        scenarios
+            .iter()
+            .copied()
+            .filter(|s| s.machine == kind)
+            .collect()
+    };
+    let main = by_machine(MachineKind::Main);
+    let no_irqchip = by_machine(MachineKind::NoIrqchip);
+    let hypercall = by_machine(MachineKind::Hypercall);
+    let units_per_repeat = usize::from(!main.is_empty())
+        + usize::from(!no_irqchip.is_empty())
+        + usize::from(!hypercall.is_empty())
+        + floors.len();
+    let mut progress = Progress::new(opts.progress, units_per_repeat * opts.repeat as usize);
+
+    for rep in 0..opts.repeat as usize {
+        let mut units = Vec::new();
+        if !main.is_empty() {
+            // Rotate the order each repeat so slow drift hits every
+            // scenario alike.
+            let mut order = main.clone();
+            let len = order.len();
+            order.rotate_left(rep % len);
+            units.push(Unit::Probe(MachineKind::Main, order));
+        }
+        if !no_irqchip.is_empty() {
+            units.push(Unit::Probe(MachineKind::NoIrqchip, no_irqchip.clone()));
+        }
+        if !hypercall.is_empty() && hypercall_supported {
+            units.push(Unit::Probe(MachineKind::Hypercall, hypercall.clone()));
+        }
+        units.extend(floors.iter().map(|k| Unit::Floor(*k)));
+        let n = units.len();
+        units.rotate_left(rep % n.max(1));
+        for unit in units {
+            progress.step(&format!(
+                "repeat {}/{}: {}",
+                rep + 1,
+                opts.repeat,
+                unit.label()
+            ));
+            match unit {
+                Unit::Probe(kind, list) => {
+                    let timeout = if kind == MachineKind::Hypercall {
+                        opts.hypercall_timeout
+                    } else {
+                        opts.vm_timeout
+                    };
+                    match run_probe(kvm, kind, &list, opts, timeout) {
+                        Ok(run) => {
+                            if tsc_khz == 0 {
+                                tsc_khz = run.tsc_khz;
+                            }
+                            if kind == MachineKind::Hypercall
+                                && run.probe.run.outcome == Outcome::Timeout
+                            {
+                                hypercall_supported = false;
+                            }
+                            absorb(&mut acc, &list, &run.probe, opts);
+                        }
+                        Err(e) => {
+                            for s in &list {
+                                acc.entry(s.name)
+                                    .or_default()
+                                    .failure
+                                    .get_or_insert(e.clone());
+                            }
+                        }
+                    }
+                }
+                Unit::Floor(kind) => {
+                    let a = floor_acc.entry(kind.name()).or_default();
+                    match floor::measure_to_goal(
+                        kvm.kvm(),
+                        kind,
+                        opts.goal_cycles,
+                        opts.min_iters as u32,
+                        opts.max_iters.min(u32::MAX as u64) as u32,
+                    ) {
+                        Ok(s) => absorb_floor(a, kind, s),
+                        Err(e) => {
+                            a.failure.get_or_insert(e);
+                        }
+                    }
+                }
+            }
+        }
+    }
+    progress.finish();
+
+    let host = crate::host::collect(kvm, tsc_khz);
+    let config = RunConfig {
+        repeat: opts.repeat,
+        goal_cycles: opts.goal_cycles,
+        min_iters: opts.min_iters,
+        max_iters: opts.max_iters,
+        warmup: opts.warmup as u32,
+        quick: opts.quick,
+        only: opts.only.clone(),
+        peer: None,
+    };
+    let mut report = Report::new(
+        ToolInfo::new("trapline", env!("CARGO_PKG_VERSION")),
+        host,
+        config,
+    );
+    report.started_at = started_at;
+    for s in &scenarios {
+        let a = acc.remove(s.name).unwrap_or_default();
+        report.push(finish_result(
+            ScenarioResult::new(s.name, s.group, s.path),
+            a,
+        ));
+    }
+    for k in &floors {
+        let a = floor_acc.remove(k.name()).unwrap_or_default();
+        let r = ScenarioResult::new(
+            k.name(),
+            "floor",
+            "the same PIO loop on /dev/kvm with no VMM around it",
+        )
+        .with_vmm(trapline_report::derive::names::RAW_KVM_VMM);
+        report.push(finish_result(r, a));
+    }
+    report.wall_seconds = started.elapsed().as_secs_f64();
+    report.finish();
+    Ok(report)
+}
+
+fn finish_result(mut r: ScenarioResult, a: Acc) -> ScenarioResult {
+    if let Some(c) = a.check {
+        r = r.with_check(c);
+    }
+    r = r.with_samples(a.samples);
+    if let Some(f) = a.failure {
+        r = r.failed(f);
+    } else if let Some(u) = a.unsupported {
+        r = r.unsupported(u);
+    }
+    r
+}
+
+struct ProbeOutcome {
+    probe: ProbeRun,
+    tsc_khz: u64,
+}
+
+fn cmdline(list: &[&Scenario], opts: &LabOptions) -> String {
+    let ids: Vec<String> = list
+        .iter()
+        .filter_map(|s| trapline_abi::scenario_by_name(s.name))
+        .map(|a| a.id.to_string())
+        .collect();
+    format!(
+        "s={} goal={} min={} max={} warmup={}",
+        ids.join(","),
+        opts.goal_cycles,
+        opts.min_iters,
+        opts.max_iters,
+        opts.warmup
+    )
+}
+
+fn run_probe(
+    kvm: &HostKvm,
+    kind: MachineKind,
+    list: &[&Scenario],
+    opts: &LabOptions,
+    timeout: Duration,
+) -> Result<ProbeOutcome, String> {
+    let (tx, rx) = channel();
+    let serial = Arc::new(Mutex::new(Vec::new()));
+    let mut cfg = MachineConfig::new(trapline_guest::PROBE.to_vec(), "probe");
+    cfg.append = cmdline(list, opts);
+    cfg.irqchip = kind != MachineKind::NoIrqchip;
+    cfg.serial = SerialOutput::Capture(serial.clone());
+    cfg.timeout = Some(timeout);
+    cfg.ucall_sink = Some(tx);
+    cfg.lab = LabFixtures::all();
+    let machine = Machine::build(kvm, cfg).map_err(|e| format!("building the probe VM: {e}"))?;
+    let tsc_khz = machine.tsc_khz().unwrap_or(0) as u64;
+    let run = machine
+        .run()
+        .map_err(|e| format!("running the probe VM: {e}"))?;
+    let serial =
+        String::from_utf8_lossy(&serial.lock().unwrap_or_else(|e| e.into_inner())).into_owned();
+    Ok(ProbeOutcome {
+        probe: collect(rx, run, serial),
+        tsc_khz,
+    })
+}
+
+/// Pair BEGIN and RESULT ucalls into batches with their exit counts.
+fn collect(rx: Receiver<UcallEvent>, run: RunReport, serial: String) -> ProbeRun {
+    let mut begun: BTreeMap<(usize, u64), ExitSnapshot> = BTreeMap::new();
+    let mut batches: BTreeMap<u32, Vec<Batch>> = BTreeMap::new();
+    for ev in rx.try_iter() {
+        match ev.kind {
+            UcallKind::Begin => {
+                begun.insert((ev.vcpu, ev.args[0]), ev.exits);
+            }
+            UcallKind::Result => {
+                let Some(start) = begun.remove(&(ev.vcpu, ev.args[0])) else {
+                    continue;
+                };
+                let exits = ev.exits.since(&start);
+                batches.entry(ev.args[0] as u32).or_default().push(Batch {
+                    iterations: ev.args[1],
+                    cycles: ev.args[2],
+                    value: ev.args[3],
+                    status: ev.args[4],
+                    exits,
+                });
+            }
+            _ => {}
+        }
+    }
+    ProbeRun {
+        batches,
+        run,
+        serial,
+    }
+}
+
+/// Exits during a batch, minus the RESULT ucall's own OUT.
+fn loop_exits(b: &Batch) -> BTreeMap<String, u64> {
+    let mut m = BTreeMap::new();
+    for k in ExitKind::ALL {
+        let mut n = b.exits.get(k);
+        if k == ExitKind::PioWrite {
+            n = n.saturating_sub(1);
+        }
+        if n != 0 {
+            m.insert(k.name().to_string(), n);
+        }
+    }
+    m
+}
+
+fn absorb(
+    acc: &mut BTreeMap<&'static str, Acc>,
+    list: &[&Scenario],
+    run: &ProbeRun,
+    opts: &LabOptions,
+) {
+    let good_end = run.run.outcome == Outcome::DebugExit(0);
+    for s in list {
+        let a = acc.entry(s.name).or_default();
+        let id = trapline_abi::scenario_by_name(s.name)
+            .map(|x| x.id)
+            .unwrap_or(u32::MAX);
+        let Some(last) = run.batches.get(&id).and_then(|b| b.last()) else {
+            // The hypercall VM runs that one scenario alone (warm-up
+            // included), so a timeout there means the hypercall never
+            // returned.
+            let why = if s.machine == MachineKind::Hypercall && run.run.outcome == Outcome::Timeout
+            {
+                a.unsupported.get_or_insert(format!(
+                    "the hypercall did not return within {:.0} s: the vCPU spins inside KVM_RUN (seen on nested KVM); \
+                     trapline kicked and stopped it",
+                    opts.hypercall_timeout.as_secs_f64()
+                ));
+                continue;
+            } else {
+                format!(
+                    "no result from the probe ({}); serial tail: {}",
+                    run.run.outcome.describe(),
+                    tail(&run.serial)
+                )
+            };
+            a.failure.get_or_insert(why);
+            continue;
+        };
+        if !good_end && s.machine != MachineKind::Hypercall {
+            a.failure.get_or_insert(format!(
+                "probe VM ended badly: {}",
+                run.run.outcome.describe()
+            ));
+        }
+        match ResultStatus::from_raw(last.status) {
+            Some(ResultStatus::Ok) => {}
+            Some(ResultStatus::BadValue) => {
+                a.failure.get_or_insert(format!(
+                    "read back {:#x}, expected {PROBE_READ_VALUE:#x}",
+                    last.value
+                ));
+            }
+            Some(ResultStatus::Unsupported) => {
+                a.unsupported
+                    .get_or_insert("the probe cannot run it on this CPU".into());
+                continue;
+            }
+            None => {
+                a.failure
+                    .get_or_insert(format!("unknown status {}", last.status));
+            }
+        }
+        let total: u64 = opts.warmup
+            + run
+                .batches
+                .get(&id)
+                .map(|v| v.iter().map(|b| b.iterations).sum())
+                .unwrap_or(0);
+        let exits = loop_exits(last);
+        if let Err(why) = verify(s.check, last, &exits, total, run) {
+            a.failure.get_or_insert(why);
+        } else if a.check.is_none() {
+            a.check = Some(describe_check(s.check, last.iterations));
+        }
+        let mut sample = Sample::new(last.iterations, last.cycles);
+        sample.exits = exits;
+        a.samples.push(sample);
+    }
+}
+
+fn tail(s: &str) -> String {
+    let t: Vec<&str> = s.lines().rev().take(3).collect();
+    t.into_iter().rev().collect::<Vec<_>>().join(" | ")
+}
+
+fn describe_check(check: Check, n: u64) -> String {
+    match check {
+        Check::NoExits => format!("0 exits to trapline in {n} iterations"),
+        Check::UserExit(k, Some(_)) => format!(
+            "{n} {} exits for {n} iterations; device saw every write",
+            k.name()
+        ),
+        Check::UserExit(k, None) => format!(
+            "{n} {} exits for {n} iterations (values read back checked by the guest)",
+            k.name()
+        ),
+        Check::IoEvent(name) => format!("0 exits; {name} eventfd count = iterations"),
+        Check::Coalesced(_) => {
+            "every write reached the device through the ring; < 1 exit per iteration".into()
+        }
+        Check::Floor => format!("{n} floor exits, 0 bus dispatches"),
+    }
+}
+
+/// Exits that count as "reached trapline" for a check: everything but
+/// kicks and signals.
+fn user_exits(exits: &BTreeMap<String, u64>) -> u64 {
+    exits
+        .iter()
+        .filter(|(k, _)| {
+            ExitKind::ALL
+                .iter()
+                .any(|x| x.name() == k.as_str() && x.is_exit() && *x != ExitKind::Interrupted)
+        })
+        .map(|(_, v)| *v)
+        .sum()
+}
+
+fn verify(
+    check: Check,
+    b: &Batch,
+    exits: &BTreeMap<String, u64>,
+    total: u64,
+    run: &ProbeRun,
+) -> Result<(), String> {
+    let n = b.iterations;
+    let got = |k: ExitKind| exits.get(k.name()).copied().unwrap_or(0);
+    let lab = &run.run.lab;
+    let device = |r: ProbeRegister| lab.probe_pio.writes(r) + lab.probe_mmio.writes(r);
+    let all = user_exits(exits);
+    match check {
+        Check::NoExits if all == 0 => Ok(()),
+        Check::NoExits => Err(format!(
+            "{all} exits reached trapline in {n} iterations: {exits:?}"
+        )),
+        Check::UserExit(k, reg) => {
+            if got(k) != n || all != n {
+                return Err(format!(
+                    "expected {n} {} exits and nothing else, saw {exits:?}",
+                    k.name()
+                ));
+            }
+            match reg {
+                Some(r) if device(r) != total => Err(format!(
+                    "device saw {} writes, guest made {total}",
+                    device(r)
+                )),
+                _ => Ok(()),
+            }
+        }
+        Check::IoEvent(name) => {
+            if all != 0 {
+                return Err(format!("the ioeventfd path leaked {all} exits to user space in {n} iterations: {exits:?}"));
+            }
+            match lab.ioevent_counts.get(name) {
+                Some(&c) if c == total => Ok(()),
+                Some(&c) => Err(format!(
+                    "{name} eventfd counted {c}, guest wrote {total} times"
+                )),
+                None => Err(format!("{name} ioeventfd was not registered")),
+            }
+        }
+        Check::Coalesced(r) => {
+            if all >= n {
+                return Err(format!(
+                    "{all} exits in {n} iterations: the writes were not coalesced"
+                ));
+            }
+            if device(r) != total {
+                return Err(format!(
+                    "device saw {} writes through the ring, guest made {total}",
+                    device(r)
+                ));
+            }
+            Ok(())
+        }
+        Check::Floor => {
+            if got(ExitKind::Floor) != n || all != n {
+                return Err(format!(
+                    "expected {n} floor exits and nothing else, saw {exits:?}"
+                ));
+            }
+            if device(ProbeRegister::PioFloor) != 0 {
+                return Err("floor writes reached the bus".into());
+            }
+            Ok(())
+        }
+    }
+}
+
+fn absorb_floor(a: &mut Acc, kind: FloorKind, s: floor::FloorSample) {
+    let n = s.iterations;
+    let ok = match kind {
+        FloorKind::Noop => s.user_exits == 0,
+        FloorKind::PioUserOut => s.user_exits == n,
+        FloorKind::PioKernelWildcard => s.user_exits == 0 && s.eventfd_count == n,
+    };
+    if !ok {
+        a.failure.get_or_insert(format!(
+            "{}: {} user exits and eventfd count {} for {n} iterations",
+            kind.name(),
+            s.user_exits,
+            s.eventfd_count
+        ));
+    }
+    a.check.get_or_insert_with(|| match kind {
+        FloorKind::Noop => "0 exits".into(),
+        FloorKind::PioUserOut => "one user exit per iteration".into(),
+        FloorKind::PioKernelWildcard => "0 exits; eventfd count = iterations".into(),
+    });
+    let mut sample = Sample::new(n, s.cycles);
+    if s.user_exits > 0 {
+        sample
+            .exits
+            .insert(ExitKind::PioWrite.name().into(), s.user_exits);
+    }
+    a.samples.push(sample);
+}

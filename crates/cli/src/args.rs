@@ -1,0 +1,150 @@
+//! Command-line arguments.
+
+use std::path::PathBuf;
+
+use clap::{Parser, Subcommand};
+
+/// A lean VMM on /dev/kvm, and a lab that measures what each way a guest
+/// can notify its host costs.
+#[derive(Parser, Debug)]
+#[command(name = "trapline", version, about, propagate_version = true)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum Command {
+    /// Boot a guest image (Multiboot v1 ELF32 or ELF64) and run it to its end.
+    Run(RunArgs),
+    /// Measure exit costs from inside a guest (the lab).
+    Bench(trapline_bench::cli::BenchArgs),
+}
+
+/// `trapline run`.
+#[derive(clap::Args, Debug)]
+pub struct RunArgs {
+    /// Guest image: a file, or `builtin:NAME` for one of trapline's own
+    /// payloads (builtin:hello, builtin:smp, builtin:probe, …).
+    #[arg(long, value_name = "FILE")]
+    pub kernel: String,
+    /// Number of vCPUs.
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=64))]
+    pub smp: u32,
+    /// Guest RAM in MiB.
+    #[arg(long, default_value_t = 128, value_parser = clap::value_parser!(u64).range(1..=3072))]
+    pub mem: u64,
+    /// Guest command line (after argv0, which is the image path, as QEMU does).
+    #[arg(long, default_value = "")]
+    pub append: String,
+    /// A file handed to the guest as its one Multiboot module.
+    #[arg(long, value_name = "FILE")]
+    pub initrd: Option<PathBuf>,
+    /// Where COM1 output goes: `stdio`, `file:PATH` or `none`.
+    #[arg(long, default_value = "stdio", value_parser = parse_serial)]
+    pub serial: SerialSpec,
+    /// Stop the guest after this many seconds (exit status 124).
+    #[arg(long, value_name = "SECS", value_parser = parse_timeout)]
+    pub timeout: Option<std::time::Duration>,
+}
+
+/// A parsed `--serial`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum SerialSpec {
+    Stdio,
+    File(PathBuf),
+    None,
+}
+
+fn parse_serial(s: &str) -> Result<SerialSpec, String> {
+    match s {
+        "stdio" => Ok(SerialSpec::Stdio),
+        "none" => Ok(SerialSpec::None),
+        _ => match s.strip_prefix("file:") {
+            Some(p) if !p.is_empty() => Ok(SerialSpec::File(PathBuf::from(p))),
+            _ => Err(format!("'{s}': expected stdio, none or file:PATH")),
+        },
+    }
+}
+
+/// Parse a positive number of seconds (fractions allowed).
+pub fn parse_timeout(s: &str) -> Result<std::time::Duration, String> {
+    let secs: f64 = s
+        .parse()
+        .map_err(|_| format!("'{s}' is not a number of seconds"))?;
+    if !(secs > 0.0 && secs <= 86_400.0) {
+        return Err(format!(
+            "'{s}': the timeout must be more than 0 and at most 86400 seconds"
+        ));
+    }
+    Ok(std::time::Duration::from_secs_f64(secs))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(args: &[&str]) -> Result<Cli, clap::Error> {
+        Cli::try_parse_from(std::iter::once("trapline").chain(args.iter().copied()))
+    }
+
+    #[test]
+    fn run_defaults() {
+        let Command::Run(a) = parse(&["run", "--kernel", "x.elf"]).unwrap().command else {
+            panic!()
+        };
+        assert_eq!((a.smp, a.mem, a.append.as_str()), (1, 128, ""));
+        assert_eq!(a.serial, SerialSpec::Stdio);
+        assert!(a.timeout.is_none());
+    }
+
+    #[test]
+    fn run_all_flags() {
+        let Command::Run(a) = parse(&[
+            "run",
+            "--kernel",
+            "k",
+            "--smp",
+            "4",
+            "--mem",
+            "64",
+            "--append",
+            "a b",
+            "--initrd",
+            "i",
+            "--serial",
+            "file:/tmp/s",
+            "--timeout",
+            "1.5",
+        ])
+        .unwrap()
+        .command
+        else {
+            panic!()
+        };
+        assert_eq!((a.smp, a.mem, a.append.as_str()), (4, 64, "a b"));
+        assert_eq!(a.serial, SerialSpec::File("/tmp/s".into()));
+        assert_eq!(a.timeout, Some(std::time::Duration::from_millis(1500)));
+    }
+
+    #[test]
+    fn bad_flags_are_usage_errors() {
+        for bad in [
+            &["run"][..],
+            &["run", "--kernel", "k", "--smp", "0"],
+            &["run", "--kernel", "k", "--smp", "65"],
+            &["run", "--kernel", "k", "--mem", "0"],
+            &["run", "--kernel", "k", "--mem", "4096"],
+            &["run", "--kernel", "k", "--serial", "tcp:1"],
+            &["run", "--kernel", "k", "--serial", "file:"],
+            &["run", "--kernel", "k", "--timeout", "0"],
+            &["run", "--kernel", "k", "--timeout", "abc"],
+            &["run", "--kernel", "k", "--bogus"],
+            &["frobnicate"],
+        ] {
+            let e = parse(bad).unwrap_err();
+            assert!(e.use_stderr(), "{bad:?}");
+            assert_eq!(e.exit_code(), 2, "{bad:?}");
+        }
+    }
+}

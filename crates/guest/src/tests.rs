@@ -1,0 +1,181 @@
+//! Format checks on the built images; none needs KVM.
+
+use super::*;
+
+const EM_386: u16 = 3;
+const EM_X86_64: u16 = 62;
+const PT_LOAD: u32 = 1;
+const MB_MAGIC: u32 = 0x1bad_b002;
+const IMAGE_BASE: u64 = 0x40_0000;
+
+fn u16_at(b: &[u8], o: usize) -> u16 {
+    u16::from_le_bytes(b[o..o + 2].try_into().unwrap())
+}
+fn u32_at(b: &[u8], o: usize) -> u32 {
+    u32::from_le_bytes(b[o..o + 4].try_into().unwrap())
+}
+fn u64_at(b: &[u8], o: usize) -> u64 {
+    u64::from_le_bytes(b[o..o + 8].try_into().unwrap())
+}
+
+struct Load {
+    offset: u64,
+    paddr: u64,
+    filesz: u64,
+    memsz: u64,
+}
+
+struct Elf {
+    class64: bool,
+    machine: u16,
+    entry: u64,
+    loads: Vec<Load>,
+}
+
+fn parse(name: &str, b: &[u8]) -> Elf {
+    assert!(
+        b.len() > 64 && &b[..4] == b"\x7fELF",
+        "{name}: not an ELF file"
+    );
+    assert_eq!(b[5], 1, "{name}: not little-endian");
+    let class64 = match b[4] {
+        1 => false,
+        2 => true,
+        c => panic!("{name}: bad ELF class {c}"),
+    };
+    assert_eq!(u16_at(b, 16), 2, "{name}: not ET_EXEC");
+    let machine = u16_at(b, 18);
+    let (entry, phoff, phentsize, phnum) = if class64 {
+        (
+            u64_at(b, 24),
+            u64_at(b, 32) as usize,
+            u16_at(b, 54) as usize,
+            u16_at(b, 56) as usize,
+        )
+    } else {
+        (
+            u32_at(b, 24) as u64,
+            u32_at(b, 28) as usize,
+            u16_at(b, 42) as usize,
+            u16_at(b, 44) as usize,
+        )
+    };
+    assert!(phnum > 0, "{name}: no program headers");
+    let mut loads = Vec::new();
+    for i in 0..phnum {
+        let p = phoff + i * phentsize;
+        assert!(
+            p + phentsize <= b.len(),
+            "{name}: program header {i} out of file"
+        );
+        if u32_at(b, p) != PT_LOAD {
+            continue;
+        }
+        loads.push(if class64 {
+            Load {
+                offset: u64_at(b, p + 8),
+                paddr: u64_at(b, p + 24),
+                filesz: u64_at(b, p + 32),
+                memsz: u64_at(b, p + 40),
+            }
+        } else {
+            Load {
+                offset: u32_at(b, p + 4) as u64,
+                paddr: u32_at(b, p + 12) as u64,
+                filesz: u32_at(b, p + 16) as u64,
+                memsz: u32_at(b, p + 20) as u64,
+            }
+        });
+    }
+    Elf {
+        class64,
+        machine,
+        entry,
+        loads,
+    }
+}
+
+fn check_loads(name: &str, elf: &Elf, len: usize) {
+    assert!(!elf.loads.is_empty(), "{name}: no PT_LOAD");
+    for l in &elf.loads {
+        assert!(
+            l.paddr >= IMAGE_BASE,
+            "{name}: PT_LOAD at {:#x} below 4 MiB",
+            l.paddr
+        );
+        assert!(l.paddr + l.memsz <= 1 << 32, "{name}: PT_LOAD above 4 GiB");
+        assert!(
+            l.filesz <= l.memsz && l.offset + l.filesz <= len as u64,
+            "{name}: bad PT_LOAD sizes"
+        );
+    }
+    assert!(
+        elf.loads
+            .iter()
+            .any(|l| (l.paddr..l.paddr + l.filesz).contains(&elf.entry)),
+        "{name}: entry {:#x} is not in a loaded segment",
+        elf.entry
+    );
+}
+
+fn multiboot_header(b: &[u8]) -> Option<usize> {
+    (0..8192.min(b.len()) - 12).step_by(4).find(|&o| {
+        u32_at(b, o) == MB_MAGIC
+            && MB_MAGIC
+                .wrapping_add(u32_at(b, o + 4))
+                .wrapping_add(u32_at(b, o + 8))
+                == 0
+    })
+}
+
+#[test]
+fn flat_payloads_are_multiboot_elf32() {
+    for (name, bytes) in PAYLOADS.iter().filter(|(n, _)| *n != "hello64") {
+        let elf = parse(name, bytes);
+        assert!(
+            !elf.class64,
+            "{name}: must be ELF32 like a kvm-unit-tests .flat"
+        );
+        assert_eq!(elf.machine, EM_386, "{name}: must be EM_386");
+        check_loads(name, &elf, bytes.len());
+        let off = multiboot_header(bytes)
+            .unwrap_or_else(|| panic!("{name}: no Multiboot v1 header in the first 8 KiB"));
+        assert_eq!(
+            u32_at(bytes, off + 4),
+            0,
+            "{name}: Multiboot flags must be 0 (use the ELF headers)"
+        );
+    }
+}
+
+#[test]
+fn hello64_is_plain_elf64() {
+    let elf = parse("hello64", HELLO64);
+    assert!(elf.class64);
+    assert_eq!(elf.machine, EM_X86_64);
+    check_loads("hello64", &elf, HELLO64.len());
+    assert!(
+        multiboot_header(HELLO64).is_none(),
+        "hello64 must not look like a Multiboot image"
+    );
+}
+
+#[test]
+fn nothing_loads_into_vmm_low_memory() {
+    for (name, bytes) in PAYLOADS {
+        for l in parse(name, bytes).loads {
+            assert!(l.paddr >= 0x10_0000, "{name}: loads below 1 MiB");
+        }
+    }
+}
+
+#[test]
+fn lookup_by_name() {
+    assert_eq!(payload("probe"), Some(PROBE));
+    assert_eq!(payload("hello64"), Some(HELLO64));
+    assert!(payload("nope").is_none());
+    let mut names: Vec<_> = PAYLOADS.iter().map(|(n, _)| *n).collect();
+    names.sort();
+    names.dedup();
+    assert_eq!(names.len(), PAYLOADS.len());
+}

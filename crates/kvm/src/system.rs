@@ -1,0 +1,103 @@
+//! Opening /dev/kvm and asking what it can do.
+
+use std::collections::BTreeMap;
+use std::fs::OpenOptions;
+use std::os::fd::{FromRawFd, IntoRawFd};
+
+use kvm_ioctls::{Cap, Kvm};
+
+use crate::KvmError;
+
+/// KVM_CAP_IOEVENTFD_ANY_LENGTH, which kvm-ioctls has no name for.
+pub const KVM_CAP_IOEVENTFD_ANY_LENGTH: libc::c_ulong = 122;
+
+/// The KVM device node.
+pub const KVM_PATH: &str = "/dev/kvm";
+
+/// An open /dev/kvm.
+pub struct HostKvm {
+    kvm: Kvm,
+}
+
+impl HostKvm {
+    /// Open [`KVM_PATH`], with an actionable error for the common failures.
+    pub fn open() -> Result<Self, KvmError> {
+        Self::open_path(KVM_PATH)
+    }
+
+    /// Open a KVM device node at `path` (tests use a path that does not
+    /// exist to check the error).
+    pub fn open_path(path: &str) -> Result<Self, KvmError> {
+        let file = OpenOptions::new()
+            .read(true)
+            .write(true)
+            .open(path)
+            .map_err(|e| match e.kind() {
+                std::io::ErrorKind::NotFound => KvmError::NoKvm { path: path.into() },
+                std::io::ErrorKind::PermissionDenied => {
+                    KvmError::KvmPermission { path: path.into() }
+                }
+                _ => KvmError::KvmOpen {
+                    path: path.into(),
+                    source: e,
+                },
+            })?;
+        // SAFETY: the fd was just opened from the KVM device node and is
+        // owned by nothing else; Kvm takes ownership of it.
+        let kvm = unsafe { Kvm::from_raw_fd(file.into_raw_fd()) };
+        let version = kvm.get_api_version();
+        if version != 12 {
+            return Err(KvmError::ApiVersion(version));
+        }
+        Ok(Self { kvm })
+    }
+
+    /// The underlying handle.
+    pub fn kvm(&self) -> &Kvm {
+        &self.kvm
+    }
+
+    /// The KVM API version.
+    pub fn api_version(&self) -> i32 {
+        self.kvm.get_api_version()
+    }
+
+    /// Capabilities the lab reports, by name.
+    pub fn capabilities(&self) -> BTreeMap<String, i64> {
+        let caps: &[(&str, Cap)] = &[
+            ("irqchip", Cap::Irqchip),
+            ("ioeventfd", Cap::Ioeventfd),
+            ("irqfd", Cap::Irqfd),
+            ("coalesced-mmio", Cap::CoalescedMmio),
+            ("coalesced-pio", Cap::CoalescedPio),
+            ("readonly-mem", Cap::ReadonlyMem),
+            ("pit2", Cap::Pit2),
+            ("immediate-exit", Cap::ImmediateExit),
+            ("tsc-control", Cap::TscControl),
+            ("get-tsc-khz", Cap::GetTscKhz),
+            ("x2apic-api", Cap::X2ApicApi),
+            ("split-irqchip", Cap::SplitIrqchip),
+            ("max-vcpus", Cap::MaxVcpus),
+            ("nr-memslots", Cap::NrMemslots),
+        ];
+        let mut out: BTreeMap<String, i64> = caps
+            .iter()
+            .map(|(n, c)| (n.to_string(), self.kvm.check_extension_int(*c) as i64))
+            .collect();
+        out.insert(
+            "ioeventfd-any-length".into(),
+            self.kvm.check_extension_raw(KVM_CAP_IOEVENTFD_ANY_LENGTH) as i64,
+        );
+        out
+    }
+
+    /// Whether ioeventfds of length 0 ("any length") are allowed.
+    pub fn has_ioeventfd_any_length(&self) -> bool {
+        self.kvm.check_extension_raw(KVM_CAP_IOEVENTFD_ANY_LENGTH) > 0
+    }
+
+    /// Whether a capability is present.
+    pub fn has(&self, cap: Cap) -> bool {
+        self.kvm.check_extension(cap)
+    }
+}

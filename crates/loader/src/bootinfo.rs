@@ -1,0 +1,345 @@
+//! Guest RAM model, Multiboot memory map, and the low-memory boot area
+//! (GDT, page tables, MBI, module list, strings, mmap, command line).
+//!
+//! The whole loader area is built in a host buffer and written to guest
+//! memory in one go, so everything there is deterministic: bytes the loader
+//! does not set are zero, whatever the memory held before.
+
+use std::ops::Range;
+
+use vm_memory::{GuestMemoryBackend, GuestMemoryMmap, GuestMemoryRegion};
+
+use crate::gdt;
+use crate::layout::*;
+use crate::Reserved;
+
+/// Multiboot memory map type of usable RAM.
+pub const MMAP_RAM: u32 = 1;
+/// Multiboot memory map type of reserved memory.
+pub const MMAP_RESERVED: u32 = 2;
+
+/// One entry of the Multiboot memory map.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct MmapEntry {
+    /// First byte.
+    pub base: u64,
+    /// Length in bytes.
+    pub len: u64,
+    /// [`MMAP_RAM`] or [`MMAP_RESERVED`].
+    pub kind: u32,
+}
+
+/// Guest RAM as sorted, merged, half-open ranges (regions of a
+/// `GuestMemoryMmap` that touch are one range here).
+#[derive(Debug, Clone)]
+pub struct Ram {
+    pub runs: Vec<Range<u64>>,
+}
+
+impl Ram {
+    pub fn of(mem: &GuestMemoryMmap) -> Ram {
+        let mut v: Vec<Range<u64>> = mem
+            .iter()
+            .map(|r| {
+                let start = r.start_addr().0;
+                start..start.saturating_add(r.len())
+            })
+            .filter(|r| !r.is_empty())
+            .collect();
+        v.sort_by_key(|r| r.start);
+        Ram { runs: merge(v) }
+    }
+
+    /// Total bytes of RAM (what the user asked for with --mem).
+    pub fn size(&self) -> u64 {
+        self.runs.iter().map(|r| r.end - r.start).sum()
+    }
+
+    /// One past the highest RAM byte.
+    pub fn top(&self) -> u64 {
+        self.runs.last().map_or(0, |r| r.end)
+    }
+
+    /// The first address in `range` that is not RAM, if any.
+    pub fn first_hole(&self, range: &Range<u64>) -> Option<u64> {
+        let mut cur = range.start;
+        while cur < range.end {
+            match self.runs.iter().find(|r| r.contains(&cur)) {
+                Some(run) => cur = run.end,
+                None => return Some(cur),
+            }
+        }
+        None
+    }
+}
+
+/// Merges sorted ranges that overlap or touch.
+fn merge(sorted: Vec<Range<u64>>) -> Vec<Range<u64>> {
+    let mut out: Vec<Range<u64>> = Vec::with_capacity(sorted.len());
+    for r in sorted {
+        match out.last_mut() {
+            Some(last) if r.start <= last.end => last.end = last.end.max(r.end),
+            _ => out.push(r),
+        }
+    }
+    out
+}
+
+/// `runs` minus every range in `holes` (both sorted by start; holes may overlap).
+fn subtract(runs: &[Range<u64>], holes: &[Range<u64>]) -> Vec<Range<u64>> {
+    let mut out = Vec::new();
+    for run in runs {
+        let mut cur = run.start;
+        for h in holes {
+            if h.end <= cur || h.start >= run.end {
+                continue;
+            }
+            if h.start > cur {
+                out.push(cur..h.start);
+            }
+            cur = cur.max(h.end);
+            if cur >= run.end {
+                break;
+            }
+        }
+        if cur < run.end {
+            out.push(cur..run.end);
+        }
+    }
+    out
+}
+
+/// A reserved range as a half-open range, saturating instead of wrapping.
+pub fn reserved_range(r: &Reserved) -> Range<u64> {
+    r.base..r.base.saturating_add(r.len)
+}
+
+/// The memory map and `mem_upper` the guest is told about.
+#[derive(Debug, Clone)]
+pub struct MemoryMap {
+    pub entries: Vec<MmapEntry>,
+    /// KiB of contiguous usable RAM from 1 MiB (0 if none).
+    pub mem_upper: u32,
+}
+
+/// Builds the memory map: RAM minus the PC low-memory holes and minus every
+/// reserved device range; the fixed reserved blocks (EBDA, ACPI area); and
+/// each reserved device range below 4 GiB. The VGA hole 0xA0000–0xE0000 is
+/// left out entirely, as on QEMU. `mem_upper` is where usable RAM starting at
+/// 1 MiB first stops (kvm-unit-tests hands `[edata, mem_upper KiB)` to its
+/// page allocator, so it must not run into a device range).
+pub fn memory_map(ram: &Ram, reserved: &[Reserved]) -> MemoryMap {
+    let fixed_reserved = [
+        EBDA_START..LOW_RAM_END,
+        FIRMWARE_AREA_START..HIGH_MEMORY_START,
+    ];
+    let mut device: Vec<Range<u64>> = reserved
+        .iter()
+        .map(reserved_range)
+        .filter(|r| !r.is_empty())
+        .collect();
+
+    let mut holes: Vec<Range<u64>> = fixed_reserved.to_vec();
+    holes.push(LOW_RAM_END..FIRMWARE_AREA_START);
+    holes.extend(device.iter().cloned());
+    holes.sort_by_key(|r| r.start);
+    let usable = subtract(&ram.runs, &holes);
+
+    // Reserved entries: the fixed blocks plus devices below 4 GiB, merged so
+    // a device range that duplicates or touches a fixed block (say the ACPI
+    // area passed in again) yields one entry.
+    device.retain(|r| r.start < IDENTITY_MAP_END);
+    let mut res: Vec<Range<u64>> = fixed_reserved.to_vec();
+    res.extend(device);
+    res.sort_by_key(|r| r.start);
+    let res = merge(res);
+
+    let mut entries: Vec<MmapEntry> = usable
+        .iter()
+        .map(|r| MmapEntry {
+            base: r.start,
+            len: r.end - r.start,
+            kind: MMAP_RAM,
+        })
+        .chain(res.iter().map(|r| MmapEntry {
+            base: r.start,
+            len: r.end - r.start,
+            kind: MMAP_RESERVED,
+        }))
+        .collect();
+    entries.sort_by_key(|e| (e.base, e.kind));
+
+    let upper_end = usable
+        .iter()
+        .find(|r| r.start == HIGH_MEMORY_START)
+        .map_or(HIGH_MEMORY_START, |r| r.end.min(IDENTITY_MAP_END));
+    let mem_upper = ((upper_end - HIGH_MEMORY_START) / 1024) as u32;
+    MemoryMap { entries, mem_upper }
+}
+
+/// Multiboot info `flags` bits the loader sets.
+pub mod mbi_flags {
+    /// mem_lower / mem_upper valid.
+    pub const MEM: u32 = 1 << 0;
+    /// cmdline valid.
+    pub const CMDLINE: u32 = 1 << 2;
+    /// mods_count / mods_addr valid.
+    pub const MODS: u32 = 1 << 3;
+    /// mmap_length / mmap_addr valid.
+    pub const MMAP: u32 = 1 << 6;
+    /// boot_loader_name valid.
+    pub const LOADER_NAME: u32 = 1 << 9;
+}
+
+/// The boot loader name in the MBI.
+pub const BOOTLOADER_NAME: &str = "trapline";
+
+/// Inputs of the low area that vary per boot.
+pub struct LowArea<'a> {
+    pub cmdline: &'a [u8],
+    pub initrd: Option<Range<u64>>,
+    pub map: &'a MemoryMap,
+}
+
+/// Page-table entry bits.
+const PTE_PRESENT: u64 = 1 << 0;
+const PTE_WRITE: u64 = 1 << 1;
+const PTE_HUGE: u64 = 1 << 7;
+
+/// The bytes of `[LOADER_AREA_START, LOADER_AREA_END)`. The caller has
+/// checked that the command line and memory map fit their slots.
+pub fn low_area_bytes(a: &LowArea<'_>) -> Vec<u8> {
+    let mut buf = vec![0u8; (LOADER_AREA_END - LOADER_AREA_START) as usize];
+    let at = |addr: u64| (addr - LOADER_AREA_START) as usize;
+    let put = |buf: &mut Vec<u8>, addr: u64, bytes: &[u8]| {
+        let o = at(addr);
+        buf[o..o + bytes.len()].copy_from_slice(bytes);
+    };
+    let put32 = |buf: &mut Vec<u8>, addr: u64, v: u32| put(buf, addr, &v.to_le_bytes());
+    let put64 = |buf: &mut Vec<u8>, addr: u64, v: u64| put(buf, addr, &v.to_le_bytes());
+
+    put(&mut buf, GDT_ADDR, &gdt::gdt_bytes());
+
+    // Identity map 0..4 GiB: PML4[0] -> PDPT; PDPT[i] -> PD i; PD i maps GiB
+    // i with 512 2 MiB pages. The same shape kvm-unit-tests builds itself.
+    put64(&mut buf, PML4_ADDR, PDPT_ADDR | PTE_PRESENT | PTE_WRITE);
+    for i in 0..PD_COUNT {
+        let pd = PD_ADDR + i * PAGE_SIZE;
+        put64(&mut buf, PDPT_ADDR + i * 8, pd | PTE_PRESENT | PTE_WRITE);
+        for j in 0..512u64 {
+            let phys = (i << 30) | (j << 21);
+            put64(
+                &mut buf,
+                pd + j * 8,
+                phys | PTE_PRESENT | PTE_WRITE | PTE_HUGE,
+            );
+        }
+    }
+
+    put(&mut buf, CMDLINE_ADDR, a.cmdline); // NUL: buffer is zeroed
+    put(&mut buf, BOOTLOADER_NAME_ADDR, BOOTLOADER_NAME.as_bytes());
+    // MODULE_CMDLINE_ADDR holds "" (already zero).
+
+    for (i, e) in a.map.entries.iter().enumerate() {
+        let addr = MMAP_ADDR + i as u64 * MMAP_ENTRY_SIZE;
+        put32(&mut buf, addr, (MMAP_ENTRY_SIZE - 4) as u32);
+        put64(&mut buf, addr + 4, e.base);
+        put64(&mut buf, addr + 12, e.len);
+        put32(&mut buf, addr + 20, e.kind);
+    }
+
+    let mut flags = mbi_flags::MEM | mbi_flags::CMDLINE | mbi_flags::MMAP | mbi_flags::LOADER_NAME;
+    if let Some(initrd) = &a.initrd {
+        flags |= mbi_flags::MODS;
+        // Bounds were checked below 4 GiB by the caller.
+        put32(&mut buf, MODULES_ADDR, initrd.start as u32);
+        put32(&mut buf, MODULES_ADDR + 4, initrd.end as u32);
+        put32(&mut buf, MODULES_ADDR + 8, MODULE_CMDLINE_ADDR as u32);
+        put32(&mut buf, MBI_ADDR + 20, 1);
+        put32(&mut buf, MBI_ADDR + 24, MODULES_ADDR as u32);
+    }
+    put32(&mut buf, MBI_ADDR, flags);
+    put32(&mut buf, MBI_ADDR + 4, MEM_LOWER_KIB);
+    put32(&mut buf, MBI_ADDR + 8, a.map.mem_upper);
+    put32(&mut buf, MBI_ADDR + 16, CMDLINE_ADDR as u32);
+    put32(
+        &mut buf,
+        MBI_ADDR + 44,
+        (a.map.entries.len() as u64 * MMAP_ENTRY_SIZE) as u32,
+    );
+    put32(&mut buf, MBI_ADDR + 48, MMAP_ADDR as u32);
+    put32(&mut buf, MBI_ADDR + 64, BOOTLOADER_NAME_ADDR as u32);
+    buf
+}
+
+/// Most memory-map entries that fit the mmap slot.
+pub const MMAP_MAX_ENTRIES: usize = (MMAP_CAPACITY / MMAP_ENTRY_SIZE) as usize;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ram(runs: &[Range<u64>]) -> Ram {
+        Ram {
+            runs: runs.to_vec(),
+        }
+    }
+
+    #[test]
+    fn subtract_carves_holes() {
+        let got = subtract(&[0..100, 200..300], &[10..20, 15..30, 90..210, 250..260]);
+        assert_eq!(got, vec![0..10, 30..90, 210..250, 260..300]);
+    }
+
+    #[test]
+    fn first_hole_walks_adjacent_runs() {
+        let r = ram(&[0..0x1000, 0x2000..0x3000]);
+        assert_eq!(r.first_hole(&(0..0x1000)), None);
+        assert_eq!(r.first_hole(&(0x800..0x2800)), Some(0x1000));
+        assert_eq!(r.first_hole(&(0x2800..0x3001)), Some(0x3000));
+    }
+
+    #[test]
+    fn memory_map_for_plain_ram_matches_qemu_shape() {
+        let m = memory_map(
+            &ram(&[Range {
+                start: 0,
+                end: 32 << 20,
+            }]),
+            &[],
+        );
+        let got: Vec<(u64, u64, u32)> = m.entries.iter().map(|e| (e.base, e.len, e.kind)).collect();
+        assert_eq!(
+            got,
+            vec![
+                (0, 0x9FC00, MMAP_RAM),
+                (0x9FC00, 0x400, MMAP_RESERVED),
+                (0xE0000, 0x20000, MMAP_RESERVED),
+                (0x100000, (32 << 20) - 0x100000, MMAP_RAM),
+            ]
+        );
+        assert_eq!(m.mem_upper, 31 * 1024);
+    }
+
+    #[test]
+    fn reserved_inside_ram_cuts_ram_and_mem_upper() {
+        let r = [Reserved {
+            base: 0x80_0000,
+            len: 0x1000,
+            name: "dev",
+        }];
+        let m = memory_map(
+            &ram(&[Range {
+                start: 0,
+                end: 16 << 20,
+            }]),
+            &r,
+        );
+        assert_eq!(m.mem_upper, (0x80_0000 - 0x10_0000) / 1024);
+        assert!(m.entries.contains(&MmapEntry {
+            base: 0x80_1000,
+            len: (16 << 20) - 0x80_1000,
+            kind: MMAP_RAM
+        }));
+    }
+}

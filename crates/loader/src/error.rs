@@ -1,0 +1,353 @@
+//! The one error type of the loader.
+//!
+//! Every message names the offending thing (which header, which segment, which
+//! range) and, where there is one, what the user can do about it: the loader's
+//! errors end up in front of someone who typed `trapline run foo.flat`, not in
+//! front of the person who wrote the ELF parser.
+
+use std::fmt;
+
+use thiserror::Error;
+
+/// Why an image could not be inspected or loaded.
+#[derive(Debug, Error)]
+#[non_exhaustive]
+pub enum LoadError {
+    /// The image file is empty.
+    #[error(
+        "the guest image is empty (0 bytes): pass an ELF executable such as a kvm-unit-tests .flat"
+    )]
+    Empty,
+
+    /// The image ends before a header that must be there.
+    #[error("the guest image is truncated: it is {len} bytes but its {what} needs {need} bytes")]
+    Truncated {
+        /// What was being read.
+        what: &'static str,
+        /// Bytes needed.
+        need: u64,
+        /// Bytes in the file.
+        len: u64,
+    },
+
+    /// The image does not start with `\x7fELF`.
+    #[error("the guest image is not an ELF file (it does not start with \\x7fELF): trapline boots ELF executables (a kvm-unit-tests .flat is one); raw binaries and bzImages are not supported")]
+    NotElf,
+
+    /// `EI_CLASS` is neither ELFCLASS32 nor ELFCLASS64.
+    #[error("the guest image has ELF class {0} (EI_CLASS); expected 1 (ELF32) or 2 (ELF64)")]
+    BadClass(u8),
+
+    /// `EI_DATA` is not little-endian.
+    #[error("the guest image is not little-endian (EI_DATA = {0}); x86 images are ELFDATA2LSB")]
+    NotLittleEndian(u8),
+
+    /// `e_machine` does not match the class.
+    #[error("the guest image is an ELF{bits} file for machine {machine} (e_machine); trapline boots ELF32 EM_386 (3, Multiboot) and ELF64 EM_X86_64 (62) images")]
+    WrongMachine {
+        /// 32 or 64.
+        bits: u8,
+        /// The `e_machine` found.
+        machine: u16,
+    },
+
+    /// `e_type` is not ET_EXEC.
+    #[error("the guest image has ELF type {0} (e_type); trapline loads only ET_EXEC (2) executables linked at fixed physical addresses")]
+    NotExecutable(u16),
+
+    /// `e_phentsize` is not the size of a program header of this class.
+    #[error("the guest image's program headers are {got} bytes each (e_phentsize); ELF{bits} needs {expected}")]
+    BadPhentsize {
+        /// 32 or 64.
+        bits: u8,
+        /// The `e_phentsize` found.
+        got: u16,
+        /// The size of `Elf32_Phdr`/`Elf64_Phdr`.
+        expected: u16,
+    },
+
+    /// `e_phnum` is PN_XNUM (extended numbering through section header 0).
+    #[error("the guest image uses extended program header numbering (e_phnum = 0xffff); trapline supports at most 65534 program headers")]
+    ExtendedPhnum,
+
+    /// The program header table does not lie inside the file.
+    #[error("the guest image's program header table ({phnum} entries of {phentsize} bytes at file offset {phoff:#x}) does not fit in the {len}-byte file: the file is truncated or corrupt")]
+    PhdrTableOutOfFile {
+        /// `e_phoff`.
+        phoff: u64,
+        /// `e_phnum`.
+        phnum: u16,
+        /// `e_phentsize`.
+        phentsize: u16,
+        /// File length.
+        len: u64,
+    },
+
+    /// The program header table overlaps the ELF header.
+    #[error("the guest image's program header table starts at file offset {phoff:#x}, inside the {ehsize}-byte ELF header: the file is corrupt")]
+    PhdrTableInHeader {
+        /// `e_phoff`.
+        phoff: u64,
+        /// Size of the ELF header of this class.
+        ehsize: u64,
+    },
+
+    /// A PT_LOAD's file bytes lie (partly) outside the file.
+    #[error("PT_LOAD segment {index}: its {filesz:#x} file bytes at offset {offset:#x} run past the end of the {len}-byte file: the file is truncated or corrupt")]
+    SegmentOutOfFile {
+        /// Index in the program header table.
+        index: usize,
+        /// `p_offset`.
+        offset: u64,
+        /// `p_filesz`.
+        filesz: u64,
+        /// File length.
+        len: u64,
+    },
+
+    /// A PT_LOAD has more file bytes than memory bytes.
+    #[error("PT_LOAD segment {index}: p_filesz {filesz:#x} is larger than p_memsz {memsz:#x}: the file is corrupt")]
+    FileszExceedsMemsz {
+        /// Index in the program header table.
+        index: usize,
+        /// `p_filesz`.
+        filesz: u64,
+        /// `p_memsz`.
+        memsz: u64,
+    },
+
+    /// `p_paddr + p_memsz` wraps around the address space of the class.
+    #[error("PT_LOAD segment {index}: p_paddr {paddr:#x} + p_memsz {memsz:#x} overflows the {bits}-bit physical address space")]
+    SegmentAddressOverflow {
+        /// Index in the program header table.
+        index: usize,
+        /// `p_paddr`.
+        paddr: u64,
+        /// `p_memsz`.
+        memsz: u64,
+        /// 32 or 64.
+        bits: u8,
+    },
+
+    /// Two PT_LOAD segments claim the same guest-physical bytes.
+    #[error("PT_LOAD segments {first} ({first_range}) and {second} ({second_range}) overlap in physical memory: the image is corrupt or not linked for physical loading")]
+    OverlappingSegments {
+        /// Lower-addressed segment's index.
+        first: usize,
+        /// Its range.
+        first_range: Span,
+        /// The other segment's index.
+        second: usize,
+        /// Its range.
+        second_range: Span,
+    },
+
+    /// An ELF64 PT_NOTE segment is malformed.
+    #[error("PT_NOTE segment {index} is malformed: {reason}: the file is truncated or corrupt")]
+    BadNote {
+        /// Index in the program header table.
+        index: usize,
+        /// What is wrong.
+        reason: String,
+    },
+
+    /// No PT_LOAD program header at all.
+    #[error("the guest image has no PT_LOAD program header, so there is nothing to load")]
+    NoLoadSegment,
+
+    /// `e_entry` is not inside the file-backed part of any PT_LOAD.
+    #[error("the entry point {entry:#x} (e_entry) is not inside the loaded bytes of any PT_LOAD segment (physical addresses): the image would start executing garbage")]
+    EntryOutsideSegments {
+        /// `e_entry`.
+        entry: u64,
+    },
+
+    /// ELF32 without a (valid) Multiboot v1 header.
+    #[error("the guest image is ELF32 but has no Multiboot v1 header (magic 0x1badb002, 4-byte aligned, in the first 8 KiB): trapline boots ELF32 images only as Multiboot kernels; link it with a Multiboot header or build it as ELF64")]
+    Elf32WithoutMultiboot,
+
+    /// A Multiboot magic was found but its checksum is wrong.
+    #[error("the Multiboot header at file offset {offset:#x} has a bad checksum (magic + flags + checksum must be 0 mod 2^32; flags {flags:#x}, checksum {checksum:#x}): the image is corrupt")]
+    MultibootBadChecksum {
+        /// File offset of the header.
+        offset: u64,
+        /// Its flags word.
+        flags: u32,
+        /// Its checksum word.
+        checksum: u32,
+    },
+
+    /// The Multiboot header asks for a mandatory feature we do not provide.
+    #[error("the Multiboot header (flags {flags:#x}) requires feature bit {bit}, which trapline cannot honour (it provides bit 0 page-aligned modules and bit 1 memory information, and ignores bit 2 video mode as QEMU does)")]
+    MultibootUnsupportedFlag {
+        /// The lowest unsupported bit in 0–15.
+        bit: u32,
+        /// The whole flags word.
+        flags: u32,
+    },
+
+    /// The Multiboot header uses the a.out kludge (flags bit 16).
+    #[error("the Multiboot header (flags {flags:#x}) sets bit 16 (a.out kludge: load addresses in the header); trapline loads Multiboot kernels from their ELF program headers only: relink without the kludge")]
+    MultibootAoutKludge {
+        /// The whole flags word.
+        flags: u32,
+    },
+
+    /// An ELF64 entry point the loader's identity map does not cover.
+    #[error("the ELF64 entry point {entry:#x} is above 4 GiB; trapline starts ELF64 images with an identity map of the first 4 GiB only")]
+    EntryNotIdentityMapped {
+        /// `e_entry`.
+        entry: u64,
+    },
+
+    /// Guest RAM does not cover the first megabyte.
+    #[error("guest RAM must be one contiguous range from address 0 to at least 1 MiB (the boot structures and the low-memory map live there); RAM starts {found}")]
+    NoLowRam {
+        /// Description of what was found.
+        found: String,
+    },
+
+    /// Something would end past the top of guest RAM.
+    #[error("{what} ends at {end_mib} ({end:#x}), beyond the {ram_mib} of guest RAM: give the VM more memory with --mem (it needs at least {need_mib})")]
+    BeyondRam {
+        /// What was being placed.
+        what: String,
+        /// Its exclusive end address.
+        end: u64,
+        /// `end` in MiB, for humans.
+        end_mib: Mib,
+        /// RAM size.
+        ram_mib: Mib,
+        /// RAM needed, rounded up to a MiB.
+        need_mib: Mib,
+    },
+
+    /// Something would land in a hole of guest RAM.
+    #[error(
+        "{what} is not backed by guest RAM at {addr:#x} (a hole in the guest-physical memory map)"
+    )]
+    NotInRam {
+        /// What was being placed.
+        what: String,
+        /// First address not in RAM.
+        addr: u64,
+    },
+
+    /// Something would overlap a device range owned by the machine.
+    #[error("{what} overlaps the {name} range {range}, which the machine reserves for a device")]
+    OverlapsReserved {
+        /// What was being placed.
+        what: String,
+        /// The reserved range's name.
+        name: &'static str,
+        /// The reserved range.
+        range: Span,
+    },
+
+    /// Something would overlap memory the loader itself uses.
+    #[error("{what} overlaps {area} {range}, which trapline keeps for its boot structures: relink the image at 1 MiB or above")]
+    OverlapsLoaderArea {
+        /// What was being placed.
+        what: String,
+        /// Name of the area.
+        area: &'static str,
+        /// The area.
+        range: Span,
+    },
+
+    /// The initrd would not be addressable by 32-bit Multiboot module fields.
+    #[error("{what} would end above 4 GiB; Multiboot module addresses are 32-bit")]
+    InitrdAbove4GiB {
+        /// The initrd and where it would go.
+        what: String,
+    },
+
+    /// The command line does not fit its slot in low memory.
+    #[error("the guest command line is {len} bytes; at most {max} fit (it is copied to a fixed low-memory slot)")]
+    CmdlineTooLong {
+        /// Its length in bytes.
+        len: usize,
+        /// The maximum.
+        max: usize,
+    },
+
+    /// The command line contains a NUL byte, which would silently cut it.
+    #[error("the guest command line contains a NUL byte, which would cut it short in the guest: remove it")]
+    CmdlineNul,
+
+    /// Too many memory map entries for the mmap slot.
+    #[error("the Multiboot memory map would need {entries} entries; at most {max} fit: the machine reserves too many separate ranges")]
+    TooManyMmapEntries {
+        /// Entries needed.
+        entries: usize,
+        /// Capacity.
+        max: usize,
+    },
+
+    /// linux-loader refused the ELF64 image after our own checks passed.
+    #[error("linux-loader could not copy the ELF64 image into guest memory: {0}")]
+    Elf64Copy(#[source] linux_loader::loader::Error),
+
+    /// A guest-memory access failed (cannot happen after the placement checks
+    /// unless the memory map changed under us; kept so nothing panics).
+    #[error("writing {what} to guest memory at {addr:#x} failed: {source}")]
+    GuestMemory {
+        /// What was being written.
+        what: &'static str,
+        /// Where.
+        addr: u64,
+        /// vm-memory's error.
+        #[source]
+        source: vm_memory::GuestMemoryError,
+    },
+}
+
+/// A byte count shown in MiB: whole MiB print as `8 MiB`, others with one
+/// decimal (`16.4 MiB`), or three when one would round to a whole number and
+/// hide the difference (`8.004 MiB`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Mib(pub u64);
+
+impl fmt::Display for Mib {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        const MIB: u64 = 1 << 20;
+        if self.0 & (MIB - 1) == 0 {
+            return write!(f, "{} MiB", self.0 / MIB);
+        }
+        let v = self.0 as f64 / MIB as f64;
+        let one = format!("{v:.1}");
+        if one.ends_with(".0") {
+            write!(f, "{v:.3} MiB")
+        } else {
+            write!(f, "{one} MiB")
+        }
+    }
+}
+
+/// A half-open guest-physical range, printed as `0x400000..0x1060000`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Span {
+    /// First byte.
+    pub start: u64,
+    /// One past the last byte.
+    pub end: u64,
+}
+
+impl fmt::Display for Span {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{:#x}..{:#x}", self.start, self.end)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn mib_formatting() {
+        assert_eq!(Mib(8 << 20).to_string(), "8 MiB");
+        assert_eq!(Mib(0x106_0000).to_string(), "16.4 MiB");
+        assert_eq!(Mib((8 << 20) + 4096).to_string(), "8.004 MiB");
+        assert_eq!(Mib(512 << 10).to_string(), "0.5 MiB");
+    }
+}

@@ -1,0 +1,245 @@
+//! Building a machine: memory and image, devices on buses, fast paths,
+//! vCPUs.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use trapline_abi as abi;
+use trapline_devices::debug_exit::DebugExit;
+use trapline_devices::power::BochsShutdown;
+use trapline_devices::probe::{ProbeDevice, ProbeSpace};
+use trapline_devices::serial::{Uart, UART_LEN};
+use trapline_devices::ucall::UcallPort;
+use trapline_exit::{Bus, BusBuilder, ExitCounters};
+use trapline_fastpath::{CoalescedRing, CoalescedZone, Datamatch, IoEvent, ReadOnlyRegion, Space};
+use trapline_kvm::{HostKvm, VcpuFd, Vm, VmConfig};
+
+use crate::config::{LabFixtures, MachineConfig};
+use crate::layout::MAX_MEM_MIB;
+use crate::{boot, MachineError};
+
+/// A built machine, ready to run.
+pub struct Machine {
+    // Field order is drop order: fast paths and vCPUs go before the VM
+    // whose fd they use, and the VM before its memory.
+    pub(crate) fastpaths: Fastpaths,
+    pub(crate) vcpus: Vec<VcpuFd>,
+    pub(crate) ring: Option<Arc<CoalescedRing>>,
+    pub(crate) pio: Arc<Bus>,
+    pub(crate) mmio: Arc<Bus>,
+    pub(crate) counters: Arc<[Arc<ExitCounters>]>,
+    pub(crate) probe_pio: Arc<ProbeDevice>,
+    pub(crate) probe_mmio: Arc<ProbeDevice>,
+    pub(crate) timeout: Option<std::time::Duration>,
+    pub(crate) lab: LabFixtures,
+    pub(crate) tsc_khz: Option<u32>,
+    pub(crate) vm: Vm,
+}
+
+/// The lab's fast paths, kept alive for the run.
+#[derive(Default)]
+pub(crate) struct Fastpaths {
+    pub(crate) ioevents: BTreeMap<&'static str, IoEvent>,
+    pub(crate) zones: Vec<CoalescedZone>,
+    pub(crate) ro: Option<ReadOnlyRegion>,
+}
+
+/// What the lab reads back after a run to check its scenarios.
+pub struct LabReadout {
+    /// The PIO probe device (write counts per register).
+    pub probe_pio: Arc<ProbeDevice>,
+    /// The MMIO probe device.
+    pub probe_mmio: Arc<ProbeDevice>,
+    /// How many times each lab ioeventfd fired, by name
+    /// (`pio-wildcard`, `pio-datamatch`, `mmio-wildcard`, `mmio-datamatch`).
+    pub ioevent_counts: BTreeMap<&'static str, u64>,
+}
+
+impl Machine {
+    /// Build a machine on `kvm` from `config`.
+    pub fn build(kvm: &HostKvm, config: MachineConfig) -> Result<Machine, MachineError> {
+        if config.mem_mib == 0 || config.mem_mib > MAX_MEM_MIB {
+            return Err(MachineError::Config(format!(
+                "--mem {}: guest RAM must be 1 to {MAX_MEM_MIB} MiB",
+                config.mem_mib
+            )));
+        }
+        let vm = Vm::new(
+            kvm,
+            VmConfig {
+                mem_bytes: config.mem_mib << 20,
+                vcpus: config.vcpus,
+                irqchip: config.irqchip,
+            },
+        )?;
+        let boot = boot::load_image(&vm, &config)?;
+
+        let counters: Arc<[Arc<ExitCounters>]> = (0..config.vcpus)
+            .map(|_| Arc::new(ExitCounters::default()))
+            .collect::<Vec<_>>()
+            .into();
+        let probe_pio = Arc::new(ProbeDevice::new(ProbeSpace::Pio));
+        let probe_mmio = Arc::new(ProbeDevice::new(ProbeSpace::Mmio));
+
+        let mut pio = BusBuilder::new();
+        pio.insert(
+            "com1",
+            abi::COM1_PORT.into(),
+            UART_LEN,
+            Arc::new(Uart::new(config.serial)),
+        )?;
+        pio.insert(
+            "isa-debug-exit",
+            abi::DEBUG_EXIT_PORT.into(),
+            abi::DEBUG_EXIT_LEN.into(),
+            Arc::new(DebugExit),
+        )?;
+        pio.insert(
+            "bochs-shutdown",
+            abi::BOCHS_SHUTDOWN_PORT.into(),
+            1,
+            Arc::new(BochsShutdown::default()),
+        )?;
+        let ucall = UcallPort::new(vm.memory().clone(), counters.clone(), config.ucall_sink);
+        pio.insert("ucall", abi::UCALL_PORT.into(), 4, Arc::new(ucall))?;
+        let probe_ports = abi::PROBE_PIO_USER_PORT as u64;
+        let probe_len = (abi::UCALL_PORT + abi::TRAPLINE_PORTS_LEN) as u64 - probe_ports;
+        pio.insert("probe", probe_ports, probe_len, probe_pio.clone())?;
+
+        let mut mmio = BusBuilder::new();
+        mmio.insert(
+            "probe",
+            abi::PROBE_MMIO_BASE,
+            abi::PROBE_MMIO_LEN,
+            probe_mmio.clone(),
+        )?;
+
+        let fastpaths = lab_fastpaths(kvm, &vm, config.lab)?;
+
+        let mut vcpus = Vec::with_capacity(config.vcpus as usize);
+        for i in 0..config.vcpus {
+            vcpus.push(vm.create_vcpu(i, (i == 0).then_some(&boot))?);
+        }
+        let tsc_khz = vcpus.first().and_then(|v| v.get_tsc_khz().ok());
+        let ring = if config.lab.coalesced {
+            Some(Arc::new(CoalescedRing::map(&vcpus[0])?))
+        } else {
+            None
+        };
+
+        Ok(Machine {
+            fastpaths,
+            vcpus,
+            ring,
+            pio: Arc::new(pio.build()),
+            mmio: Arc::new(mmio.build()),
+            counters,
+            probe_pio,
+            probe_mmio,
+            timeout: config.timeout,
+            lab: config.lab,
+            tsc_khz,
+            vm,
+        })
+    }
+
+    /// The guest's TSC frequency as KVM reports it (KVM_GET_TSC_KHZ).
+    pub fn tsc_khz(&self) -> Option<u32> {
+        self.tsc_khz
+    }
+
+    /// The VM (for tests and the lab).
+    pub fn vm(&self) -> &Vm {
+        &self.vm
+    }
+
+    /// The PIO bus, as built.
+    pub fn pio_bus(&self) -> &Bus {
+        &self.pio
+    }
+
+    /// The MMIO bus, as built.
+    pub fn mmio_bus(&self) -> &Bus {
+        &self.mmio
+    }
+
+    pub(crate) fn readout(&self) -> LabReadout {
+        LabReadout {
+            probe_pio: self.probe_pio.clone(),
+            probe_mmio: self.probe_mmio.clone(),
+            ioevent_counts: self
+                .fastpaths
+                .ioevents
+                .iter()
+                .map(|(k, v)| (*k, v.take_count()))
+                .collect(),
+        }
+    }
+}
+
+fn lab_fastpaths(kvm: &HostKvm, vm: &Vm, lab: LabFixtures) -> Result<Fastpaths, MachineError> {
+    let mut f = Fastpaths::default();
+    let fd = vm.fd();
+    if lab.ioeventfds {
+        let dm = Datamatch::U32(abi::PROBE_DATAMATCH_VALUE);
+        // Without "any length" KVM refuses a length-0 MMIO ioeventfd; fall
+        // back to a 4-byte datamatch-free match is not expressible, so the
+        // MMIO wildcard then matches the value the probe writes.
+        let mmio_wild = if kvm.has_ioeventfd_any_length() {
+            Datamatch::Any
+        } else {
+            Datamatch::U32(abi::PROBE_WILDCARD_VALUE)
+        };
+        f.ioevents.insert(
+            "pio-wildcard",
+            IoEvent::register(
+                fd.clone(),
+                Space::Pio,
+                abi::PROBE_PIO_WILDCARD_PORT.into(),
+                Datamatch::Any,
+            )?,
+        );
+        f.ioevents.insert(
+            "pio-datamatch",
+            IoEvent::register(
+                fd.clone(),
+                Space::Pio,
+                abi::PROBE_PIO_DATAMATCH_PORT.into(),
+                dm,
+            )?,
+        );
+        f.ioevents.insert(
+            "mmio-wildcard",
+            IoEvent::register(fd.clone(), Space::Mmio, abi::PROBE_MMIO_WILDCARD, mmio_wild)?,
+        );
+        f.ioevents.insert(
+            "mmio-datamatch",
+            IoEvent::register(fd.clone(), Space::Mmio, abi::PROBE_MMIO_DATAMATCH, dm)?,
+        );
+    }
+    if lab.coalesced {
+        f.zones.push(CoalescedZone::register(
+            fd.clone(),
+            Space::Mmio,
+            abi::PROBE_MMIO_COALESCED,
+            abi::PROBE_PAGE_SIZE as u32,
+        )?);
+        f.zones.push(CoalescedZone::register(
+            fd.clone(),
+            Space::Pio,
+            abi::PROBE_PIO_COALESCED_PORT.into(),
+            4,
+        )?);
+    }
+    if lab.ro_memslot {
+        let ro = ReadOnlyRegion::map(
+            fd.clone(),
+            vm.alloc_slot(),
+            abi::PROBE_RO_MEMSLOT,
+            abi::PROBE_PAGE_SIZE as usize,
+        )?;
+        ro.write(0, &abi::PROBE_READ_VALUE.to_le_bytes());
+        f.ro = Some(ro);
+    }
+    Ok(f)
+}

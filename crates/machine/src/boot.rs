@@ -1,0 +1,76 @@
+//! From a loaded image to the boot vCPU's registers.
+
+use trapline_kvm::{BootCpuState, CpuMode, Segment, Vm};
+use trapline_loader::gdt::SegmentFields;
+use trapline_loader::{load, BootSetup, EntryMode, LoadRequest, Reserved};
+
+use crate::layout::HOLES;
+use crate::{MachineConfig, MachineError};
+
+fn segment(f: SegmentFields) -> Segment {
+    Segment {
+        selector: f.selector,
+        base: f.base,
+        limit: f.limit,
+        type_: f.type_,
+        s: f.s.into(),
+        dpl: f.dpl,
+        present: f.present.into(),
+        avl: f.avl.into(),
+        l: f.l.into(),
+        db: f.db.into(),
+        g: f.g.into(),
+    }
+}
+
+/// The boot vCPU state the loader's setup asks for.
+pub(crate) fn cpu_state(setup: &BootSetup) -> BootCpuState {
+    let (mode, rip, rsp, rax, rbx) = match setup.entry {
+        EntryMode::Protected32 { eip, eax, ebx } => {
+            // ESP is not part of the Multiboot contract; point it somewhere
+            // harmless (the loader's boot stack) rather than at 0.
+            (
+                CpuMode::Protected32,
+                eip.into(),
+                trapline_loader::layout::BOOT_STACK_TOP,
+                eax.into(),
+                ebx.into(),
+            )
+        }
+        EntryMode::Long64 { rip, rsp, rbx, cr3 } => (CpuMode::Long64 { cr3 }, rip, rsp, 0, rbx),
+    };
+    BootCpuState {
+        mode,
+        rip,
+        rsp,
+        rax,
+        rbx,
+        gdt_base: setup.gdt.base,
+        gdt_limit: setup.gdt.limit,
+        code: segment(setup.code_segment()),
+        data: segment(setup.data_segment()),
+    }
+}
+
+/// Load the configured image into the VM's memory.
+pub(crate) fn load_image(vm: &Vm, config: &MachineConfig) -> Result<BootCpuState, MachineError> {
+    let reserved: Vec<Reserved> = HOLES
+        .iter()
+        .map(|h| Reserved {
+            base: h.base,
+            len: h.len,
+            name: h.name,
+        })
+        .collect();
+    let setup = load(
+        vm.memory(),
+        &LoadRequest {
+            image: &config.kernel,
+            image_name: &config.kernel_name,
+            append: &config.append,
+            initrd: config.initrd.as_deref(),
+            reserved: &reserved,
+        },
+    )?;
+    Ok(cpu_state(&setup))
+}

@@ -1,0 +1,79 @@
+//! What a machine is built from.
+
+use std::sync::mpsc::Sender;
+use std::time::Duration;
+
+use trapline_devices::serial::SerialOutput;
+use trapline_devices::ucall::UcallEvent;
+
+/// The lab's fast paths on the probe addresses of the ABI. Off for a plain
+/// `trapline run`; the lab turns on what a scenario needs.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct LabFixtures {
+    /// Serve PROBE_PIO_FLOOR_PORT in the run loop itself (vmm-floor-pio).
+    pub floor: bool,
+    /// ioeventfds on the wildcard and datamatch probe port and pages.
+    pub ioeventfds: bool,
+    /// Coalesced zones on the coalesced probe port and page.
+    pub coalesced: bool,
+    /// The read-only memslot page.
+    pub ro_memslot: bool,
+}
+
+impl LabFixtures {
+    /// Everything on.
+    pub fn all() -> Self {
+        Self {
+            floor: true,
+            ioeventfds: true,
+            coalesced: true,
+            ro_memslot: true,
+        }
+    }
+}
+
+/// How to build a machine.
+pub struct MachineConfig {
+    /// Guest RAM in MiB (1..=3072).
+    pub mem_mib: u64,
+    /// Number of vCPUs (1..=64).
+    pub vcpus: u32,
+    /// In-kernel irqchip and PIT (on unless a lab scenario needs HLT exits).
+    pub irqchip: bool,
+    /// The guest image bytes.
+    pub kernel: Vec<u8>,
+    /// How the image is named on the guest's command line (argv0).
+    pub kernel_name: String,
+    /// The rest of the guest command line.
+    pub append: String,
+    /// An optional Multiboot module.
+    pub initrd: Option<Vec<u8>>,
+    /// Where COM1 output goes.
+    pub serial: SerialOutput,
+    /// End the run after this long.
+    pub timeout: Option<Duration>,
+    /// Where ucall messages go (none: dropped).
+    pub ucall_sink: Option<Sender<UcallEvent>>,
+    /// Lab fast paths.
+    pub lab: LabFixtures,
+}
+
+impl MachineConfig {
+    /// A machine for `kernel` with defaults: 128 MiB, 1 vCPU, irqchip on,
+    /// serial to stdout, no timeout.
+    pub fn new(kernel: Vec<u8>, kernel_name: impl Into<String>) -> Self {
+        Self {
+            mem_mib: 128,
+            vcpus: 1,
+            irqchip: true,
+            kernel,
+            kernel_name: kernel_name.into(),
+            append: String::new(),
+            initrd: None,
+            serial: SerialOutput::Stdout,
+            timeout: None,
+            ucall_sink: None,
+            lab: LabFixtures::default(),
+        }
+    }
+}

@@ -1,0 +1,105 @@
+//! trapline's guest-physical address map, in one place.
+//!
+//! ```text
+//!  0x0000_0000  RAM (page 0 stays plain RAM: kvm-unit-tests puts its AP
+//!               trampoline there); loader boot area 0x1000-0xFFFF; ACPI
+//!               tables 0xE0000-0xFFFFF; images from 1 MiB up
+//!  ...          RAM up to --mem (at most 3 GiB)
+//!  0xB000_0000  PCI ECAM window (bus 0: 1 MiB)
+//!  0xD000_0000  trapline probe MMIO window (lab)
+//!  0xE000_0000  PCI MMIO BAR window
+//!  0xFEC0_0000  IOAPIC (KVM)
+//!  0xFEE0_0000  LAPIC (KVM)
+//!  0xFEFF_C000  KVM identity map + TSS (Intel, real-mode code)
+//!  0xFF00_0000  pc-testdev MMIO scratch (64 KiB)
+//! ```
+
+use trapline_abi as abi;
+
+/// Most RAM trapline maps, in MiB (it must stay below the device holes).
+pub const MAX_MEM_MIB: u64 = abi::MAX_RAM_MIB;
+/// ECAM (PCI MMCONFIG) base.
+pub const ECAM_BASE: u64 = 0xb000_0000;
+/// ECAM size for bus 0.
+pub const ECAM_LEN: u64 = 0x10_0000;
+/// PCI MMIO BAR window.
+pub const PCI_MMIO_BASE: u64 = 0xe000_0000;
+/// End (exclusive) of the PCI MMIO BAR window.
+pub const PCI_MMIO_END: u64 = 0xfec0_0000;
+/// First port of the PCI I/O BAR window.
+pub const PCI_IO_BASE: u64 = 0xc000;
+/// End (exclusive) of the PCI I/O window.
+pub const PCI_IO_END: u64 = 0x1_0000;
+/// The in-kernel IOAPIC page.
+pub const IOAPIC_BASE: u64 = 0xfec0_0000;
+/// The in-kernel LAPIC page.
+pub const LAPIC_BASE: u64 = 0xfee0_0000;
+/// KVM's identity map and TSS pages (see trapline-kvm).
+pub const KVM_PRIVATE_BASE: u64 = 0xfeff_c000;
+/// Size of [`KVM_PRIVATE_BASE`].
+pub const KVM_PRIVATE_LEN: u64 = 0x4000;
+
+/// A guest-physical range the machine owns, which no image may overlap.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Hole {
+    /// Base.
+    pub base: u64,
+    /// Length.
+    pub len: u64,
+    /// What lives there.
+    pub name: &'static str,
+}
+
+/// Every MMIO range the machine owns.
+pub const HOLES: &[Hole] = &[
+    Hole {
+        base: ECAM_BASE,
+        len: ECAM_LEN,
+        name: "PCI ECAM window",
+    },
+    Hole {
+        base: abi::PROBE_MMIO_BASE,
+        len: abi::PROBE_MMIO_LEN,
+        name: "trapline probe window",
+    },
+    Hole {
+        base: PCI_MMIO_BASE,
+        len: PCI_MMIO_END - PCI_MMIO_BASE,
+        name: "PCI MMIO window",
+    },
+    Hole {
+        base: IOAPIC_BASE,
+        len: 0x1000,
+        name: "IOAPIC",
+    },
+    Hole {
+        base: LAPIC_BASE,
+        len: 0x1000,
+        name: "LAPIC",
+    },
+    Hole {
+        base: KVM_PRIVATE_BASE,
+        len: KVM_PRIVATE_LEN,
+        name: "KVM identity map/TSS",
+    },
+];
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn holes_do_not_overlap_and_sit_above_ram() {
+        for (i, a) in HOLES.iter().enumerate() {
+            assert!(a.base >= MAX_MEM_MIB << 20, "{} overlaps RAM", a.name);
+            for b in &HOLES[i + 1..] {
+                assert!(
+                    a.base + a.len <= b.base || b.base + b.len <= a.base,
+                    "{} overlaps {}",
+                    a.name,
+                    b.name
+                );
+            }
+        }
+    }
+}

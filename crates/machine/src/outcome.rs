@@ -1,0 +1,165 @@
+//! How a run ended, and the process exit status for it.
+
+use trapline_exit::StopReason;
+use trapline_kvm::VcpuEnd;
+
+/// Process exit statuses `trapline run` uses. Debug-exit statuses are
+/// always odd (`(V << 1) | 1`), so every other outcome gets an even code.
+pub mod status {
+    /// The guest powered off (Bochs shutdown port, ACPI S5).
+    pub const POWER_OFF: i32 = 0;
+    /// Bad command line.
+    pub const USAGE: i32 = 2;
+    /// The guest image is missing, unreadable or invalid.
+    pub const BAD_IMAGE: i32 = 4;
+    /// /dev/kvm is missing or not accessible.
+    pub const NO_KVM: i32 = 6;
+    /// Any other host-side failure (a KVM ioctl, a file, a thread).
+    pub const VMM_ERROR: i32 = 8;
+    /// The guest triple-faulted (KVM_EXIT_SHUTDOWN) or asked for a reset.
+    pub const TRIPLE_FAULT: i32 = 10;
+    /// KVM could not run the guest (internal error, failed entry, an exit
+    /// trapline does not handle).
+    pub const KVM_FAILURE: i32 = 12;
+    /// `--timeout` expired.
+    pub const TIMEOUT: i32 = 124;
+}
+
+/// How a machine's run ended.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Outcome {
+    /// isa-debug-exit with this value.
+    DebugExit(u32),
+    /// The guest powered off.
+    PowerOff,
+    /// The guest asked for a reset (trapline has no firmware to reset into).
+    Reset,
+    /// The guest triple-faulted.
+    TripleFault {
+        /// Which vCPU.
+        vcpu: usize,
+        /// Its RIP, if it could be read.
+        rip: Option<u64>,
+    },
+    /// The timeout expired first.
+    Timeout,
+    /// KVM could not run the guest.
+    KvmFailure {
+        /// Which vCPU.
+        vcpu: usize,
+        /// What happened.
+        detail: String,
+    },
+}
+
+impl Outcome {
+    /// From the first vCPU that ended for a reason other than being stopped.
+    pub(crate) fn from_end(vcpu: usize, end: VcpuEnd) -> Option<Outcome> {
+        Some(match end {
+            VcpuEnd::Stopped => return None,
+            VcpuEnd::Device(StopReason::DebugExit(v)) => Outcome::DebugExit(v),
+            VcpuEnd::Device(StopReason::PowerOff) => Outcome::PowerOff,
+            VcpuEnd::Device(StopReason::Reset) => Outcome::Reset,
+            VcpuEnd::TripleFault { rip } => Outcome::TripleFault { vcpu, rip },
+            VcpuEnd::InternalError { suberror } => Outcome::KvmFailure {
+                vcpu,
+                detail: format!("KVM internal error (suberror {suberror})"),
+            },
+            VcpuEnd::FailEntry { reason } => Outcome::KvmFailure {
+                vcpu,
+                detail: format!("VM entry failed (hardware reason {reason:#x})"),
+            },
+            VcpuEnd::SystemEvent { kind } => match kind {
+                kvm_bindings::KVM_SYSTEM_EVENT_SHUTDOWN => Outcome::PowerOff,
+                kvm_bindings::KVM_SYSTEM_EVENT_RESET => Outcome::Reset,
+                k => Outcome::KvmFailure {
+                    vcpu,
+                    detail: format!("KVM system event {k}"),
+                },
+            },
+            VcpuEnd::Unhandled { what } => Outcome::KvmFailure {
+                vcpu,
+                detail: format!("unhandled exit: {what}"),
+            },
+            VcpuEnd::RunError { errno } => Outcome::KvmFailure {
+                vcpu,
+                detail: format!(
+                    "KVM_RUN failed: {}",
+                    std::io::Error::from_raw_os_error(errno)
+                ),
+            },
+        })
+    }
+
+    /// The process exit status for this outcome.
+    pub fn exit_status(&self) -> i32 {
+        match self {
+            Outcome::DebugExit(v) => trapline_devices::debug_exit::exit_status(*v),
+            Outcome::PowerOff => status::POWER_OFF,
+            Outcome::Reset | Outcome::TripleFault { .. } => status::TRIPLE_FAULT,
+            Outcome::Timeout => status::TIMEOUT,
+            Outcome::KvmFailure { .. } => status::KVM_FAILURE,
+        }
+    }
+
+    /// A one-line description for the user.
+    pub fn describe(&self) -> String {
+        match self {
+            Outcome::DebugExit(v) => format!(
+                "guest exited through isa-debug-exit with value {v} (status {})",
+                self.exit_status()
+            ),
+            Outcome::PowerOff => "guest powered off".into(),
+            Outcome::Reset => {
+                "guest requested a reset; trapline has no firmware to reset into, so the run ends"
+                    .into()
+            }
+            Outcome::TripleFault {
+                vcpu,
+                rip: Some(rip),
+            } => format!("guest triple-faulted on vCPU {vcpu} at rip {rip:#x}"),
+            Outcome::TripleFault { vcpu, rip: None } => {
+                format!("guest triple-faulted on vCPU {vcpu}")
+            }
+            Outcome::Timeout => "timeout expired before the guest exited".into(),
+            Outcome::KvmFailure { vcpu, detail } => format!("vCPU {vcpu}: {detail}"),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn statuses_are_distinct_and_debug_exit_is_odd() {
+        let all = [
+            status::POWER_OFF,
+            status::USAGE,
+            status::BAD_IMAGE,
+            status::NO_KVM,
+            status::VMM_ERROR,
+            status::TRIPLE_FAULT,
+            status::KVM_FAILURE,
+            status::TIMEOUT,
+        ];
+        for (i, a) in all.iter().enumerate() {
+            assert_eq!(a % 2, 0);
+            assert!(!all[i + 1..].contains(a));
+        }
+        assert_eq!(Outcome::DebugExit(1).exit_status(), 3);
+        assert_eq!(Outcome::Timeout.exit_status(), 124);
+    }
+
+    #[test]
+    fn stopped_vcpus_do_not_decide_the_outcome() {
+        assert_eq!(Outcome::from_end(1, VcpuEnd::Stopped), None);
+        assert_eq!(
+            Outcome::from_end(0, VcpuEnd::TripleFault { rip: Some(5) }),
+            Some(Outcome::TripleFault {
+                vcpu: 0,
+                rip: Some(5)
+            })
+        );
+    }
+}

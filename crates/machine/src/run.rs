@@ -1,0 +1,153 @@
+//! Running a machine: one thread per vCPU, a controller that waits for the
+//! first vCPU to end (or the timeout), then kicks and joins the rest.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc::{channel, RecvTimeoutError};
+use std::sync::Arc;
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use trapline_exit::ExitSnapshot;
+use trapline_kvm::{kick, run_vcpu, VcpuContext, VcpuEnd};
+use vmm_sys_util::signal::Killable;
+
+use crate::assemble::LabReadout;
+use crate::{Machine, MachineError, Outcome};
+
+/// How long the controller waits for kicked vCPUs before giving up.
+const STOP_GRACE: Duration = Duration::from_secs(5);
+/// How often a vCPU that has not stopped yet is kicked again.
+const REKICK: Duration = Duration::from_millis(20);
+
+/// What a run produced.
+pub struct RunReport {
+    /// How it ended.
+    pub outcome: Outcome,
+    /// Each vCPU's exit counters at the end.
+    pub exits: Vec<ExitSnapshot>,
+    /// Wall time from starting the vCPU threads to the outcome.
+    pub wall: Duration,
+    /// The lab's read-back values.
+    pub lab: LabReadout,
+}
+
+impl Machine {
+    /// Run until a device stops the VM, the guest dies, or the timeout
+    /// expires. Every vCPU thread is joined before this returns.
+    pub fn run(mut self) -> Result<RunReport, MachineError> {
+        kick::install()?;
+        let (tx, rx) = channel::<(usize, VcpuEnd)>();
+        let stops: Vec<Arc<AtomicBool>> = self
+            .vcpus
+            .iter()
+            .map(|_| Arc::new(AtomicBool::new(false)))
+            .collect();
+        let mut threads: Vec<Option<JoinHandle<()>>> = Vec::with_capacity(self.vcpus.len());
+        let started = Instant::now();
+        for (index, mut vcpu) in self.vcpus.drain(..).enumerate() {
+            let ctx = VcpuContext {
+                index,
+                pio: self.pio.clone(),
+                mmio: self.mmio.clone(),
+                counters: self.counters[index].clone(),
+                floor_port: self.lab.floor.then_some(trapline_abi::PROBE_PIO_FLOOR_PORT),
+                ring: self.ring.clone(),
+                stop: stops[index].clone(),
+            };
+            let tx = tx.clone();
+            let spawned = std::thread::Builder::new()
+                .name(format!("vcpu{index}"))
+                .spawn(move || {
+                    kick::arm(&mut vcpu);
+                    let end = run_vcpu(&mut vcpu, &ctx);
+                    kick::disarm();
+                    // The controller may already have gone (it gave up on a
+                    // stuck vCPU); nothing to tell then.
+                    let _ = tx.send((index, end));
+                });
+            match spawned {
+                Ok(t) => threads.push(Some(t)),
+                Err(source) => {
+                    stop_all(&stops, &mut threads, &rx);
+                    return Err(MachineError::Host {
+                        what: "spawning a vCPU thread",
+                        source,
+                    });
+                }
+            }
+        }
+        drop(tx);
+
+        let deadline = self.timeout.map(|t| started + t);
+        let mut outcome = None;
+        let mut running = threads.len();
+        while outcome.is_none() && running > 0 {
+            let next = match deadline {
+                Some(d) => rx.recv_timeout(d.saturating_duration_since(Instant::now())),
+                None => rx.recv().map_err(|_| RecvTimeoutError::Disconnected),
+            };
+            match next {
+                Ok((index, end)) => {
+                    running -= 1;
+                    if let Some(t) = threads[index].take() {
+                        let _ = t.join();
+                    }
+                    outcome = Outcome::from_end(index, end);
+                }
+                Err(RecvTimeoutError::Timeout) => outcome = Some(Outcome::Timeout),
+                Err(RecvTimeoutError::Disconnected) => break,
+            }
+        }
+        let wall = started.elapsed();
+        let stuck = stop_all(&stops, &mut threads, &rx);
+        let outcome = outcome.unwrap_or(Outcome::PowerOff);
+        if let Some(index) = stuck {
+            return Err(MachineError::VcpuStuck(index));
+        }
+        let exits = self.counters.iter().map(|c| c.snapshot()).collect();
+        Ok(RunReport {
+            outcome,
+            exits,
+            wall,
+            lab: self.readout(),
+        })
+    }
+}
+
+/// Stop every vCPU still running: set its flag, kick it, and join it, re-
+/// kicking until it ends. Returns the index of a vCPU that would not stop.
+fn stop_all(
+    stops: &[Arc<AtomicBool>],
+    threads: &mut [Option<JoinHandle<()>>],
+    rx: &std::sync::mpsc::Receiver<(usize, VcpuEnd)>,
+) -> Option<usize> {
+    for s in stops {
+        s.store(true, Ordering::Release);
+    }
+    let give_up = Instant::now() + STOP_GRACE;
+    while threads.iter().any(Option::is_some) {
+        for t in threads.iter().flatten() {
+            // ESRCH (the thread already left) is fine.
+            let _ = t.kill(kick::kick_signal());
+        }
+        match rx.recv_timeout(REKICK) {
+            Ok((index, _)) => {
+                if let Some(t) = threads.get_mut(index).and_then(Option::take) {
+                    let _ = t.join();
+                }
+            }
+            Err(RecvTimeoutError::Disconnected) => {
+                for t in threads.iter_mut() {
+                    if let Some(t) = t.take() {
+                        let _ = t.join();
+                    }
+                }
+            }
+            Err(RecvTimeoutError::Timeout) if Instant::now() >= give_up => {
+                return threads.iter().position(Option::is_some);
+            }
+            Err(RecvTimeoutError::Timeout) => {}
+        }
+    }
+    None
+}

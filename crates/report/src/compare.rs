@@ -1,0 +1,123 @@
+//! Comparing two reports scenario by scenario.
+
+use serde::{Deserialize, Serialize};
+
+use crate::model::{Report, ScenarioResult};
+use crate::render::host_line;
+
+/// How many MADs a change must exceed to count as significant.
+pub const SIGNIFICANCE_MADS: f64 = 3.0;
+
+/// One scenario measured in both reports.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct CompareEntry {
+    /// Report key (`name` or `vmm:name`).
+    pub scenario: String,
+    /// Old median cycles per iteration.
+    pub old_median: f64,
+    /// New median cycles per iteration.
+    pub new_median: f64,
+    /// `new / old`; `None` when old is not positive.
+    pub ratio: Option<f64>,
+    /// `new − old`.
+    pub delta: f64,
+    /// Old MAD.
+    pub old_mad: f64,
+    /// New MAD.
+    pub new_mad: f64,
+    /// `|new − old| > 3·max(MAD_old, MAD_new)` and the `[min, max]` ranges
+    /// do not overlap.
+    pub significant: bool,
+}
+
+/// A scenario in both reports but not measured in at least one.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Unmeasured {
+    /// Report key.
+    pub scenario: String,
+    /// Status in the old report.
+    pub old_status: String,
+    /// Status in the new report.
+    pub new_status: String,
+}
+
+/// The result of [`compare`].
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Comparison {
+    /// The new report's host and start time.
+    pub new_label: String,
+    /// The old report's host and start time.
+    pub old_label: String,
+    /// Scenarios measured in both, in the new report's order.
+    pub entries: Vec<CompareEntry>,
+    /// Present in both, not measured in one or both.
+    pub unmeasured: Vec<Unmeasured>,
+    /// Keys only in the new report.
+    pub only_new: Vec<String>,
+    /// Keys only in the old report.
+    pub only_old: Vec<String>,
+}
+
+impl Comparison {
+    /// The entry for `key`.
+    pub fn entry(&self, key: &str) -> Option<&CompareEntry> {
+        self.entries.iter().find(|e| e.scenario == key)
+    }
+}
+
+fn entry(new: &ScenarioResult, old: &ScenarioResult) -> Option<CompareEntry> {
+    let (n, o) = (new.stats.as_ref()?, old.stats.as_ref()?);
+    if !new.is_measured() || !old.is_measured() {
+        return None;
+    }
+    let delta = n.median - o.median;
+    let spread = SIGNIFICANCE_MADS * o.mad.max(n.mad);
+    Some(CompareEntry {
+        scenario: new.key(),
+        old_median: o.median,
+        new_median: n.median,
+        ratio: (o.median > 0.0).then(|| n.median / o.median),
+        delta,
+        old_mad: o.mad,
+        new_mad: n.mad,
+        significant: delta.abs() > spread && !n.overlaps(o),
+    })
+}
+
+fn label(r: &Report) -> String {
+    if r.started_at.is_empty() {
+        host_line(r)
+    } else {
+        format!("{} — {}", r.started_at, host_line(r))
+    }
+}
+
+/// Compares gross medians of every scenario present in both reports
+/// (matched by VMM and name).
+pub fn compare(new: &Report, old: &Report) -> Comparison {
+    let mut c = Comparison {
+        new_label: label(new),
+        old_label: label(old),
+        ..Comparison::default()
+    };
+    for n in &new.scenarios {
+        match old.scenario(&n.vmm, &n.name) {
+            None => c.only_new.push(n.key()),
+            Some(o) => match entry(n, o) {
+                Some(e) => c.entries.push(e),
+                None => c.unmeasured.push(Unmeasured {
+                    scenario: n.key(),
+                    old_status: o.status.to_string(),
+                    new_status: n.status.to_string(),
+                }),
+            },
+        }
+    }
+    c.only_old = old
+        .scenarios
+        .iter()
+        .filter(|o| new.scenario(&o.vmm, &o.name).is_none())
+        .map(ScenarioResult::key)
+        .collect();
+    c
+}

@@ -1,0 +1,236 @@
+//! Values computed from several scenarios: what a user-space exit costs
+//! beyond an in-kernel one, and how much of that is trapline's own.
+//!
+//! Every helper returns `None` when an input is missing, unmeasured or would
+//! make the value meaningless (a zero denominator); it never panics.
+//! Differences use gross medians of the same VMM, so the loop baseline
+//! cancels out.
+
+use crate::model::{cycles_to_ns, scenario_key, Derived, Report, TRAPLINE_VMM};
+
+/// `pio-user-out − pio-kernel-wildcard`: the cost of completing a PIO write
+/// in user space rather than with an in-kernel ioeventfd.
+pub const USER_EXIT_PREMIUM: &str = "user-exit-premium";
+/// `vmm-floor-pio − pio-kernel-wildcard`: the same premium when the VMM
+/// answers in its run loop before any dispatch, i.e. the floor that raw KVM
+/// imposes on a user-space exit.
+pub const RAW_KVM_FLOOR_PREMIUM: &str = "raw-kvm-floor-premium";
+/// `pio-user-out − vmm-floor-pio`: what trapline's exit decoding and bus
+/// dispatch add on top of the floor.
+pub const DISPATCH_OVERHEAD: &str = "dispatch-overhead";
+/// `user-exit-premium / raw-kvm-floor-premium`.
+pub const PREMIUM_RATIO: &str = "premium-ratio";
+/// `user-exit-premium / raw-kvm:user-exit-premium`, when a `raw-kvm` VMM
+/// was measured alongside.
+pub const PREMIUM_RATIO_RAW_KVM_VMM: &str = "premium-ratio-vs-raw-kvm";
+
+/// Scenario names the standard values use.
+pub mod names {
+    /// PIO write completed in user space.
+    pub const PIO_USER_OUT: &str = "pio-user-out";
+    /// PIO write completed by a wildcard ioeventfd.
+    pub const PIO_KERNEL_WILDCARD: &str = "pio-kernel-wildcard";
+    /// PIO write answered by the run loop's floor handler.
+    pub const VMM_FLOOR_PIO: &str = "vmm-floor-pio";
+    /// The VMM name of a bare KVM_RUN loop measured as a peer.
+    pub const RAW_KVM_VMM: &str = "raw-kvm";
+}
+
+/// `minuend − subtrahend` (median cycles per iteration, both on `vmm`),
+/// named `name` (prefixed `vmm:` for VMMs other than trapline).
+pub fn difference(
+    report: &Report,
+    vmm: &str,
+    name: &str,
+    minuend: &str,
+    subtrahend: &str,
+    meaning: &str,
+) -> Option<Derived> {
+    let a = report.scenario(vmm, minuend)?;
+    let b = report.scenario(vmm, subtrahend)?;
+    let (sa, sb) = (a.stats.as_ref()?, b.stats.as_ref()?);
+    if !a.is_measured() || !b.is_measured() {
+        return None;
+    }
+    let value = sa.median - sb.median;
+    if !value.is_finite() {
+        return None;
+    }
+    let mut note = format!(
+        "{meaning}; spread ±{:.0} cycles (sum of MADs)",
+        sa.mad + sb.mad
+    );
+    if let Some(ns) = cycles_to_ns(value, report.host.tsc_khz) {
+        note.push_str(&format!("; ≈ {ns:.1} ns"));
+    }
+    Some(Derived {
+        name: scenario_key(vmm, name),
+        value,
+        unit: "cycles".to_string(),
+        formula: format!(
+            "{} − {}",
+            scenario_key(vmm, minuend),
+            scenario_key(vmm, subtrahend)
+        ),
+        note: Some(note),
+    })
+}
+
+/// `num / den` as a unitless ratio (`x`); `None` unless both are finite and
+/// `den` is positive.
+pub fn ratio(name: &str, num: &Derived, den: &Derived, meaning: &str) -> Option<Derived> {
+    if den.value.is_nan() || den.value <= 0.0 || !num.value.is_finite() || !den.value.is_finite() {
+        return None;
+    }
+    Some(Derived {
+        name: name.to_string(),
+        value: num.value / den.value,
+        unit: "x".to_string(),
+        formula: format!("{} / {}", num.name, den.name),
+        note: Some(meaning.to_string()),
+    })
+}
+
+/// The standard derived values for every VMM in the report (names prefixed
+/// `vmm:` for VMMs other than trapline), in a fixed order.
+pub fn standard(report: &Report) -> Vec<Derived> {
+    let mut out = Vec::new();
+    let mut vmms: Vec<&str> = Vec::new();
+    for s in &report.scenarios {
+        if !vmms.contains(&s.vmm.as_str()) {
+            vmms.push(&s.vmm);
+        }
+    }
+    // trapline first, then peers in run order.
+    vmms.sort_by_key(|v| *v != TRAPLINE_VMM);
+    for vmm in vmms {
+        let premium = difference(
+            report,
+            vmm,
+            USER_EXIT_PREMIUM,
+            names::PIO_USER_OUT,
+            names::PIO_KERNEL_WILDCARD,
+            "cost of a PIO write completed in user space over one completed by an in-kernel ioeventfd",
+        );
+        let floor = difference(
+            report,
+            vmm,
+            RAW_KVM_FLOOR_PREMIUM,
+            names::VMM_FLOOR_PIO,
+            names::PIO_KERNEL_WILDCARD,
+            "user-exit premium when the run loop answers before any dispatch: the floor raw KVM imposes",
+        );
+        let dispatch = difference(
+            report,
+            vmm,
+            DISPATCH_OVERHEAD,
+            names::PIO_USER_OUT,
+            names::VMM_FLOOR_PIO,
+            "exit decoding and bus dispatch added on top of the floor",
+        );
+        let ratio_v = match (&premium, &floor) {
+            (Some(p), Some(f)) => ratio(
+                &scenario_key(vmm, PREMIUM_RATIO),
+                p,
+                f,
+                "user-exit premium as a multiple of the raw-KVM floor premium",
+            ),
+            _ => None,
+        };
+        out.extend([premium, floor, dispatch, ratio_v].into_iter().flatten());
+    }
+    let raw_vmm_premium = scenario_key(names::RAW_KVM_VMM, USER_EXIT_PREMIUM);
+    let vs_raw = match (
+        out.iter().find(|d| d.name == USER_EXIT_PREMIUM),
+        out.iter().find(|d| d.name == raw_vmm_premium),
+    ) {
+        (Some(p), Some(r)) => ratio(
+            PREMIUM_RATIO_RAW_KVM_VMM,
+            p,
+            r,
+            "trapline's user-exit premium as a multiple of a bare KVM_RUN loop's",
+        ),
+        _ => None,
+    };
+    out.extend(vs_raw);
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::{HostInfo, RunConfig, Sample, ScenarioResult, ToolInfo};
+
+    fn scenario(name: &str, per_iter: u64) -> ScenarioResult {
+        ScenarioResult::new(name, "pio", "test").with_samples(vec![Sample::new(10, per_iter * 10)])
+    }
+
+    fn report(scenarios: Vec<ScenarioResult>) -> Report {
+        let mut r = Report::new(
+            ToolInfo::default(),
+            HostInfo::default(),
+            RunConfig::default(),
+        );
+        r.scenarios = scenarios;
+        r.finish();
+        r
+    }
+
+    #[test]
+    fn standard_values() {
+        let r = report(vec![
+            scenario("pio-user-out", 9000),
+            scenario("pio-kernel-wildcard", 3000),
+            scenario("vmm-floor-pio", 7000),
+        ]);
+        assert_eq!(r.derived(USER_EXIT_PREMIUM).unwrap().value, 6000.0);
+        assert_eq!(r.derived(RAW_KVM_FLOOR_PREMIUM).unwrap().value, 4000.0);
+        assert_eq!(r.derived(DISPATCH_OVERHEAD).unwrap().value, 2000.0);
+        assert_eq!(r.derived(PREMIUM_RATIO).unwrap().value, 1.5);
+        assert_eq!(
+            r.derived(USER_EXIT_PREMIUM).unwrap().formula,
+            "pio-user-out − pio-kernel-wildcard"
+        );
+    }
+
+    #[test]
+    fn missing_input_is_absent() {
+        let r = report(vec![
+            scenario("pio-user-out", 9000),
+            ScenarioResult::new("pio-kernel-wildcard", "pio", "x").unsupported("no ioeventfd"),
+        ]);
+        assert!(r.derived.is_empty());
+        assert!(report(vec![]).derived.is_empty());
+    }
+
+    #[test]
+    fn peer_vmm_prefixed() {
+        let r = report(vec![
+            scenario("pio-user-out", 9000),
+            scenario("pio-kernel-wildcard", 3000),
+            scenario("pio-user-out", 5000).with_vmm("raw-kvm"),
+            scenario("pio-kernel-wildcard", 3000).with_vmm("raw-kvm"),
+        ]);
+        assert_eq!(
+            r.derived("raw-kvm:user-exit-premium").unwrap().value,
+            2000.0
+        );
+        assert_eq!(r.derived(PREMIUM_RATIO_RAW_KVM_VMM).unwrap().value, 3.0);
+    }
+
+    #[test]
+    fn zero_denominator_is_absent() {
+        let a = Derived {
+            name: "a".into(),
+            value: 1.0,
+            unit: "cycles".into(),
+            formula: String::new(),
+            note: None,
+        };
+        let z = Derived {
+            value: 0.0,
+            ..a.clone()
+        };
+        assert!(ratio("r", &a, &z, "").is_none());
+    }
+}

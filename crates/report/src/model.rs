@@ -1,0 +1,523 @@
+//! The results model: what one `trapline bench` run measured, as written to
+//! and read from `trapline-bench/1` JSON.
+//!
+//! The runner fills raw [`Sample`]s into [`ScenarioResult`]s, pushes them
+//! into a [`Report`] and calls [`Report::finish`], which computes every
+//! summary field (stats, net, ns, exits per iteration, derived values).
+//! Everything a renderer shows is in the JSON, so a saved report renders
+//! exactly as the live one did.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::ReportError;
+use crate::stats::Stats;
+
+/// The schema identifier this crate writes and reads.
+pub const SCHEMA: &str = "trapline-bench/1";
+
+/// The scenario whose median is subtracted from every scenario of the same
+/// VMM to give its net cost.
+pub const BASELINE_SCENARIO: &str = "noop";
+
+/// The VMM name of trapline's own scenarios; other VMMs' scenarios are keyed
+/// `vmm:name`.
+pub const TRAPLINE_VMM: &str = "trapline";
+
+/// One benchmark run.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Report {
+    /// Always [`SCHEMA`] for reports this build writes.
+    pub schema: String,
+    /// The program that wrote the report.
+    pub tool: ToolInfo,
+    /// The machine it ran on.
+    pub host: HostInfo,
+    /// How the run was configured.
+    pub config: RunConfig,
+    /// One entry per scenario and VMM, in run order.
+    #[serde(default)]
+    pub scenarios: Vec<ScenarioResult>,
+    /// Values computed from several scenarios (see [`crate::derive`]).
+    #[serde(default)]
+    pub derived: Vec<Derived>,
+    /// When the run started (RFC 3339, as the runner formats it).
+    #[serde(default)]
+    pub started_at: String,
+    /// Wall-clock duration of the whole run.
+    #[serde(default)]
+    pub wall_seconds: f64,
+}
+
+/// Name and version of the program that wrote a report.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ToolInfo {
+    /// E.g. `trapline`.
+    pub name: String,
+    /// E.g. `0.1.0`.
+    pub version: String,
+}
+
+impl ToolInfo {
+    /// A tool name and version.
+    pub fn new(name: impl Into<String>, version: impl Into<String>) -> Self {
+        Self {
+            name: name.into(),
+            version: version.into(),
+        }
+    }
+}
+
+/// The host a run measured.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct HostInfo {
+    /// `model name` from /proc/cpuinfo.
+    pub cpu_model: String,
+    /// `vendor_id` from /proc/cpuinfo.
+    pub cpu_vendor: String,
+    /// `uname -r`.
+    pub kernel: String,
+    /// KVM_GET_API_VERSION.
+    pub kvm_api_version: i64,
+    /// Online CPUs.
+    pub nproc: u32,
+    /// TSC frequency in kHz (KVM_GET_TSC_KHZ); 0 when unknown, in which case
+    /// no nanosecond figures are computed.
+    pub tsc_khz: u64,
+    /// TSC frequency measured against the monotonic clock, if it was.
+    #[serde(default)]
+    pub tsc_khz_crosscheck: Option<u64>,
+    /// 1, 5 and 15 minute load averages at the start of the run.
+    #[serde(default)]
+    pub load_avg: [f64; 3],
+    /// KVM_CHECK_EXTENSION results by capability name.
+    #[serde(default)]
+    pub kvm_caps: BTreeMap<String, i64>,
+    /// Set when the host is itself a guest (nested virtualization): every
+    /// exit then also costs an exit to L0, and numbers are not comparable to
+    /// bare metal.
+    #[serde(default)]
+    pub nested_note: Option<String>,
+}
+
+/// How the run was configured.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RunConfig {
+    /// Timed repeats per scenario (one [`Sample`] each).
+    pub repeat: u32,
+    /// Cycles a timed loop is grown to last at least.
+    pub goal_cycles: u64,
+    /// Lower bound on loop iterations.
+    pub min_iters: u64,
+    /// Upper bound on loop iterations.
+    pub max_iters: u64,
+    /// Untimed warm-up repeats before the timed ones.
+    pub warmup: u32,
+    /// Whether `--quick` shortened the run.
+    pub quick: bool,
+    /// Scenario filter, if any.
+    #[serde(default)]
+    pub only: Option<String>,
+    /// Peer VMM measured alongside trapline (e.g. `qemu`), if any.
+    #[serde(default)]
+    pub peer: Option<String>,
+}
+
+/// Outcome of one scenario.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Status {
+    /// Measured; `stats` is set.
+    #[default]
+    Ok,
+    /// The host or VMM cannot run it (missing capability, …); see `reason`.
+    Unsupported,
+    /// It was attempted and went wrong; see `reason`.
+    Failed,
+}
+
+impl Status {
+    /// `ok`, `unsupported` or `failed`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Status::Ok => "ok",
+            Status::Unsupported => "unsupported",
+            Status::Failed => "failed",
+        }
+    }
+}
+
+impl std::fmt::Display for Status {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// One timed loop.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Sample {
+    /// Loop iterations.
+    pub iterations: u64,
+    /// RDTSC delta around the whole loop.
+    pub cycles: u64,
+    /// Host-side exit counts during the loop, by kind (e.g. `pio-write`).
+    #[serde(default)]
+    pub exits: BTreeMap<String, u64>,
+}
+
+impl Sample {
+    /// A sample without exit counts.
+    pub fn new(iterations: u64, cycles: u64) -> Self {
+        Self {
+            iterations,
+            cycles,
+            exits: BTreeMap::new(),
+        }
+    }
+
+    /// Adds an exit count (builder style).
+    pub fn with_exits(mut self, kind: impl Into<String>, count: u64) -> Self {
+        self.exits.insert(kind.into(), count);
+        self
+    }
+
+    /// Cycles per iteration, or `None` for an empty loop.
+    pub fn per_iter(&self) -> Option<f64> {
+        (self.iterations > 0).then(|| self.cycles as f64 / self.iterations as f64)
+    }
+}
+
+/// One scenario on one VMM.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ScenarioResult {
+    /// Scenario name, e.g. `pio-user-out`.
+    pub name: String,
+    /// Family: `baseline`, `trap`, `pio`, `mmio`, `coalesced`, `memslot`,
+    /// `vmm`, `pci`, `irq`, `doorbell`, …
+    pub group: String,
+    /// One line: which mechanism serves it.
+    pub path: String,
+    /// `trapline`, `qemu`, `raw-kvm`, …
+    pub vmm: String,
+    /// Outcome.
+    pub status: Status,
+    /// Why it is unsupported or failed.
+    #[serde(default)]
+    pub reason: Option<String>,
+    /// Raw timed loops.
+    #[serde(default)]
+    pub samples: Vec<Sample>,
+    /// Cycles per iteration over the samples.
+    #[serde(default)]
+    pub stats: Option<Stats>,
+    /// Cycles per iteration minus the same VMM's baseline median.
+    #[serde(default)]
+    pub net: Option<Stats>,
+    /// Median cycles per iteration in nanoseconds (needs `host.tsc_khz`).
+    #[serde(default)]
+    pub ns_per_iter: Option<f64>,
+    /// Host-side exits per loop iteration, by kind.
+    #[serde(default)]
+    pub exits_per_iter: BTreeMap<String, f64>,
+    /// What the scenario verified, e.g. `eventfd count = N`.
+    #[serde(default)]
+    pub check: Option<String>,
+    /// Scenario-specific extras.
+    #[serde(default)]
+    pub extra: BTreeMap<String, serde_json::Value>,
+}
+
+impl ScenarioResult {
+    /// A scenario on trapline with status ok and no samples yet.
+    pub fn new(name: impl Into<String>, group: impl Into<String>, path: impl Into<String>) -> Self {
+        Self {
+            name: name.into(),
+            group: group.into(),
+            path: path.into(),
+            vmm: TRAPLINE_VMM.to_string(),
+            status: Status::Ok,
+            reason: None,
+            samples: Vec::new(),
+            stats: None,
+            net: None,
+            ns_per_iter: None,
+            exits_per_iter: BTreeMap::new(),
+            check: None,
+            extra: BTreeMap::new(),
+        }
+    }
+
+    /// Sets the VMM (builder style).
+    pub fn with_vmm(mut self, vmm: impl Into<String>) -> Self {
+        self.vmm = vmm.into();
+        self
+    }
+
+    /// Sets the samples (builder style).
+    pub fn with_samples(mut self, samples: Vec<Sample>) -> Self {
+        self.samples = samples;
+        self
+    }
+
+    /// Sets what the scenario verified (builder style).
+    pub fn with_check(mut self, check: impl Into<String>) -> Self {
+        self.check = Some(check.into());
+        self
+    }
+
+    /// Adds an extra value (builder style).
+    pub fn with_extra(
+        mut self,
+        key: impl Into<String>,
+        value: impl Into<serde_json::Value>,
+    ) -> Self {
+        self.extra.insert(key.into(), value.into());
+        self
+    }
+
+    /// Marks it unsupported (builder style).
+    pub fn unsupported(mut self, reason: impl Into<String>) -> Self {
+        self.status = Status::Unsupported;
+        self.reason = Some(reason.into());
+        self
+    }
+
+    /// Marks it failed (builder style).
+    pub fn failed(mut self, reason: impl Into<String>) -> Self {
+        self.status = Status::Failed;
+        self.reason = Some(reason.into());
+        self
+    }
+
+    /// The name reports use: `name` on trapline, `vmm:name` elsewhere.
+    pub fn key(&self) -> String {
+        scenario_key(&self.vmm, &self.name)
+    }
+
+    /// Whether the scenario has numbers to show.
+    pub fn is_measured(&self) -> bool {
+        self.status == Status::Ok && self.stats.is_some()
+    }
+
+    /// Median cycles per iteration, when measured.
+    pub fn median(&self) -> Option<f64> {
+        self.stats
+            .as_ref()
+            .filter(|_| self.status == Status::Ok)
+            .map(|s| s.median)
+    }
+
+    /// Cycles per iteration of every non-empty sample.
+    pub fn per_iter_cycles(&self) -> Vec<f64> {
+        self.samples.iter().filter_map(Sample::per_iter).collect()
+    }
+
+    /// Fills `stats`, `ns_per_iter` and `exits_per_iter` from the samples.
+    /// An ok scenario without a usable sample becomes failed.
+    pub fn compute(&mut self, tsc_khz: u64) {
+        if self.status != Status::Ok {
+            self.stats = None;
+            self.net = None;
+            self.ns_per_iter = None;
+            return;
+        }
+        self.stats = Stats::of(&self.per_iter_cycles());
+        let Some(stats) = &self.stats else {
+            self.status = Status::Failed;
+            if self.reason.is_none() {
+                self.reason = Some("no timed samples".to_string());
+            }
+            self.ns_per_iter = None;
+            self.net = None;
+            return;
+        };
+        self.ns_per_iter = cycles_to_ns(stats.median, tsc_khz);
+        let iterations: u64 = self
+            .samples
+            .iter()
+            .filter(|s| s.iterations > 0)
+            .fold(0u64, |acc, s| acc.saturating_add(s.iterations));
+        let mut totals: BTreeMap<String, u64> = BTreeMap::new();
+        for sample in self.samples.iter().filter(|s| s.iterations > 0) {
+            for (kind, count) in &sample.exits {
+                let slot = totals.entry(kind.clone()).or_default();
+                *slot = slot.saturating_add(*count);
+            }
+        }
+        self.exits_per_iter = totals
+            .into_iter()
+            .map(|(kind, count)| (kind, count as f64 / iterations as f64))
+            .collect();
+    }
+
+    /// Fills `net` as per-iteration cycles minus `baseline`.
+    pub fn compute_net(&mut self, baseline: Option<f64>) {
+        self.net = match (baseline, self.status) {
+            (Some(base), Status::Ok) => {
+                let values: Vec<f64> = self
+                    .per_iter_cycles()
+                    .into_iter()
+                    .map(|v| v - base)
+                    .collect();
+                Stats::of(&values)
+            }
+            _ => None,
+        };
+    }
+}
+
+/// The name reports use for scenario `name` on `vmm`.
+pub fn scenario_key(vmm: &str, name: &str) -> String {
+    if vmm == TRAPLINE_VMM {
+        name.to_string()
+    } else {
+        format!("{vmm}:{name}")
+    }
+}
+
+/// Cycles to nanoseconds at `tsc_khz`; `None` when the frequency is unknown.
+pub fn cycles_to_ns(cycles: f64, tsc_khz: u64) -> Option<f64> {
+    (tsc_khz > 0 && cycles.is_finite()).then(|| cycles * 1e6 / tsc_khz as f64)
+}
+
+/// A value computed from several scenarios.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Derived {
+    /// E.g. `user-exit-premium`.
+    pub name: String,
+    /// The value in `unit`.
+    pub value: f64,
+    /// `cycles`, `x`, …
+    pub unit: String,
+    /// How it was computed, e.g. `pio-user-out − pio-kernel-wildcard`.
+    pub formula: String,
+    /// What it means, spread, nanoseconds.
+    #[serde(default)]
+    pub note: Option<String>,
+}
+
+impl Report {
+    /// An empty report of the current schema.
+    pub fn new(tool: ToolInfo, host: HostInfo, config: RunConfig) -> Self {
+        Self {
+            schema: SCHEMA.to_string(),
+            tool,
+            host,
+            config,
+            scenarios: Vec::new(),
+            derived: Vec::new(),
+            started_at: String::new(),
+            wall_seconds: 0.0,
+        }
+    }
+
+    /// Appends a scenario result.
+    pub fn push(&mut self, scenario: ScenarioResult) {
+        self.scenarios.push(scenario);
+    }
+
+    /// Computes every summary field: per-scenario stats, ns and exits per
+    /// iteration, net cost over each VMM's baseline, and the standard
+    /// derived values (replacing any already there). Idempotent.
+    pub fn finish(&mut self) {
+        let tsc_khz = self.host.tsc_khz;
+        for s in &mut self.scenarios {
+            s.compute(tsc_khz);
+        }
+        let baselines: Vec<Option<f64>> = self
+            .scenarios
+            .iter()
+            .map(|s| self.baseline_median(&s.vmm))
+            .collect();
+        for (s, base) in self.scenarios.iter_mut().zip(baselines) {
+            s.compute_net(base);
+        }
+        self.derived = crate::derive::standard(self);
+    }
+
+    /// The scenario `name` on `vmm`, if present.
+    pub fn scenario(&self, vmm: &str, name: &str) -> Option<&ScenarioResult> {
+        self.scenarios
+            .iter()
+            .find(|s| s.vmm == vmm && s.name == name)
+    }
+
+    /// The scenario with report key `key` (`name` or `vmm:name`).
+    pub fn scenario_by_key(&self, key: &str) -> Option<&ScenarioResult> {
+        self.scenarios.iter().find(|s| s.key() == key)
+    }
+
+    /// Median of `vmm`'s baseline scenario, when it was measured.
+    pub fn baseline_median(&self, vmm: &str) -> Option<f64> {
+        self.scenario(vmm, BASELINE_SCENARIO)
+            .and_then(ScenarioResult::median)
+    }
+
+    /// The derived value called `name`, if it could be computed.
+    pub fn derived(&self, name: &str) -> Option<&Derived> {
+        self.derived.iter().find(|d| d.name == name)
+    }
+
+    /// Pretty JSON.
+    pub fn to_json(&self) -> String {
+        serde_json::to_string_pretty(self)
+            .unwrap_or_else(|e| format!("{{\"error\": {:?}}}", e.to_string()))
+    }
+
+    /// Parses a report, checking the schema first so that a report of
+    /// another version says so rather than failing on some field.
+    pub fn from_json(text: &str) -> Result<Self, ReportError> {
+        #[derive(Deserialize)]
+        struct Probe {
+            #[serde(default)]
+            schema: Option<serde_json::Value>,
+        }
+        let json_err = |source| ReportError::Json {
+            expected: SCHEMA,
+            source,
+        };
+        let probe: Probe = serde_json::from_str(text).map_err(json_err)?;
+        match probe.schema {
+            Some(serde_json::Value::String(s)) if s == SCHEMA => {}
+            Some(serde_json::Value::String(s)) => {
+                return Err(ReportError::Schema {
+                    found: Some(s),
+                    expected: SCHEMA,
+                })
+            }
+            Some(other) => {
+                return Err(ReportError::Schema {
+                    found: Some(other.to_string()),
+                    expected: SCHEMA,
+                })
+            }
+            None => {
+                return Err(ReportError::Schema {
+                    found: None,
+                    expected: SCHEMA,
+                })
+            }
+        }
+        serde_json::from_str(text).map_err(json_err)
+    }
+
+    /// Reads and parses a report file.
+    pub fn load(path: impl AsRef<Path>) -> Result<Self, ReportError> {
+        let path = path.as_ref();
+        let text = std::fs::read_to_string(path).map_err(|source| ReportError::Io {
+            path: path.to_path_buf(),
+            source,
+        })?;
+        Self::from_json(&text)
+    }
+}
+
+impl std::str::FromStr for Report {
+    type Err = ReportError;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        Self::from_json(s)
+    }
+}

@@ -1,0 +1,292 @@
+//! SVG charts drawn with plotters' SVG backend into a `String`.
+//!
+//! Every chart is a horizontal bar chart, so long scenario names sit level
+//! and readable on the left. Category labels are drawn by hand (right-aligned
+//! beside their bar) rather than by plotters' tick labelling, which places
+//! labels at "nice" numbers instead of bar centres.
+
+use plotters::prelude::*;
+use plotters::style::text_anchor::{HPos, Pos, VPos};
+
+use super::fmt::{cycles, grouped, truncate};
+
+/// Longest category label drawn, in characters.
+const MAX_LABEL: usize = 44;
+/// Chart width in pixels.
+const WIDTH: u32 = 960;
+/// Series colours, in order.
+const PALETTE: [RGBColor; 6] = [
+    RGBColor(0x3b, 0x6e, 0xa8),
+    RGBColor(0xd9, 0x8c, 0x2b),
+    RGBColor(0x5a, 0x9e, 0x5a),
+    RGBColor(0x9b, 0x59, 0xb6),
+    RGBColor(0xc0, 0x39, 0x2b),
+    RGBColor(0x7f, 0x7f, 0x7f),
+];
+
+/// One bar.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct BarValue {
+    /// Bar length.
+    pub value: f64,
+    /// A min–max whisker, if any.
+    pub whisker: Option<(f64, f64)>,
+}
+
+impl BarValue {
+    /// A bar without a whisker.
+    pub fn plain(value: f64) -> Self {
+        Self {
+            value,
+            whisker: None,
+        }
+    }
+}
+
+/// One series: a bar (or nothing) per category.
+#[derive(Clone, Debug)]
+pub struct Series {
+    /// Legend text.
+    pub name: String,
+    /// Index into the palette.
+    pub color: usize,
+    /// One entry per category.
+    pub values: Vec<Option<BarValue>>,
+}
+
+/// A horizontal bar chart: categories top to bottom, one bar per series in
+/// each.
+#[derive(Clone, Debug)]
+pub struct HBars {
+    /// Caption on top.
+    pub title: String,
+    /// X axis description.
+    pub x_desc: String,
+    /// Category labels, top first.
+    pub categories: Vec<String>,
+    /// Series; a legend is drawn when there are several.
+    pub series: Vec<Series>,
+}
+
+fn finite(v: f64) -> Option<f64> {
+    v.is_finite().then_some(v)
+}
+
+/// Axis ticks and bar values: whole numbers without decimals.
+fn short_number(v: f64) -> String {
+    if v.fract() == 0.0 {
+        grouped(v)
+    } else {
+        cycles(v)
+    }
+}
+
+/// Draws `spec` as an SVG document; `Err` says why there is no chart.
+pub fn hbars(spec: &HBars) -> Result<String, String> {
+    let n = spec.categories.len();
+    let k = spec.series.len();
+    let values = || {
+        spec.series
+            .iter()
+            .flat_map(|s| s.values.iter().flatten())
+            .flat_map(|b| {
+                let (lo, hi) = b.whisker.unwrap_or((b.value, b.value));
+                [b.value, lo, hi]
+            })
+            .filter_map(finite)
+    };
+    if n == 0 || k == 0 || values().next().is_none() {
+        return Err("nothing measured to chart".to_string());
+    }
+    let lo = values().fold(0.0f64, f64::min);
+    let hi = values().fold(0.0f64, f64::max);
+    let span = if hi - lo > 0.0 { hi - lo } else { 1.0 };
+    // Room on the right for value labels, a little on the left for negatives.
+    let x_range = (if lo < 0.0 { lo - span * 0.04 } else { 0.0 })..(hi + span * 0.16);
+
+    let labels: Vec<String> = spec
+        .categories
+        .iter()
+        .map(|c| truncate(c, MAX_LABEL))
+        .collect();
+    let longest = labels.iter().map(|l| l.chars().count()).max().unwrap_or(0) as u32;
+    let label_w = (longest * 7 + 16).clamp(60, 340);
+    let row_h = (k as u32) * 16 + 12;
+    let legend_h = if k > 1 { 26 } else { 0 };
+    let top = 44 + legend_h;
+    let bottom = 56;
+    let height = top + row_h * n as u32 + bottom;
+
+    let mut svg = String::new();
+    {
+        let root = SVGBackend::with_string(&mut svg, (WIDTH, height)).into_drawing_area();
+        let err = |e: DrawingAreaErrorKind<_>| e.to_string();
+        root.fill(&WHITE).map_err(err)?;
+        let (title_area, rest) = root.split_vertically(top);
+        title_area
+            .draw(&Text::new(
+                spec.title.clone(),
+                (10, 8),
+                ("sans-serif", 20)
+                    .into_font()
+                    .style(FontStyle::Bold)
+                    .color(&BLACK),
+            ))
+            .map_err(err)?;
+        if k > 1 {
+            let mut x = label_w as i32 + 10;
+            for s in &spec.series {
+                let color = PALETTE[s.color % PALETTE.len()];
+                title_area
+                    .draw(&Rectangle::new([(x, 36), (x + 12, 48)], color.filled()))
+                    .map_err(err)?;
+                title_area
+                    .draw(&Text::new(
+                        s.name.clone(),
+                        (x + 16, 42),
+                        ("sans-serif", 14)
+                            .into_font()
+                            .color(&BLACK)
+                            .pos(Pos::new(HPos::Left, VPos::Center)),
+                    ))
+                    .map_err(err)?;
+                x += 16 + s.name.chars().count() as i32 * 7 + 20;
+            }
+        }
+
+        let mut chart = ChartBuilder::on(&rest)
+            .margin_right(20)
+            .x_label_area_size(bottom)
+            .y_label_area_size(label_w)
+            .build_cartesian_2d(x_range.clone(), 0f64..n as f64)
+            .map_err(err)?;
+        chart
+            .configure_mesh()
+            .disable_y_mesh()
+            .y_labels(0)
+            .y_label_formatter(&|_| String::new())
+            .x_labels(8)
+            .x_label_formatter(&|v| short_number(*v))
+            .x_desc(spec.x_desc.clone())
+            .axis_desc_style(("sans-serif", 15))
+            .label_style(("sans-serif", 13))
+            .light_line_style(RGBColor(0xee, 0xee, 0xee))
+            .bold_line_style(RGBColor(0xdd, 0xdd, 0xdd))
+            .draw()
+            .map_err(err)?;
+
+        let label_style = ("sans-serif", 14)
+            .into_font()
+            .color(&BLACK)
+            .pos(Pos::new(HPos::Right, VPos::Center));
+        let value_style = ("sans-serif", 12)
+            .into_font()
+            .color(&RGBColor(0x33, 0x33, 0x33))
+            .pos(Pos::new(HPos::Left, VPos::Center));
+        let slot = 0.84 / k as f64;
+        for (i, label) in labels.iter().enumerate() {
+            // Category i occupies [n-1-i, n-i]: the first is on top.
+            let row_top = (n - i) as f64;
+            let (px, py) = chart.backend_coord(&(x_range.start, row_top - 0.5));
+            // backend_coord is absolute, so draw on the root area.
+            root.draw(&Text::new(label.clone(), (px - 8, py), label_style.clone()))
+                .map_err(err)?;
+            for (j, s) in spec.series.iter().enumerate() {
+                let Some(bar) = s.values.get(i).copied().flatten() else {
+                    continue;
+                };
+                let Some(value) = finite(bar.value) else {
+                    continue;
+                };
+                let color = PALETTE[s.color % PALETTE.len()];
+                let y1 = row_top - 0.08 - j as f64 * slot;
+                let y0 = y1 - slot * 0.9;
+                let mid = (y0 + y1) / 2.0;
+                chart
+                    .draw_series(std::iter::once(Rectangle::new(
+                        [(0.0, y0), (value, y1)],
+                        color.mix(0.85).filled(),
+                    )))
+                    .map_err(err)?;
+                let mut label_x = value.max(0.0);
+                if let Some((wlo, whi)) = bar.whisker {
+                    if let (Some(wlo), Some(whi)) = (finite(wlo), finite(whi)) {
+                        let style = ShapeStyle::from(&BLACK).stroke_width(1);
+                        chart
+                            .draw_series(std::iter::once(PathElement::new(
+                                vec![(wlo, mid), (whi, mid)],
+                                style,
+                            )))
+                            .map_err(err)?;
+                        for end in [wlo, whi] {
+                            chart
+                                .draw_series(std::iter::once(
+                                    EmptyElement::at((end, mid))
+                                        + PathElement::new(vec![(0, -4), (0, 4)], style),
+                                ))
+                                .map_err(err)?;
+                        }
+                        label_x = label_x.max(whi);
+                    }
+                }
+                chart
+                    .draw_series(std::iter::once(
+                        EmptyElement::at((label_x, mid))
+                            + Text::new(short_number(value), (5, 0), value_style.clone()),
+                    ))
+                    .map_err(err)?;
+            }
+        }
+        root.present().map_err(err)?;
+    }
+    Ok(svg)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn draws_labels_and_bars() {
+        let spec = HBars {
+            title: "t".into(),
+            x_desc: "cycles".into(),
+            categories: vec![
+                "pio-user-out".into(),
+                "a-very-long-scenario-name-that-goes-on-and-on-forever".into(),
+            ],
+            series: vec![Series {
+                name: "median".into(),
+                color: 0,
+                values: vec![
+                    Some(BarValue {
+                        value: 9000.0,
+                        whisker: Some((8800.0, 9400.0)),
+                    }),
+                    Some(BarValue::plain(-20.0)),
+                ],
+            }],
+        };
+        let svg = hbars(&spec).unwrap();
+        assert!(svg.starts_with("<svg"));
+        assert!(svg.contains("pio-user-out"));
+        assert!(svg.contains("a-very-long-scenario-name"));
+        assert!(svg.contains("9,000"));
+        assert!(svg.contains("<rect"));
+    }
+
+    #[test]
+    fn empty_is_err() {
+        let spec = HBars {
+            title: "t".into(),
+            x_desc: "x".into(),
+            categories: vec!["a".into()],
+            series: vec![Series {
+                name: "s".into(),
+                color: 0,
+                values: vec![None],
+            }],
+        };
+        assert!(hbars(&spec).is_err());
+    }
+}

@@ -1,0 +1,139 @@
+//! Number and text formatting shared by the renderers.
+
+/// Rounds to an integer and groups thousands with commas: `12,345`.
+pub fn grouped(v: f64) -> String {
+    if !v.is_finite() {
+        return "–".to_string();
+    }
+    let r = v.round();
+    let digits = format!("{:.0}", r.abs());
+    let mut out = String::with_capacity(digits.len() + digits.len() / 3 + 1);
+    if r < 0.0 {
+        out.push('-');
+    }
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// Cycles for display: grouped integers from 100 up, one decimal below.
+pub fn cycles(v: f64) -> String {
+    if v.is_finite() && v.abs() < 100.0 {
+        format!("{v:.1}")
+    } else {
+        grouped(v)
+    }
+}
+
+/// An optional value, `–` when absent.
+pub fn opt(v: Option<f64>, f: impl Fn(f64) -> String) -> String {
+    v.map(f).unwrap_or_else(|| "–".to_string())
+}
+
+/// Nanoseconds with one decimal.
+pub fn ns(v: f64) -> String {
+    format!("{v:.1}")
+}
+
+/// A raw number for machine-readable output: shortest round-trip form.
+pub fn raw(v: f64) -> String {
+    if v.is_finite() {
+        format!("{v}")
+    } else {
+        String::new()
+    }
+}
+
+/// Exits per iteration as `kind=1.00 kind=0.02`, skipping zeros.
+pub fn exits(map: &std::collections::BTreeMap<String, f64>) -> String {
+    map.iter()
+        .filter(|(_, v)| **v != 0.0)
+        .map(|(k, v)| format!("{k}={v:.2}"))
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// A derived value with its unit: `6,000 cycles`, `1.50x`.
+pub fn derived_value(value: f64, unit: &str) -> String {
+    match unit {
+        "x" => format!("{value:.2}x"),
+        "cycles" => format!("{} cycles", cycles(value)),
+        u => format!("{value:.2} {u}"),
+    }
+}
+
+/// Escapes text for HTML element content and attribute values.
+pub fn html_escape(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&#39;"),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// A name usable in a kut line: lowercase `[a-z0-9-:]`, anything else `-`.
+pub fn kut_name(s: &str) -> String {
+    let name: String = s
+        .chars()
+        .map(|c| {
+            let c = c.to_ascii_lowercase();
+            if c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-' || c == ':' {
+                c
+            } else {
+                '-'
+            }
+        })
+        .collect();
+    if name.is_empty() {
+        "unnamed".to_string()
+    } else {
+        name
+    }
+}
+
+/// Shortens `s` to at most `max` characters, ending in `…` when cut.
+pub fn truncate(s: &str, max: usize) -> String {
+    if s.chars().count() <= max {
+        s.to_string()
+    } else {
+        let mut out: String = s.chars().take(max.saturating_sub(1)).collect();
+        out.push('…');
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn grouping() {
+        assert_eq!(grouped(0.0), "0");
+        assert_eq!(grouped(999.4), "999");
+        assert_eq!(grouped(1263.0), "1,263");
+        assert_eq!(grouped(-1234567.0), "-1,234,567");
+        assert_eq!(cycles(12.34), "12.3");
+        assert_eq!(cycles(16649.0), "16,649");
+    }
+
+    #[test]
+    fn escaping() {
+        assert_eq!(
+            html_escape("<a href=\"x\">&'"),
+            "&lt;a href=&quot;x&quot;&gt;&amp;&#39;"
+        );
+        assert_eq!(kut_name("Qemu:PIO_out x"), "qemu:pio-out-x");
+        assert_eq!(truncate("abcdef", 4), "abc…");
+    }
+}

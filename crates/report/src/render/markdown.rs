@@ -1,0 +1,57 @@
+//! GitHub-flavoured markdown: a pipe table and bullet lists.
+
+use super::grid::{Align, Grid};
+use super::{host_line, Page};
+use crate::model::Report;
+
+/// Escapes a cell: backslashes and pipes, `<`/`>` (GitHub would take them
+/// for HTML), line breaks become spaces.
+fn cell(s: &str) -> String {
+    s.replace('\\', "\\\\")
+        .replace('|', "\\|")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+        .replace(['\r', '\n'], " ")
+}
+
+/// A pipe table; a spanning text fills the first free cell.
+pub fn grid(g: &Grid) -> String {
+    let n = g.columns.len();
+    let mut out = String::new();
+    let header: Vec<String> = g.columns.iter().map(|c| cell(&c.title)).collect();
+    out.push_str(&format!("| {} |\n", header.join(" | ")));
+    let rule: Vec<&str> = g
+        .columns
+        .iter()
+        .map(|c| match c.align {
+            Align::Left => "---",
+            Align::Right => "---:",
+        })
+        .collect();
+    out.push_str(&format!("| {} |\n", rule.join(" | ")));
+    for row in &g.rows {
+        let cells: Vec<String> = row.padded(n).iter().map(|c| cell(c)).collect();
+        out.push_str(&format!("| {} |\n", cells.join(" | ")));
+    }
+    out
+}
+
+/// A whole page as markdown.
+pub fn render(report: &Report, page: &dyn Page) -> String {
+    let mut out = format!("## {}\n\n", cell(&page.title()));
+    out.push_str(&format!("_Host: {}_\n\n", cell(&host_line(report))));
+    if let Some(note) = &report.host.nested_note {
+        out.push_str(&format!("> **Nested virtualization:** {}\n\n", cell(note)));
+    }
+    out.push_str(&grid(&page.grid()));
+    for section in page.sections() {
+        if section.items.is_empty() {
+            continue;
+        }
+        out.push_str(&format!("\n### {}\n\n", cell(&section.heading)));
+        for item in &section.items {
+            out.push_str(&format!("- {}\n", cell(item)));
+        }
+    }
+    out
+}

@@ -1,0 +1,179 @@
+//! Output formats. A [`View`] decides *what* is shown (a [`Page`]); a
+//! [`Format`] decides *how*.
+
+pub(crate) mod charts;
+pub(crate) mod compare;
+pub(crate) mod csv;
+pub(crate) mod fmt;
+pub(crate) mod grid;
+pub(crate) mod html;
+pub(crate) mod json;
+pub(crate) mod kut;
+pub(crate) mod markdown;
+pub(crate) mod table;
+
+use std::fmt::Write as _;
+
+use crate::model::Report;
+use crate::views::View;
+use grid::{Grid, Section};
+use kut::KutLine;
+
+/// An output format.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Format {
+    /// Aligned columns for a terminal.
+    Table,
+    /// Pretty JSON.
+    Json,
+    /// GitHub-flavoured markdown.
+    Markdown,
+    /// RFC 4180 CSV.
+    Csv,
+    /// kvm-unit-tests `vmexit` style lines.
+    Kut,
+    /// One self-contained HTML file with inline SVG charts.
+    Html,
+}
+
+impl Format {
+    /// Every format.
+    pub const ALL: [Format; 6] = [
+        Format::Table,
+        Format::Json,
+        Format::Markdown,
+        Format::Csv,
+        Format::Kut,
+        Format::Html,
+    ];
+
+    /// The name on the command line.
+    pub fn name(self) -> &'static str {
+        match self {
+            Format::Table => "table",
+            Format::Json => "json",
+            Format::Markdown => "markdown",
+            Format::Csv => "csv",
+            Format::Kut => "kut",
+            Format::Html => "html",
+        }
+    }
+
+    /// The usual file extension.
+    pub fn extension(self) -> &'static str {
+        match self {
+            Format::Table => "txt",
+            Format::Json => "json",
+            Format::Markdown => "md",
+            Format::Csv => "csv",
+            Format::Kut => "kut",
+            Format::Html => "html",
+        }
+    }
+}
+
+impl std::fmt::Display for Format {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl std::str::FromStr for Format {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s.to_ascii_lowercase().as_str() {
+            "table" | "text" => Ok(Format::Table),
+            "json" => Ok(Format::Json),
+            "markdown" | "md" => Ok(Format::Markdown),
+            "csv" => Ok(Format::Csv),
+            "kut" => Ok(Format::Kut),
+            "html" => Ok(Format::Html),
+            other => Err(format!(
+                "unknown format {other:?} (expected one of: table, json, markdown, csv, kut, html)"
+            )),
+        }
+    }
+}
+
+/// A chart for the HTML page, already drawn.
+pub(crate) struct Chart {
+    /// Heading above it.
+    pub title: String,
+    /// One or two sentences under it.
+    pub caption: String,
+    /// The SVG, or why there is none.
+    pub svg: Result<String, String>,
+    /// Key numbers shown in a box beside the chart.
+    pub callout: Vec<String>,
+}
+
+/// What a view shows, independent of format. New views implement this.
+pub(crate) trait Page {
+    /// Heading.
+    fn title(&self) -> String;
+    /// The main table for people.
+    fn grid(&self) -> Grid;
+    /// The main table for machines (CSV); the display grid by default.
+    fn csv_grid(&self) -> Grid {
+        self.grid()
+    }
+    /// Lists shown after the table.
+    fn sections(&self) -> Vec<Section>;
+    /// kut lines.
+    fn kut(&self) -> Vec<KutLine>;
+    /// Pretty JSON of the view.
+    fn json(&self) -> String;
+    /// Charts for HTML.
+    fn charts(&self) -> Vec<Chart>;
+}
+
+/// Renders `report` in `format`, showing `view`.
+pub fn render(report: &Report, format: Format, view: View) -> String {
+    let page = crate::views::page(report, view);
+    let page = page.as_ref();
+    match format {
+        Format::Table => table::render(report, page),
+        Format::Json => json::render(page),
+        Format::Markdown => markdown::render(report, page),
+        Format::Csv => csv::render(page),
+        Format::Kut => kut::render(page),
+        Format::Html => html::render(report, page),
+    }
+}
+
+/// One line describing the host.
+pub fn host_line(report: &Report) -> String {
+    let h = &report.host;
+    let mut s = String::new();
+    let cpu = if h.cpu_model.is_empty() {
+        "unknown CPU"
+    } else {
+        &h.cpu_model
+    };
+    let _ = write!(s, "{cpu}");
+    if !h.cpu_vendor.is_empty() {
+        let _ = write!(s, " ({})", h.cpu_vendor);
+    }
+    if !h.kernel.is_empty() {
+        let _ = write!(s, ", Linux {}", h.kernel);
+    }
+    let _ = write!(s, ", KVM API {}, {} CPUs", h.kvm_api_version, h.nproc);
+    if h.tsc_khz > 0 {
+        let _ = write!(s, ", TSC {} kHz", h.tsc_khz);
+    } else {
+        let _ = write!(s, ", TSC frequency unknown");
+    }
+    if let Some(m) = h.tsc_khz_crosscheck {
+        let _ = write!(s, " (measured {m} kHz)");
+    }
+    let _ = write!(
+        s,
+        ", load {:.2} {:.2} {:.2}",
+        h.load_avg[0], h.load_avg[1], h.load_avg[2]
+    );
+    if h.nested_note.is_some() {
+        let _ = write!(s, ", nested");
+    }
+    s
+}

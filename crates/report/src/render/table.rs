@@ -1,0 +1,74 @@
+//! Terminal output: aligned columns, then footer sections and the host line.
+
+use super::grid::{Align, Grid};
+use super::{host_line, Page};
+use crate::model::Report;
+
+/// Lays a grid out as space-aligned text with a dashed rule under the
+/// header. Spanning texts start at their column and are not padded.
+pub fn grid(g: &Grid) -> String {
+    let n = g.columns.len();
+    let mut widths: Vec<usize> = g.columns.iter().map(|c| c.title.chars().count()).collect();
+    for row in &g.rows {
+        for (i, cell) in row.cells.iter().enumerate().take(n) {
+            widths[i] = widths[i].max(cell.chars().count());
+        }
+    }
+    let mut out = String::new();
+    let header: Vec<String> = g.columns.iter().map(|c| c.title.clone()).collect();
+    push_line(&mut out, g, &widths, &header, None);
+    let rule: Vec<String> = widths.iter().map(|w| "-".repeat(*w)).collect();
+    push_line(&mut out, g, &widths, &rule, None);
+    for row in &g.rows {
+        push_line(&mut out, g, &widths, &row.cells, row.span.as_deref());
+    }
+    out
+}
+
+fn push_line(out: &mut String, g: &Grid, widths: &[usize], cells: &[String], span: Option<&str>) {
+    let mut line = String::new();
+    for (i, cell) in cells.iter().enumerate().take(widths.len()) {
+        if i > 0 {
+            line.push_str("  ");
+        }
+        let pad = widths[i].saturating_sub(cell.chars().count());
+        match g.columns.get(i).map(|c| c.align) {
+            Some(Align::Right) => {
+                line.push_str(&" ".repeat(pad));
+                line.push_str(cell);
+            }
+            _ => {
+                line.push_str(cell);
+                line.push_str(&" ".repeat(pad));
+            }
+        }
+    }
+    if let Some(span) = span {
+        if !cells.is_empty() {
+            line.push_str("  ");
+        }
+        line.push_str(span);
+    }
+    out.push_str(line.trim_end());
+    out.push('\n');
+}
+
+/// A whole page for the terminal.
+pub fn render(report: &Report, page: &dyn Page) -> String {
+    let mut out = format!("{}\n\n", page.title());
+    out.push_str(&grid(&page.grid()));
+    for section in page.sections() {
+        if section.items.is_empty() {
+            continue;
+        }
+        out.push_str(&format!("\n{}:\n", section.heading));
+        for item in &section.items {
+            out.push_str(&format!("  {item}\n"));
+        }
+    }
+    out.push_str(&format!("\nhost: {}\n", host_line(report)));
+    if let Some(note) = &report.host.nested_note {
+        out.push_str(&format!("caveat: nested virtualization: {note}\n"));
+    }
+    out
+}

@@ -1,0 +1,73 @@
+mod common;
+
+use trapline_report::{compare, render_comparison, Format, Report, Sample};
+
+fn scale(r: &mut Report, name: &str, factor: f64) {
+    for s in r
+        .scenarios
+        .iter_mut()
+        .filter(|s| s.vmm == "trapline" && s.name == name)
+    {
+        for sample in &mut s.samples {
+            *sample = Sample {
+                cycles: (sample.cycles as f64 * factor).round() as u64,
+                ..sample.clone()
+            };
+        }
+    }
+    r.finish();
+}
+
+#[test]
+fn flags_2x_not_noise() {
+    let old = common::sample_report();
+    let mut new = old.clone();
+    scale(&mut new, "pio-user-out", 2.0);
+    scale(&mut new, "hypercall", 1.005);
+    new.scenarios.retain(|s| s.name != "pio-kernel-pic");
+    new.push(
+        trapline_report::ScenarioResult::new("ram-read", "memslot", "ram")
+            .with_samples(common::samples(20.0, &[])),
+    );
+    new.finish();
+    let c = compare(&new, &old);
+    let pio = c.entry("pio-user-out").unwrap();
+    assert_eq!(pio.old_median, 9000.0);
+    assert_eq!(pio.new_median, 18000.0);
+    assert_eq!(pio.ratio, Some(2.0));
+    assert!(pio.significant);
+    let hyper = c.entry("hypercall").unwrap();
+    assert!(!hyper.significant, "{hyper:?}");
+    assert!(!c.entry("noop").unwrap().significant);
+    assert_eq!(c.only_old, vec!["pio-kernel-pic".to_string()]);
+    assert_eq!(c.only_new, vec!["ram-read".to_string()]);
+    assert!(c
+        .unmeasured
+        .iter()
+        .any(|u| u.scenario == "mmio-kernel-datamatch"));
+    assert!(c.entry("qemu:pio-user-out").is_some());
+
+    let t = render_comparison(&c, Format::Table);
+    let line = t.lines().find(|l| l.starts_with("pio-user-out")).unwrap();
+    assert!(line.contains("2.00x") && line.ends_with("yes"), "{line}");
+    assert!(t.contains("only in old") && t.contains("only in new"));
+    let m = render_comparison(&c, Format::Markdown);
+    assert!(m.contains("| scenario | old median | new median | new/old |"));
+    let j = render_comparison(&c, Format::Json);
+    let back: trapline_report::Comparison = serde_json::from_str(&j).unwrap();
+    assert_eq!(back, c);
+    let h = render_comparison(&c, Format::Html);
+    assert!(h.starts_with("<!DOCTYPE html>") && !h.contains("http"));
+    let k = render_comparison(&c, Format::Kut);
+    assert!(k.contains("pio-user-out 18000\n") && k.contains("ram-read (skipped)\n"));
+}
+
+#[test]
+fn overlapping_ranges_are_not_significant() {
+    let old = common::sample_report();
+    let mut new = old.clone();
+    // 3% up: beyond 3 MADs (MAD is 1%) but the min–max ranges (±2%) overlap.
+    scale(&mut new, "pio-user-out", 1.03);
+    let c = compare(&new, &old);
+    assert!(!c.entry("pio-user-out").unwrap().significant);
+}

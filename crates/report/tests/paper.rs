@@ -1,0 +1,114 @@
+mod common;
+
+use trapline_report::{render, Format, View};
+
+fn paper_json() -> serde_json::Value {
+    let r = common::sample_report();
+    serde_json::from_str(&render(&r, Format::Json, View::Paper)).unwrap()
+}
+
+fn row<'a>(v: &'a serde_json::Value, slug: &str) -> &'a serde_json::Value {
+    v["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["slug"] == slug)
+        .unwrap()
+}
+
+#[test]
+fn rows_get_the_right_numbers() {
+    let v = paper_json();
+    assert_eq!(v["rows"].as_array().unwrap().len(), 6);
+    let hyper = row(&v, "hypercall");
+    assert_eq!(hyper["operation"], "Hypercall");
+    assert_eq!(
+        hyper["published"],
+        serde_json::json!([4917, 2112, 1263, 1642])
+    );
+    assert_eq!(hyper["this_host"], 1300.0); // 1400 − noop 100
+    assert_eq!(hyper["basis"], "net");
+    let trap = row(&v, "trap");
+    assert_eq!(trap["scenario"], "cpuid");
+    assert_eq!(trap["published"], serde_json::json!([27, 27, 632, 821]));
+    assert_eq!(trap["this_host"], 1000.0);
+    assert_eq!(row(&v, "io-kernel")["scenario"], "pio-kernel-pic");
+    assert_eq!(row(&v, "io-kernel")["this_host"], 3400.0);
+    assert_eq!(
+        row(&v, "io-kernel")["published"],
+        serde_json::json!([6248, 2945, 2575, 3049])
+    );
+    assert_eq!(row(&v, "io-user")["this_host"], 9000.0);
+    assert_eq!(
+        row(&v, "io-user")["published"],
+        serde_json::json!([6908, 3971, 8226, 10356])
+    );
+    let ipi = row(&v, "ipi");
+    assert_eq!(
+        ipi["published"],
+        serde_json::json!([10534, null, 13670, 16649])
+    );
+    assert!(ipi["this_host"].is_null());
+    assert_eq!(ipi["status"], "not measured yet");
+    assert_eq!(
+        row(&v, "eoi")["published"],
+        serde_json::json!([9, null, 1713, 2195])
+    );
+}
+
+#[test]
+fn table_and_kut() {
+    let r = common::sample_report();
+    let t = render(&r, Format::Table, View::Paper);
+    let hyper = t.lines().find(|l| l.starts_with("Hypercall")).unwrap();
+    for want in [
+        "4,917",
+        "2,112",
+        "1,263",
+        "1,642",
+        "1,300",
+        "hypercall",
+        "net of noop",
+    ] {
+        assert!(hyper.contains(want), "{want} not in {hyper:?}");
+    }
+    let eoi = t.lines().find(|l| l.starts_with("EOI")).unwrap();
+    assert!(
+        eoi.contains("–") && eoi.contains("not measured yet"),
+        "{eoi}"
+    );
+    assert!(t.contains("ASPLOS 2014"));
+    let k = render(&r, Format::Kut, View::Paper);
+    assert_eq!(
+        k,
+        "hypercall 1300\ntrap 1000\nio-kernel 3400\nio-user 9000\nipi (skipped)\neoi (skipped)\n"
+    );
+    let m = render(&r, Format::Markdown, View::Paper);
+    assert!(m.contains(
+        "| Operation | ARM | ARM no vgic/vtimers | x86 laptop | x86 server | this host |"
+    ));
+    let h = render(&r, Format::Html, View::Paper);
+    assert!(h.contains("<svg") && h.contains("x86 server"));
+}
+
+#[test]
+fn unsupported_row_shows_reason_and_no_baseline_uses_median() {
+    let mut r = common::sample_report();
+    r.scenarios
+        .retain(|s| !(s.vmm == "trapline" && s.name == "noop"));
+    for s in &mut r.scenarios {
+        if s.name == "pio-kernel-pic" {
+            s.status = trapline_report::Status::Unsupported;
+            s.reason = Some("no in-kernel PIC".into());
+        }
+    }
+    r.finish();
+    let t = render(&r, Format::Table, View::Paper);
+    let io = t.lines().find(|l| l.starts_with("I/O Kernel")).unwrap();
+    assert!(io.contains("unsupported: no in-kernel PIC"), "{io}");
+    let hyper = t.lines().find(|l| l.starts_with("Hypercall")).unwrap();
+    assert!(
+        hyper.contains("1,400") && hyper.contains("median (no noop baseline)"),
+        "{hyper}"
+    );
+}
