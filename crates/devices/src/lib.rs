@@ -5,6 +5,7 @@
 pub mod acpi;
 pub mod debug_exit;
 pub mod fw_cfg;
+pub mod lapic_fallback;
 pub mod pc_testdev;
 pub mod pci;
 pub mod pm_timer;

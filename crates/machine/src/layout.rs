@@ -5,7 +5,7 @@
 //!               trampoline there); loader boot area 0x1000-0xFFFF; ACPI
 //!               tables 0xE0000-0xFFFFF; images from 1 MiB up
 //!  ...          RAM up to --mem (at most 3 GiB)
-//!  0xB000_0000  PCI ECAM window (bus 0: 1 MiB)
+//!  0xC000_0000  PCI ECAM window (bus 0: 1 MiB)
 //!  0xD000_0000  trapline probe MMIO window (lab)
 //!  0xE000_0000  PCI MMIO BAR window
 //!  0xFEC0_0000  IOAPIC (KVM)
@@ -19,7 +19,7 @@ use trapline_abi as abi;
 /// Most RAM trapline maps, in MiB (it must stay below the device holes).
 pub const MAX_MEM_MIB: u64 = abi::MAX_RAM_MIB;
 /// ECAM (PCI MMCONFIG) base.
-pub const ECAM_BASE: u64 = 0xb000_0000;
+pub const ECAM_BASE: u64 = 0xc000_0000;
 /// ECAM size for bus 0.
 pub const ECAM_LEN: u64 = 0x10_0000;
 /// PCI MMIO BAR window.

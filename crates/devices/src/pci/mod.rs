@@ -13,9 +13,19 @@
 //! pci.insert_into(&mut pio, &mut mmio)?; // CF8/CFC, ECAM, both windows
 //! if args.ecam_ro {
 //!     let ro = ReadOnlyRegion::map(vm, slot, pci.layout.ecam_base, pci.shadow.len())?;
-//!     pci.shadow.attach(Arc::new(ro_sink))?; // kept current on every write
+//!     pci.shadow.attach(Arc::new(RoSink(ro)))?; // kept current on every write
+//! }
+//!
+//! // In the machine crate (orphan rule: a newtype around fastpath's region).
+//! struct RoSink(ReadOnlyRegion);
+//! impl ShadowSink for RoSink {
+//!     fn write(&self, offset: usize, bytes: &[u8]) { self.0.write(offset, bytes) }
 //! }
 //! ```
+//!
+//! `MyKvmIoEvents` implements [`IoEventRegistry`] with
+//! `trapline_fastpath::IoEvent` (see [`registry`] for the datamatch
+//! mapping); its handle's `fired()` accumulates `IoEvent::take_count()`.
 //!
 //! # Address choices ([`PciLayout::default`])
 //!
@@ -49,7 +59,7 @@ mod device;
 mod ecam;
 mod host_bridge;
 mod io_front;
-mod registry;
+pub mod registry;
 mod shadow;
 mod testdev;
 mod window;
