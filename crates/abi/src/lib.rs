@@ -82,6 +82,22 @@ pub const PROBE_PAGE_SIZE: u64 = 0x1000;
 /// Size of the whole probe window.
 pub const PROBE_MMIO_LEN: u64 = 0x20000;
 
+/// PCI ECAM (MMCONFIG) window base: bus 0 occupies the first 1 MiB
+/// (offset = bus << 20 | device << 15 | function << 12 | register).
+pub const ECAM_BASE: u64 = 0xc000_0000;
+/// PCI configuration mechanism #1 address port.
+pub const PCI_CONFIG_ADDRESS_PORT: u16 = 0xcf8;
+/// PCI configuration mechanism #1 data port.
+pub const PCI_CONFIG_DATA_PORT: u16 = 0xcfc;
+/// pci-testdev's vendor and device id as one config dword (device << 16 | vendor).
+pub const PCI_TESTDEV_ID: u32 = 0x0005_1b36;
+/// The pci-testdev header's `test` value that selects the paravirtual
+/// variant of a BAR's tests (kept out of the range QEMU's scan walks).
+pub const PCI_TESTDEV_PV_SELECT: u8 = 0x80;
+/// Bit set in a pci-testdev header `offset` meaning "an absolute port,
+/// not an offset in this BAR" (the PV doorbell).
+pub const PCI_TESTDEV_OFFSET_ABSOLUTE: u32 = 0x8000_0000;
+
 /// Highest amount of guest RAM trapline maps (it sits below the probe window
 /// and the PCI hole, so there is no RAM above 4 GiB to describe).
 pub const MAX_RAM_MIB: u64 = 3072;
@@ -230,6 +246,29 @@ scenarios! {
     16 RO_MEMSLOT_WRITE "ro-memslot-write";
     17 VMM_FLOOR_PIO "vmm-floor-pio";
     18 PIO_KERNEL_PIC "pio-kernel-pic";
+    // pci-testdev (seed 003), named and ordered as in the seed. The guest
+    // finds the device by scanning bus 0 through CF8/CFC, selects the test
+    // (PV ones with PCI_TESTDEV_PV_SELECT), and writes `data` at `offset`
+    // of the BAR (or to the absolute port for PV); the Result value is the
+    // header's `count` read after the batch.
+    19 PCI_MMIO_NO_EVENTFD "mmio-no-eventfd:pci-mem";
+    20 PCI_MMIO_WILDCARD_EVENTFD "mmio-wildcard-eventfd:pci-mem";
+    21 PCI_MMIO_DATAMATCH_EVENTFD "mmio-datamatch-eventfd:pci-mem";
+    22 PCI_MMIO_PV_EVENTFD "mmio-pv-eventfd:pci-mem";
+    23 PCI_PORTIO_NO_EVENTFD "portio-no-eventfd:pci-io";
+    24 PCI_PORTIO_WILDCARD_EVENTFD "portio-wildcard-eventfd:pci-io";
+    25 PCI_PORTIO_DATAMATCH_EVENTFD "portio-datamatch-eventfd:pci-io";
+    26 PCI_PORTIO_PV_EVENTFD "portio-pv-eventfd:pci-io";
+    // PCI config reads (seed 004): one iteration reads pci-testdev's
+    // vendor/device dword (value checked == PCI_TESTDEV_ID).
+    27 PCI_CONFIG_READ_CF8 "pci-config-read-cf8";
+    28 PCI_CONFIG_READ_ECAM "pci-config-read-ecam";
+    29 PCI_CONFIG_READ_ECAM_RO "pci-config-read-ecam-ro";
+    // One iteration enumerates bus 0: 256 devfn, vendor+device dword each;
+    // the Result value is the number of functions found.
+    30 PCI_SCAN_CF8 "pci-scan-cf8";
+    31 PCI_SCAN_ECAM "pci-scan-ecam";
+    32 PCI_SCAN_ECAM_RO "pci-scan-ecam-ro";
 }
 
 /// Look a scenario up by its CLI/JSON name.
@@ -271,6 +310,16 @@ pub fn c_header() -> String {
     def("PROBE_RO_MEMSLOT", PROBE_RO_MEMSLOT);
     def("PROBE_PAGE_SIZE", PROBE_PAGE_SIZE);
     def("PROBE_MMIO_LEN", PROBE_MMIO_LEN);
+    def("ECAM_BASE", ECAM_BASE);
+    def("PCI_CONFIG_ADDRESS_PORT", PCI_CONFIG_ADDRESS_PORT.into());
+    def("PCI_CONFIG_DATA_PORT", PCI_CONFIG_DATA_PORT.into());
+    def("PCI_TESTDEV_ID", PCI_TESTDEV_ID.into());
+    def("PCI_TESTDEV_PV_SELECT", PCI_TESTDEV_PV_SELECT.into());
+    def(
+        "PCI_TESTDEV_OFFSET_ABSOLUTE",
+        PCI_TESTDEV_OFFSET_ABSOLUTE.into(),
+    );
+    def("DEBUG_EXIT_LEN", DEBUG_EXIT_LEN.into());
     def("UCALL_MAGIC", UCALL_MAGIC.into());
     def("UCALL_TEXT_LEN", UCALL_TEXT_LEN as u64);
     def("UCALL_ARGS", UCALL_ARGS as u64);

@@ -14,6 +14,9 @@ pub enum MachineKind {
     /// Alone, with a short timeout: a hypercall may never return (it spins
     /// inside KVM on nested hosts).
     Hypercall,
+    /// The main machine with the ECAM window mapped read-only over its
+    /// config-space shadow (`--ecam-ro`).
+    EcamRo,
 }
 
 /// How a scenario proves it measured what it claims.
@@ -32,6 +35,16 @@ pub enum Check {
     /// The in-loop floor handler: one Floor exit per iteration and nothing
     /// reached the bus.
     Floor,
+    /// pci-testdev: the device's `count` (read by the guest after each
+    /// batch) equals every write the guest made, and each iteration is
+    /// exactly one exit of this kind (none for the eventfd paths).
+    Testdev(Option<ExitKind>),
+    /// Exactly these exits per iteration, and the value the guest read back
+    /// was checked by the guest (config reads).
+    ExitsPerIter(&'static [(ExitKind, u64)]),
+    /// A bus-0 scan: these exits per iteration and the guest found exactly
+    /// the functions the machine has.
+    Scan(&'static [(ExitKind, u64)]),
 }
 
 /// One scenario.
@@ -187,6 +200,20 @@ pub const SCENARIOS: &[Scenario] = &[
         machine: Main,
         check: Floor,
     },
+    Scenario { name: "mmio-no-eventfd:pci-mem", group: "pci", path: "pci-testdev BAR0 byte store, no ioeventfd: exit to user space", machine: Main, check: Testdev(Some(ExitKind::MmioWrite)) },
+    Scenario { name: "mmio-wildcard-eventfd:pci-mem", group: "pci", path: "pci-testdev BAR0 byte store to a wildcard ioeventfd (any length)", machine: Main, check: Testdev(None) },
+    Scenario { name: "mmio-datamatch-eventfd:pci-mem", group: "pci", path: "pci-testdev BAR0 byte store to a 1-byte datamatch ioeventfd", machine: Main, check: Testdev(None) },
+    Scenario { name: "mmio-pv-eventfd:pci-mem", group: "pci", path: "paravirtual MMIO doorbell: the identity written to one PV port with a PIO datamatch ioeventfd (KVM never merged PV MMIO)", machine: Main, check: Testdev(None) },
+    Scenario { name: "portio-no-eventfd:pci-io", group: "pci", path: "pci-testdev BAR1 OUTB, no ioeventfd: exit to user space", machine: Main, check: Testdev(Some(ExitKind::PioWrite)) },
+    Scenario { name: "portio-wildcard-eventfd:pci-io", group: "pci", path: "pci-testdev BAR1 OUTB to a wildcard ioeventfd", machine: Main, check: Testdev(None) },
+    Scenario { name: "portio-datamatch-eventfd:pci-io", group: "pci", path: "pci-testdev BAR1 OUTB to a 1-byte datamatch ioeventfd", machine: Main, check: Testdev(None) },
+    Scenario { name: "portio-pv-eventfd:pci-io", group: "pci", path: "paravirtual PIO doorbell: 32-bit OUT of the identity to the PV port (datamatch ioeventfd)", machine: Main, check: Testdev(None) },
+    Scenario { name: "pci-config-read-cf8", group: "pci-config", path: "config dword read through CF8/CFC: OUT address + IN data, two exits", machine: Main, check: ExitsPerIter(&[(ExitKind::PioWrite, 1), (ExitKind::PioRead, 1)]) },
+    Scenario { name: "pci-config-read-ecam", group: "pci-config", path: "config dword read through ECAM: one MMIO exit", machine: Main, check: ExitsPerIter(&[(ExitKind::MmioRead, 1)]) },
+    Scenario { name: "pci-config-read-ecam-ro", group: "pci-config", path: "config dword read through ECAM mapped read-only over a shadow: no exit (seed 004)", machine: EcamRo, check: ExitsPerIter(&[]) },
+    Scenario { name: "pci-scan-cf8", group: "pci-config", path: "enumerate bus 0 (256 devfn, vendor+device) through CF8/CFC", machine: Main, check: Scan(&[(ExitKind::PioWrite, 256), (ExitKind::PioRead, 256)]) },
+    Scenario { name: "pci-scan-ecam", group: "pci-config", path: "enumerate bus 0 through ECAM", machine: Main, check: Scan(&[(ExitKind::MmioRead, 256)]) },
+    Scenario { name: "pci-scan-ecam-ro", group: "pci-config", path: "enumerate bus 0 through read-only ECAM", machine: EcamRo, check: Scan(&[]) },
 ];
 
 /// Look a scenario up.

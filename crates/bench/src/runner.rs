@@ -66,6 +66,8 @@ struct Batch {
 /// Everything one probe VM produced, by scenario id.
 struct ProbeRun {
     batches: BTreeMap<u32, Vec<Batch>>,
+    /// PCI functions the machine has on bus 0.
+    functions: u64,
     run: RunReport,
     serial: String,
 }
@@ -164,9 +166,11 @@ pub fn run_lab(kvm: &HostKvm, opts: &LabOptions) -> Result<Report, String> {
     let main = by_machine(MachineKind::Main);
     let no_irqchip = by_machine(MachineKind::NoIrqchip);
     let hypercall = by_machine(MachineKind::Hypercall);
+    let ecam_ro = by_machine(MachineKind::EcamRo);
     let units_per_repeat = usize::from(!main.is_empty())
         + usize::from(!no_irqchip.is_empty())
         + usize::from(!hypercall.is_empty())
+        + usize::from(!ecam_ro.is_empty())
         + floors.len();
     let mut progress = Progress::new(opts.progress, units_per_repeat * opts.repeat as usize);
 
@@ -182,6 +186,9 @@ pub fn run_lab(kvm: &HostKvm, opts: &LabOptions) -> Result<Report, String> {
         }
         if !no_irqchip.is_empty() {
             units.push(Unit::Probe(MachineKind::NoIrqchip, no_irqchip.clone()));
+        }
+        if !ecam_ro.is_empty() {
+            units.push(Unit::Probe(MachineKind::EcamRo, ecam_ro.clone()));
         }
         if !hypercall.is_empty() && hypercall_supported {
             units.push(Unit::Probe(MachineKind::Hypercall, hypercall.clone()));
@@ -334,21 +341,24 @@ fn run_probe(
     cfg.timeout = Some(timeout);
     cfg.ucall_sink = Some(tx);
     cfg.lab = LabFixtures::all();
+    cfg.pci_testdev = true;
+    cfg.ecam_ro = kind == MachineKind::EcamRo;
     let machine = Machine::build(kvm, cfg).map_err(|e| format!("building the probe VM: {e}"))?;
     let tsc_khz = machine.tsc_khz().unwrap_or(0) as u64;
+    let functions = machine.pci().bus.devfns().count() as u64;
     let run = machine
         .run()
         .map_err(|e| format!("running the probe VM: {e}"))?;
     let serial =
         String::from_utf8_lossy(&serial.lock().unwrap_or_else(|e| e.into_inner())).into_owned();
     Ok(ProbeOutcome {
-        probe: collect(rx, run, serial),
+        probe: collect(rx, run, serial, functions),
         tsc_khz,
     })
 }
 
 /// Pair BEGIN and RESULT ucalls into batches with their exit counts.
-fn collect(rx: Receiver<UcallEvent>, run: RunReport, serial: String) -> ProbeRun {
+fn collect(rx: Receiver<UcallEvent>, run: RunReport, serial: String, functions: u64) -> ProbeRun {
     let mut begun: BTreeMap<(usize, u64), ExitSnapshot> = BTreeMap::new();
     let mut batches: BTreeMap<u32, Vec<Batch>> = BTreeMap::new();
     for ev in rx.try_iter() {
@@ -374,6 +384,7 @@ fn collect(rx: Receiver<UcallEvent>, run: RunReport, serial: String) -> ProbeRun
     }
     ProbeRun {
         batches,
+        functions,
         run,
         serial,
     }
@@ -491,6 +502,13 @@ fn describe_check(check: Check, n: u64) -> String {
             "every write reached the device through the ring; < 1 exit per iteration".into()
         }
         Check::Floor => format!("{n} floor exits, 0 bus dispatches"),
+        Check::Testdev(Some(k)) => {
+            format!("{n} {} exits; pci-testdev count = every write", k.name())
+        }
+        Check::Testdev(None) => "0 exits; pci-testdev count (eventfd fires) = every write".into(),
+        Check::ExitsPerIter([]) => format!("0 exits in {n} iterations; vendor/device read back"),
+        Check::ExitsPerIter(per) => format!("{per:?} exits per read; vendor/device read back"),
+        Check::Scan(per) => format!("{per:?} exits per scan; every function found"),
     }
 }
 
@@ -566,6 +584,33 @@ fn verify(
             }
             Ok(())
         }
+        Check::Testdev(exit) => {
+            let want = if exit.is_some() { n } else { 0 };
+            if all != want || exit.is_some_and(|k| got(k) != n) {
+                return Err(format!(
+                    "expected {want} {} exits in {n} iterations, saw {exits:?}",
+                    exit.map_or("", |k| k.name())
+                ));
+            }
+            if b.value != total {
+                return Err(format!(
+                    "pci-testdev counted {} writes, guest made {total}",
+                    b.value
+                ));
+            }
+            Ok(())
+        }
+        Check::ExitsPerIter(per) => exact_exits(per, n, exits, all),
+        Check::Scan(per) => {
+            exact_exits(per, n, exits, all)?;
+            if b.value != run.functions {
+                return Err(format!(
+                    "the scan found {} functions on bus 0, the machine has {}",
+                    b.value, run.functions
+                ));
+            }
+            Ok(())
+        }
         Check::Floor => {
             if got(ExitKind::Floor) != n || all != n {
                 return Err(format!(
@@ -577,6 +622,26 @@ fn verify(
             }
             Ok(())
         }
+    }
+}
+
+/// Exactly `per` (kind, count per iteration) exits and nothing else.
+fn exact_exits(
+    per: &[(ExitKind, u64)],
+    n: u64,
+    exits: &BTreeMap<String, u64>,
+    all: u64,
+) -> Result<(), String> {
+    let want_all: u64 = per.iter().map(|(_, c)| c * n).sum();
+    let each = per
+        .iter()
+        .all(|(k, c)| exits.get(k.name()).copied().unwrap_or(0) == c * n);
+    if all == want_all && each {
+        Ok(())
+    } else {
+        Err(format!(
+            "expected {per:?} exits per iteration over {n} iterations, saw {exits:?}"
+        ))
     }
 }
 

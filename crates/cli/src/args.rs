@@ -46,6 +46,23 @@ pub struct RunArgs {
     /// Stop the guest after this many seconds (exit status 124).
     #[arg(long, value_name = "SECS", value_parser = parse_timeout)]
     pub timeout: Option<std::time::Duration>,
+    /// Add a device: `pci-testdev` (QEMU's PCI test device, with KVM
+    /// ioeventfds for its eventfd tests) or `pc-testdev`. Repeatable.
+    #[arg(long = "device", value_name = "NAME", value_enum)]
+    pub devices: Vec<DeviceArg>,
+    /// Map the PCI ECAM window read-only over a shadow of config space, so
+    /// config-space reads never exit (writes still do).
+    #[arg(long)]
+    pub ecam_ro: bool,
+}
+
+/// Optional devices.
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DeviceArg {
+    /// QEMU's pci-testdev (1b36:0005) at 00:02.0.
+    PciTestdev,
+    /// QEMU's pc-testdev: scratch ports 0xE0-0xEB, IRQ ports 0x2000-0x2017, MMIO scratch at 0xFF000000.
+    PcTestdev,
 }
 
 /// A parsed `--serial`.
@@ -125,6 +142,8 @@ mod tests {
         assert_eq!((a.smp, a.mem, a.append.as_str()), (4, 64, "a b"));
         assert_eq!(a.serial, SerialSpec::File("/tmp/s".into()));
         assert_eq!(a.timeout, Some(std::time::Duration::from_millis(1500)));
+        assert_eq!(a.devices, vec![DeviceArg::PciTestdev, DeviceArg::PcTestdev]);
+        assert!(a.ecam_ro);
     }
 
     #[test]
@@ -140,6 +159,7 @@ mod tests {
             &["run", "--kernel", "k", "--timeout", "0"],
             &["run", "--kernel", "k", "--timeout", "abc"],
             &["run", "--kernel", "k", "--bogus"],
+            &["run", "--kernel", "k", "--device", "virtio-net"],
             &["frobnicate"],
         ] {
             let e = parse(bad).unwrap_err();

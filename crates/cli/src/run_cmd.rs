@@ -5,7 +5,7 @@ use std::time::Instant;
 
 use trapline_machine::{status, HostKvm, Machine, MachineConfig, MachineError, SerialOutput};
 
-use crate::args::{RunArgs, SerialSpec};
+use crate::args::{DeviceArg, RunArgs, SerialSpec};
 
 fn fail(code: i32, msg: impl std::fmt::Display) -> i32 {
     eprintln!("trapline: error: {msg}");
@@ -78,6 +78,9 @@ pub fn run(a: RunArgs) -> i32 {
     cfg.initrd = initrd;
     cfg.serial = serial;
     cfg.timeout = a.timeout;
+    cfg.pci_testdev = a.devices.contains(&DeviceArg::PciTestdev);
+    cfg.pc_testdev = a.devices.contains(&DeviceArg::PcTestdev);
+    cfg.ecam_ro = a.ecam_ro;
     let machine = match Machine::build(&kvm, cfg) {
         Ok(m) => m,
         Err(e) => return fail(error_status(&e), e),

@@ -16,6 +16,7 @@ use trapline_kvm::{HostKvm, VcpuFd, Vm, VmConfig};
 
 use crate::config::{LabFixtures, MachineConfig};
 use crate::layout::MAX_MEM_MIB;
+use crate::platform::{self, Platform, PlatformOptions};
 use crate::{boot, MachineError};
 
 /// A built machine, ready to run.
@@ -23,6 +24,7 @@ pub struct Machine {
     // Field order is drop order: fast paths and vCPUs go before the VM
     // whose fd they use, and the VM before its memory.
     pub(crate) fastpaths: Fastpaths,
+    pub(crate) platform: Platform,
     pub(crate) vcpus: Vec<VcpuFd>,
     pub(crate) ring: Option<Arc<CoalescedRing>>,
     pub(crate) pio: Arc<Bus>,
@@ -102,8 +104,10 @@ impl Machine {
         )?;
         let ucall = UcallPort::new(vm.memory().clone(), counters.clone(), config.ucall_sink);
         pio.insert("ucall", abi::UCALL_PORT.into(), 4, Arc::new(ucall))?;
+        // The probe devices cover the lab's ports up to the PV doorbell,
+        // which belongs to pci-testdev.
         let probe_ports = abi::PROBE_PIO_USER_PORT as u64;
-        let probe_len = (abi::UCALL_PORT + abi::TRAPLINE_PORTS_LEN) as u64 - probe_ports;
+        let probe_len = abi::PV_DOORBELL_PORT as u64 - probe_ports;
         pio.insert("probe", probe_ports, probe_len, probe_pio.clone())?;
 
         let mut mmio = BusBuilder::new();
@@ -114,6 +118,17 @@ impl Machine {
             probe_mmio.clone(),
         )?;
 
+        let platform = platform::build(
+            &vm,
+            &PlatformOptions {
+                pci_testdev: config.pci_testdev,
+                pc_testdev: config.pc_testdev,
+                ecam_ro: config.ecam_ro,
+                any_length: kvm.has_ioeventfd_any_length(),
+            },
+            &mut pio,
+            &mut mmio,
+        )?;
         let fastpaths = lab_fastpaths(kvm, &vm, config.lab)?;
 
         let mut vcpus = Vec::with_capacity(config.vcpus as usize);
@@ -129,6 +144,7 @@ impl Machine {
 
         Ok(Machine {
             fastpaths,
+            platform,
             vcpus,
             ring,
             pio: Arc::new(pio.build()),
@@ -161,6 +177,11 @@ impl Machine {
     /// The MMIO bus, as built.
     pub fn mmio_bus(&self) -> &Bus {
         &self.mmio
+    }
+
+    /// The PCI subsystem (host-side inspection: BAR assignments, pci-testdev).
+    pub fn pci(&self) -> &trapline_devices::pci::PciDevices {
+        &self.platform.pci
     }
 
     pub(crate) fn readout(&self) -> LabReadout {

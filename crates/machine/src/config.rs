@@ -56,6 +56,13 @@ pub struct MachineConfig {
     pub ucall_sink: Option<Sender<UcallEvent>>,
     /// Lab fast paths.
     pub lab: LabFixtures,
+    /// Add pci-testdev at 00:02.0 (`--device pci-testdev`).
+    pub pci_testdev: bool,
+    /// Add pc-testdev's ports and MMIO scratch (`--device pc-testdev`).
+    pub pc_testdev: bool,
+    /// Map the ECAM window read-only over a shadow of config space, so
+    /// config reads never exit (seed 004's technique).
+    pub ecam_ro: bool,
 }
 
 impl MachineConfig {
@@ -74,6 +81,9 @@ impl MachineConfig {
             timeout: None,
             ucall_sink: None,
             lab: LabFixtures::default(),
+            pci_testdev: false,
+            pc_testdev: false,
+            ecam_ro: false,
         }
     }
 }

@@ -19,7 +19,7 @@ use trapline_abi as abi;
 /// Most RAM trapline maps, in MiB (it must stay below the device holes).
 pub const MAX_MEM_MIB: u64 = abi::MAX_RAM_MIB;
 /// ECAM (PCI MMCONFIG) base.
-pub const ECAM_BASE: u64 = 0xc000_0000;
+pub const ECAM_BASE: u64 = abi::ECAM_BASE;
 /// ECAM size for bus 0.
 pub const ECAM_LEN: u64 = 0x10_0000;
 /// PCI MMIO BAR window.

@@ -11,6 +11,7 @@ mod config;
 mod error;
 pub mod layout;
 mod outcome;
+mod platform;
 mod run;
 
 pub use assemble::{LabReadout, Machine};

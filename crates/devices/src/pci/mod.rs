@@ -32,7 +32,7 @@
 //! | what | where | why |
 //! |------|-------|-----|
 //! | CF8/CFC | ports 0xCF8..=0xCFF | configuration mechanism #1 (§3.6) |
-//! | ECAM | 0xB000_0000, 1 MiB (bus 0) | Q35's MMCONFIG base; below the probe window (0xD000_0000) |
+//! | ECAM | 0xC000_0000, 1 MiB (bus 0) | right above the most RAM trapline maps (3 GiB), below the probe window |
 //! | PCI MMIO window | 0xE000_0000..0xFEC0_0000 | below the IOAPIC; top-down allocation gives BAR0 = 0xFEBF_F000 as QEMU |
 //! | PCI I/O window | 0xC000..0x1_0000 | SeaBIOS's I/O BAR base, so BAR1 = 0xC000 as QEMU |
 //! | host bridge | 00:00.0 | class 0x0600 |
@@ -87,7 +87,7 @@ pub use testdev::{PciTestDev, TestKind, TestSpec, TESTDEV_CLASS, TESTDEV_DEVICE,
 pub use window::{PciIoWindow, PciMmioWindow};
 
 /// Default ECAM base.
-pub const ECAM_BASE: u64 = 0xb000_0000;
+pub const ECAM_BASE: u64 = trapline_abi::ECAM_BASE;
 /// Default PCI MMIO window base.
 pub const PCI_MMIO_BASE: u64 = 0xe000_0000;
 /// Default PCI MMIO window end (exclusive): the IOAPIC starts here.

@@ -20,7 +20,27 @@ struct exc_frame {
 };
 
 extern const u64 exc_stubs[32]; /* exc.S */
-static struct idt_gate idt[32] __attribute__((aligned(16)));
+/* All 256 vectors, so payloads can install interrupt handlers with idt_set(). */
+static struct idt_gate idt[256] __attribute__((aligned(16)));
+static u16 idt_cs;
+
+static void set_gate(unsigned vec, u64 h)
+{
+    idt[vec] = (struct idt_gate){
+        .off_lo = (u16)h,
+        .sel = idt_cs,
+        .type = 0x8e, /* present, 64-bit interrupt gate: IF stays 0 in the handler */
+        .off_mid = (u16)(h >> 16),
+        .off_hi = (u32)(h >> 32),
+    };
+}
+
+/* Vectors without a gate are not present: a stray interrupt raises #NP, which is reported. */
+void idt_set(unsigned vec, void (*handler)(void))
+{
+    if (vec >= 32 && vec < ARRAY_SIZE(idt))
+        set_gate(vec, (u64)(uintptr_t)handler);
+}
 
 void idt_load(void)
 {
@@ -33,19 +53,10 @@ void idt_load(void)
 
 void idt_init(void)
 {
-    u16 cs;
     /* The current CS, not a constant: hello64 runs on the VMM's GDT, not ours. */
-    asm volatile("mov %%cs, %0" : "=r"(cs));
-    for (int v = 0; v < 32; v++) {
-        u64 h = exc_stubs[v];
-        idt[v] = (struct idt_gate){
-            .off_lo = (u16)h,
-            .sel = cs,
-            .type = 0x8e, /* present, 64-bit interrupt gate: IF stays 0 */
-            .off_mid = (u16)(h >> 16),
-            .off_hi = (u32)(h >> 32),
-        };
-    }
+    asm volatile("mov %%cs, %0" : "=r"(idt_cs));
+    for (unsigned v = 0; v < 32; v++)
+        set_gate(v, exc_stubs[v]);
     idt_load();
 }
 

@@ -21,6 +21,25 @@
 #define LAPIC_BASE 0xfee00000
 #define IOAPIC_BASE 0xfec00000
 
+/* xAPIC registers (offsets from LAPIC_BASE) and ICR fields. */
+#define APIC_ID 0x20
+#define APIC_LVR 0x30
+#define APIC_TPR 0x80
+#define APIC_EOI 0xb0
+#define APIC_SVR 0xf0
+#define APIC_ICR_LO 0x300
+#define APIC_ICR_HI 0x310
+#define ICR_BUSY (1u << 12)
+#define ICR_ALL_BUT_SELF (3u << 18)
+#define ICR_ASSERT (1u << 14)
+#define ICR_FIXED (0u << 8)
+#define ICR_INIT (5u << 8)
+#define ICR_STARTUP (6u << 8)
+
+#define MSR_APIC_BASE 0x1b
+#define APIC_BASE_BSP (1u << 8)
+#define APIC_BASE_EXTD (1u << 10)
+#define APIC_BASE_EN (1u << 11)
 #define MSR_EFER 0xc0000080
 #define MSR_GS_BASE 0xc0000101
 

@@ -90,10 +90,93 @@ static inline struct percpu *this_cpu(void)
 /* ---- interrupts ---- */
 void idt_init(void);
 void idt_load(void);
+void idt_set(unsigned vector, void (*entry)(void)); /* vectors 32..255 */
 
-/* ---- SMP (flat payloads only) ---- */
+/*
+ * DEFINE_IRQ_ENTRY(name, handler) defines `void name(void)`, an interrupt
+ * entry for idt_set(): it saves the caller-saved registers, calls
+ * `void handler(void)` (which must not be static: only asm references it)
+ * and returns with iretq. The CPU's 16-byte alignment of RSP on entry plus
+ * 5 frame words and 9 pushes leave the stack aligned for the call.
+ */
+#define DEFINE_IRQ_ENTRY(name, handler)                                                          \
+    void name(void);                                                                             \
+    void handler(void);                                                                          \
+    asm(".pushsection .text\n\t.globl " #name "\n" #name ":\n\t"                                   \
+        "push %rax\n\tpush %rcx\n\tpush %rdx\n\tpush %rsi\n\tpush %rdi\n\t"                       \
+        "push %r8\n\tpush %r9\n\tpush %r10\n\tpush %r11\n\t"                                      \
+        "cld\n\tcall " #handler "\n\t"                                                            \
+        "pop %r11\n\tpop %r10\n\tpop %r9\n\tpop %r8\n\t"                                          \
+        "pop %rdi\n\tpop %rsi\n\tpop %rdx\n\tpop %rcx\n\tpop %rax\n\t"                           \
+        "iretq\n\t.popsection")
+
+/* ---- xAPIC and SMP (flat payloads only) ---- */
+u32 lapic_read(u32 reg);
+void lapic_write(u32 reg, u32 v);
 u32 lapic_id(void);
+void lapic_enable(void);
+void lapic_eoi(void);
+void lapic_send_ipi(u32 apic_id, u8 vector);
 void smp_start_aps(void);
+
+/* ---- QEMU fw_cfg, legacy port interface (flat payloads only) ---- */
+#define FW_CFG_PORT_SEL 0x510  /* 16-bit OUT of the key */
+#define FW_CFG_PORT_DATA 0x511 /* 8-bit INs, little-endian */
+#define FW_CFG_SIGNATURE 0x00
+#define FW_CFG_ID 0x01
+#define FW_CFG_RAM_SIZE 0x03
+#define FW_CFG_NB_CPUS 0x05
+#define FW_CFG_MAX_RAM 0x11 /* kvm-unit-tests' name; QEMU's FW_CFG_KERNEL_DATA */
+void fwcfg_read_bytes(u16 key, void *buf, unsigned len);
+u64 fwcfg_read(u16 key, unsigned len); /* len <= 8 */
+
+/* ---- ACPI (flat payloads only) ---- */
+#define ACPI_SIG(a, b, c, d) ((u32)(a) | (u32)(b) << 8 | (u32)(c) << 16 | (u32)(d) << 24)
+#define ACPI_FADT_PM_TMR_BLK 76 /* u32 offset in the FACP */
+struct acpi_header {
+    u32 signature;
+    u32 length;
+    u8 revision;
+    u8 checksum;
+    char oem_id[6];
+    char oem_table_id[8];
+    u32 oem_revision;
+    u32 creator_id;
+    u32 creator_revision;
+} __attribute__((packed));
+/* The RSDP as kvm-unit-tests finds it: "RSD PTR " at 16-byte steps in 0xE0000-0xFFFFF. */
+const u8 *acpi_find_rsdp(void);
+/* The first table with `sig` in the XSDT (if the RSDP is rev >= 2 and the XSDT is valid) or else the RSDT. */
+const struct acpi_header *acpi_find_table(u32 sig);
+u8 acpi_sum(const void *p, u32 len); /* byte sum; 0 for a valid checksum */
+
+/* ---- PCI configuration mechanism #1, bus 0 (flat payloads only) ---- */
+/*
+ * As kvm-unit-tests: OUT 0x80000000 | devfn << 8 | reg (bits 1:0 included)
+ * to 0xCF8, then one access of the given width at 0xCFC.
+ */
+#define PCI_VENDOR_REDHAT 0x1b36
+#define PCI_DEVICE_TESTDEV 0x0005
+#define PCI_BAR0 0x10
+#define PCI_BAR_IO 0x1u
+#define PCI_BAR_IO_MASK (~0x3u)
+#define PCI_BAR_MEM_MASK (~0xfu)
+static inline u32 pci_cf8_addr(u32 devfn, u32 reg) { return 0x80000000u | (devfn & 0xff) << 8 | (reg & 0xff); }
+u8 pci_readb(u32 devfn, u32 reg);
+u16 pci_readw(u32 devfn, u32 reg);
+u32 pci_readl(u32 devfn, u32 reg);
+void pci_writel(u32 devfn, u32 reg, u32 v);
+int pci_find_dev(u16 vendor, u16 device); /* devfn, or -1 */
+
+/* pci-testdev's BAR header (QEMU hw/misc/pci-testdev.c, 1-byte granular). */
+#define PCI_TESTDEV_HDR_TEST 0
+#define PCI_TESTDEV_HDR_WIDTH 1
+#define PCI_TESTDEV_HDR_OFFSET 4
+#define PCI_TESTDEV_HDR_DATA 8
+#define PCI_TESTDEV_HDR_COUNT 12
+#define PCI_TESTDEV_HDR_NAME 16
+#define PCI_TESTDEV_MEM_BAR_SIZE 4096
+#define PCI_TESTDEV_IO_BAR_SIZE 256
 
 /* ---- string helpers (gcc may also emit calls to the mem* ones) ---- */
 void *memcpy(void *d, const void *s, size_t n);

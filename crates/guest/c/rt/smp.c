@@ -5,31 +5,31 @@
  */
 #include "rt.h"
 
-#define APIC_ID 0x20
-#define APIC_SVR 0xf0
-#define APIC_ICR_LO 0x300
-#define APIC_ICR_HI 0x310
-#define ICR_BUSY (1u << 12)
-#define ICR_ALL_BUT_SELF (3u << 18)
-#define ICR_ASSERT (1u << 14)
-#define ICR_INIT (5u << 8)
-#define ICR_STARTUP (6u << 8)
-
 extern const char tramp_start[], tramp_end[]; /* cstart.S */
 
-static u32 lapic_read(u32 reg) { return mmio_read32(LAPIC_BASE + reg); }
-static void lapic_write(u32 reg, u32 v) { mmio_write32(LAPIC_BASE + reg, v); }
+u32 lapic_read(u32 reg) { return mmio_read32(LAPIC_BASE + reg); }
+void lapic_write(u32 reg, u32 v) { mmio_write32(LAPIC_BASE + reg, v); }
 
 u32 lapic_id(void) { return lapic_read(APIC_ID) >> 24; }
 
-static void icr_send(u32 lo)
+/* Software-enable this CPU's xAPIC (spurious vector 0xff): needed before it accepts fixed interrupts. */
+void lapic_enable(void) { lapic_write(APIC_SVR, 0x1ff); }
+
+void lapic_eoi(void) { lapic_write(APIC_EOI, 0); }
+
+static void icr_send_to(u32 dest, u32 lo)
 {
-    lapic_write(APIC_ICR_HI, 0);
+    lapic_write(APIC_ICR_HI, dest << 24);
     lapic_write(APIC_ICR_LO, lo);
     /* KVM delivers synchronously; the bound only guards against a broken model. */
     for (int i = 0; i < 1000 && (lapic_read(APIC_ICR_LO) & ICR_BUSY); i++)
         cpu_relax();
 }
+
+static void icr_send(u32 lo) { icr_send_to(0, lo); }
+
+/* A fixed, edge, physical-destination IPI with `vector` to the CPU whose APIC ID is apic_id. */
+void lapic_send_ipi(u32 apic_id, u8 vector) { icr_send_to(apic_id, ICR_ASSERT | ICR_FIXED | vector); }
 
 void smp_start_aps(void)
 {
@@ -40,7 +40,7 @@ void smp_start_aps(void)
     asm volatile("cld; rep movsb" : "+D"(dst), "+S"(src), "+c"(len) : : "memory");
 
     percpu[0].apic_id = lapic_id();
-    lapic_write(APIC_SVR, 0x1ff); /* software-enable, spurious vector 0xff */
+    lapic_enable();
     icr_send(ICR_ALL_BUT_SELF | ICR_ASSERT | ICR_INIT);
     icr_send(ICR_ALL_BUT_SELF | ICR_STARTUP | 0 /* vector 0 -> GPA 0 */);
 }

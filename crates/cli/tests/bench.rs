@@ -1,0 +1,244 @@
+//! `trapline bench` end to end: the lab runs, every scenario it runs passes
+//! its own check, and each output format is what it claims to be. Small
+//! loops (the host emulates guest code): the point is behaviour, not speed.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn trapline(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_trapline"))
+        .args(args)
+        .output()
+        .expect("spawn trapline")
+}
+
+fn kvm_present(test: &str) -> bool {
+    if Path::new("/dev/kvm").exists() {
+        return true;
+    }
+    eprintln!("SKIPPED {test}: /dev/kvm is absent on this machine — this KVM test did NOT run");
+    false
+}
+
+fn tmp(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("trapline-bench-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    dir.join(name)
+}
+
+fn text(o: &Output) -> (String, String) {
+    (
+        String::from_utf8_lossy(&o.stdout).into_owned(),
+        String::from_utf8_lossy(&o.stderr).into_owned(),
+    )
+}
+
+/// A short lab run over a few scenarios of every kind of check.
+const SMALL: &[&str] = &[
+    "bench",
+    "--repeat",
+    "1",
+    "--goal",
+    "300000",
+    "--min-iters",
+    "8",
+    "--warmup",
+    "4",
+    "--no-progress",
+];
+const ONLY: &str = "cpuid,hlt,pio-user-out,pio-kernel-wildcard,mmio-user-read,mmio-kernel-datamatch,coalesced-mmio,ro-memslot-read,vmm-floor-pio,hypercall,raw-kvm:*";
+
+fn small(extra: &[&str]) -> Output {
+    let mut a = SMALL.to_vec();
+    a.extend_from_slice(&["--only", ONLY]);
+    a.extend_from_slice(extra);
+    trapline(&a)
+}
+
+#[test]
+fn json_report_has_every_selected_scenario_checked_and_the_derived_values() {
+    if !kvm_present("bench json") {
+        return;
+    }
+    let html = tmp("report.html");
+    let saved = tmp("saved.json");
+    let o = small(&[
+        "--format",
+        "json",
+        "--html",
+        html.to_str().unwrap(),
+        "--save",
+        saved.to_str().unwrap(),
+    ]);
+    let (out, err) = text(&o);
+    assert_eq!(o.status.code(), Some(0), "stderr: {err}\nstdout: {out}");
+    let v: serde_json::Value = serde_json::from_str(&out).expect("stdout is JSON");
+    assert_eq!(v["schema"], "trapline-bench/1");
+    let scenarios = v["scenarios"].as_array().unwrap();
+    let find = |vmm: &str, name: &str| {
+        scenarios
+            .iter()
+            .find(|s| s["vmm"] == vmm && s["name"] == name)
+            .unwrap_or_else(|| panic!("{vmm}:{name} missing"))
+    };
+    for name in [
+        "noop",
+        "cpuid",
+        "hlt",
+        "pio-user-out",
+        "pio-kernel-wildcard",
+        "mmio-user-read",
+        "mmio-kernel-datamatch",
+        "coalesced-mmio",
+        "ro-memslot-read",
+        "vmm-floor-pio",
+    ] {
+        let s = find("trapline", name);
+        assert_eq!(s["status"], "ok", "{name}: {s}");
+        assert!(s["stats"]["median"].as_f64().unwrap() > 0.0, "{name}");
+        assert!(
+            s["check"].as_str().is_some_and(|c| !c.is_empty()),
+            "{name} says what it checked"
+        );
+    }
+    for name in ["noop", "pio-user-out", "pio-kernel-wildcard"] {
+        assert_eq!(find("raw-kvm", name)["status"], "ok");
+    }
+    // A user exit is one exit per iteration; an ioeventfd is none.
+    assert_eq!(
+        find("trapline", "pio-user-out")["exits_per_iter"]["pio-write"],
+        1.0
+    );
+    assert!(find("trapline", "pio-kernel-wildcard")["exits_per_iter"]
+        .as_object()
+        .unwrap()
+        .is_empty());
+    // The hypercall either works or is reported unsupported with a reason.
+    let h = find("trapline", "hypercall");
+    assert!(
+        h["status"] == "ok" || (h["status"] == "unsupported" && h["reason"].as_str().is_some()),
+        "{h}"
+    );
+    let derived: Vec<&str> = v["derived"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| d["name"].as_str().unwrap())
+        .collect();
+    for want in [
+        "user-exit-premium",
+        "dispatch-overhead",
+        "raw-kvm:user-exit-premium",
+    ] {
+        assert!(derived.contains(&want), "{want} not in {derived:?}");
+    }
+    let page = std::fs::read_to_string(&html).unwrap();
+    assert!(
+        page.contains("<svg") && page.contains("trapline-data"),
+        "HTML has charts and data"
+    );
+    assert!(
+        !page.contains("http://") && !page.contains("https://"),
+        "HTML is self-contained"
+    );
+    // The saved JSON loads back for --compare; comparing a run with itself
+    // flags nothing as significant.
+    let o = trapline(&["bench", "--list"]);
+    assert!(String::from_utf8_lossy(&o.stdout).contains("pio-kernel-datamatch"));
+    let saved_text = std::fs::read_to_string(&saved).unwrap();
+    let _: serde_json::Value = serde_json::from_str(&saved_text).unwrap();
+}
+
+#[test]
+fn other_formats_and_views_render() {
+    if !kvm_present("bench formats") {
+        return;
+    }
+    let mut a = SMALL.to_vec();
+    a.extend_from_slice(&["--only", "cpuid,pio-user-in,raw-kvm:pio-user-out"]);
+    for (fmt, probe) in [
+        ("kut", "cpuid "),
+        ("csv", "cpuid,"),
+        ("markdown", "| cpuid"),
+        ("table", "cpuid"),
+    ] {
+        let mut b = a.clone();
+        b.extend_from_slice(&["--format", fmt]);
+        let o = trapline(&b);
+        let (out, err) = text(&o);
+        assert_eq!(o.status.code(), Some(0), "{fmt}: {err}");
+        assert!(out.contains(probe), "{fmt}: {out}");
+    }
+    let mut b = a.clone();
+    b.extend_from_slice(&["--view", "paper"]);
+    let (out, _) = text(&trapline(&b));
+    assert!(
+        out.contains("I/O User") && out.contains("8,226"),
+        "paper view with published numbers: {out}"
+    );
+    // kut lines are `name cycles`.
+    let mut b = a;
+    b.extend_from_slice(&["--format", "kut"]);
+    let (out, _) = text(&trapline(&b));
+    for line in out.lines().filter(|l| !l.is_empty()) {
+        let (name, cycles) = line.rsplit_once(' ').unwrap();
+        assert!(
+            !name.is_empty() && (cycles.parse::<u64>().is_ok() || cycles == "(skipped)"),
+            "{line}"
+        );
+    }
+}
+
+#[test]
+fn compare_against_a_saved_run() {
+    if !kvm_present("bench compare") {
+        return;
+    }
+    let saved = tmp("old.json");
+    let mut a = SMALL.to_vec();
+    a.extend_from_slice(&["--only", "cpuid", "--save", saved.to_str().unwrap()]);
+    assert_eq!(trapline(&a).status.code(), Some(0));
+    let mut b = SMALL.to_vec();
+    b.extend_from_slice(&["--only", "cpuid", "--compare", saved.to_str().unwrap()]);
+    let o = trapline(&b);
+    let (out, err) = text(&o);
+    assert_eq!(o.status.code(), Some(0), "{err}");
+    assert!(out.contains("cpuid") && out.contains("old:"), "{out}");
+}
+
+#[test]
+fn bad_bench_input_is_a_clear_usage_error() {
+    let bad_json = tmp("bad.json");
+    std::fs::write(&bad_json, "{ not json").unwrap();
+    let wrong_schema = tmp("schema.json");
+    std::fs::write(&wrong_schema, r#"{"schema":"something-else/9"}"#).unwrap();
+    for (args, needle) in [
+        (vec!["bench", "--repeat", "0"], "repeat"),
+        (vec!["bench", "--format", "xml"], "xml"),
+        (vec!["bench", "--view", "nope"], "nope"),
+        (
+            vec!["bench", "--compare", "/nonexistent/old.json"],
+            "old.json",
+        ),
+        (
+            vec!["bench", "--compare", bad_json.to_str().unwrap()],
+            "bad.json",
+        ),
+        (
+            vec!["bench", "--compare", wrong_schema.to_str().unwrap()],
+            "schema",
+        ),
+        (vec!["bench", "--timeout", "0"], "more than 0"),
+    ] {
+        let o = trapline(&args);
+        let (_, err) = text(&o);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {err}");
+        assert!(err.contains(needle), "{args:?}: {err}");
+        assert!(!err.contains("panicked"), "{err}");
+    }
+    if kvm_present("bench --only") {
+        let o = trapline(&["bench", "--only", "no-such-scenario"]);
+        assert_eq!(o.status.code(), Some(2));
+        assert!(text(&o).1.contains("--list"));
+    }
+}

@@ -1,0 +1,240 @@
+//! The PC platform around the CPU: PCI (host bridge, CF8/CFC and ECAM,
+//! optional pci-testdev), fw_cfg, ACPI tables, the PM block with its timer,
+//! the LAPIC-page fallback and (optionally) pc-testdev.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+
+use kvm_ioctls::VmFd;
+use trapline_devices::acpi::AcpiBuilder;
+use trapline_devices::fw_cfg::{FwCfg, FW_CFG_IO_BASE, FW_CFG_IO_LEN};
+use trapline_devices::lapic_fallback::{LapicFallback, LAPIC_PAGE_BASE, LAPIC_PAGE_LEN};
+use trapline_devices::pc_testdev::{IrqLine, PageFlusher, PcTestdev};
+use trapline_devices::pci::{
+    IoEventHandle, IoEventRegistration, IoEventRegistry, PciBuilder, PciDevices, PciLayout,
+    ShadowSink, Space,
+};
+use trapline_devices::pm_timer::{PmIo, PmPorts, PM_IO_BASE, PM_IO_LEN};
+use trapline_exit::BusBuilder;
+use trapline_fastpath::{Datamatch, IoEvent, ReadOnlyRegion};
+use trapline_kvm::Vm;
+use vm_memory::{Bytes, GuestAddress, GuestMemoryBackend};
+
+use crate::layout::ECAM_BASE;
+use crate::MachineError;
+
+/// KVM ioeventfds for PCI device models.
+struct KvmIoEvents {
+    vm: Arc<VmFd>,
+    any_length: bool,
+}
+
+/// One live registration; `fired` accumulates what each read of the
+/// eventfd drained.
+struct KvmIoEvent {
+    ev: IoEvent,
+    total: AtomicU64,
+}
+
+impl IoEventRegistration for KvmIoEvent {
+    fn fired(&self) -> u64 {
+        let n = self.ev.take_count();
+        self.total.fetch_add(n, Ordering::Relaxed) + n
+    }
+}
+
+impl IoEventRegistry for KvmIoEvents {
+    fn add(
+        &self,
+        space: Space,
+        addr: u64,
+        len: u32,
+        datamatch: Option<u64>,
+    ) -> Result<IoEventHandle, String> {
+        let m = match (datamatch, len) {
+            // A wildcard of a given width is not expressible through
+            // kvm-ioctls; "any length" matches every width, which is what
+            // a wildcard means. Without the capability, KVM needs a length:
+            // then the registration fails and the device serves the write
+            // in user space (and counts it), which is still correct.
+            (None, _) if self.any_length || space == Space::Pio => Datamatch::Any,
+            (None, _) => return Err("KVM lacks KVM_CAP_IOEVENTFD_ANY_LENGTH".into()),
+            (Some(v), 1) => Datamatch::U8(v as u8),
+            (Some(v), 2) => Datamatch::U16(v as u16),
+            (Some(v), 4) => Datamatch::U32(v as u32),
+            (Some(v), 8) => Datamatch::U64(v),
+            (Some(_), l) => return Err(format!("datamatch of length {l} is not a KVM width")),
+        };
+        let s = match space {
+            Space::Pio => trapline_fastpath::Space::Pio,
+            Space::Mmio => trapline_fastpath::Space::Mmio,
+        };
+        let ev = IoEvent::register(self.vm.clone(), s, addr, m).map_err(|e| e.to_string())?;
+        Ok(IoEventHandle::new(Box::new(KvmIoEvent {
+            ev,
+            total: AtomicU64::new(0),
+        })))
+    }
+}
+
+/// The ECAM shadow as a read-only memslot (orphan rule: a local newtype).
+struct RoSink(ReadOnlyRegion);
+
+impl ShadowSink for RoSink {
+    fn write(&self, offset: usize, bytes: &[u8]) {
+        self.0.write(offset, bytes);
+    }
+}
+
+/// pc-testdev's "flush page": make KVM re-fault the page by taking the host
+/// mapping away and giving it back.
+struct MprotectFlusher {
+    memory: vm_memory::GuestMemoryMmap,
+}
+
+impl PageFlusher for MprotectFlusher {
+    fn flush(&self, gpa: u64) {
+        let Ok(host) = self.memory.get_host_address(GuestAddress(gpa & !0xfff)) else {
+            return;
+        };
+        // SAFETY: `host` is the page-aligned start of a page inside guest
+        // RAM that `memory` maps; the protection is restored at once, and
+        // only the guest (stopped in this exit) can touch the page meanwhile.
+        unsafe {
+            libc::mprotect(host.cast(), 4096, libc::PROT_NONE);
+            libc::mprotect(host.cast(), 4096, libc::PROT_READ | libc::PROT_WRITE);
+        }
+    }
+}
+
+/// pc-testdev's ISA IRQ ports drive KVM_IRQ_LINE.
+struct KvmIrqLines {
+    vm: Arc<VmFd>,
+}
+
+impl IrqLine for KvmIrqLines {
+    fn set_irq(&self, line: u32, level: bool) {
+        // Fails only without an in-kernel irqchip; the guest then simply
+        // sees no interrupt.
+        let _ = self.vm.set_irq_line(line, level);
+    }
+}
+
+/// What the platform needs from the machine configuration.
+pub(crate) struct PlatformOptions {
+    pub pci_testdev: bool,
+    pub pc_testdev: bool,
+    pub ecam_ro: bool,
+    pub any_length: bool,
+}
+
+/// What the machine keeps of the platform after building it.
+pub(crate) struct Platform {
+    pub pci: PciDevices,
+    /// Kept alive: the ECAM read-only memslot lives in the shadow sink.
+    pub _ecam_ro: bool,
+}
+
+/// Build the platform devices, map them on the buses and write the ACPI
+/// tables into guest memory.
+pub(crate) fn build(
+    vm: &Vm,
+    opts: &PlatformOptions,
+    pio: &mut BusBuilder,
+    mmio: &mut BusBuilder,
+) -> Result<Platform, MachineError> {
+    let cfg = vm.config();
+    let cpus = cfg.vcpus;
+
+    let mut pci = PciBuilder::new(PciLayout {
+        ecam_base: ECAM_BASE,
+        ..PciLayout::default()
+    });
+    if opts.pci_testdev {
+        pci.pci_testdev(Arc::new(KvmIoEvents {
+            vm: vm.fd().clone(),
+            any_length: opts.any_length,
+        }));
+    }
+    let pci = pci
+        .build()
+        .map_err(|e| MachineError::Config(format!("PCI: {e}")))?;
+    pci.insert_into(pio, mmio)?;
+    if let Some(doorbell) = pci.pv_doorbell() {
+        pio.insert(
+            "pv-doorbell",
+            trapline_abi::PV_DOORBELL_PORT.into(),
+            4,
+            doorbell,
+        )?;
+    }
+    if opts.ecam_ro {
+        let ro = ReadOnlyRegion::map(
+            vm.fd().clone(),
+            vm.alloc_slot(),
+            ECAM_BASE,
+            pci.shadow.len(),
+        )?;
+        pci.shadow
+            .attach(Arc::new(RoSink(ro)))
+            .map_err(|e| MachineError::Config(format!("--ecam-ro: {e}")))?;
+    }
+
+    let fw_cfg = FwCfg::builder()
+        .ram(cfg.mem_bytes)
+        .cpus(cpus as u16)
+        .build();
+    pio.insert(
+        "fw_cfg",
+        FW_CFG_IO_BASE.into(),
+        FW_CFG_IO_LEN,
+        Arc::new(fw_cfg),
+    )?;
+    pio.insert(
+        "acpi-pm",
+        PM_IO_BASE.into(),
+        PM_IO_LEN,
+        Arc::new(PmIo::new()),
+    )?;
+    mmio.insert(
+        "lapic-fallback",
+        LAPIC_PAGE_BASE,
+        LAPIC_PAGE_LEN,
+        Arc::new(LapicFallback),
+    )?;
+
+    if opts.pc_testdev {
+        let dev = PcTestdev::new(
+            Arc::new(MprotectFlusher {
+                memory: vm.memory().clone(),
+            }),
+            Arc::new(KvmIrqLines {
+                vm: vm.fd().clone(),
+            }),
+        );
+        for p in dev.pio_mappings() {
+            pio.insert(p.name, p.base, p.len, p.device)?;
+        }
+        for p in dev.mmio_mappings() {
+            mmio.insert(p.name, p.base, p.len, p.device)?;
+        }
+    }
+
+    let acpi = AcpiBuilder::new()
+        .cpus(cpus)
+        .pm_ports(PmPorts::PIIX4)
+        .ecam(ECAM_BASE, pci.layout.ecam_buses)
+        .build()
+        .map_err(|e| MachineError::Config(format!("ACPI tables: {e}")))?;
+    vm.memory()
+        .write_slice(&acpi.bytes, GuestAddress(acpi.base))
+        .map_err(|e| {
+            MachineError::Config(format!(
+                "ACPI tables do not fit in guest RAM ({e}): use --mem 1 or more"
+            ))
+        })?;
+    Ok(Platform {
+        pci,
+        _ecam_ro: opts.ecam_ro,
+    })
+}

@@ -1,0 +1,219 @@
+//! The allow-lists, one entry per syscall, each with the reason trapline
+//! needs it. A kind's list is [`RUNTIME`] (what Rust's std and glibc do on
+//! any thread) plus the kind's own list. Every entry was seen under
+//! `strace -f` of `trapline run` (hello, smp, triple, spin, hostile,
+//! hello64) and `trapline bench`, or is on a path those runs did not take
+//! but trapline has (noted in the reason).
+
+use crate::ioctls::{self, KvmIoctl};
+use crate::ThreadKind;
+
+/// What an allow-list entry lets through beyond the syscall number.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Only {
+    /// Any arguments.
+    Any,
+    /// `ioctl` with one of these request numbers (argument 1). The fd is not
+    /// checked: KVM fds are numbered at run time, and a KVM request on a fd
+    /// of another kind fails with ENOTTY.
+    Ioctls(&'static [KvmIoctl]),
+    /// `mmap`/`mprotect` without `PROT_EXEC` in argument 2: no new code.
+    NoExec,
+    /// `fcntl` with `F_GETFD` (argument 1) only.
+    FcntlGetFd,
+    /// `tgkill` whose thread group (argument 0) is this process: signals
+    /// only to our own threads. The filter embeds `getpid()`, so build it
+    /// in the process that installs it.
+    OwnProcess,
+}
+
+/// One allowed syscall.
+#[derive(Clone, Copy, Debug)]
+pub struct Rule {
+    /// The libc constant's name (`SYS_futex`).
+    pub sys: &'static str,
+    /// Number on this architecture.
+    pub nr: i64,
+    /// Argument restriction.
+    pub only: Only,
+    /// Why trapline needs it.
+    pub why: &'static str,
+}
+
+macro_rules! allow {
+    ($sys:ident, $only:expr, $why:expr) => {
+        Rule {
+            sys: stringify!($sys),
+            nr: libc::$sys,
+            only: $only,
+            why: $why,
+        }
+    };
+}
+
+use Only::*;
+
+/// Ioctls a vCPU thread makes, KVM_RUN first: the BPF program tries them
+/// in this order, and KVM_RUN is the one on the hot path.
+pub const VCPU_IOCTLS: &[KvmIoctl] = &[
+    // The run loop: every guest exit comes back through it.
+    ioctls::RUN,
+    // KVM_EXIT_SHUTDOWN (triple fault): the loop reads RIP for the report.
+    ioctls::GET_REGS,
+    // Diagnostics of a dead vCPU (mode, CR0/CR3) next to GET_REGS.
+    ioctls::GET_SREGS,
+    // A device raising or lowering its interrupt line from its exit handler.
+    ioctls::IRQ_LINE,
+    // A device with MSIs signalling one from its exit handler.
+    ioctls::SIGNAL_MSI,
+    // PCI devices (pci-testdev) move their ioeventfds when the guest
+    // reprograms a BAR, on the vCPU thread that took the config write.
+    ioctls::IOEVENTFD,
+];
+
+/// Ioctls the controller makes after the vCPU threads are running: none
+/// while it waits; these when the Machine is dropped on it at the end.
+pub const VMM_MAIN_IOCTLS: &[KvmIoctl] = &[
+    // Dropping the lab's IoEvents unbinds them (KVM_IOEVENTFD deassign).
+    ioctls::IOEVENTFD,
+    // Dropping a CoalescedZone unregisters it.
+    ioctls::UNREGISTER_COALESCED_MMIO,
+    // Dropping the read-only memslot deletes it (size 0).
+    ioctls::SET_USER_MEMORY_REGION,
+    // Dropping an IrqFd unbinds it (KVM_IRQFD with DEASSIGN).
+    ioctls::IRQFD,
+];
+
+/// Ioctls a helper thread may make.
+pub const HELPER_IOCTLS: &[KvmIoctl] = &[
+    // Interrupt injection from a helper, the baseline an irqfd is
+    // compared with.
+    ioctls::IRQ_LINE,
+    ioctls::SIGNAL_MSI,
+];
+
+/// What Rust's std, glibc and the kernel need on any trapline thread once
+/// it runs: synchronisation, the allocator, signal return, thread exit.
+pub const RUNTIME: &[Rule] = &[
+    allow!(SYS_futex, Any, "std's Mutex, Condvar, Once, mpsc channels and JoinHandle::join park and wake through futex"),
+    allow!(SYS_sched_yield, Any, "std's mpsc channel backs off with thread::yield_now under contention"),
+    allow!(SYS_restart_syscall, Any, "the kernel resumes a futex or sleep with a timeout that a signal (the vCPU kick) interrupted through it"),
+    allow!(SYS_clock_gettime, Any, "Instant::now: normally answered by the vDSO, but a syscall when the host clocksource has no vDSO support (some hypervisors)"),
+    allow!(SYS_getrandom, Any, "std seeds a thread's HashMap RandomState keys on first use"),
+    allow!(SYS_brk, Any, "glibc malloc grows and trims the main heap (any allocation: format!, channel sends)"),
+    allow!(SYS_mmap, NoExec, "glibc malloc maps large blocks and new arenas; never executable"),
+    allow!(SYS_mprotect, NoExec, "glibc malloc commits arena pages with mprotect; never executable"),
+    allow!(SYS_mremap, Any, "realloc of a large (mmapped) block: a growing Vec"),
+    allow!(SYS_munmap, Any, "free of a large block; a VcpuFd unmapping its kvm_run on drop; std unmapping the thread's signal stack at exit"),
+    allow!(SYS_madvise, Any, "glibc returns an exiting thread's stack (MADV_DONTNEED) and trims arenas"),
+    allow!(SYS_rt_sigreturn, Any, "return from a signal handler: the vCPU kick (SIGRTMIN) lands on vCPU threads"),
+    allow!(SYS_rt_sigprocmask, Any, "glibc blocks signals around thread exit, pthread_kill and abort"),
+    allow!(SYS_sigaltstack, Any, "std disables and frees the thread's stack-overflow signal stack when the thread ends"),
+    allow!(SYS_exit, Any, "a thread ending (the last call of every vCPU and helper thread)"),
+    allow!(SYS_exit_group, Any, "process exit: std::process::exit, and the SIGSYS reporter's _exit"),
+    allow!(SYS_getpid, Any, "pthread_kill and abort name the thread group with it"),
+    allow!(SYS_gettid, Any, "abort and std's thread ids"),
+    allow!(SYS_tgkill, OwnProcess, "abort raises SIGABRT on its own thread; the controller kicks vCPUs with SIGRTMIN (only at this process's threads)"),
+    allow!(SYS_close, Any, "dropping fds: a vCPU's VcpuFd is dropped on its own thread; eventfds of devices and fast paths"),
+    allow!(SYS_fcntl, FcntlGetFd, "debug builds of std check that an fd is open (F_GETFD) before closing it"),
+];
+
+/// A vCPU thread from its first KVM_RUN on.
+pub const VCPU: &[Rule] = &[
+    allow!(SYS_ioctl, Ioctls(VCPU_IOCTLS), "KVM_RUN and what exit handlers ask of KVM (see VCPU_IOCTLS)"),
+    allow!(SYS_write, Any, "the UART writes guest output to stdout or the --serial file; devices signal eventfds; panic messages to stderr"),
+    allow!(SYS_writev, Any, "vectored writes through std's LineWriter on stdout"),
+    allow!(SYS_read, Any, "devices read eventfds (doorbell and ioeventfd counters)"),
+    allow!(SYS_eventfd2, Any, "PCI devices create a BAR's ioeventfds when the guest programs it"),
+];
+
+/// The controller (the thread that called Machine::run) after the last
+/// vCPU thread was spawned: wait, kick, join, tear down, report.
+pub const VMM_MAIN: &[Rule] = &[
+    allow!(
+        SYS_ioctl,
+        Ioctls(VMM_MAIN_IOCTLS),
+        "teardown of the Machine on this thread (see VMM_MAIN_IOCTLS)"
+    ),
+    allow!(
+        SYS_write,
+        Any,
+        "the outcome and errors on stderr, reports on stdout"
+    ),
+    allow!(
+        SYS_writev,
+        Any,
+        "vectored writes through std's LineWriter on stdout"
+    ),
+    allow!(
+        SYS_read,
+        Any,
+        "the lab reads ioeventfd counters (eventfds) after the run"
+    ),
+    allow!(
+        SYS_clock_nanosleep,
+        Any,
+        "thread::sleep in stop and grace loops"
+    ),
+    allow!(SYS_nanosleep, Any, "thread::sleep on older glibc"),
+];
+
+/// A helper thread (eventfd consumer, irqfd writer) once its loop runs.
+pub const HELPER: &[Rule] = &[
+    allow!(
+        SYS_ioctl,
+        Ioctls(HELPER_IOCTLS),
+        "interrupt injection baselines (see HELPER_IOCTLS)"
+    ),
+    allow!(
+        SYS_read,
+        Any,
+        "consume eventfd counts (ioeventfd doorbells)"
+    ),
+    allow!(
+        SYS_write,
+        Any,
+        "signal eventfds (irqfd writes); panic messages to stderr"
+    ),
+    allow!(SYS_writev, Any, "vectored writes through std's LineWriter"),
+    allow!(SYS_ppoll, Any, "wait for an eventfd to become readable"),
+    allow!(
+        SYS_poll,
+        Any,
+        "wait for an eventfd to become readable (libc poll)"
+    ),
+    allow!(SYS_epoll_wait, Any, "wait on several eventfds at once"),
+    allow!(
+        SYS_epoll_pwait,
+        Any,
+        "wait on several eventfds at once (glibc's epoll_wait)"
+    ),
+    allow!(
+        SYS_epoll_ctl,
+        Any,
+        "add or remove eventfds on an epoll set created before install"
+    ),
+    allow!(
+        SYS_clock_nanosleep,
+        Any,
+        "thread::sleep for pacing and back-off"
+    ),
+    allow!(SYS_nanosleep, Any, "thread::sleep on older glibc"),
+];
+
+impl Rule {
+    /// The syscall's name, as in `man 2` (`futex`).
+    pub fn name(&self) -> &'static str {
+        self.sys.strip_prefix("SYS_").unwrap_or(self.sys)
+    }
+}
+
+/// The entries for `kind`: the runtime set, then the kind's own.
+pub fn rules(kind: ThreadKind) -> Vec<&'static Rule> {
+    let own = match kind {
+        ThreadKind::Vcpu => VCPU,
+        ThreadKind::VmmMain => VMM_MAIN,
+        ThreadKind::Helper => HELPER,
+    };
+    RUNTIME.iter().chain(own.iter()).collect()
+}

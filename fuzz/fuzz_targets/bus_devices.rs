@@ -1,0 +1,226 @@
+//! Every device trapline has, on its PIO and MMIO buses at the machine's
+//! addresses, driven by a stream of guest accesses of any width (string
+//! I/O included) plus guest-memory writes for the ucall port.
+//!
+//! Invariants checked on every access:
+//! - nothing panics (the BusDevice contract: any width, any offset);
+//! - unmapped reads are all-ones and report `Access::Unmapped`;
+//! - a read fills the whole buffer: for devices whose reads have no side
+//!   effects, reading again into a buffer pre-filled with the complement
+//!   gives the same bytes; UART/fw_cfg bytes past their registers are 0xff;
+//! - exact values where the model is a one-liner (debug-exit, Bochs port,
+//!   LAPIC fallback, probe pattern, pc-testdev scratch register and IoMem);
+//! - only isa-debug-exit, the Bochs port ("Shutdown") and the PM1 control
+//!   register (SLP_EN with SLP_TYP 0) may stop the VM, exactly when they
+//!   should.
+
+#![no_main]
+
+use libfuzzer_sys::fuzz_target;
+use trapline_abi::{PROBE_READ_VALUE, UCALL_MAGIC};
+use trapline_exit::{Access as Dispatch, IoOutcome, StopReason};
+use trapline_fuzz::{Access, Input, Machine};
+use vm_memory::{Bytes, GuestAddress};
+
+#[derive(Default)]
+struct Model {
+    /// pc-testdev's scratch register.
+    scratch: u32,
+    /// pc-testdev's 64 KiB IoMem.
+    iomem: Vec<u8>,
+    /// Bytes written to the Bochs port since the last power-off.
+    bochs: Vec<u8>,
+}
+
+/// Devices whose reads change state (so a second read may differ).
+fn read_has_side_effects(name: &str) -> bool {
+    matches!(name, "com1" | "fw-cfg")
+}
+
+fn check_read(model: &Model, name: Option<&str>, offset: u64, fill: u8, buf: &[u8], again: Option<&[u8]>) {
+    let ones = buf.iter().all(|&b| b == 0xff);
+    let Some(name) = name else {
+        assert!(ones, "unmapped read returned {buf:02x?}");
+        return;
+    };
+    if let Some(again) = again {
+        assert_eq!(
+            buf, again,
+            "{name}+{offset:#x}: read is not a pure function of state (or does not fill the buffer; fill {fill:#x})"
+        );
+    }
+    match name {
+        "com1" => {
+            if offset >= 8 {
+                assert!(ones, "com1+{offset:#x} read {buf:02x?}");
+            } else if buf.len() > 1 {
+                assert!(buf[1..].iter().all(|&b| b == 0xff), "com1 wide read {buf:02x?}");
+            }
+        }
+        "fw-cfg" if offset >= 2 => assert!(ones, "fw-cfg+{offset:#x} read {buf:02x?}"),
+        "isa-debug-exit" | "pc-testdev-irq-line" => {
+            assert!(buf.iter().all(|&b| b == 0), "{name} read {buf:02x?}")
+        }
+        "bochs-shutdown" | "ucall" | "lapic" | "pc-testdev-flush-page" => {
+            assert!(ones, "{name} read {buf:02x?}")
+        }
+        "probe" => {
+            let v = PROBE_READ_VALUE.to_le_bytes();
+            for (i, b) in buf.iter().enumerate() {
+                assert_eq!(*b, v[(offset as usize).wrapping_add(i) % 4], "probe read {buf:02x?}");
+            }
+        }
+        "pc-testdev-ioport" | "pc-testdev-ioport-byte" => {
+            let v = model.scratch.to_le_bytes();
+            for (i, b) in buf.iter().enumerate() {
+                assert_eq!(*b, v[(offset as usize + i) & 3], "scratch read {buf:02x?}");
+            }
+        }
+        "pc-testdev-iomem" => {
+            for (i, b) in buf.iter().enumerate() {
+                let want = model.iomem.get(offset as usize + i).copied().unwrap_or(0xff);
+                assert_eq!(*b, want, "iomem+{offset:#x}[{i}]");
+            }
+        }
+        _ => {}
+    }
+}
+
+fn check_write(model: &mut Model, name: Option<&str>, offset: u64, data: &[u8], got: Dispatch) {
+    let Some(name) = name else {
+        assert_eq!(got, Dispatch::Unmapped);
+        return;
+    };
+    let Dispatch::Handled(outcome) = got else {
+        panic!("{name}: mapped write reported unmapped");
+    };
+    let expect = match name {
+        "isa-debug-exit" => {
+            let mut v = [0u8; 4];
+            let n = data.len().min(4);
+            v[..n].copy_from_slice(&data[..n]);
+            IoOutcome::Stop(StopReason::DebugExit(u32::from_le_bytes(v)))
+        }
+        "bochs-shutdown" => {
+            let mut out = IoOutcome::Continue;
+            if offset == 0 {
+                if let Some(&b) = data.first() {
+                    model.bochs.push(b);
+                    if model.bochs.ends_with(b"Shutdown") {
+                        model.bochs.clear();
+                        out = IoOutcome::Stop(StopReason::PowerOff);
+                    }
+                }
+            }
+            out
+        }
+        "pm-io" => {
+            // SLP_EN is bit 13 of PM1_CNT (port base + 4): bit 5 of the byte
+            // at offset 5, whose bits 2..4 are SLP_TYP; only this write can
+            // set SLP_EN (it is never stored).
+            match 5u64.checked_sub(offset).and_then(|i| data.get(i as usize)) {
+                Some(&b) if b & 0x20 != 0 && (b >> 2) & 7 == 0 => {
+                    IoOutcome::Stop(StopReason::PowerOff)
+                }
+                _ => IoOutcome::Continue,
+            }
+        }
+        "pc-testdev-ioport" | "pc-testdev-ioport-byte" => {
+            for (i, &b) in data.iter().enumerate() {
+                let shift = ((offset as usize + i) & 3) * 8;
+                model.scratch = (model.scratch & !(0xff << shift)) | (u32::from(b) << shift);
+            }
+            IoOutcome::Continue
+        }
+        "pc-testdev-iomem" => {
+            for (i, &b) in data.iter().enumerate() {
+                if let Some(slot) = model.iomem.get_mut(offset as usize + i) {
+                    *slot = b;
+                }
+            }
+            IoOutcome::Continue
+        }
+        _ => IoOutcome::Continue,
+    };
+    assert_eq!(outcome, expect, "{name}+{offset:#x} write {data:02x?}");
+}
+
+fn access(m: &Machine, model: &mut Model, a: &Access) {
+    let bus = m.bus(a.space);
+    let addr = m.resolve(a);
+    let mapping = bus.find(addr);
+    let name = mapping.map(|m| m.name);
+    let offset = mapping.map_or(0, |m| addr - m.base);
+    let elems = a.count.max(1);
+    if a.write {
+        let data = a.data();
+        for i in 0..elems {
+            let chunk = &data[i * a.len..(i + 1) * a.len];
+            let got = bus.write(a.vcpu, addr, chunk);
+            check_write(model, name, offset, chunk, got);
+            if matches!(got, Dispatch::Handled(IoOutcome::Stop(_))) {
+                break; // the vCPU loop stops here too
+            }
+        }
+    } else {
+        for _ in 0..elems {
+            let mut buf = vec![a.fill; a.len];
+            let got = bus.read(a.vcpu, addr, &mut buf);
+            assert_eq!(got == Dispatch::Unmapped, mapping.is_none());
+            let again = match name {
+                Some(n) if !read_has_side_effects(n) => {
+                    let mut b = vec![!a.fill; a.len];
+                    bus.read(a.vcpu, addr, &mut b);
+                    Some(b)
+                }
+                _ => None,
+            };
+            check_read(model, name, offset, a.fill, &buf, again.as_deref());
+        }
+    }
+}
+
+fuzz_target!(|data: &[u8]| {
+    let m = Machine::new();
+    let mut model = Model {
+        iomem: vec![0; trapline_devices::pc_testdev::IOMEM_LEN as usize],
+        ..Model::default()
+    };
+    let mut input = Input::new(data);
+    let mut ops = 0;
+    while !input.is_empty() && ops < 512 {
+        ops += 1;
+        match input.u8() % 16 {
+            12 => {
+                // A ucall message in guest RAM (often well-formed, so the
+                // port's decode path is reached).
+                let gpa = u64::from(input.u16());
+                let mut msg = [0u8; trapline_abi::UCALL_SIZE];
+                let magic = if input.u8() & 1 == 0 { UCALL_MAGIC } else { input.u32() };
+                msg[..4].copy_from_slice(&magic.to_le_bytes());
+                msg[4..8].copy_from_slice(&u32::from(input.u8() % 9).to_le_bytes());
+                msg[8..16].copy_from_slice(&input.u64().to_le_bytes());
+                let len = usize::from(input.u8() % 80);
+                let t = input.bytes(len);
+                let n = t.len().min(msg.len() - 56);
+                msg[56..56 + n].copy_from_slice(&t[..n]);
+                let _ = m.memory.write_slice(&msg, GuestAddress(gpa));
+            }
+            13 => m.clock.advance(u64::from(input.u32()) << input.u8() % 24),
+            14 => {
+                let gpa = u64::from(input.u16());
+                let n = usize::from(input.u8());
+                let bytes = input.bytes(n);
+                let _ = m.memory.write_slice(bytes, GuestAddress(gpa));
+            }
+            15 => m.registry.set_failing(input.u8() & 1 != 0),
+            _ => {
+                let a = Access::decode(&mut input);
+                access(&m, &mut model, &a);
+            }
+        }
+    }
+    for ev in m.ucalls.try_iter() {
+        assert!(!ev.text.contains('\0'));
+    }
+});
