@@ -52,6 +52,8 @@ const PAYLOADS: &[(&str, &str, Kind)] = &[
     ("triple", "payloads/triple.c", Kind::Flat),
     ("spin", "payloads/spin.c", Kind::Flat),
     ("probe", "payloads/probe.c", Kind::Flat),
+    ("compat", "payloads/compat.c", Kind::Flat),
+    ("kutvmexit", "payloads/kutvmexit.c", Kind::Flat),
     ("hello64", "payloads/hello64.c", Kind::Elf64),
 ];
 

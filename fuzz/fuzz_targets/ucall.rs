@@ -48,7 +48,8 @@ fuzz_target!(|data: &[u8]| {
             raw[..4].copy_from_slice(&UCALL_MAGIC.to_le_bytes());
         }
         if ctl & 2 != 0 {
-            raw[4..8].copy_from_slice(&(1 + u32::from(raw[4] % 7)).to_le_bytes());
+            let kind = 1 + u32::from(raw[4] % 7);
+            raw[4..8].copy_from_slice(&kind.to_le_bytes());
         }
 
         // decode, against the ABI.

@@ -48,6 +48,11 @@ pub const PROBE_PIO_COALESCED_PORT: u16 = 0x714;
 /// The paravirtual doorbell port (PCI/doorbell issues): the guest writes a
 /// doorbell identity and KVM signals the matching ioeventfd.
 pub const PV_DOORBELL_PORT: u16 = 0x718;
+/// Doorbell port with a KVM ioeventfd (any length).
+pub const DOORBELL_PIO_PORT: u16 = 0x71c;
+/// What a paravirtual doorbell write carries: the doorbell's identity,
+/// matched by a datamatch ioeventfd on [`PV_DOORBELL_PORT`].
+pub const DOORBELL_PV_IDENTITY: u32 = 0x0000_d00b;
 /// Number of trapline-owned ports starting at [`UCALL_PORT`].
 pub const TRAPLINE_PORTS_LEN: u16 = 0x20;
 
@@ -77,6 +82,11 @@ pub const PROBE_MMIO_COALESCED: u64 = PROBE_MMIO_BASE + 0x3000;
 /// A page of host memory mapped as a KVM_MEM_READONLY memslot. Its first u32
 /// reads [`PROBE_READ_VALUE`]; writes exit as MMIO.
 pub const PROBE_RO_MEMSLOT: u64 = PROBE_MMIO_BASE + 0x10000;
+/// Doorbell (seed 002) served in user space: a store exits to trapline,
+/// whose device signals an eventfd for the consumer thread (QEMU's path).
+pub const DOORBELL_MMIO_USER: u64 = PROBE_MMIO_BASE + 0x4000;
+/// Doorbell page with a KVM ioeventfd (any length): KVM signals the eventfd.
+pub const DOORBELL_MMIO_KERNEL: u64 = PROBE_MMIO_BASE + 0x5000;
 /// Size of each probe page.
 pub const PROBE_PAGE_SIZE: u64 = 0x1000;
 /// Size of the whole probe window.
@@ -97,6 +107,13 @@ pub const PCI_TESTDEV_PV_SELECT: u8 = 0x80;
 /// Bit set in a pci-testdev header `offset` meaning "an absolute port,
 /// not an offset in this BAR" (the PV doorbell).
 pub const PCI_TESTDEV_OFFSET_ABSOLUTE: u32 = 0x8000_0000;
+
+/// Vector of the IPIs the probe sends between vCPUs and to itself.
+pub const IPI_VECTOR: u8 = 0x40;
+/// IOAPIC pin (GSI) the lab binds an irqfd to.
+pub const IRQFD_GSI: u32 = 10;
+/// Vector the probe programs for [`IRQFD_GSI`].
+pub const IRQFD_VECTOR: u8 = 0x50;
 
 /// Highest amount of guest RAM trapline maps (it sits below the probe window
 /// and the PCI hole, so there is no RAM above 4 GiB to describe).
@@ -158,6 +175,16 @@ pub enum UcallKind {
     /// A count the guest reports: args[0] = what (payload specific),
     /// args[1] = the count.
     Count = 7,
+    /// Clock probe: the host writes its TSC (u64) to guest-physical
+    /// args[0] while handling the exit, so the guest can estimate the
+    /// offset between its TSC and the host's (Cristian's method: the
+    /// host stamp lies between the guest's readings before and after).
+    Clock = 8,
+    /// Start a host-driven interrupt run (irqfd): args[0] = injections,
+    /// args[1] = GPA of a u64 array where the host stamps its TSC just
+    /// before each injection, args[2] = GPA of the u64 counter the guest's
+    /// handler increments (the host waits for it before the next one).
+    IrqfdStart = 9,
 }
 
 impl UcallKind {
@@ -171,6 +198,8 @@ impl UcallKind {
             5 => Self::Done,
             6 => Self::Checkin,
             7 => Self::Count,
+            8 => Self::Clock,
+            9 => Self::IrqfdStart,
             _ => return None,
         })
     }
@@ -269,6 +298,34 @@ scenarios! {
     30 PCI_SCAN_CF8 "pci-scan-cf8";
     31 PCI_SCAN_ECAM "pci-scan-ecam";
     32 PCI_SCAN_ECAM_RO "pci-scan-ecam-ro";
+    // Interrupts (seeds 000/001: IPI and EOI). The probe runs these with
+    // `cpus=2`: vCPU 1 sits in its IPI handler loop. `ipi`: vCPU 1 spins
+    // with interrupts on; `ipi-halt`: vCPU 1 waits in HLT; the loop body on
+    // vCPU 0 sends IPI_VECTOR and waits for vCPU 1's handler to count it
+    // (a round trip). `self-ipi`: send to self, wait for the handler.
+    // `eoi`: self-IPI, but the Result cycles are the sum of the EOI writes
+    // timed inside the handler. `-x2apic`: the same through x2APIC MSRs.
+    33 IPI "ipi";
+    34 IPI_HALT "ipi-halt";
+    35 SELF_IPI "self-ipi";
+    36 EOI "eoi";
+    37 IPI_X2APIC "ipi-x2apic";
+    38 IPI_HALT_X2APIC "ipi-halt-x2apic";
+    39 SELF_IPI_X2APIC "self-ipi-x2apic";
+    40 EOI_X2APIC "eoi-x2apic";
+    // irqfd: the guest routes IRQFD_GSI to IRQFD_VECTOR on the IOAPIC,
+    // estimates the TSC offset with Clock ucalls, then sends IrqfdStart;
+    // a host thread injects through the irqfd. The Result cycles are the
+    // sum over injections of (guest handler TSC − host stamp, in guest
+    // TSC terms); value = the offset's uncertainty in cycles.
+    41 IRQFD "irqfd";
+    // Doorbells (seed 002): each iteration is one ring; a host consumer
+    // thread reads the eventfd and counts; the host checks its count
+    // equals every ring.
+    42 DOORBELL_USER_MMIO "doorbell-user-mmio";
+    43 DOORBELL_IOEVENTFD_MMIO "doorbell-ioeventfd-mmio";
+    44 DOORBELL_IOEVENTFD_PIO "doorbell-ioeventfd-pio";
+    45 DOORBELL_PV "doorbell-pv";
 }
 
 /// Look a scenario up by its CLI/JSON name.
@@ -298,6 +355,13 @@ pub fn c_header() -> String {
     def("PROBE_PIO_DATAMATCH_PORT", PROBE_PIO_DATAMATCH_PORT.into());
     def("PROBE_PIO_COALESCED_PORT", PROBE_PIO_COALESCED_PORT.into());
     def("PV_DOORBELL_PORT", PV_DOORBELL_PORT.into());
+    def("DOORBELL_MMIO_USER", DOORBELL_MMIO_USER);
+    def("DOORBELL_MMIO_KERNEL", DOORBELL_MMIO_KERNEL);
+    def("DOORBELL_PIO_PORT", DOORBELL_PIO_PORT.into());
+    def("DOORBELL_PV_IDENTITY", DOORBELL_PV_IDENTITY.into());
+    def("IPI_VECTOR", IPI_VECTOR.into());
+    def("IRQFD_GSI", IRQFD_GSI.into());
+    def("IRQFD_VECTOR", IRQFD_VECTOR.into());
     def("TRAPLINE_PORTS_LEN", TRAPLINE_PORTS_LEN.into());
     def("PROBE_READ_VALUE", PROBE_READ_VALUE.into());
     def("PROBE_DATAMATCH_VALUE", PROBE_DATAMATCH_VALUE.into());
@@ -330,6 +394,8 @@ pub fn c_header() -> String {
     def("UCALL_DONE", UcallKind::Done as u64);
     def("UCALL_CHECKIN", UcallKind::Checkin as u64);
     def("UCALL_COUNT", UcallKind::Count as u64);
+    def("UCALL_CLOCK", UcallKind::Clock as u64);
+    def("UCALL_IRQFD_START", UcallKind::IrqfdStart as u64);
     def("RESULT_OK", ResultStatus::Ok as u64);
     def("RESULT_BAD_VALUE", ResultStatus::BadValue as u64);
     def("RESULT_UNSUPPORTED", ResultStatus::Unsupported as u64);
@@ -394,6 +460,8 @@ mod tests {
             PROBE_MMIO_DATAMATCH,
             PROBE_MMIO_COALESCED,
             PROBE_RO_MEMSLOT,
+            DOORBELL_MMIO_USER,
+            DOORBELL_MMIO_KERNEL,
         ] {
             assert!(
                 p >= PROBE_MMIO_BASE && p + PROBE_PAGE_SIZE <= PROBE_MMIO_BASE + PROBE_MMIO_LEN

@@ -17,6 +17,10 @@ pub enum MachineKind {
     /// The main machine with the ECAM window mapped read-only over its
     /// config-space shadow (`--ecam-ro`).
     EcamRo,
+    /// Two vCPUs (probe `cpus=2`), APICs in xAPIC mode.
+    Smp,
+    /// Two vCPUs with the APICs switched to x2APIC mode (probe `x2apic=1`).
+    SmpX2apic,
 }
 
 /// How a scenario proves it measured what it claims.
@@ -45,6 +49,12 @@ pub enum Check {
     /// A bus-0 scan: these exits per iteration and the guest found exactly
     /// the functions the machine has.
     Scan(&'static [(ExitKind, u64)]),
+    /// irqfd: the host's injector got an acknowledgement for every
+    /// injection, and the batch made no exit but the ucall that started it.
+    Irqfd,
+    /// A doorbell: the consumer thread counted every ring exactly (zero
+    /// lost notifications), with this exit per ring (none for KVM paths).
+    Doorbell(&'static str, Option<ExitKind>),
 }
 
 /// One scenario.
@@ -214,6 +224,19 @@ pub const SCENARIOS: &[Scenario] = &[
     Scenario { name: "pci-scan-cf8", group: "pci-config", path: "enumerate bus 0 (256 devfn, vendor+device) through CF8/CFC", machine: Main, check: Scan(&[(ExitKind::PioWrite, 256), (ExitKind::PioRead, 256)]) },
     Scenario { name: "pci-scan-ecam", group: "pci-config", path: "enumerate bus 0 through ECAM", machine: Main, check: Scan(&[(ExitKind::MmioRead, 256)]) },
     Scenario { name: "pci-scan-ecam-ro", group: "pci-config", path: "enumerate bus 0 through read-only ECAM", machine: EcamRo, check: Scan(&[]) },
+    Scenario { name: "ipi", group: "irq", path: "IPI to vCPU 1 (spinning, interrupts on) and wait for its handler: round trip (xAPIC ICR)", machine: Smp, check: NoExits },
+    Scenario { name: "ipi-halt", group: "irq", path: "IPI to vCPU 1 waiting in HLT: wake-up round trip (xAPIC)", machine: Smp, check: NoExits },
+    Scenario { name: "self-ipi", group: "irq", path: "self-IPI through the xAPIC ICR, taken by the handler", machine: Smp, check: NoExits },
+    Scenario { name: "eoi", group: "irq", path: "the EOI write in the handler (xAPIC MMIO), timed inside the handler", machine: Smp, check: NoExits },
+    Scenario { name: "ipi-x2apic", group: "irq", path: "IPI round trip through the x2APIC ICR MSR", machine: SmpX2apic, check: NoExits },
+    Scenario { name: "ipi-halt-x2apic", group: "irq", path: "IPI to a halted vCPU through x2APIC", machine: SmpX2apic, check: NoExits },
+    Scenario { name: "self-ipi-x2apic", group: "irq", path: "self-IPI through the x2APIC SELF_IPI MSR", machine: SmpX2apic, check: NoExits },
+    Scenario { name: "eoi-x2apic", group: "irq", path: "the EOI write (x2APIC MSR), timed inside the handler", machine: SmpX2apic, check: NoExits },
+    Scenario { name: "irqfd", group: "irq", path: "host thread writes an irqfd bound to an IOAPIC pin; latency to the guest handler (shared-TSC estimate)", machine: Main, check: Irqfd },
+    Scenario { name: "doorbell-user-mmio", group: "doorbell", path: "ring = MMIO store exiting to trapline, which signals the consumer's eventfd (seed 002's qemu-mmio)", machine: Main, check: Doorbell("doorbell-user-mmio", Some(ExitKind::MmioWrite)) },
+    Scenario { name: "doorbell-ioeventfd-mmio", group: "doorbell", path: "ring = MMIO store to a KVM ioeventfd (iosignalfd-mmio)", machine: Main, check: Doorbell("doorbell-mmio", None) },
+    Scenario { name: "doorbell-ioeventfd-pio", group: "doorbell", path: "ring = OUT to a KVM ioeventfd (iosignalfd-pio)", machine: Main, check: Doorbell("doorbell-pio", None) },
+    Scenario { name: "doorbell-pv", group: "doorbell", path: "ring = the doorbell's identity written to the PV port, a datamatch ioeventfd (stands in for a hypercall)", machine: Main, check: Doorbell("doorbell-pv", None) },
 ];
 
 /// Look a scenario up.

@@ -86,6 +86,9 @@ pub struct BenchArgs {
     /// No progress bar on stderr.
     #[arg(long)]
     pub no_progress: bool,
+    /// Run the VMs without seccomp filters (to debug with strace or gdb).
+    #[arg(long)]
+    pub no_seccomp: bool,
 }
 
 fn parse_secs(s: &str) -> Result<Duration, String> {
@@ -117,6 +120,7 @@ impl BenchArgs {
             vm_timeout: self.timeout,
             hypercall_timeout: Duration::from_secs(if self.quick { 1 } else { 2 }),
             progress: !self.no_progress && std::io::stderr().is_terminal(),
+            seccomp: !self.no_seccomp,
         }
     }
 }

@@ -4,9 +4,11 @@
 
 pub mod catalog;
 pub mod cli;
+pub mod doorbell;
 pub mod floor;
 pub mod host;
 mod progress;
+pub mod pump;
 pub mod runner;
 mod time;
 

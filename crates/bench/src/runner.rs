@@ -2,7 +2,7 @@
 //! repeats, every result checked, everything gathered into a Report.
 
 use std::collections::BTreeMap;
-use std::sync::mpsc::{channel, Receiver};
+use std::sync::mpsc::channel;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -10,13 +10,15 @@ use trapline_abi::{ResultStatus, UcallKind, PROBE_READ_VALUE};
 use trapline_devices::probe::ProbeRegister;
 use trapline_exit::{ExitKind, ExitSnapshot};
 use trapline_machine::{
-    HostKvm, LabFixtures, Machine, MachineConfig, Outcome, RunReport, SerialOutput, UcallEvent,
+    HostKvm, LabFixtures, Machine, MachineConfig, Outcome, RunReport, SeccompMode, SerialOutput,
 };
 use trapline_report::{Report, RunConfig, Sample, ScenarioResult, ToolInfo};
 
 use crate::catalog::{self, Check, MachineKind, Scenario};
+use crate::doorbell::Consumer;
 use crate::floor::{self, FloorKind};
 use crate::progress::Progress;
+use crate::pump::{self, PumpResult};
 
 /// How to run the lab.
 #[derive(Clone, Debug)]
@@ -42,6 +44,9 @@ pub struct LabOptions {
     pub hypercall_timeout: Duration,
     /// Draw a progress bar on stderr.
     pub progress: bool,
+    /// Seccomp filters on the VMs' vCPU threads (the lab's main thread goes
+    /// on building VMs, so it stays unfiltered).
+    pub seccomp: bool,
 }
 
 /// Per-scenario accumulation across repeats.
@@ -68,6 +73,12 @@ struct ProbeRun {
     batches: BTreeMap<u32, Vec<Batch>>,
     /// PCI functions the machine has on bus 0.
     functions: u64,
+    /// Rings the consumer thread counted, per doorbell.
+    doorbells: BTreeMap<&'static str, u64>,
+    /// irqfd injections the guest acknowledged.
+    injected: u64,
+    /// Why injections stopped early.
+    inject_error: Option<String>,
     run: RunReport,
     serial: String,
 }
@@ -167,10 +178,14 @@ pub fn run_lab(kvm: &HostKvm, opts: &LabOptions) -> Result<Report, String> {
     let no_irqchip = by_machine(MachineKind::NoIrqchip);
     let hypercall = by_machine(MachineKind::Hypercall);
     let ecam_ro = by_machine(MachineKind::EcamRo);
+    let smp = by_machine(MachineKind::Smp);
+    let smp_x2apic = by_machine(MachineKind::SmpX2apic);
     let units_per_repeat = usize::from(!main.is_empty())
         + usize::from(!no_irqchip.is_empty())
         + usize::from(!hypercall.is_empty())
         + usize::from(!ecam_ro.is_empty())
+        + usize::from(!smp.is_empty())
+        + usize::from(!smp_x2apic.is_empty())
         + floors.len();
     let mut progress = Progress::new(opts.progress, units_per_repeat * opts.repeat as usize);
 
@@ -187,8 +202,14 @@ pub fn run_lab(kvm: &HostKvm, opts: &LabOptions) -> Result<Report, String> {
         if !no_irqchip.is_empty() {
             units.push(Unit::Probe(MachineKind::NoIrqchip, no_irqchip.clone()));
         }
-        if !ecam_ro.is_empty() {
-            units.push(Unit::Probe(MachineKind::EcamRo, ecam_ro.clone()));
+        for (kind, list) in [
+            (MachineKind::EcamRo, &ecam_ro),
+            (MachineKind::Smp, &smp),
+            (MachineKind::SmpX2apic, &smp_x2apic),
+        ] {
+            if !list.is_empty() {
+                units.push(Unit::Probe(kind, list.clone()));
+            }
         }
         if !hypercall.is_empty() && hypercall_supported {
             units.push(Unit::Probe(MachineKind::Hypercall, hypercall.clone()));
@@ -336,6 +357,13 @@ fn run_probe(
     let serial = Arc::new(Mutex::new(Vec::new()));
     let mut cfg = MachineConfig::new(trapline_guest::PROBE.to_vec(), "probe");
     cfg.append = cmdline(list, opts);
+    if matches!(kind, MachineKind::Smp | MachineKind::SmpX2apic) {
+        cfg.vcpus = 2;
+        cfg.append.push_str(" cpus=2");
+        if kind == MachineKind::SmpX2apic {
+            cfg.append.push_str(" x2apic=1");
+        }
+    }
     cfg.irqchip = kind != MachineKind::NoIrqchip;
     cfg.serial = SerialOutput::Capture(serial.clone());
     cfg.timeout = Some(timeout);
@@ -343,25 +371,50 @@ fn run_probe(
     cfg.lab = LabFixtures::all();
     cfg.pci_testdev = true;
     cfg.ecam_ro = kind == MachineKind::EcamRo;
+    cfg.seccomp = if opts.seccomp {
+        SeccompMode::VcpusOnly
+    } else {
+        SeccompMode::Off
+    };
     let machine = Machine::build(kvm, cfg).map_err(|e| format!("building the probe VM: {e}"))?;
+    let handles = machine
+        .lab_handles()
+        .map_err(|e| format!("probe VM handles: {e}"))?;
+    let consumer = Consumer::spawn(handles.doorbells, opts.seccomp)
+        .map_err(|e| format!("doorbell consumer: {e}"))?;
+    let pump = match pump::spawn(rx, handles.irqfd, handles.memory, opts.seccomp) {
+        Ok(p) => p,
+        Err(e) => {
+            consumer.finish();
+            return Err(format!("ucall pump: {e}"));
+        }
+    };
     let tsc_khz = machine.tsc_khz().unwrap_or(0) as u64;
     let functions = machine.pci().bus.devfns().count() as u64;
-    let run = machine
-        .run()
-        .map_err(|e| format!("running the probe VM: {e}"))?;
+    let run = machine.run();
+    // The machine is gone (its ucall sender with it), so the pump ends.
+    let doorbells = consumer.finish();
+    let pumped = pump.join().unwrap_or_default();
+    let run = run.map_err(|e| format!("running the probe VM: {e}"))?;
     let serial =
         String::from_utf8_lossy(&serial.lock().unwrap_or_else(|e| e.into_inner())).into_owned();
     Ok(ProbeOutcome {
-        probe: collect(rx, run, serial, functions),
+        probe: collect(pumped, doorbells, run, serial, functions),
         tsc_khz,
     })
 }
 
 /// Pair BEGIN and RESULT ucalls into batches with their exit counts.
-fn collect(rx: Receiver<UcallEvent>, run: RunReport, serial: String, functions: u64) -> ProbeRun {
+fn collect(
+    pumped: PumpResult,
+    doorbells: BTreeMap<&'static str, u64>,
+    run: RunReport,
+    serial: String,
+    functions: u64,
+) -> ProbeRun {
     let mut begun: BTreeMap<(usize, u64), ExitSnapshot> = BTreeMap::new();
     let mut batches: BTreeMap<u32, Vec<Batch>> = BTreeMap::new();
-    for ev in rx.try_iter() {
+    for ev in pumped.events {
         match ev.kind {
             UcallKind::Begin => {
                 begun.insert((ev.vcpu, ev.args[0]), ev.exits);
@@ -385,6 +438,9 @@ fn collect(rx: Receiver<UcallEvent>, run: RunReport, serial: String, functions: 
     ProbeRun {
         batches,
         functions,
+        doorbells,
+        injected: pumped.injected,
+        inject_error: pumped.inject_error,
         run,
         serial,
     }
@@ -509,6 +565,12 @@ fn describe_check(check: Check, n: u64) -> String {
         Check::ExitsPerIter([]) => format!("0 exits in {n} iterations; vendor/device read back"),
         Check::ExitsPerIter(per) => format!("{per:?} exits per read; vendor/device read back"),
         Check::Scan(per) => format!("{per:?} exits per scan; every function found"),
+        Check::Irqfd => "every injection acknowledged by the guest handler; no exits".into(),
+        Check::Doorbell(_, Some(k)) => format!(
+            "one {} exit per ring; consumer counted every ring",
+            k.name()
+        ),
+        Check::Doorbell(_, None) => "0 exits; consumer counted every ring (zero lost)".into(),
     }
 }
 
@@ -607,6 +669,39 @@ fn verify(
                 return Err(format!(
                     "the scan found {} functions on bus 0, the machine has {}",
                     b.value, run.functions
+                ));
+            }
+            Ok(())
+        }
+        Check::Irqfd => {
+            if let Some(e) = &run.inject_error {
+                return Err(format!("irqfd injections: {e}"));
+            }
+            if run.injected != total {
+                return Err(format!(
+                    "{} injections acknowledged, guest expected {total}",
+                    run.injected
+                ));
+            }
+            if all > 1 {
+                return Err(format!(
+                    "{all} exits during the batch (only its start ucall expected): {exits:?}"
+                ));
+            }
+            Ok(())
+        }
+        Check::Doorbell(fd, exit) => {
+            let want = if exit.is_some() { n } else { 0 };
+            if all != want || exit.is_some_and(|k| got(k) != n) {
+                return Err(format!(
+                    "expected {want} exits for {n} rings, saw {exits:?}"
+                ));
+            }
+            let counted = run.doorbells.get(fd).copied().unwrap_or(0)
+                + lab.ioevent_counts.get(fd).copied().unwrap_or(0);
+            if counted != total {
+                return Err(format!(
+                    "the consumer counted {counted} rings, the guest rang {total} times"
                 ));
             }
             Ok(())

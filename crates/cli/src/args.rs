@@ -54,6 +54,9 @@ pub struct RunArgs {
     /// config-space reads never exit (writes still do).
     #[arg(long)]
     pub ecam_ro: bool,
+    /// Run without seccomp filters (to debug with strace or gdb).
+    #[arg(long)]
+    pub no_seccomp: bool,
 }
 
 /// Optional devices.

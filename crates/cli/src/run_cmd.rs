@@ -81,6 +81,9 @@ pub fn run(a: RunArgs) -> i32 {
     cfg.pci_testdev = a.devices.contains(&DeviceArg::PciTestdev);
     cfg.pc_testdev = a.devices.contains(&DeviceArg::PcTestdev);
     cfg.ecam_ro = a.ecam_ro;
+    if a.no_seccomp {
+        cfg.seccomp = trapline_machine::SeccompMode::Off;
+    }
     let machine = match Machine::build(&kvm, cfg) {
         Ok(m) => m,
         Err(e) => return fail(error_status(&e), e),

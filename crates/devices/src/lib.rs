@@ -4,6 +4,7 @@
 
 pub mod acpi;
 pub mod debug_exit;
+pub mod doorbell;
 pub mod fw_cfg;
 pub mod lapic_fallback;
 pub mod pc_testdev;

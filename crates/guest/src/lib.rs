@@ -25,6 +25,13 @@ pub const TRIPLE: &[u8] = payload!("triple.flat");
 pub const SPIN: &[u8] = payload!("spin.flat");
 /// The exit-cost probe: timed scenario loops reported by RESULT ucalls.
 pub const PROBE: &[u8] = payload!("probe.flat");
+/// Checks the machine interfaces kvm-unit-tests relies on (fw_cfg, ACPI,
+/// PM timer, pc-testdev, disabled-LAPIC MMIO, SMP bring-up): a `PASS:` or
+/// `FAIL:` line and a COUNT ucall per check; exits 0 when all pass.
+pub const COMPAT: &[u8] = payload!("compat.flat");
+/// kvm-unit-tests `vmexit`'s method and output lines for cpuid, the I/O
+/// tests, ipi and pci-mem/pci-io; exits 0.
+pub const KUTVMEXIT: &[u8] = payload!("kutvmexit.flat");
 /// A plain ELF64 entered in long mode; exits with 0x2a.
 pub const HELLO64: &[u8] = payload!("hello64.elf");
 
@@ -36,6 +43,8 @@ pub const PAYLOADS: &[(&str, &[u8])] = &[
     ("triple", TRIPLE),
     ("spin", SPIN),
     ("probe", PROBE),
+    ("compat", COMPAT),
+    ("kutvmexit", KUTVMEXIT),
     ("hello64", HELLO64),
 ];
 

@@ -172,10 +172,108 @@ fn nothing_loads_into_vmm_low_memory() {
 #[test]
 fn lookup_by_name() {
     assert_eq!(payload("probe"), Some(PROBE));
+    assert_eq!(payload("compat"), Some(COMPAT));
+    assert_eq!(payload("kutvmexit"), Some(KUTVMEXIT));
     assert_eq!(payload("hello64"), Some(HELLO64));
     assert!(payload("nope").is_none());
     let mut names: Vec<_> = PAYLOADS.iter().map(|(n, _)| *n).collect();
     names.sort();
     names.dedup();
     assert_eq!(names.len(), PAYLOADS.len());
+}
+
+fn contains(haystack: &[u8], needle: &[u8]) -> bool {
+    haystack.windows(needle.len()).any(|w| w == needle)
+}
+
+/// probe.c selects pci-testdev tests by arithmetic on the scenario id
+/// (`case SCENARIO_PCI_MMIO_NO_EVENTFD ... SCENARIO_PCI_PORTIO_PV_EVENTFD`,
+/// BAR1 from PORTIO_NO_EVENTFD on, test k = id - first, k == 3 is PV) and
+/// checks the header name against the part of the scenario name before ':'.
+#[test]
+fn pci_testdev_scenarios_are_laid_out_as_probe_assumes() {
+    let variants = [
+        "no-eventfd",
+        "wildcard-eventfd",
+        "datamatch-eventfd",
+        "pv-eventfd",
+    ];
+    for (bar, (prefix, suffix)) in [("mmio", "pci-mem"), ("portio", "pci-io")]
+        .into_iter()
+        .enumerate()
+    {
+        for (k, variant) in variants.iter().enumerate() {
+            let id = 19 + 4 * bar as u32 + k as u32;
+            let s = trapline_abi::scenario_by_id(id).unwrap();
+            assert_eq!(
+                s.name,
+                format!("{prefix}-{variant}:{suffix}"),
+                "scenario {id}"
+            );
+        }
+    }
+    for (id, name) in [
+        (27, "pci-config-read-cf8"),
+        (28, "pci-config-read-ecam"),
+        (29, "pci-config-read-ecam-ro"),
+        (30, "pci-scan-cf8"),
+        (31, "pci-scan-ecam"),
+        (32, "pci-scan-ecam-ro"),
+    ] {
+        assert_eq!(trapline_abi::scenario_by_id(id).unwrap().name, name);
+    }
+    // Every PCI scenario is handled by name in probe.c (ranges by their ends).
+    let probe_c = include_str!("../c/payloads/probe.c");
+    for c_name in [
+        "PCI_MMIO_NO_EVENTFD",
+        "PCI_PORTIO_NO_EVENTFD",
+        "PCI_PORTIO_PV_EVENTFD",
+        "PCI_CONFIG_READ_CF8",
+        "PCI_CONFIG_READ_ECAM",
+        "PCI_CONFIG_READ_ECAM_RO",
+        "PCI_SCAN_CF8",
+        "PCI_SCAN_ECAM",
+        "PCI_SCAN_ECAM_RO",
+    ] {
+        assert!(
+            probe_c.contains(&format!("SCENARIO_{c_name}")),
+            "probe.c does not handle SCENARIO_{c_name}"
+        );
+    }
+}
+
+/// The check names are compat's command-line words and ucall texts; the
+/// test names and line formats are kvm-unit-tests vmexit's.
+#[test]
+fn compat_and_kutvmexit_carry_their_names() {
+    for check in ["fwcfg", "acpi", "pmtimer", "pctestdev", "lapic", "smp"] {
+        let mut s = check.as_bytes().to_vec();
+        s.push(0);
+        assert!(contains(COMPAT, &s), "compat lacks check {check}");
+    }
+    for line in [&b"PASS: %s\n\0"[..], b"FAIL: %s: %s\n\0"] {
+        assert!(contains(COMPAT, line));
+    }
+    for test in [
+        "cpuid",
+        "inl_from_pmtimer",
+        "inl_from_qemu",
+        "inl_from_kernel",
+        "outl_to_kernel",
+        "ipi",
+        "pci-mem",
+        "pci-io",
+    ] {
+        let mut s = test.as_bytes().to_vec();
+        s.push(0);
+        assert!(contains(KUTVMEXIT, &s), "kutvmexit lacks test {test}");
+    }
+    for line in [
+        &b"%s %d\n\0"[..],
+        b"%s (skipped)\n\0",
+        b"pci-testdev at 0x%x membar %lx iobar %x\n\0",
+        b"PM timer port is %x\n\0",
+    ] {
+        assert!(contains(KUTVMEXIT, line));
+    }
 }

@@ -6,13 +6,17 @@ use std::sync::Arc;
 
 use trapline_abi as abi;
 use trapline_devices::debug_exit::DebugExit;
+use trapline_devices::doorbell::Doorbell;
 use trapline_devices::power::BochsShutdown;
 use trapline_devices::probe::{ProbeDevice, ProbeSpace};
 use trapline_devices::serial::{Uart, UART_LEN};
 use trapline_devices::ucall::UcallPort;
 use trapline_exit::{Bus, BusBuilder, ExitCounters};
-use trapline_fastpath::{CoalescedRing, CoalescedZone, Datamatch, IoEvent, ReadOnlyRegion, Space};
+use trapline_fastpath::{
+    CoalescedRing, CoalescedZone, Datamatch, IoEvent, IrqFd, ReadOnlyRegion, Space,
+};
 use trapline_kvm::{HostKvm, VcpuFd, Vm, VmConfig};
+use vmm_sys_util::eventfd::{EventFd, EFD_NONBLOCK};
 
 use crate::config::{LabFixtures, MachineConfig};
 use crate::layout::MAX_MEM_MIB;
@@ -33,6 +37,7 @@ pub struct Machine {
     pub(crate) probe_pio: Arc<ProbeDevice>,
     pub(crate) probe_mmio: Arc<ProbeDevice>,
     pub(crate) timeout: Option<std::time::Duration>,
+    pub(crate) seccomp: crate::SeccompMode,
     pub(crate) lab: LabFixtures,
     pub(crate) tsc_khz: Option<u32>,
     pub(crate) vm: Vm,
@@ -44,6 +49,21 @@ pub(crate) struct Fastpaths {
     pub(crate) ioevents: BTreeMap<&'static str, IoEvent>,
     pub(crate) zones: Vec<CoalescedZone>,
     pub(crate) ro: Option<ReadOnlyRegion>,
+    pub(crate) irqfd: Option<IrqFd>,
+    pub(crate) doorbell_user: Option<EventFd>,
+}
+
+/// What the lab uses while the VM runs: the doorbells' eventfds (for its
+/// consumer thread), the irqfd (for its injector thread) and guest memory.
+pub struct LabHandles {
+    /// (name, eventfd) of each doorbell: `doorbell-user-mmio` (signalled by
+    /// trapline's device) and the KVM ones `doorbell-mmio`, `doorbell-pio`,
+    /// `doorbell-pv`.
+    pub doorbells: Vec<(&'static str, EventFd)>,
+    /// The irqfd bound to `IRQFD_GSI`.
+    pub irqfd: Option<EventFd>,
+    /// Guest RAM.
+    pub memory: vm_memory::GuestMemoryMmap,
 }
 
 /// What the lab reads back after a run to check its scenarios.
@@ -111,11 +131,30 @@ impl Machine {
         pio.insert("probe", probe_ports, probe_len, probe_pio.clone())?;
 
         let mut mmio = BusBuilder::new();
+        let probe_pages = abi::DOORBELL_MMIO_USER - abi::PROBE_MMIO_BASE;
         mmio.insert(
             "probe",
             abi::PROBE_MMIO_BASE,
-            abi::PROBE_MMIO_LEN,
+            probe_pages,
             probe_mmio.clone(),
+        )?;
+        mmio.insert(
+            "probe-ro-memslot",
+            abi::PROBE_RO_MEMSLOT,
+            abi::PROBE_PAGE_SIZE,
+            probe_mmio.clone(),
+        )?;
+        let host = |source| MachineError::Host {
+            what: "eventfd",
+            source,
+        };
+        let doorbell_fd = EventFd::new(EFD_NONBLOCK).map_err(host)?;
+        let doorbell = Arc::new(Doorbell::new(doorbell_fd.try_clone().map_err(host)?));
+        mmio.insert(
+            "doorbell",
+            abi::DOORBELL_MMIO_USER,
+            2 * abi::PROBE_PAGE_SIZE,
+            doorbell,
         )?;
 
         let platform = platform::build(
@@ -129,7 +168,8 @@ impl Machine {
             &mut pio,
             &mut mmio,
         )?;
-        let fastpaths = lab_fastpaths(kvm, &vm, config.lab)?;
+        let mut fastpaths = lab_fastpaths(kvm, &vm, config.lab)?;
+        fastpaths.doorbell_user = Some(doorbell_fd);
 
         let mut vcpus = Vec::with_capacity(config.vcpus as usize);
         for i in 0..config.vcpus {
@@ -153,6 +193,7 @@ impl Machine {
             probe_pio,
             probe_mmio,
             timeout: config.timeout,
+            seccomp: config.seccomp,
             lab: config.lab,
             tsc_khz,
             vm,
@@ -182,6 +223,34 @@ impl Machine {
     /// The PCI subsystem (host-side inspection: BAR assignments, pci-testdev).
     pub fn pci(&self) -> &trapline_devices::pci::PciDevices {
         &self.platform.pci
+    }
+
+    /// Duplicated handles for the lab's helper threads.
+    pub fn lab_handles(&self) -> Result<LabHandles, MachineError> {
+        let dup = |fd: &EventFd| {
+            fd.try_clone().map_err(|source| MachineError::Host {
+                what: "eventfd",
+                source,
+            })
+        };
+        let mut doorbells = Vec::new();
+        if let Some(fd) = &self.fastpaths.doorbell_user {
+            doorbells.push(("doorbell-user-mmio", dup(fd)?));
+        }
+        for (name, ev) in &self.fastpaths.ioevents {
+            if name.starts_with("doorbell-") {
+                doorbells.push((*name, dup(ev.eventfd())?));
+            }
+        }
+        let irqfd = match &self.fastpaths.irqfd {
+            Some(i) => Some(dup(i.eventfd())?),
+            None => None,
+        };
+        Ok(LabHandles {
+            doorbells,
+            irqfd,
+            memory: self.vm.memory().clone(),
+        })
     }
 
     pub(crate) fn readout(&self) -> LabReadout {
@@ -251,6 +320,38 @@ fn lab_fastpaths(kvm: &HostKvm, vm: &Vm, lab: LabFixtures) -> Result<Fastpaths, 
             abi::PROBE_PIO_COALESCED_PORT.into(),
             4,
         )?);
+    }
+    if lab.doorbells {
+        let pv = Datamatch::U32(abi::DOORBELL_PV_IDENTITY);
+        // Like the MMIO wildcard above: without "any length" KVM needs a
+        // width, and the probe rings with 32-bit writes.
+        let mmio_any = if kvm.has_ioeventfd_any_length() {
+            Datamatch::Any
+        } else {
+            Datamatch::U32(abi::PROBE_WILDCARD_VALUE)
+        };
+        let doorbells = [
+            (
+                "doorbell-mmio",
+                Space::Mmio,
+                abi::DOORBELL_MMIO_KERNEL,
+                mmio_any,
+            ),
+            (
+                "doorbell-pio",
+                Space::Pio,
+                abi::DOORBELL_PIO_PORT.into(),
+                Datamatch::Any,
+            ),
+            ("doorbell-pv", Space::Pio, abi::PV_DOORBELL_PORT.into(), pv),
+        ];
+        for (name, space, addr, m) in doorbells {
+            f.ioevents
+                .insert(name, IoEvent::register(fd.clone(), space, addr, m)?);
+        }
+    }
+    if lab.irqfd && vm.config().irqchip {
+        f.irqfd = Some(IrqFd::register(fd.clone(), abi::IRQFD_GSI)?);
     }
     if lab.ro_memslot {
         let ro = ReadOnlyRegion::map(

@@ -18,6 +18,11 @@ pub struct LabFixtures {
     pub coalesced: bool,
     /// The read-only memslot page.
     pub ro_memslot: bool,
+    /// Doorbell ioeventfds (seed 002): any-length MMIO page, PIO port, and
+    /// the PV port matching the doorbell identity.
+    pub doorbells: bool,
+    /// An irqfd bound to `trapline_abi::IRQFD_GSI` (needs the irqchip).
+    pub irqfd: bool,
 }
 
 impl LabFixtures {
@@ -28,8 +33,23 @@ impl LabFixtures {
             ioeventfds: true,
             coalesced: true,
             ro_memslot: true,
+            doorbells: true,
+            irqfd: true,
         }
     }
+}
+
+/// Which threads get trapline's seccomp filters.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum SeccompMode {
+    /// None (`--no-seccomp`, for debugging with strace or gdb).
+    Off,
+    /// vCPU threads only: for a process that goes on building VMs after
+    /// this one (the lab).
+    VcpusOnly,
+    /// vCPU threads and, once they run, the VMM main thread.
+    #[default]
+    All,
 }
 
 /// How to build a machine.
@@ -63,6 +83,8 @@ pub struct MachineConfig {
     /// Map the ECAM window read-only over a shadow of config space, so
     /// config reads never exit (seed 004's technique).
     pub ecam_ro: bool,
+    /// Seccomp filters (on by default).
+    pub seccomp: SeccompMode,
 }
 
 impl MachineConfig {
@@ -84,6 +106,7 @@ impl MachineConfig {
             pci_testdev: false,
             pc_testdev: false,
             ecam_ro: false,
+            seccomp: SeccompMode::default(),
         }
     }
 }

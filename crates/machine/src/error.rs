@@ -32,6 +32,9 @@ pub enum MachineError {
         /// The OS error.
         source: std::io::Error,
     },
+    /// A seccomp filter could not be built or installed.
+    #[error(transparent)]
+    Seccomp(#[from] trapline_seccomp::SeccompError),
     /// A vCPU did not stop when kicked.
     #[error("vCPU {0} did not stop within 5 s of being kicked; giving up on it")]
     VcpuStuck(usize),

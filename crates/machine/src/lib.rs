@@ -15,7 +15,7 @@ mod platform;
 mod run;
 
 pub use assemble::{LabReadout, Machine};
-pub use config::{LabFixtures, MachineConfig};
+pub use config::{LabFixtures, MachineConfig, SeccompMode};
 pub use error::MachineError;
 pub use outcome::{status, Outcome};
 pub use run::RunReport;

@@ -12,7 +12,9 @@ use trapline_kvm::{kick, run_vcpu, VcpuContext, VcpuEnd};
 use vmm_sys_util::signal::Killable;
 
 use crate::assemble::LabReadout;
+use crate::SeccompMode;
 use crate::{Machine, MachineError, Outcome};
+use trapline_seccomp::ThreadKind;
 
 /// How long the controller waits for kicked vCPUs before giving up.
 const STOP_GRACE: Duration = Duration::from_secs(5);
@@ -43,6 +45,16 @@ impl Machine {
             .map(|_| Arc::new(AtomicBool::new(false)))
             .collect();
         let mut threads: Vec<Option<JoinHandle<()>>> = Vec::with_capacity(self.vcpus.len());
+        // Built once here (compiling BPF allocates), installed by each vCPU
+        // thread right before its first KVM_RUN.
+        let vcpu_filter = match self.seccomp {
+            SeccompMode::Off => None,
+            _ => Some(trapline_seccomp::filter(ThreadKind::Vcpu)?),
+        };
+        let main_filter = match self.seccomp {
+            SeccompMode::All => Some(trapline_seccomp::filter(ThreadKind::VmmMain)?),
+            _ => None,
+        };
         let started = Instant::now();
         for (index, mut vcpu) in self.vcpus.drain(..).enumerate() {
             let ctx = VcpuContext {
@@ -55,11 +67,19 @@ impl Machine {
                 stop: stops[index].clone(),
             };
             let tx = tx.clone();
+            let filter = vcpu_filter.clone();
             let spawned = std::thread::Builder::new()
                 .name(format!("vcpu{index}"))
                 .spawn(move || {
                     kick::arm(&mut vcpu);
-                    let end = run_vcpu(&mut vcpu, &ctx);
+                    let end = match filter
+                        .map(|f| trapline_seccomp::install_program(ThreadKind::Vcpu, &f))
+                    {
+                        Some(Err(e)) => VcpuEnd::Unhandled {
+                            what: format!("seccomp: {e}"),
+                        },
+                        _ => run_vcpu(&mut vcpu, &ctx),
+                    };
                     kick::disarm();
                     // The controller may already have gone (it gave up on a
                     // stuck vCPU); nothing to tell then.
@@ -77,6 +97,14 @@ impl Machine {
             }
         }
         drop(tx);
+        if let Some(f) = main_filter {
+            // From here on the main thread only waits, kicks, joins and
+            // reports: no new threads, files or VMs.
+            if let Err(e) = trapline_seccomp::install_program(ThreadKind::VmmMain, &f) {
+                stop_all(&stops, &mut threads, &rx);
+                return Err(e.into());
+            }
+        }
 
         let deadline = self.timeout.map(|t| started + t);
         let mut outcome = None;

@@ -364,3 +364,51 @@ mod tests {
         );
     }
 }
+
+#[cfg(test)]
+mod readme {
+    use super::*;
+
+    const SECTIONS: [(&str, &[Rule]); 4] = [
+        ("every kind (runtime)", rules::RUNTIME),
+        ("vcpu", rules::VCPU),
+        ("vmm-main", rules::VMM_MAIN),
+        ("helper", rules::HELPER),
+    ];
+
+    fn table(list: &[Rule]) -> String {
+        let mut s = String::from("| syscall | limited to | why |\n|---|---|---|\n");
+        for r in list {
+            let only = match r.only {
+                Only::Any => String::new(),
+                Only::Ioctls(l) => l.iter().map(|k| k.name).collect::<Vec<_>>().join(", "),
+                Only::NoExec => "no `PROT_EXEC`".into(),
+                Only::FcntlGetFd => "`F_GETFD`".into(),
+                Only::OwnProcess => "this process's threads".into(),
+            };
+            s += &format!("| `{}` | {} | {} |\n", r.name(), only, r.why);
+        }
+        s
+    }
+
+    /// `cargo test -p trapline-seccomp --lib -- --ignored print_tables --nocapture`
+    #[test]
+    #[ignore]
+    fn print_tables() {
+        for (name, list) in SECTIONS {
+            println!("### {name}\n\n{}", table(list));
+        }
+    }
+
+    #[test]
+    fn readme_holds_the_current_tables() {
+        let readme = include_str!("../README.md");
+        for (name, list) in SECTIONS {
+            assert!(
+                readme.contains(&table(list)),
+                "README.md's {name} table is stale: regenerate it with \
+                 `cargo test -p trapline-seccomp --lib -- --ignored print_tables --nocapture`"
+            );
+        }
+    }
+}

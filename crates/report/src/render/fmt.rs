@@ -66,6 +66,42 @@ pub fn derived_value(value: f64, unit: &str) -> String {
     }
 }
 
+/// A unitless ratio: `1.93x`, `12.5x`, `1,281x`; `–` when not finite.
+pub fn ratio_x(v: f64) -> String {
+    if !v.is_finite() {
+        "–".to_string()
+    } else if v.abs() >= 100.0 {
+        format!("{}x", grouped(v))
+    } else if v.abs() >= 10.0 {
+        format!("{v:.1}x")
+    } else {
+        format!("{v:.2}x")
+    }
+}
+
+/// Seconds with at least three decimals and three significant digits:
+/// `12.809`, `0.0100`, `0.000123`; `–` when not finite.
+pub fn seconds(v: f64) -> String {
+    if !v.is_finite() {
+        return "–".to_string();
+    }
+    if v == 0.0 {
+        return "0.000".to_string();
+    }
+    let magnitude = v.abs().log10().floor();
+    let decimals = (2.0 - magnitude).clamp(3.0, 12.0) as usize;
+    format!("{v:.decimals$}")
+}
+
+/// Microseconds with two decimals, no unit: `9.09`.
+pub fn micros(v: f64) -> String {
+    if v.is_finite() {
+        format!("{v:.2}")
+    } else {
+        "–".to_string()
+    }
+}
+
 /// Escapes text for HTML element content and attribute values.
 pub fn html_escape(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
@@ -125,6 +161,22 @@ mod tests {
         assert_eq!(grouped(-1234567.0), "-1,234,567");
         assert_eq!(cycles(12.34), "12.3");
         assert_eq!(cycles(16649.0), "16,649");
+    }
+
+    #[test]
+    fn units() {
+        assert_eq!(ratio_x(1.5039), "1.50x");
+        assert_eq!(ratio_x(851.7), "852x");
+        assert_eq!(ratio_x(1280.9), "1,281x");
+        assert_eq!(ratio_x(12.34), "12.3x");
+        assert_eq!(ratio_x(f64::NAN), "–");
+        assert_eq!(seconds(12.809), "12.809");
+        assert_eq!(seconds(8.517), "8.517");
+        assert_eq!(seconds(0.010), "0.0100");
+        assert_eq!(seconds(0.000_123_4), "0.000123");
+        assert_eq!(seconds(0.0), "0.000");
+        assert_eq!(seconds(f64::INFINITY), "–");
+        assert_eq!(micros(9.0909), "9.09");
     }
 
     #[test]

@@ -5,7 +5,7 @@ use std::fmt::Write as _;
 
 use super::fmt::html_escape as esc;
 use super::grid::{Align, Grid, Section};
-use super::{host_line, Chart, Page};
+use super::{host_line, Chart, Page, Part};
 use crate::model::Report;
 
 /// The id of the `<script type="application/json">` block holding the raw
@@ -29,6 +29,8 @@ figcaption{color:#555;font-size:.92em}
 .callout{background:#eef4fb;border-left:4px solid #3b6ea8;padding:.6em 1em;margin:.6em 0}
 .callout p{margin:.2em 0}
 .missing{color:#777;font-style:italic}
+p.caption{color:#444;font-style:italic;margin:.3em 0 .8em}
+section.view{margin-top:2.5em}
 details{margin:.5em 0}
 ";
 
@@ -227,6 +229,30 @@ pub fn document(title: &str, body: &str) -> String {
     )
 }
 
+fn caption(out: &mut String, page: &dyn Page) {
+    if let Some(c) = page.caption() {
+        let _ = writeln!(out, "<p class=\"caption\">{}</p>", esc(&c));
+    }
+}
+
+/// One part of a composite page: its own section, table, lists and charts.
+fn part(out: &mut String, p: &Part<'_>) {
+    let _ = writeln!(
+        out,
+        "<section class=\"view\" id=\"view-{}\">\n<h2>{} <small><code>{}</code></small></h2>",
+        esc(p.name),
+        esc(&p.page.title()),
+        esc(p.name)
+    );
+    caption(out, p.page);
+    out.push_str(&grid(&p.page.grid()));
+    sections(out, &p.page.sections());
+    for c in &p.page.charts() {
+        chart(out, c);
+    }
+    out.push_str("</section>\n");
+}
+
 /// A whole page.
 pub fn render(report: &Report, page: &dyn Page) -> String {
     let title = page.title();
@@ -242,13 +268,28 @@ pub fn render(report: &Report, page: &dyn Page) -> String {
     out.push_str("<h2>Host</h2>\n");
     host(&mut out, report);
     method(&mut out, report);
-    out.push_str("<h2>Results</h2>\n");
-    out.push_str(&grid(&page.grid()));
-    sections(&mut out, &page.sections());
-    let charts = page.charts();
-    if !charts.is_empty() {
-        out.push_str("<h2>Charts</h2>\n");
-        for c in &charts {
+    let parts = page.parts();
+    if parts.is_empty() {
+        out.push_str("<h2>Results</h2>\n");
+        caption(&mut out, page);
+        out.push_str(&grid(&page.grid()));
+        sections(&mut out, &page.sections());
+        let charts = page.charts();
+        if !charts.is_empty() {
+            out.push_str("<h2>Charts</h2>\n");
+            for c in &charts {
+                chart(&mut out, c);
+            }
+        }
+    } else {
+        out.push_str("<h2>Contents</h2>\n");
+        caption(&mut out, page);
+        out.push_str(&grid(&page.grid()));
+        for p in &parts {
+            part(&mut out, p);
+        }
+        sections(&mut out, &page.sections());
+        for c in &page.charts() {
             chart(&mut out, c);
         }
     }

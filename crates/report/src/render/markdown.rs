@@ -36,6 +36,27 @@ pub fn grid(g: &Grid) -> String {
     out
 }
 
+/// A page's caption, table and sections; section headings at `level`.
+fn body(out: &mut String, page: &dyn Page, level: &str) {
+    if let Some(caption) = page.caption() {
+        out.push_str(&format!("_{}_\n\n", cell(&caption)));
+    }
+    out.push_str(&grid(&page.grid()));
+    sections(out, page, level);
+}
+
+fn sections(out: &mut String, page: &dyn Page, level: &str) {
+    for section in page.sections() {
+        if section.items.is_empty() {
+            continue;
+        }
+        out.push_str(&format!("\n{level} {}\n\n", cell(&section.heading)));
+        for item in &section.items {
+            out.push_str(&format!("- {}\n", cell(item)));
+        }
+    }
+}
+
 /// A whole page as markdown.
 pub fn render(report: &Report, page: &dyn Page) -> String {
     let mut out = format!("## {}\n\n", cell(&page.title()));
@@ -43,15 +64,23 @@ pub fn render(report: &Report, page: &dyn Page) -> String {
     if let Some(note) = &report.host.nested_note {
         out.push_str(&format!("> **Nested virtualization:** {}\n\n", cell(note)));
     }
-    out.push_str(&grid(&page.grid()));
-    for section in page.sections() {
-        if section.items.is_empty() {
-            continue;
+    let parts = page.parts();
+    if parts.is_empty() {
+        body(&mut out, page, "###");
+    } else {
+        if let Some(caption) = page.caption() {
+            out.push_str(&format!("_{}_\n\n", cell(&caption)));
         }
-        out.push_str(&format!("\n### {}\n\n", cell(&section.heading)));
-        for item in &section.items {
-            out.push_str(&format!("- {}\n", cell(item)));
+        out.push_str(&grid(&page.grid()));
+        for part in &parts {
+            out.push_str(&format!(
+                "\n### {} (`{}`)\n\n",
+                cell(&part.page.title()),
+                part.name
+            ));
+            body(&mut out, part.page, "####");
         }
+        sections(&mut out, page, "###");
     }
     out
 }

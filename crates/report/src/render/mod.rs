@@ -108,10 +108,23 @@ pub(crate) struct Chart {
     pub callout: Vec<String>,
 }
 
+/// One page of a composite view (see [`Page::parts`]).
+pub(crate) struct Part<'a> {
+    /// The view's command-line name (`pci-testdev`, …): HTML anchors, CSV
+    /// and kut prefixes.
+    pub name: &'static str,
+    /// The page itself.
+    pub page: &'a dyn Page,
+}
+
 /// What a view shows, independent of format. New views implement this.
 pub(crate) trait Page {
     /// Heading.
     fn title(&self) -> String;
+    /// One sentence under the heading: what is comparable and what is not.
+    fn caption(&self) -> Option<String> {
+        None
+    }
     /// The main table for people.
     fn grid(&self) -> Grid;
     /// The main table for machines (CSV); the display grid by default.
@@ -126,6 +139,13 @@ pub(crate) trait Page {
     fn json(&self) -> String;
     /// Charts for HTML.
     fn charts(&self) -> Vec<Chart>;
+    /// Pages shown one after another, each with its own heading, caption,
+    /// table, sections and charts (the `seeds` view). Empty for a simple
+    /// page; when not empty, `grid` is an overview shown before them and
+    /// `sections` come after them.
+    fn parts(&self) -> Vec<Part<'_>> {
+        Vec::new()
+    }
 }
 
 /// Renders `report` in `format`, showing `view`.

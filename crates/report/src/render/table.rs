@@ -53,10 +53,7 @@ fn push_line(out: &mut String, g: &Grid, widths: &[usize], cells: &[String], spa
     out.push('\n');
 }
 
-/// A whole page for the terminal.
-pub fn render(report: &Report, page: &dyn Page) -> String {
-    let mut out = format!("{}\n\n", page.title());
-    out.push_str(&grid(&page.grid()));
+fn sections(out: &mut String, page: &dyn Page) {
     for section in page.sections() {
         if section.items.is_empty() {
             continue;
@@ -65,6 +62,35 @@ pub fn render(report: &Report, page: &dyn Page) -> String {
         for item in &section.items {
             out.push_str(&format!("  {item}\n"));
         }
+    }
+}
+
+/// A page's caption, table and sections (no title).
+fn body(out: &mut String, page: &dyn Page) {
+    if let Some(caption) = page.caption() {
+        out.push_str(&format!("{caption}\n\n"));
+    }
+    out.push_str(&grid(&page.grid()));
+    sections(out, page);
+}
+
+/// A whole page for the terminal.
+pub fn render(report: &Report, page: &dyn Page) -> String {
+    let mut out = format!("{}\n\n", page.title());
+    let parts = page.parts();
+    if parts.is_empty() {
+        body(&mut out, page);
+    } else {
+        if let Some(caption) = page.caption() {
+            out.push_str(&format!("{caption}\n\n"));
+        }
+        out.push_str(&grid(&page.grid()));
+        for part in &parts {
+            let title = part.page.title();
+            out.push_str(&format!("\n\n== {title} [{}] ==\n\n", part.name));
+            body(&mut out, part.page);
+        }
+        sections(&mut out, page);
     }
     out.push_str(&format!("\nhost: {}\n", host_line(report)));
     if let Some(note) = &report.host.nested_note {

@@ -1,0 +1,328 @@
+//! What the seed views share: looking a scenario up without panicking,
+//! guarded ratios, captions, and tables whose cells know their unit (so the
+//! display grid shows `–` and grouped digits while CSV gets raw numbers).
+
+use serde::Serialize;
+
+use crate::model::{Report, Status};
+use crate::render::fmt;
+use crate::render::grid::{Align, Grid, Row};
+
+/// Status of a row whose scenario is not in the report.
+pub const NOT_MEASURED: &str = "not measured";
+
+/// Scenarios whose per-iteration cycles are timed inside the guest around
+/// the operation itself rather than around a loop of it (see the ABI's
+/// scenario list): subtracting the noop loop from them means nothing, so the
+/// views show no net value for them.
+pub const SELF_TIMED: [&str; 3] = ["eoi", "eoi-x2apic", "irqfd"];
+
+/// The second half of every caption when the report's host is nested.
+pub const NESTED_CLAUSE: &str = "and this host is a nested VM, where guest code is partly \
+emulated and every exit also goes through the outer hypervisor, so its absolute numbers are \
+inflated and only ratios carry over";
+
+/// `base` as one sentence, extended with [`NESTED_CLAUSE`] when `nested`.
+pub fn caption(base: &str, nested: bool) -> String {
+    if nested {
+        format!("{base}; {NESTED_CLAUSE}.")
+    } else {
+        format!("{base}.")
+    }
+}
+
+/// One scenario of one VMM as a view shows it.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Measured {
+    /// Report key (`name`, or `vmm:name` for peers).
+    pub scenario: String,
+    /// `ok`, `unsupported`, `failed` or [`NOT_MEASURED`].
+    pub status: String,
+    /// Why it is not measured, when the report says.
+    pub reason: Option<String>,
+    /// Median cycles per iteration.
+    pub median: Option<f64>,
+    /// Median net of the same VMM's noop loop; `None` for [`SELF_TIMED`]
+    /// scenarios.
+    pub net: Option<f64>,
+    /// Median in nanoseconds (needs the TSC frequency).
+    pub ns_per_iter: Option<f64>,
+}
+
+impl Measured {
+    /// Looks `name` up on `vmm`; absent or unmeasured scenarios give a
+    /// value with no numbers and a status saying why.
+    pub fn lookup(report: &Report, vmm: &str, name: &str) -> Self {
+        let key = crate::model::scenario_key(vmm, name);
+        match report.scenario(vmm, name) {
+            None => Self::absent(key),
+            Some(s) if s.is_measured() => {
+                let median = s.median().and_then(finite);
+                Self {
+                    scenario: key,
+                    status: Status::Ok.to_string(),
+                    reason: None,
+                    median,
+                    net: if SELF_TIMED.contains(&name) {
+                        None
+                    } else {
+                        s.net.as_ref().and_then(|n| finite(n.median))
+                    },
+                    ns_per_iter: median.and(s.ns_per_iter).and_then(finite),
+                }
+            }
+            Some(s) => Self {
+                status: s.status.to_string(),
+                reason: Some(
+                    s.reason
+                        .clone()
+                        .unwrap_or_else(|| "no reason given".to_string()),
+                ),
+                ..Self::absent(key)
+            },
+        }
+    }
+
+    /// A scenario the report does not have.
+    pub fn absent(key: String) -> Self {
+        Self {
+            scenario: key,
+            status: NOT_MEASURED.to_string(),
+            reason: None,
+            median: None,
+            net: None,
+            ns_per_iter: None,
+        }
+    }
+
+    /// Whether there are numbers.
+    pub fn is_measured(&self) -> bool {
+        self.median.is_some()
+    }
+
+    /// `ok`, `not measured`, or `unsupported: why`.
+    pub fn status_text(&self) -> String {
+        match &self.reason {
+            Some(r) => format!("{}: {r}", self.status),
+            None => self.status.clone(),
+        }
+    }
+}
+
+/// `v` when finite.
+pub fn finite(v: f64) -> Option<f64> {
+    v.is_finite().then_some(v)
+}
+
+/// `num / den` when both are finite, `den` is positive and the quotient is
+/// finite; never NaN or infinite.
+pub fn ratio(num: Option<f64>, den: Option<f64>) -> Option<f64> {
+    let (n, d) = (num?, den?);
+    if !n.is_finite() || !d.is_finite() || d <= 0.0 {
+        return None;
+    }
+    finite(n / d)
+}
+
+/// `a − b` when both are finite.
+pub fn difference(a: Option<f64>, b: Option<f64>) -> Option<f64> {
+    finite(a? - b?)
+}
+
+/// A comparison the seed draws, with its published and this host's value.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Finding {
+    /// Short name (JSON, kut).
+    pub name: &'static str,
+    /// What it compares, in words.
+    pub what: String,
+    /// How this host's value is computed, from scenario names.
+    pub formula: String,
+    /// `x`, `us` or `cycles`.
+    pub unit: &'static str,
+    /// The seed's value (computed from its published numbers).
+    pub published: Option<f64>,
+    /// This host's value, when its inputs were measured.
+    pub this_host: Option<f64>,
+}
+
+impl Finding {
+    /// One line: `what: seed V · this host V  [formula]`.
+    pub fn line(&self) -> String {
+        format!(
+            "{}: seed {} · this host {}  [{}]",
+            self.what,
+            value(self.published, self.unit),
+            self.this_host
+                .map(|v| value(Some(v), self.unit))
+                .unwrap_or_else(|| NOT_MEASURED.to_string()),
+            self.formula
+        )
+    }
+}
+
+/// A value with its unit; `–` when absent.
+pub fn value(v: Option<f64>, unit: &str) -> String {
+    match v.and_then(finite) {
+        None => "–".to_string(),
+        Some(v) => match unit {
+            "x" => fmt::ratio_x(v),
+            "us" => format!("{}us", fmt::micros(v)),
+            "cycles" => format!("{} cycles", fmt::cycles(v)),
+            u => format!("{v:.2} {u}"),
+        },
+    }
+}
+
+/// How a numeric cell is shown.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Num {
+    /// Cycles: grouped digits.
+    Cycles,
+    /// A ratio: `1.50x`.
+    Ratio,
+    /// Seconds: three significant digits, at least three decimals.
+    Seconds,
+    /// Microseconds: two decimals.
+    Micros,
+    /// Nanoseconds: one decimal.
+    Ns,
+    /// A rate: an integer.
+    Rate,
+}
+
+/// One cell of a [`Table`].
+#[derive(Clone, Debug, PartialEq)]
+pub enum Cell {
+    /// Text, the same everywhere.
+    Text(String),
+    /// A number, `–` (display) or empty (CSV) when absent.
+    Num(Option<f64>, Num),
+}
+
+impl Cell {
+    /// A text cell.
+    pub fn text(s: impl Into<String>) -> Self {
+        Cell::Text(s.into())
+    }
+
+    fn display(&self) -> String {
+        match self {
+            Cell::Text(s) => s.clone(),
+            Cell::Num(v, kind) => match v.and_then(finite) {
+                None => "–".to_string(),
+                Some(v) => match kind {
+                    Num::Cycles => fmt::cycles(v),
+                    Num::Ratio => fmt::ratio_x(v),
+                    Num::Seconds => fmt::seconds(v),
+                    Num::Micros => fmt::micros(v),
+                    Num::Ns => fmt::ns(v),
+                    Num::Rate => format!("{v:.0}"),
+                },
+            },
+        }
+    }
+
+    fn csv(&self) -> String {
+        match self {
+            Cell::Text(s) => s.clone(),
+            Cell::Num(v, _) => v.map(fmt::raw).unwrap_or_default(),
+        }
+    }
+}
+
+/// A column: display title, CSV name, alignment.
+pub type Column = (&'static str, &'static str, Align);
+
+/// Rows of typed cells under columns, laid out as a display or a CSV grid.
+#[derive(Clone, Debug, Default)]
+pub struct Table {
+    columns: Vec<Column>,
+    rows: Vec<Vec<Cell>>,
+}
+
+impl Table {
+    /// A table with these columns.
+    pub fn new(columns: Vec<Column>) -> Self {
+        Self {
+            columns,
+            rows: Vec::new(),
+        }
+    }
+
+    /// Appends a row (padded or cut to the column count when shown).
+    pub fn push(&mut self, row: Vec<Cell>) {
+        self.rows.push(row);
+    }
+
+    fn grid(&self, title: fn(&Column) -> &'static str, cell: fn(&Cell) -> String) -> Grid {
+        let cols: Vec<(&str, Align)> = self.columns.iter().map(|c| (title(c), c.2)).collect();
+        let mut g = Grid::new(&cols);
+        for r in &self.rows {
+            let mut cells: Vec<String> = r.iter().map(cell).collect();
+            cells.resize(cols.len(), String::new());
+            g.push(Row::cells(cells));
+        }
+        g
+    }
+
+    /// For people: grouped digits, units, `–`.
+    pub fn display(&self) -> Grid {
+        self.grid(|c| c.0, Cell::display)
+    }
+
+    /// For machines: snake_case headers, raw numbers, empty when absent.
+    pub fn csv(&self) -> Grid {
+        self.grid(|c| c.1, Cell::csv)
+    }
+}
+
+/// Pretty JSON of a view, never failing.
+pub fn json<T: Serialize>(v: &T) -> String {
+    serde_json::to_string_pretty(v)
+        .unwrap_or_else(|e| format!("{{\"error\": {:?}}}", e.to_string()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ratios_are_guarded() {
+        assert_eq!(ratio(Some(3.0), Some(2.0)), Some(1.5));
+        assert_eq!(ratio(Some(3.0), Some(0.0)), None);
+        assert_eq!(ratio(Some(3.0), Some(-1.0)), None);
+        assert_eq!(ratio(None, Some(2.0)), None);
+        assert_eq!(ratio(Some(f64::NAN), Some(2.0)), None);
+        assert_eq!(ratio(Some(1e308), Some(1e-308)), None);
+        assert_eq!(difference(Some(5.0), Some(7.0)), Some(-2.0));
+        assert_eq!(difference(Some(5.0), None), None);
+    }
+
+    #[test]
+    fn cells() {
+        let mut t = Table::new(vec![
+            ("a", "a", Align::Left),
+            ("b cyc", "b_cycles", Align::Right),
+            ("r", "ratio", Align::Right),
+        ]);
+        t.push(vec![
+            Cell::text("x"),
+            Cell::Num(Some(1234.0), Num::Cycles),
+            Cell::Num(None, Num::Ratio),
+        ]);
+        let d = t.display();
+        assert_eq!(d.columns[1].title, "b cyc");
+        assert_eq!(d.rows[0].cells, ["x", "1,234", "–"]);
+        let c = t.csv();
+        assert_eq!(c.columns[1].title, "b_cycles");
+        assert_eq!(c.rows[0].cells, ["x", "1234", ""]);
+    }
+
+    #[test]
+    fn captions() {
+        assert_eq!(caption("A", false), "A.");
+        assert!(caption("A", true).starts_with("A; and this host is a nested VM"));
+        assert!(caption("A", true).ends_with('.'));
+    }
+}

@@ -1,0 +1,260 @@
+//! Writes the committed seed corpus: `fuzz/corpus/<target>/seed-*`.
+//!
+//! ```text
+//! cd fuzz && cargo run --example seed            # writes ./corpus
+//! cd fuzz && cargo run --example seed -- DIR     # writes DIR/<target>/
+//! ```
+//!
+//! Each seed is a short, meaningful op stream in the target's input format
+//! (see the comment at the top of each fuzz target), e.g. the accesses a
+//! kvm-unit-tests guest makes; libFuzzer mutates from there.
+
+use std::path::{Path, PathBuf};
+
+use trapline_abi::{UcallKind, UCALL_MAGIC, UCALL_SIZE};
+use trapline_devices::acpi::AcpiBuilder;
+use trapline_devices::pci::Space;
+use trapline_fuzz::{encode_width, mapping_index, Access, Enc, Machine, Target};
+
+fn write(dir: &Path, target: &str, name: &str, bytes: &[u8]) {
+    let d = dir.join(target);
+    std::fs::create_dir_all(&d).unwrap();
+    std::fs::write(d.join(format!("seed-{name}")), bytes).unwrap();
+}
+
+/// Seeds for bus_devices: tag byte 0 = access.
+fn bus_devices(dir: &Path) {
+    let m = Machine::new();
+    let pio = |name: &str| mapping_index(&m.pio, name);
+    let mmio = |name: &str| mapping_index(&m.mmio, name);
+    let acc = |e: &mut Enc, a: Access| {
+        e.u8(0);
+        a.encode(e);
+    };
+    // Serial "hi\n" then LSR, debug-exit.
+    let mut e = Enc::new();
+    for c in b"hi\n" {
+        acc(&mut e, Access::at(Space::Pio, pio("com1"), 0, 1).writing(u64::from(*c)));
+    }
+    acc(&mut e, Access::at(Space::Pio, pio("com1"), 5, 1));
+    acc(&mut e, Access::at(Space::Pio, pio("isa-debug-exit"), 0, 4).writing(3));
+    write(dir, "bus_devices", "serial-debug-exit", &e.0);
+
+    // "Shutdown" to the Bochs port as one `rep outsb`; PM1_CNT S5.
+    let mut e = Enc::new();
+    let mut a = Access::at(Space::Pio, pio("bochs-shutdown"), 0, 1)
+        .writing(u64::from_le_bytes(*b"Shutdown"));
+    a.count = 8;
+    acc(&mut e, a);
+    acc(&mut e, Access::at(Space::Pio, pio("pm-io"), 8, 4));
+    acc(&mut e, Access::at(Space::Pio, pio("pm-io"), 4, 2).writing(0x2000));
+    write(dir, "bus_devices", "power-off", &e.0);
+
+    // fw_cfg signature, PCI via CF8/CFC and ECAM, pci-testdev BAR select.
+    let mut e = Enc::new();
+    acc(&mut e, Access::at(Space::Pio, pio("fw-cfg"), 0, 2).writing(0));
+    acc(&mut e, Access::at(Space::Pio, pio("fw-cfg"), 1, 4));
+    acc(&mut e, Access::at(Space::Pio, pio("pci-config"), 0, 4).writing(0x8000_1000));
+    acc(&mut e, Access::at(Space::Pio, pio("pci-config"), 4, 4));
+    acc(&mut e, Access::at(Space::Mmio, mmio("pci-ecam"), 0x10000, 4));
+    let mut sel = Access::at(Space::Mmio, 0, 0, 1).writing(1);
+    sel.target = Target::Bar { bar: 0, offset: 0 };
+    acc(&mut e, sel);
+    sel.target = Target::Bar { bar: 0, offset: 0x801 };
+    acc(&mut e, sel.writing(0xce));
+    let mut rd = Access::at(Space::Pio, 0, 0, 4);
+    rd.target = Target::Bar { bar: 1, offset: 0 };
+    acc(&mut e, rd);
+    write(dir, "bus_devices", "fw-cfg-pci", &e.0);
+
+    // pc-testdev and the probes, LAPIC page, ucall.
+    let mut e = Enc::new();
+    acc(&mut e, Access::at(Space::Pio, pio("pc-testdev-ioport"), 0, 4).writing(0xdead_beef));
+    acc(&mut e, Access::at(Space::Pio, pio("pc-testdev-ioport-byte"), 2, 1));
+    acc(&mut e, Access::at(Space::Pio, pio("pc-testdev-flush-page"), 0, 4).writing(0x1234));
+    acc(&mut e, Access::at(Space::Pio, pio("pc-testdev-irq-line"), 4, 1).writing(1));
+    acc(&mut e, Access::at(Space::Mmio, mmio("pc-testdev-iomem"), 0xfff, 8).writing(0x0102_0304_0506_0708));
+    acc(&mut e, Access::at(Space::Mmio, mmio("pc-testdev-iomem"), 0xffff, 2));
+    acc(&mut e, Access::at(Space::Pio, pio("probe"), 0, 4).writing(7));
+    acc(&mut e, Access::at(Space::Mmio, mmio("probe"), 0x1000, 8).writing(0xce));
+    acc(&mut e, Access::at(Space::Mmio, mmio("lapic"), 0x30, 4));
+    // A well-formed ucall at 0x2000, then its announcement.
+    e.u8(12).u16(0x2000).u8(0).u8(UcallKind::Done as u8).u64(0);
+    e.u8(4).bytes(b"done");
+    acc(&mut e, Access::at(Space::Pio, pio("ucall"), 0, 4).writing(0x2000));
+    write(dir, "bus_devices", "misc", &e.0);
+}
+
+fn bus_table(dir: &Path) {
+    let mut e = Enc::new();
+    // 4 ranges: small, u16, a wrapping one and one ending at u64::MAX.
+    e.u8(4);
+    e.u8(0).u8(0x10).u8(8);
+    e.u8(0b0101).u16(0x3f8).u16(8);
+    e.u8(0b1011).u8(0).u64(u64::MAX);
+    e.u8(0b0011).u8(1).u8(1);
+    // Queries.
+    e.u8(0).u8(0).u16(3);
+    e.u8(0b0010_0110).u64(u64::MAX);
+    write(dir, "bus_table", "edges", &e.0);
+}
+
+fn uart(dir: &Path) {
+    // ctl: bit0 write, bits1..3 offset, bits4..6 width sel (0 = 1 byte).
+    let w = |e: &mut Enc, off: u8, v: u8| {
+        e.u8(1 | off << 1).u8(v);
+    };
+    let r = |e: &mut Enc, off: u8| {
+        e.u8(off << 1).u8(0);
+    };
+    let mut e = Enc::new();
+    // Linux 8250 style: divisor latch, 8N1, loopback test, then output.
+    w(&mut e, 3, 0x80);
+    w(&mut e, 0, 1);
+    w(&mut e, 1, 0);
+    r(&mut e, 0);
+    w(&mut e, 3, 0x03);
+    w(&mut e, 4, 0x10);
+    w(&mut e, 0, 0x55);
+    r(&mut e, 5);
+    r(&mut e, 0);
+    w(&mut e, 4, 0x03);
+    for c in b"ok\n" {
+        w(&mut e, 0, *c);
+    }
+    r(&mut e, 5);
+    r(&mut e, 2);
+    // A 4-byte read of LSR and a `rep outsb` of 4 bytes.
+    e.u8(5 << 1 | 2 << 4).u8(0);
+    e.u8(1 | 0x80).u8(3).u8(b'a');
+    write(dir, "uart", "linux-init", &e.0);
+}
+
+fn fw_cfg(dir: &Path) {
+    let mut e = Enc::new();
+    e.u64(128 << 20).u16(2).u8(3).u16(4).u64(0x1_4000_0000);
+    e.u8(1).u16(0x8003).u8(3).bytes(&[9, 8, 7]);
+    e.u8(2);
+    e.u8(9).bytes(b"etc/alpha").u16(5).u8(0x61);
+    e.u8(8).bytes(b"opt/zeta").u16(3).u8(1);
+    // Select the directory (16-bit write at port 0), read it byte/dword.
+    e.u8(1 | 1 << 3).u16(0x19);
+    for _ in 0..20 {
+        e.u8(2 << 3);
+    }
+    e.u8(1 | 1 << 3).u16(0x20);
+    e.u8(7 << 3).u16(8);
+    e.u8(2 << 1);
+    write(dir, "fw_cfg", "files", &e.0);
+}
+
+fn ucall(dir: &Path) {
+    let mut e = Enc::new();
+    let mut msg = [0u8; UCALL_SIZE];
+    msg[..4].copy_from_slice(&UCALL_MAGIC.to_le_bytes());
+    msg[4..8].copy_from_slice(&(UcallKind::Result as u32).to_le_bytes());
+    msg[8..16].copy_from_slice(&4u64.to_le_bytes());
+    msg[56..68].copy_from_slice(b"pio-user-out");
+    e.u8(0).u16(0x2000).u8(0).u8(2).u8(0).bytes(&msg);
+    e.u8(3).u16(0x2004).u8(0).u8(2).u8(1).bytes(&msg);
+    write(dir, "ucall", "result", &e.0);
+}
+
+fn pci_config(dir: &Path) {
+    // Default machine; read vendor/device via both front ends, size BARs.
+    let mut e = Enc::new();
+    e.u8(0).u8(0).u8(0).bytes(&[0; 12]);
+    e.u8(2).u8(1).u8(0).u8(2);
+    e.u8(2).u8(1).u8(2).u8(1);
+    e.u8(6).u8(1).u8(0);
+    e.u8(6).u8(1).u8(1);
+    e.u8(7).u8(0).u8(1).u8(0).u16(0).u8(2).u8(0);
+    write(dir, "pci_config", "testdev", &e.0);
+    // A synthetic function at 00:03.0 with I/O, 32- and 64-bit BARs and a
+    // shadow attached; move a BAR and read through the window.
+    let mut e = Enc::new();
+    e.u8(4 | 2).u8(0).u8(0x18);
+    e.bytes(&[1, 4, 2, 12, 3, 20, 0, 0, 6, 16, 0, 0]);
+    e.u8(5).u8(2).u8(1).u32(0xe000_0000);
+    e.u8(7).u8(0).u8(2).u8(1).u16(0x10).u8(2).u8(0);
+    e.u8(1).u8(2).u16(0x4).u8(1).u64(0);
+    write(dir, "pci_config", "synth-shadow", &e.0);
+}
+
+fn pci_testdev(dir: &Path) {
+    // Select each test on its BAR, write its data at its offset, read the
+    // header; fire the PV doorbell.
+    let mut e = Enc::new();
+    e.u8(0);
+    for (bar, sel) in [(0u8, 0u8), (0, 1), (0, 2), (1, 0), (1, 1), (1, 2)] {
+        e.u8(0).u8(bar).u8(0).u64(u64::from(sel));
+        e.u8(0).u8(bar).u8(1).u64(if sel == 1 { 0xce } else { 0xfa });
+        e.u8(4).u8(bar).u8(12).u8(2);
+    }
+    e.u8(0).u8(1).u8(0).u64(0x80);
+    e.u8(3).u8(0).u8(2).u8(0);
+    e.u8(5).u8(0).u8(2).u32(0xe000_1000);
+    e.u8(7).u8(0);
+    e.u8(3).u8(0).u8(2).u8(0);
+    write(dir, "pci_testdev", "all-tests", &e.0);
+}
+
+fn acpi(dir: &Path) {
+    write(dir, "acpi_build", "default", &[0, 1]);
+    let mut e = Enc::new();
+    e.u8(1 | 1 << 2 | 0x20).u16(300).u16(0xb000).u16(0xb00);
+    e.u8(255);
+    write(dir, "acpi_build", "300cpus-ecam", &e.0);
+    for (name, t) in [
+        ("default", AcpiBuilder::new().build().unwrap()),
+        ("ecam-2cpus", AcpiBuilder::new().cpus(2).ecam(0xc000_0000, 1).build().unwrap()),
+    ] {
+        let end = t.tables.iter().map(|i| (i.gpa - t.base) as usize + i.len).max().unwrap();
+        let mut e = Enc::new();
+        e.u8(4).bytes(&t.bytes[..end.next_multiple_of(16)]);
+        write(dir, "acpi_parse", name, &e.0);
+    }
+}
+
+fn loader(dir: &Path) {
+    let hello = trapline_guest::payload("hello").unwrap();
+    let hello64 = trapline_guest::payload("hello64").unwrap();
+    write(dir, "loader_inspect", "hello.flat", hello);
+    write(dir, "loader_inspect", "hello64.elf", hello64);
+    write(dir, "loader_inspect", "hello64-headers", &hello64[..0x200.min(hello64.len())]);
+    let mut h = [0u8; 16];
+    let mut img = h.to_vec();
+    img.extend_from_slice(hello);
+    write(dir, "loader_load", "hello.flat", &img);
+    h[1] = 1 | 2; // initrd, machine holes
+    h[2] = 40; // 40 bytes of arguments
+    h[12..14].copy_from_slice(&5000u16.to_le_bytes());
+    let mut img = h.to_vec();
+    img.extend_from_slice(hello64);
+    write(dir, "loader_load", "hello64-initrd", &img);
+    h[0] = 1;
+    h[1] = 4; // custom reserved range over the image
+    h[4..8].copy_from_slice(&0x40_1000u32.to_le_bytes());
+    h[8..12].copy_from_slice(&0x1000u32.to_le_bytes());
+    let mut img = h.to_vec();
+    img.extend_from_slice(hello64);
+    write(dir, "loader_load", "hello64-reserved", &img);
+}
+
+fn main() {
+    let dir = std::env::args()
+        .nth(1)
+        .map(PathBuf::from)
+        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("corpus"));
+    bus_devices(&dir);
+    bus_table(&dir);
+    uart(&dir);
+    fw_cfg(&dir);
+    ucall(&dir);
+    pci_config(&dir);
+    pci_testdev(&dir);
+    acpi(&dir);
+    loader(&dir);
+    let _ = encode_width;
+    println!("seeds written under {}", dir.display());
+}
