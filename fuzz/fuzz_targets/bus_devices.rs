@@ -198,7 +198,7 @@ fuzz_target!(|data: &[u8]| {
                 let mut msg = [0u8; trapline_abi::UCALL_SIZE];
                 let magic = if input.u8() & 1 == 0 { UCALL_MAGIC } else { input.u32() };
                 msg[..4].copy_from_slice(&magic.to_le_bytes());
-                msg[4..8].copy_from_slice(&u32::from(input.u8() % 9).to_le_bytes());
+                msg[4..8].copy_from_slice(&u32::from(input.u8() % 10).to_le_bytes());
                 msg[8..16].copy_from_slice(&input.u64().to_le_bytes());
                 let len = usize::from(input.u8() % 80);
                 let t = input.bytes(len);

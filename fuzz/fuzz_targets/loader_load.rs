@@ -72,7 +72,7 @@ fn in_ram(runs: &[Range<u64>], r: &Range<u64>) -> bool {
 }
 
 fn overlaps(a: &Range<u64>, b: &Range<u64>) -> bool {
-    a.start < b.end && b.start < a.end
+    !a.is_empty() && !b.is_empty() && a.start < b.end && b.start < a.end
 }
 
 /// Ranges a refused load must leave alone, clipped to RAM and CHECK bytes.

@@ -28,7 +28,18 @@ const DLAB: u8 = 0x80;
 const LOOP: u8 = 0x10;
 const FIFO: usize = 64;
 
-#[derive(Default)]
+/// vm-superio's reset values: divisor 12 (9600 baud), 8N1, OUT2.
+const RESET: Model = Model {
+    dll: 0x0c,
+    dlm: 0,
+    ier: 0,
+    lcr: 0x03,
+    mcr: 0x08,
+    scr: 0,
+    rx: VecDeque::new(),
+    out: Vec::new(),
+};
+
 struct Model {
     dll: u8,
     dlm: u8,
@@ -88,7 +99,7 @@ impl Model {
 fuzz_target!(|data: &[u8]| {
     let out = Arc::new(Mutex::new(Vec::new()));
     let uart = Uart::new(SerialOutput::Capture(out.clone()));
-    let mut model = Model::default();
+    let mut model = RESET;
     let mut input = Input::new(data);
     while !input.is_empty() {
         let ctl = input.u8();

@@ -9,8 +9,9 @@
 //! Checks: decode accepts exactly magic + known kind and returns the
 //! little-endian args and the text up to the first NUL; the port delivers
 //! exactly the well-formed, aligned, in-RAM, 4-byte-at-offset-0
-//! announcements (with the sender's vCPU and counters) and counts every
-//! other one as BadUcall.
+//! announcements (with the sender's vCPU and counters; for Clock, only
+//! with an aligned in-RAM stamp address) and counts every other one as
+//! BadUcall.
 
 #![no_main]
 
@@ -48,7 +49,7 @@ fuzz_target!(|data: &[u8]| {
             raw[..4].copy_from_slice(&UCALL_MAGIC.to_le_bytes());
         }
         if ctl & 2 != 0 {
-            let kind = 1 + u32::from(raw[4] % 7);
+            let kind = 1 + u32::from(raw[4] % 9);
             raw[4..8].copy_from_slice(&kind.to_le_bytes());
         }
 
@@ -73,7 +74,13 @@ fuzz_target!(|data: &[u8]| {
         let stored = mem.write_slice(&raw, GuestAddress(gpa)).is_ok();
         let announce: Vec<u8> = (0..len).map(|i| (gpa as u32).to_le_bytes().get(i).copied().unwrap_or(0)).collect();
         assert_eq!(port.write(vcpu, 0x700, offset, &announce), IoOutcome::Continue);
-        let deliver = offset == 0 && len == 4 && gpa % 8 == 0 && stored && valid;
+        // A Clock ucall also makes the host store its TSC at args[0], which
+        // must be an aligned u64 in RAM, or the message is refused.
+        let clock_ok = match &decoded {
+            Some((UcallKind::Clock, args, _)) => args[0] % 8 == 0 && args[0].checked_add(8).is_some_and(|e| e <= RAM),
+            _ => true,
+        };
+        let deliver = offset == 0 && len == 4 && gpa % 8 == 0 && stored && valid && clock_ok;
         match rx.try_recv() {
             Ok(ev) => {
                 assert!(deliver, "delivered a message that should be refused");

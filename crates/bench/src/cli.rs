@@ -36,6 +36,11 @@ pub enum FormatArg {
 pub enum ViewArg {
     All,
     Paper,
+    PciTestdev,
+    PciConfig,
+    Doorbell,
+    VmexitArm,
+    Seeds,
 }
 
 /// `trapline bench` arguments.
@@ -139,6 +144,11 @@ fn view(v: ViewArg) -> View {
     match v {
         ViewArg::All => View::All,
         ViewArg::Paper => View::Paper,
+        ViewArg::PciTestdev => View::PciTestdev,
+        ViewArg::PciConfig => View::PciConfig,
+        ViewArg::Doorbell => View::Doorbell,
+        ViewArg::VmexitArm => View::VmexitArm,
+        ViewArg::Seeds => View::Seeds,
     }
 }
 

@@ -136,6 +136,12 @@ mod tests {
             "file:/tmp/s",
             "--timeout",
             "1.5",
+            "--device",
+            "pci-testdev",
+            "--device",
+            "pc-testdev",
+            "--ecam-ro",
+            "--no-seccomp",
         ])
         .unwrap()
         .command
@@ -147,6 +153,7 @@ mod tests {
         assert_eq!(a.timeout, Some(std::time::Duration::from_millis(1500)));
         assert_eq!(a.devices, vec![DeviceArg::PciTestdev, DeviceArg::PcTestdev]);
         assert!(a.ecam_ro);
+        assert!(a.no_seccomp);
     }
 
     #[test]

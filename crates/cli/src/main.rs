@@ -2,6 +2,7 @@
 //! accesses cost.
 
 mod args;
+mod qemu;
 mod run_cmd;
 
 use std::process::ExitCode;
@@ -12,6 +13,15 @@ use args::{Cli, Command};
 use trapline_machine::status;
 
 fn main() -> ExitCode {
+    // QEMU's spellings (`trapline -kernel FILE -smp 2 …`, `--no-reboot …`),
+    // so harnesses written for QEMU can drive trapline: see qemu.rs.
+    if std::env::args_os()
+        .nth(1)
+        .is_some_and(|a| qemu::is_qemu_style(&a))
+    {
+        let code = qemu::main(std::env::args_os());
+        return ExitCode::from(code.clamp(0, 255) as u8);
+    }
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
         Err(e) => {

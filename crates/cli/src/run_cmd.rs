@@ -81,9 +81,11 @@ pub fn run(a: RunArgs) -> i32 {
     cfg.pci_testdev = a.devices.contains(&DeviceArg::PciTestdev);
     cfg.pc_testdev = a.devices.contains(&DeviceArg::PcTestdev);
     cfg.ecam_ro = a.ecam_ro;
-    if a.no_seccomp {
-        cfg.seccomp = trapline_machine::SeccompMode::Off;
-    }
+    cfg.seccomp = if a.no_seccomp {
+        trapline_machine::SeccompMode::Off
+    } else {
+        trapline_machine::SeccompMode::All
+    };
     let machine = match Machine::build(&kvm, cfg) {
         Ok(m) => m,
         Err(e) => return fail(error_status(&e), e),
@@ -96,6 +98,15 @@ pub fn run(a: RunArgs) -> i32 {
     }
     match machine.run() {
         Ok(report) => {
+            if std::env::var_os("TRAPLINE_FOOTPRINT").is_some() {
+                // One machine-readable line for `trapline bench --view vmm`.
+                eprintln!(
+                    "trapline-footprint cpu_ns_to_first_kvm_run={} rss_beyond_guest_bytes={} wall_ns={}",
+                    report.cpu_at_first_run.map_or(0, |d| d.as_nanos()),
+                    report.vmm_rss_bytes.unwrap_or(0),
+                    report.wall.as_nanos()
+                );
+            }
             let o = &report.outcome;
             if !matches!(
                 o,

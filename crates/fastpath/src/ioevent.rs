@@ -2,6 +2,8 @@
 
 use std::sync::Arc;
 
+use std::os::fd::AsRawFd;
+
 use kvm_ioctls::{IoEventAddress, NoDatamatch, VmFd};
 use vmm_sys_util::eventfd::{EventFd, EFD_NONBLOCK};
 
@@ -48,6 +50,13 @@ pub enum Datamatch {
     U32(u32),
     /// An 8-byte write of this value.
     U64(u64),
+    /// Any value written with exactly this access length (1, 2, 4 or 8):
+    /// the wildcard QEMU registers on ports. Unlike [`Datamatch::Any`]
+    /// (length 0) it does not mix zero-length entries into KVM's PIO bus,
+    /// whose ordered lookup can then miss other ioeventfds on nearby ports
+    /// (seen here with coalesced PIO zones, length-0 wildcards and two
+    /// datamatch ioeventfds sharing a port).
+    AnyOfLen(u32),
 }
 
 impl Datamatch {
@@ -59,6 +68,7 @@ impl Datamatch {
             Datamatch::U16(_) => 2,
             Datamatch::U32(_) => 4,
             Datamatch::U64(_) => 8,
+            Datamatch::AnyOfLen(l) => l,
         }
     }
 
@@ -88,6 +98,52 @@ fn assign(
         (Datamatch::U32(v), false) => vm.unregister_ioevent(fd, addr, v),
         (Datamatch::U64(v), true) => vm.register_ioevent(fd, addr, v),
         (Datamatch::U64(v), false) => vm.unregister_ioevent(fd, addr, v),
+        (Datamatch::AnyOfLen(len), on) => raw_wildcard(vm, fd, addr, len, on),
+    }
+}
+
+vmm_sys_util::ioctl_iow_nr!(
+    KVM_IOEVENTFD,
+    kvm_bindings::KVMIO,
+    0x79,
+    kvm_bindings::kvm_ioeventfd
+);
+
+/// KVM_IOEVENTFD without DATAMATCH but with a length: kvm-ioctls derives
+/// the length from the datamatch type, so a sized wildcard needs the ioctl
+/// itself.
+fn raw_wildcard(
+    vm: &VmFd,
+    fd: &EventFd,
+    addr: &IoEventAddress,
+    len: u32,
+    on: bool,
+) -> Result<(), kvm_ioctls::Error> {
+    let (addr, pio) = match *addr {
+        IoEventAddress::Pio(a) => (a, true),
+        IoEventAddress::Mmio(a) => (a, false),
+    };
+    let mut flags = 0;
+    if pio {
+        flags |= 1 << kvm_bindings::kvm_ioeventfd_flag_nr_pio;
+    }
+    if !on {
+        flags |= 1 << kvm_bindings::kvm_ioeventfd_flag_nr_deassign;
+    }
+    let req = kvm_bindings::kvm_ioeventfd {
+        addr,
+        len,
+        fd: fd.as_raw_fd(),
+        flags,
+        ..Default::default()
+    };
+    // SAFETY: a VM fd, a fully initialised kvm_ioeventfd the kernel only
+    // reads, and the return value is checked.
+    let r = unsafe { vmm_sys_util::ioctl::ioctl_with_ref(vm, KVM_IOEVENTFD(), &req) };
+    if r == 0 {
+        Ok(())
+    } else {
+        Err(kvm_ioctls::Error::last())
     }
 }
 
@@ -195,5 +251,7 @@ mod tests {
         assert_eq!(Datamatch::U32(1).len(), 4);
         assert_eq!(Datamatch::U64(1).len(), 8);
         assert!(Datamatch::Any.is_any());
+        assert_eq!(Datamatch::AnyOfLen(1).len(), 1);
+        assert!(!Datamatch::AnyOfLen(4).is_any());
     }
 }

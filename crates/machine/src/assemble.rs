@@ -205,6 +205,19 @@ impl Machine {
         self.tsc_khz
     }
 
+    /// Host addresses [start, end) of guest RAM.
+    pub(crate) fn guest_host_range(&self) -> (u64, u64) {
+        use vm_memory::{GuestMemoryBackend, GuestMemoryRegion};
+        let mut lo = u64::MAX;
+        let mut hi = 0;
+        for r in self.vm.memory().iter() {
+            let a = r.as_ptr() as u64;
+            lo = lo.min(a);
+            hi = hi.max(a + r.len());
+        }
+        (lo, hi)
+    }
+
     /// The VM (for tests and the lab).
     pub fn vm(&self) -> &Vm {
         &self.vm
@@ -286,7 +299,7 @@ fn lab_fastpaths(kvm: &HostKvm, vm: &Vm, lab: LabFixtures) -> Result<Fastpaths, 
                 fd.clone(),
                 Space::Pio,
                 abi::PROBE_PIO_WILDCARD_PORT.into(),
-                Datamatch::Any,
+                Datamatch::AnyOfLen(4),
             )?,
         );
         f.ioevents.insert(
@@ -341,7 +354,7 @@ fn lab_fastpaths(kvm: &HostKvm, vm: &Vm, lab: LabFixtures) -> Result<Fastpaths, 
                 "doorbell-pio",
                 Space::Pio,
                 abi::DOORBELL_PIO_PORT.into(),
-                Datamatch::Any,
+                Datamatch::AnyOfLen(4),
             ),
             ("doorbell-pv", Space::Pio, abi::PV_DOORBELL_PORT.into(), pv),
         ];

@@ -44,11 +44,13 @@ impl LabFixtures {
 pub enum SeccompMode {
     /// None (`--no-seccomp`, for debugging with strace or gdb).
     Off,
-    /// vCPU threads only: for a process that goes on building VMs after
-    /// this one (the lab).
-    VcpusOnly,
-    /// vCPU threads and, once they run, the VMM main thread.
+    /// vCPU threads only: the default for the library, because a process
+    /// that goes on building VMs after this one (the lab, tests) must keep
+    /// its main thread unfiltered.
     #[default]
+    VcpusOnly,
+    /// vCPU threads and, once they run, the calling (VMM main) thread:
+    /// what `trapline run` uses. That thread can create no VM afterwards.
     All,
 }
 

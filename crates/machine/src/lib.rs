@@ -9,6 +9,7 @@ mod assemble;
 mod boot;
 mod config;
 mod error;
+pub mod footprint;
 pub mod layout;
 mod outcome;
 mod platform;

@@ -52,11 +52,12 @@ impl IoEventRegistry for KvmIoEvents {
         datamatch: Option<u64>,
     ) -> Result<IoEventHandle, String> {
         let m = match (datamatch, len) {
-            // A wildcard of a given width is not expressible through
-            // kvm-ioctls; "any length" matches every width, which is what
-            // a wildcard means. Without the capability, KVM needs a length:
-            // then the registration fails and the device serves the write
-            // in user space (and counts it), which is still correct.
+            // Ports: a wildcard of the device's width, as QEMU registers
+            // them (see Datamatch::AnyOfLen for why not length 0). MMIO:
+            // length 0 ("any length", VMX's fast MMIO path) where KVM has
+            // it; without it the registration fails and the device serves
+            // the write in user space (and counts it), still correct.
+            (None, l @ (1 | 2 | 4 | 8)) if space == Space::Pio => Datamatch::AnyOfLen(l),
             (None, _) if self.any_length || space == Space::Pio => Datamatch::Any,
             (None, _) => return Err("KVM lacks KVM_CAP_IOEVENTFD_ANY_LENGTH".into()),
             (Some(v), 1) => Datamatch::U8(v as u8),

@@ -31,6 +31,11 @@ pub struct RunReport {
     pub wall: Duration,
     /// The lab's read-back values.
     pub lab: LabReadout,
+    /// Process CPU time (all threads, since exec) when vCPU 0 was about to
+    /// enter KVM_RUN for the first time.
+    pub cpu_at_first_run: Option<Duration>,
+    /// Resident memory of the process outside guest RAM, after the run.
+    pub vmm_rss_bytes: Option<u64>,
 }
 
 impl Machine {
@@ -55,6 +60,7 @@ impl Machine {
             SeccompMode::All => Some(trapline_seccomp::filter(ThreadKind::VmmMain)?),
             _ => None,
         };
+        let first_run: Arc<std::sync::OnceLock<Duration>> = Arc::default();
         let started = Instant::now();
         for (index, mut vcpu) in self.vcpus.drain(..).enumerate() {
             let ctx = VcpuContext {
@@ -68,10 +74,14 @@ impl Machine {
             };
             let tx = tx.clone();
             let filter = vcpu_filter.clone();
+            let first_run = first_run.clone();
             let spawned = std::thread::Builder::new()
                 .name(format!("vcpu{index}"))
                 .spawn(move || {
                     kick::arm(&mut vcpu);
+                    if index == 0 {
+                        let _ = first_run.set(crate::footprint::process_cpu_time());
+                    }
                     let end = match filter
                         .map(|f| trapline_seccomp::install_program(ThreadKind::Vcpu, &f))
                     {
@@ -97,6 +107,9 @@ impl Machine {
             }
         }
         drop(tx);
+        // Opened now, read after the run: the main thread's filter allows
+        // reading an open file but not opening one.
+        let mut smaps = std::fs::File::open("/proc/self/smaps").ok();
         if let Some(f) = main_filter {
             // From here on the main thread only waits, kicks, joins and
             // reports: no new threads, files or VMs.
@@ -133,11 +146,16 @@ impl Machine {
             return Err(MachineError::VcpuStuck(index));
         }
         let exits = self.counters.iter().map(|c| c.snapshot()).collect();
+        let guest = self.guest_host_range();
         Ok(RunReport {
             outcome,
             exits,
             wall,
             lab: self.readout(),
+            cpu_at_first_run: first_run.get().copied(),
+            vmm_rss_bytes: smaps
+                .as_mut()
+                .and_then(|f| crate::footprint::rss_outside_from(f, guest.0, guest.1)),
         })
     }
 }

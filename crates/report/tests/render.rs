@@ -211,5 +211,6 @@ fn format_and_view_parse() {
     assert_eq!("HTML".parse::<Format>().unwrap(), Format::Html);
     assert!("pdf".parse::<Format>().is_err());
     assert_eq!("paper".parse::<View>().unwrap(), View::Paper);
-    assert!("seeds".parse::<View>().is_err());
+    assert_eq!("seeds".parse::<View>().unwrap(), View::Seeds);
+    assert!("nope".parse::<View>().is_err());
 }

@@ -66,16 +66,21 @@ pub fn derived_value(value: f64, unit: &str) -> String {
     }
 }
 
-/// A unitless ratio: `1.93x`, `12.5x`, `1,281x`; `–` when not finite.
+/// A unitless ratio: `0.0014x`, `0.33x`, `1.93x`, `12.5x`, `1,281x`
+/// (two significant digits at least); `–` when not finite.
 pub fn ratio_x(v: f64) -> String {
+    let a = v.abs();
     if !v.is_finite() {
         "–".to_string()
-    } else if v.abs() >= 100.0 {
+    } else if a >= 100.0 {
         format!("{}x", grouped(v))
-    } else if v.abs() >= 10.0 {
+    } else if a >= 10.0 {
         format!("{v:.1}x")
-    } else {
+    } else if a >= 0.01 || a == 0.0 {
         format!("{v:.2}x")
+    } else {
+        let decimals = (1.0 - a.log10().floor()).clamp(2.0, 12.0) as usize;
+        format!("{v:.decimals$}x")
     }
 }
 
@@ -170,6 +175,9 @@ mod tests {
         assert_eq!(ratio_x(1280.9), "1,281x");
         assert_eq!(ratio_x(12.34), "12.3x");
         assert_eq!(ratio_x(f64::NAN), "–");
+        assert_eq!(ratio_x(8.0 / 5602.0), "0.0014x");
+        assert_eq!(ratio_x(0.0293), "0.03x");
+        assert_eq!(ratio_x(0.0), "0.00x");
         assert_eq!(seconds(12.809), "12.809");
         assert_eq!(seconds(8.517), "8.517");
         assert_eq!(seconds(0.010), "0.0100");

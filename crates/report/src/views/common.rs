@@ -132,8 +132,8 @@ pub fn difference(a: Option<f64>, b: Option<f64>) -> Option<f64> {
 /// A comparison the seed draws, with its published and this host's value.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct Finding {
-    /// Short name (JSON, kut).
-    pub name: &'static str,
+    /// Short name (JSON).
+    pub name: String,
     /// What it compares, in words.
     pub what: String,
     /// How this host's value is computed, from scenario names.
@@ -176,7 +176,7 @@ pub fn value(v: Option<f64>, unit: &str) -> String {
 
 /// How a numeric cell is shown.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Num {
+pub(crate) enum Num {
     /// Cycles: grouped digits.
     Cycles,
     /// A ratio: `1.50x`.
@@ -185,7 +185,7 @@ pub enum Num {
     Seconds,
     /// Microseconds: two decimals.
     Micros,
-    /// Nanoseconds: one decimal.
+    /// Nanoseconds: grouped from 100 up, one decimal below.
     Ns,
     /// A rate: an integer.
     Rate,
@@ -193,7 +193,7 @@ pub enum Num {
 
 /// One cell of a [`Table`].
 #[derive(Clone, Debug, PartialEq)]
-pub enum Cell {
+pub(crate) enum Cell {
     /// Text, the same everywhere.
     Text(String),
     /// A number, `–` (display) or empty (CSV) when absent.
@@ -216,7 +216,7 @@ impl Cell {
                     Num::Ratio => fmt::ratio_x(v),
                     Num::Seconds => fmt::seconds(v),
                     Num::Micros => fmt::micros(v),
-                    Num::Ns => fmt::ns(v),
+                    Num::Ns => fmt::cycles(v),
                     Num::Rate => format!("{v:.0}"),
                 },
             },
@@ -232,11 +232,11 @@ impl Cell {
 }
 
 /// A column: display title, CSV name, alignment.
-pub type Column = (&'static str, &'static str, Align);
+pub(crate) type Column = (&'static str, &'static str, Align);
 
 /// Rows of typed cells under columns, laid out as a display or a CSV grid.
 #[derive(Clone, Debug, Default)]
-pub struct Table {
+pub(crate) struct Table {
     columns: Vec<Column>,
     rows: Vec<Vec<Cell>>,
 }

@@ -1,12 +1,20 @@
 //! Views: which results a rendering shows and how they are arranged.
 //!
 //! Each view builds a [`Page`](crate::render::Page) (grid, sections, kut
-//! lines, JSON, charts); every format renders any page. A new view (doorbell,
-//! pci-testdev, pci-config, seeds, …) is a new variant here plus a module
-//! implementing the trait.
+//! lines, JSON, charts); every format renders any page. A new view is a new
+//! variant here plus a module implementing the trait. The seed views
+//! (`vmexit-arm`, `paper`, `doorbell`, `pci-testdev`, `pci-config`) set this
+//! host beside one published source each, keeping its numbers in one
+//! constant table; `seeds` shows them all.
 
 pub mod all;
+pub mod common;
+pub mod doorbell;
 pub mod paper;
+pub mod pci_config;
+pub mod pci_testdev;
+pub mod seeds;
+pub mod vmexit_arm;
 
 use crate::model::Report;
 use crate::render::Page;
@@ -18,19 +26,42 @@ pub enum View {
     /// Every scenario, with derived values and charts.
     #[default]
     All,
-    /// The KVM/ARM paper's Table 3 rows beside its published numbers.
+    /// The KVM/ARM paper's Table 3 rows beside its published numbers (seed 001).
     Paper,
+    /// kvm-unit-tests' pci-testdev rows beside seed 003.
+    PciTestdev,
+    /// PCI config reads (CF8, ECAM, read-only ECAM) beside seed 004.
+    PciConfig,
+    /// Doorbell IOPS and round trips beside seed 002.
+    Doorbell,
+    /// kvm-unit-tests' ARM vmexit list beside seed 000.
+    VmexitArm,
+    /// Every seed view, one after another.
+    Seeds,
 }
 
 impl View {
     /// Every view.
-    pub const ALL: [View; 2] = [View::All, View::Paper];
+    pub const ALL: [View; 7] = [
+        View::All,
+        View::Paper,
+        View::PciTestdev,
+        View::PciConfig,
+        View::Doorbell,
+        View::VmexitArm,
+        View::Seeds,
+    ];
 
     /// The name on the command line.
     pub fn name(self) -> &'static str {
         match self {
             View::All => "all",
             View::Paper => "paper",
+            View::PciTestdev => "pci-testdev",
+            View::PciConfig => "pci-config",
+            View::Doorbell => "doorbell",
+            View::VmexitArm => "vmexit-arm",
+            View::Seeds => "seeds",
         }
     }
 }
@@ -60,5 +91,10 @@ pub(crate) fn page(report: &Report, view: View) -> Box<dyn Page + '_> {
     match view {
         View::All => Box::new(all::AllPage::new(report)),
         View::Paper => Box::new(paper::PaperView::build(report)),
+        View::PciTestdev => Box::new(pci_testdev::PciTestdevView::build(report)),
+        View::PciConfig => Box::new(pci_config::PciConfigView::build(report)),
+        View::Doorbell => Box::new(doorbell::DoorbellView::build(report)),
+        View::VmexitArm => Box::new(vmexit_arm::VmexitArmView::build(report)),
+        View::Seeds => Box::new(seeds::SeedsView::build(report)),
     }
 }

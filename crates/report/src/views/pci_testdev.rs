@@ -54,14 +54,46 @@ const PIO_NO: &str = "portio-no-eventfd:pci-io";
 /// of them in the code.
 pub const SEED_003: Seed003 = Seed003 {
     rows: [
-        PublishedRow { name: MMIO_NO, no_eventfd: MMIO_NO, cycles: 9075 },
-        PublishedRow { name: "mmio-wildcard-eventfd:pci-mem", no_eventfd: MMIO_NO, cycles: 3529 },
-        PublishedRow { name: "mmio-datamatch-eventfd:pci-mem", no_eventfd: MMIO_NO, cycles: 3509 },
-        PublishedRow { name: "mmio-pv-eventfd:pci-mem", no_eventfd: MMIO_NO, cycles: 1878 },
-        PublishedRow { name: PIO_NO, no_eventfd: PIO_NO, cycles: 5535 },
-        PublishedRow { name: "portio-wildcard-eventfd:pci-io", no_eventfd: PIO_NO, cycles: 1846 },
-        PublishedRow { name: "portio-datamatch-eventfd:pci-io", no_eventfd: PIO_NO, cycles: 1848 },
-        PublishedRow { name: "portio-pv-eventfd:pci-io", no_eventfd: PIO_NO, cycles: 1842 },
+        PublishedRow {
+            name: MMIO_NO,
+            no_eventfd: MMIO_NO,
+            cycles: 9075,
+        },
+        PublishedRow {
+            name: "mmio-wildcard-eventfd:pci-mem",
+            no_eventfd: MMIO_NO,
+            cycles: 3529,
+        },
+        PublishedRow {
+            name: "mmio-datamatch-eventfd:pci-mem",
+            no_eventfd: MMIO_NO,
+            cycles: 3509,
+        },
+        PublishedRow {
+            name: "mmio-pv-eventfd:pci-mem",
+            no_eventfd: MMIO_NO,
+            cycles: 1878,
+        },
+        PublishedRow {
+            name: PIO_NO,
+            no_eventfd: PIO_NO,
+            cycles: 5535,
+        },
+        PublishedRow {
+            name: "portio-wildcard-eventfd:pci-io",
+            no_eventfd: PIO_NO,
+            cycles: 1846,
+        },
+        PublishedRow {
+            name: "portio-datamatch-eventfd:pci-io",
+            no_eventfd: PIO_NO,
+            cycles: 1848,
+        },
+        PublishedRow {
+            name: "portio-pv-eventfd:pci-io",
+            no_eventfd: PIO_NO,
+            cycles: 1842,
+        },
     ],
     vmcall: 1519,
     outl_to_kernel: 1745,
@@ -239,7 +271,7 @@ fn findings(report: &Report, rows: &[TestdevRow]) -> Vec<Finding> {
     };
     vec![
         Finding {
-            name: "mmio-exit-premium",
+            name: "mmio-exit-premium".to_string(),
             what: "MMIO exit to user space over PIO, as a multiple of MMIO ioeventfd over PIO \
                    ioeventfd (seed: \"double\")"
                 .to_string(),
@@ -251,16 +283,23 @@ fn findings(report: &Report, rows: &[TestdevRow]) -> Vec<Finding> {
             this_host: premium(&m),
         },
         Finding {
-            name: "pv-vs-portio",
-            what: "PV MMIO doorbell against a port I/O eventfd (seed: \"almost as fast as portio\")"
-                .to_string(),
+            name: "pv-vs-portio".to_string(),
+            what:
+                "PV MMIO doorbell against a port I/O eventfd (seed: \"almost as fast as portio\")"
+                    .to_string(),
             formula: "mmio-pv-eventfd ÷ portio-wildcard-eventfd".to_string(),
             unit: "x",
-            published: ratio(p("mmio-pv-eventfd:pci-mem"), p("portio-wildcard-eventfd:pci-io")),
-            this_host: ratio(m("mmio-pv-eventfd:pci-mem"), m("portio-wildcard-eventfd:pci-io")),
+            published: ratio(
+                p("mmio-pv-eventfd:pci-mem"),
+                p("portio-wildcard-eventfd:pci-io"),
+            ),
+            this_host: ratio(
+                m("mmio-pv-eventfd:pci-mem"),
+                m("portio-wildcard-eventfd:pci-io"),
+            ),
         },
         Finding {
-            name: "hypercall-vs-portio",
+            name: "hypercall-vs-portio".to_string(),
             what: "hypercall against an in-kernel port write (seed: \"hypercalls are measureably \
                    faster than port io\")"
                 .to_string(),
@@ -342,7 +381,11 @@ impl Page for PciTestdevView {
             Series {
                 name: "this host".to_string(),
                 color: 4,
-                values: self.rows.iter().map(|r| r.ratio.map(BarValue::plain)).collect(),
+                values: self
+                    .rows
+                    .iter()
+                    .map(|r| r.ratio.map(BarValue::plain))
+                    .collect(),
             },
         ];
         if self.has_peer() {
@@ -358,13 +401,16 @@ impl Page for PciTestdevView {
         }
         let spec = HBars {
             title: "Each row ÷ its BAR's no-eventfd row".to_string(),
-            x_desc: "ratio to the no-eventfd row (1 = as slow as an exit to user space)".to_string(),
+            x_desc: "ratio to the no-eventfd row (1 = as slow as an exit to user space)"
+                .to_string(),
             categories: self.rows.iter().map(|r| r.name.to_string()).collect(),
             series,
         };
         vec![Chart {
             title: "pci-testdev ratios".to_string(),
-            caption: format!("Published: {SOURCE}. Rows without a bar for this host are not measured."),
+            caption: format!(
+                "Published: {SOURCE}. Rows without a bar for this host are not measured."
+            ),
             svg: hbars(&spec),
             callout: Vec::new(),
         }]
