@@ -94,6 +94,15 @@ pub struct BenchArgs {
     /// Run the VMs without seccomp filters (to debug with strace or gdb).
     #[arg(long)]
     pub no_seccomp: bool,
+    /// Also run the same probe on a peer VMM, interleaved, for a side-by-side ratio.
+    #[arg(long, value_enum)]
+    pub peer: Option<PeerArg>,
+}
+
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PeerArg {
+    /// qemu-system-x86_64 -accel kvm (Debian's qemu-system-x86 package).
+    Qemu,
 }
 
 fn parse_secs(s: &str) -> Result<Duration, String> {
@@ -126,6 +135,8 @@ impl BenchArgs {
             hypercall_timeout: Duration::from_secs(if self.quick { 1 } else { 2 }),
             progress: !self.no_progress && std::io::stderr().is_terminal(),
             seccomp: !self.no_seccomp,
+            footprint_exe: std::env::current_exe().ok(),
+            peer: None,
         }
     }
 }
@@ -179,6 +190,16 @@ pub fn main(args: BenchArgs) -> i32 {
         },
         None => None,
     };
+    let mut options = args.options();
+    if args.peer == Some(PeerArg::Qemu) {
+        match crate::peer::find() {
+            Ok(q) => options.peer = Some(q),
+            Err(e) => {
+                eprintln!("trapline bench: error: {e}");
+                return status::USAGE;
+            }
+        }
+    }
     let kvm = match open_kvm() {
         Ok(k) => k,
         Err(e) => {
@@ -186,7 +207,7 @@ pub fn main(args: BenchArgs) -> i32 {
             return status::NO_KVM;
         }
     };
-    let report = match run_lab(&kvm, &args.options()) {
+    let report = match run_lab(&kvm, &options) {
         Ok(r) => r,
         Err(e) => {
             eprintln!("trapline bench: error: {e}");

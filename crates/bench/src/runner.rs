@@ -47,6 +47,11 @@ pub struct LabOptions {
     /// Seccomp filters on the VMs' vCPU threads (the lab's main thread goes
     /// on building VMs, so it stays unfiltered).
     pub seccomp: bool,
+    /// The trapline binary, to measure its own footprint with fresh
+    /// `trapline run` processes (`None`: not measured).
+    pub footprint_exe: Option<std::path::PathBuf>,
+    /// QEMU, to run the same probe on as a peer (`--peer qemu`).
+    pub peer: Option<crate::peer::Qemu>,
 }
 
 /// Per-scenario accumulation across repeats.
@@ -88,6 +93,8 @@ struct ProbeRun {
 enum Unit {
     Probe(MachineKind, Vec<&'static Scenario>),
     Floor(FloorKind),
+    /// The same probe on QEMU, for scenarios of one machine kind.
+    Peer(MachineKind, Vec<&'static Scenario>),
 }
 
 impl Unit {
@@ -95,6 +102,7 @@ impl Unit {
         match self {
             Unit::Probe(k, s) => format!("{k:?} VM, {} scenario(s)", s.len()),
             Unit::Floor(k) => format!("raw KVM floor: {}", k.name()),
+            Unit::Peer(k, s) => format!("QEMU {k:?} VM, {} scenario(s)", s.len()),
         }
     }
 }
@@ -164,6 +172,25 @@ pub fn run_lab(kvm: &HostKvm, opts: &LabOptions) -> Result<Report, String> {
         scenarios.iter().map(|s| (s.name, Acc::default())).collect();
     let mut floor_acc: BTreeMap<&'static str, Acc> =
         floors.iter().map(|k| (k.name(), Acc::default())).collect();
+    let mut peer_acc: BTreeMap<&'static str, Acc> = BTreeMap::new();
+    let peer_dir = std::env::temp_dir().join(format!("trapline-peer-{}", std::process::id()));
+    let mut peer_units: Vec<(MachineKind, Vec<&'static Scenario>)> = Vec::new();
+    if opts.peer.is_some() {
+        for s in &scenarios {
+            if crate::peer::not_applicable(s).is_none() {
+                // QEMU needs one VM per vCPU count and APIC mode.
+                let kind = match s.machine {
+                    MachineKind::Smp | MachineKind::SmpX2apic => s.machine,
+                    _ => MachineKind::Main,
+                };
+                match peer_units.iter_mut().find(|(k, _)| *k == kind) {
+                    Some((_, v)) => v.push(s),
+                    None => peer_units.push((kind, vec![s])),
+                }
+            }
+        }
+        std::fs::create_dir_all(&peer_dir).map_err(|e| format!("{}: {e}", peer_dir.display()))?;
+    }
     let mut tsc_khz = 0u64;
     let mut hypercall_supported = true;
 
@@ -186,7 +213,8 @@ pub fn run_lab(kvm: &HostKvm, opts: &LabOptions) -> Result<Report, String> {
         + usize::from(!ecam_ro.is_empty())
         + usize::from(!smp.is_empty())
         + usize::from(!smp_x2apic.is_empty())
-        + floors.len();
+        + floors.len()
+        + peer_units.len();
     let mut progress = Progress::new(opts.progress, units_per_repeat * opts.repeat as usize);
 
     for rep in 0..opts.repeat as usize {
@@ -215,6 +243,12 @@ pub fn run_lab(kvm: &HostKvm, opts: &LabOptions) -> Result<Report, String> {
             units.push(Unit::Probe(MachineKind::Hypercall, hypercall.clone()));
         }
         units.extend(floors.iter().map(|k| Unit::Floor(*k)));
+        for (kind, list) in &peer_units {
+            let mut order = list.clone();
+            let len = order.len();
+            order.rotate_left(rep % len);
+            units.push(Unit::Peer(*kind, order));
+        }
         let n = units.len();
         units.rotate_left(rep % n.max(1));
         for unit in units {
@@ -253,6 +287,25 @@ pub fn run_lab(kvm: &HostKvm, opts: &LabOptions) -> Result<Report, String> {
                         }
                     }
                 }
+                Unit::Peer(kind, list) => {
+                    if let Some(q) = &opts.peer {
+                        let mut append = cmdline(&list, opts);
+                        if crate::peer::cpus_for(kind) > 1 {
+                            append.push_str(" cpus=2");
+                        }
+                        if kind == MachineKind::SmpX2apic {
+                            append.push_str(" x2apic=1");
+                        }
+                        let res = crate::peer::run_probe(
+                            q,
+                            &peer_dir,
+                            &append,
+                            crate::peer::cpus_for(kind),
+                            opts.vm_timeout,
+                        );
+                        absorb_peer(&mut peer_acc, &list, res);
+                    }
+                }
                 Unit::Floor(kind) => {
                     let a = floor_acc.entry(kind.name()).or_default();
                     match floor::measure_to_goal(
@@ -282,7 +335,7 @@ pub fn run_lab(kvm: &HostKvm, opts: &LabOptions) -> Result<Report, String> {
         warmup: opts.warmup as u32,
         quick: opts.quick,
         only: opts.only.clone(),
-        peer: None,
+        peer: opts.peer.as_ref().map(|q| format!("qemu ({})", q.version)),
     };
     let mut report = Report::new(
         ToolInfo::new("trapline", env!("CARGO_PKG_VERSION")),
@@ -307,9 +360,158 @@ pub fn run_lab(kvm: &HostKvm, opts: &LabOptions) -> Result<Report, String> {
         .with_vmm(trapline_report::derive::names::RAW_KVM_VMM);
         report.push(finish_result(r, a));
     }
-    report.wall_seconds = started.elapsed().as_secs_f64();
+    if opts.peer.is_some() {
+        for s in &scenarios {
+            let r = ScenarioResult::new(s.name, s.group, s.path).with_vmm("qemu");
+            let r = match crate::peer::not_applicable(s) {
+                Some(why) => r.unsupported(format!("n/a on QEMU: {why}")),
+                None => finish_result(r, peer_acc.remove(s.name).unwrap_or_default()),
+            };
+            report.push(r);
+        }
+        let _ = std::fs::remove_dir_all(&peer_dir);
+    }
     report.finish();
+    add_peer_derived(&mut report);
+    if let Some(exe) = &opts.footprint_exe {
+        add_footprint(&mut report, exe, opts.repeat.clamp(3, 11));
+    }
+    report.wall_seconds = started.elapsed().as_secs_f64();
     Ok(report)
+}
+
+/// One QEMU run's results into the peer accumulators.
+fn absorb_peer(
+    acc: &mut BTreeMap<&'static str, Acc>,
+    list: &[&'static Scenario],
+    res: Result<String, String>,
+) {
+    let serial = match res {
+        Ok(s) => s,
+        Err(e) => {
+            for s in list {
+                acc.entry(s.name)
+                    .or_default()
+                    .failure
+                    .get_or_insert(e.clone());
+            }
+            return;
+        }
+    };
+    let results = crate::peer::parse(&serial);
+    for s in list {
+        let a = acc.entry(s.name).or_default();
+        let Some(r) = results.get(s.name) else {
+            a.failure
+                .get_or_insert("no TRAPLINE-RESULT line from the probe on QEMU".into());
+            continue;
+        };
+        match ResultStatus::from_raw(r.status) {
+            Some(ResultStatus::Ok) => {}
+            Some(ResultStatus::BadValue) if crate::peer::value_unchecked(s.name) => {
+                a.check.get_or_insert("timed as an exit to QEMU's user space; nothing answers there, so the value read is all-ones".into());
+            }
+            Some(ResultStatus::BadValue) => {
+                a.failure
+                    .get_or_insert(format!("the probe read back {:#x} on QEMU", r.value));
+            }
+            _ => {
+                a.unsupported
+                    .get_or_insert("the probe could not run it on QEMU".into());
+                continue;
+            }
+        }
+        a.check.get_or_insert(
+            "the guest's own checks (QEMU has no ucall port: exits are not counted)".into(),
+        );
+        a.samples.push(Sample::new(r.iterations, r.cycles));
+    }
+}
+
+/// The user-exit premium both VMMs can be measured on alike: pci-testdev's
+/// port I/O test without and with an ioeventfd (each VMM registers its
+/// own); and each VMM's own cost per user exit over the raw-KVM floor.
+fn add_peer_derived(report: &mut Report) {
+    use trapline_report::derive::{difference, ratio};
+    let raw = report
+        .derived
+        .iter()
+        .find(|d| d.name == "raw-kvm:user-exit-premium")
+        .cloned();
+    let mut own = Vec::new();
+    for vmm in ["trapline", "qemu"] {
+        let Some(p) = difference(
+            report,
+            vmm,
+            "pci-io-user-exit-premium",
+            "portio-no-eventfd:pci-io",
+            "portio-wildcard-eventfd:pci-io",
+            "pci-testdev OUTB served in user space over the same OUTB served by an ioeventfd",
+        ) else {
+            continue;
+        };
+        if let Some(raw) = &raw {
+            own.push(trapline_report::Derived {
+                name: trapline_report::scenario_key(vmm, "own-cost-per-user-exit"),
+                value: p.value - raw.value,
+                unit: "cycles".into(),
+                formula: format!("{} − raw-kvm:user-exit-premium", p.name),
+                note: Some(
+                    "what the VMM itself spends per exit to user space, over a bare KVM_RUN loop"
+                        .into(),
+                ),
+            });
+        }
+        report.derived.push(p);
+    }
+    if let [t, q] = own.as_slice() {
+        let r = ratio(
+            "own-cost-ratio-trapline-vs-qemu",
+            t,
+            q,
+            "trapline's own cost per user exit as a fraction of QEMU's (goal: at most 0.25)",
+        );
+        report.derived.extend(own.clone());
+        report.derived.extend(r);
+    } else {
+        report.derived.extend(own);
+    }
+}
+
+/// trapline's own cost, as derived values (goals from the hygiene issue;
+/// Firecracker's published figures for scale).
+fn add_footprint(report: &mut Report, exe: &std::path::Path, runs: u32) {
+    let f = match crate::footprint::measure(exe, runs) {
+        Ok(f) => f,
+        Err(e) => {
+            eprintln!("trapline bench: warning: footprint not measured: {e}");
+            return;
+        }
+    };
+    let median = |mut v: Vec<f64>| {
+        v.sort_by(f64::total_cmp);
+        v[v.len() / 2]
+    };
+    let cpu = median(f.iter().map(|x| x.cpu_ms_to_first_run).collect());
+    let rss = median(f.iter().map(|x| x.rss_beyond_guest_mib).collect());
+    report.derived.push(trapline_report::Derived {
+        name: "vmm-cpu-to-first-kvm-run".into(),
+        value: cpu,
+        unit: "ms".into(),
+        formula: format!(
+            "median over {runs} `trapline run` processes: CPU time from exec to the first KVM_RUN"
+        ),
+        note: Some("goal: at most 3 CPU-ms (Firecracker promises 8)".into()),
+    });
+    report.derived.push(trapline_report::Derived {
+        name: "vmm-rss-beyond-guest".into(),
+        value: rss,
+        unit: "MiB".into(),
+        formula: format!(
+            "median over {runs} `trapline run` processes: resident memory outside guest RAM"
+        ),
+        note: Some("goal: at most 4 MiB (Firecracker promises 5)".into()),
+    });
 }
 
 fn finish_result(mut r: ScenarioResult, a: Acc) -> ScenarioResult {

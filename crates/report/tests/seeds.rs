@@ -65,7 +65,7 @@ fn json(r: &Report, v: View) -> Value {
     serde_json::from_str(&render(r, Format::Json, v)).expect("view JSON parses")
 }
 
-fn rows<'a>(v: &'a Value) -> &'a [Value] {
+fn rows(v: &Value) -> &[Value] {
     v["rows"].as_array().unwrap()
 }
 
