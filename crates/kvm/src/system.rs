@@ -14,6 +14,18 @@ pub const KVM_CAP_IOEVENTFD_ANY_LENGTH: libc::c_ulong = 122;
 /// The KVM device node.
 pub const KVM_PATH: &str = "/dev/kvm";
 
+/// The error for a failed open of the KVM node, by what went wrong.
+fn open_error(path: &str, e: std::io::Error) -> KvmError {
+    match e.kind() {
+        std::io::ErrorKind::NotFound => KvmError::NoKvm { path: path.into() },
+        std::io::ErrorKind::PermissionDenied => KvmError::KvmPermission { path: path.into() },
+        _ => KvmError::KvmOpen {
+            path: path.into(),
+            source: e,
+        },
+    }
+}
+
 /// An open /dev/kvm.
 pub struct HostKvm {
     kvm: Kvm,
@@ -32,16 +44,11 @@ impl HostKvm {
             .read(true)
             .write(true)
             .open(path)
-            .map_err(|e| match e.kind() {
-                std::io::ErrorKind::NotFound => KvmError::NoKvm { path: path.into() },
-                std::io::ErrorKind::PermissionDenied => {
-                    KvmError::KvmPermission { path: path.into() }
-                }
-                _ => KvmError::KvmOpen {
-                    path: path.into(),
-                    source: e,
-                },
-            })?;
+            .map_err(|e| open_error(path, e))?;
+        Self::from_file(file)
+    }
+
+    fn from_file(file: std::fs::File) -> Result<Self, KvmError> {
         // SAFETY: the fd was just opened from the KVM device node and is
         // owned by nothing else; Kvm takes ownership of it.
         let kvm = unsafe { Kvm::from_raw_fd(file.into_raw_fd()) };
@@ -99,5 +106,32 @@ impl HostKvm {
     /// Whether a capability is present.
     pub fn has(&self, cap: Cap) -> bool {
         self.kvm.check_extension(cap)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::{Error, ErrorKind};
+
+    #[test]
+    fn open_errors_say_what_to_do() {
+        let missing = open_error("/dev/kvm", Error::from(ErrorKind::NotFound)).to_string();
+        assert!(
+            missing.contains("does not exist: this host has no KVM"),
+            "{missing}"
+        );
+        // Root cannot be denied /dev/kvm, so the mapping itself is tested.
+        let denied = open_error("/dev/kvm", Error::from(ErrorKind::PermissionDenied)).to_string();
+        assert!(
+            denied.contains("permission denied") && denied.contains("kvm group"),
+            "{denied}"
+        );
+        let other = open_error("/dev/kvm", Error::from(ErrorKind::InvalidInput)).to_string();
+        assert!(other.starts_with("cannot open /dev/kvm"), "{other}");
+        assert!(matches!(
+            HostKvm::open_path("/nonexistent/kvm"),
+            Err(KvmError::NoKvm { .. })
+        ));
     }
 }

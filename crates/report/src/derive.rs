@@ -24,6 +24,16 @@ pub const PREMIUM_RATIO: &str = "premium-ratio";
 /// was measured alongside.
 pub const PREMIUM_RATIO_RAW_KVM_VMM: &str = "premium-ratio-vs-raw-kvm";
 
+/// CPU time (unit `ms`) from exec of a fresh `trapline run` to its first
+/// KVM_RUN, median over several processes. Measured by the lab outside the
+/// scenarios, so [`crate::Report::finish`] keeps it rather than recomputing.
+pub const VMM_CPU_TO_FIRST_KVM_RUN: &str = "vmm-cpu-to-first-kvm-run";
+/// Resident memory (unit `MiB`) of a `trapline run` process outside guest
+/// RAM; measured like [`VMM_CPU_TO_FIRST_KVM_RUN`].
+pub const VMM_RSS_BEYOND_GUEST: &str = "vmm-rss-beyond-guest";
+/// The footprint values: derived values not computed from scenarios.
+pub const FOOTPRINT: [&str; 2] = [VMM_CPU_TO_FIRST_KVM_RUN, VMM_RSS_BEYOND_GUEST];
+
 /// Scenario names the standard values use.
 pub mod names {
     /// PIO write completed in user space.

@@ -26,6 +26,15 @@ pub const BASELINE_SCENARIO: &str = "noop";
 /// `vmm:name`.
 pub const TRAPLINE_VMM: &str = "trapline";
 
+/// Scenarios whose cycles are timed inside the guest around the operation
+/// itself, not around a loop of it (see the ABI's scenario list): `eoi` and
+/// `eoi-x2apic` sum the EOI writes timed in the interrupt handler, `irqfd`
+/// sums host-stamp-to-guest-handler delays. The noop baseline is the cost of
+/// an empty *loop*, so subtracting it from them means nothing:
+/// [`Report::finish`] leaves their `net` empty (`None`) on every VMM, and the
+/// views show no net value for them. The only copy of this list.
+pub const SELF_TIMED: [&str; 3] = ["eoi", "eoi-x2apic", "irqfd"];
+
 /// One benchmark run.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Report {
@@ -296,6 +305,12 @@ impl ScenarioResult {
         scenario_key(&self.vmm, &self.name)
     }
 
+    /// Whether the scenario is timed inside the guest ([`SELF_TIMED`]), so
+    /// it has no net cost.
+    pub fn is_self_timed(&self) -> bool {
+        SELF_TIMED.contains(&self.name.as_str())
+    }
+
     /// Whether the scenario has numbers to show.
     pub fn is_measured(&self) -> bool {
         self.status == Status::Ok && self.stats.is_some()
@@ -352,9 +367,11 @@ impl ScenarioResult {
             .collect();
     }
 
-    /// Fills `net` as per-iteration cycles minus `baseline`.
+    /// Fills `net` as per-iteration cycles minus `baseline`; `None` for a
+    /// [`SELF_TIMED`] scenario, whose cycles are not a loop.
     pub fn compute_net(&mut self, baseline: Option<f64>) {
         self.net = match (baseline, self.status) {
+            _ if self.is_self_timed() => None,
             (Some(base), Status::Ok) => {
                 let values: Vec<f64> = self
                     .per_iter_cycles()
@@ -419,8 +436,10 @@ impl Report {
     }
 
     /// Computes every summary field: per-scenario stats, ns and exits per
-    /// iteration, net cost over each VMM's baseline, and the standard
-    /// derived values (replacing any already there). Idempotent.
+    /// iteration, net cost over each VMM's baseline (none for
+    /// [`SELF_TIMED`] scenarios), and the standard derived values (replacing
+    /// those already there; values measured outside the scenarios, such as
+    /// [`crate::derive::FOOTPRINT`], are kept). Idempotent.
     pub fn finish(&mut self) {
         let tsc_khz = self.host.tsc_khz;
         for s in &mut self.scenarios {
@@ -434,7 +453,13 @@ impl Report {
         for (s, base) in self.scenarios.iter_mut().zip(baselines) {
             s.compute_net(base);
         }
+        let kept: Vec<Derived> = self
+            .derived
+            .drain(..)
+            .filter(|d| crate::derive::FOOTPRINT.contains(&d.name.as_str()))
+            .collect();
         self.derived = crate::derive::standard(self);
+        self.derived.extend(kept);
     }
 
     /// The scenario `name` on `vmm`, if present.

@@ -11,11 +11,8 @@ use crate::render::grid::{Align, Grid, Row};
 /// Status of a row whose scenario is not in the report.
 pub const NOT_MEASURED: &str = "not measured";
 
-/// Scenarios whose per-iteration cycles are timed inside the guest around
-/// the operation itself rather than around a loop of it (see the ABI's
-/// scenario list): subtracting the noop loop from them means nothing, so the
-/// views show no net value for them.
-pub const SELF_TIMED: [&str; 3] = ["eoi", "eoi-x2apic", "irqfd"];
+/// Scenarios timed inside the guest: no net value (defined in the model).
+pub use crate::model::SELF_TIMED;
 
 /// The second half of every caption when the report's host is nested.
 pub const NESTED_CLAUSE: &str = "and this host is a nested VM, where guest code is partly \
