@@ -54,6 +54,7 @@ const PAYLOADS: &[(&str, &str, Kind)] = &[
     ("probe", "payloads/probe.c", Kind::Flat),
     ("compat", "payloads/compat.c", Kind::Flat),
     ("kutvmexit", "payloads/kutvmexit.c", Kind::Flat),
+    ("ringer", "payloads/ringer.c", Kind::Flat),
     ("hello64", "payloads/hello64.c", Kind::Elf64),
 ];
 

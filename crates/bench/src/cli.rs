@@ -41,6 +41,7 @@ pub enum ViewArg {
     Doorbell,
     VmexitArm,
     Seeds,
+    Vmm,
 }
 
 /// `trapline bench` arguments.
@@ -160,6 +161,7 @@ fn view(v: ViewArg) -> View {
         ViewArg::Doorbell => View::Doorbell,
         ViewArg::VmexitArm => View::VmexitArm,
         ViewArg::Seeds => View::Seeds,
+        ViewArg::Vmm => View::Vmm,
     }
 }
 

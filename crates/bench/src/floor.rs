@@ -3,11 +3,12 @@
 //! the OUT and nothing else. The user-exit premium measured here is the
 //! least any VMM can pay; trapline's premium is compared with it.
 //!
-//! The guest is 22 bytes of real-mode code (hand-assembled below, so it
-//! needs no toolchain): RDTSC, N iterations of `out dx, eax; dec ecx; jnz`,
+//! The guest is 25 bytes of 64-bit code (hand-assembled below, so it needs
+//! no toolchain), run in long mode like trapline's probe so both pay for the
+//! same kind of exit: RDTSC, N iterations of `out dx, eax; dec ecx; jnz`,
 //! RDTSC, HLT. Without an in-kernel irqchip the HLT exits to us, and the two
 //! timestamps are read from the registers. The `noop` variant replaces the
-//! OUT with two NOPs of the same length, so subtracting it leaves the OUT.
+//! OUT with a NOP of the same length, so subtracting it leaves the OUT.
 
 use kvm_bindings::kvm_userspace_memory_region;
 use kvm_ioctls::{IoEventAddress, Kvm, NoDatamatch, VcpuExit};
@@ -61,28 +62,78 @@ pub struct FloorSample {
     pub eventfd_count: u64,
 }
 
-/// Real-mode code for `kind`, looping `n` times.
+/// 64-bit code for `kind`, looping `n` times (the same mode as the probe).
 pub fn code(kind: FloorKind, n: u32) -> Vec<u8> {
     let mut c = vec![
         0x0f, 0x31, // rdtsc
-        0x66, 0x89, 0xc6, // mov esi, eax
-        0x66, 0x89, 0xd7, // mov edi, edx
-        0x66, 0xb9, // mov ecx, imm32
+        0x89, 0xc6, // mov esi, eax
+        0x89, 0xd7, // mov edi, edx
+        0xb9, // mov ecx, imm32
     ];
     c.extend_from_slice(&n.to_le_bytes());
-    c.extend_from_slice(&[0xba]); // mov dx, imm16
+    c.extend_from_slice(&[0x66, 0xba]); // mov dx, imm16
     c.extend_from_slice(&FLOOR_PORT.to_le_bytes());
     match kind {
-        FloorKind::Noop => c.extend_from_slice(&[0x90, 0x90]),
-        _ => c.extend_from_slice(&[0x66, 0xef]), // out dx, eax
+        FloorKind::Noop => c.push(0x90), // nop
+        _ => c.push(0xef),               // out dx, eax
     }
     c.extend_from_slice(&[
-        0x66, 0x49, // dec ecx
-        0x75, 0xfa, // jnz back to the body (-6)
+        0xff, 0xc9, // dec ecx
+        0x75, 0xfb, // jnz back to the body (-5)
         0x0f, 0x31, // rdtsc
         0xf4, // hlt
     ]);
     c
+}
+
+const PML4: u64 = 0x2000;
+const PDPT: u64 = 0x3000;
+const PD: u64 = 0x4000;
+
+/// Identity-map the first 2 MiB with one large page.
+fn page_tables(mem: &GuestMemoryMmap) -> Result<(), String> {
+    let w = |v: u64, at: u64| {
+        mem.write_obj(v, GuestAddress(at))
+            .map_err(|e| e.to_string())
+    };
+    w(PDPT | 0x3, PML4)?; // present, writable
+    w(PD | 0x3, PDPT)?;
+    w(0x83, PD) // 2 MiB page at 0: present, writable, PS
+}
+
+/// 64-bit long mode, paging on, flat segments (no GDT needed: nothing
+/// reloads a selector).
+fn long_mode(s: &mut kvm_bindings::kvm_sregs) {
+    let code = kvm_bindings::kvm_segment {
+        base: 0,
+        limit: 0xffff_ffff,
+        selector: 0x8,
+        type_: 0xb,
+        present: 1,
+        dpl: 0,
+        db: 0,
+        s: 1,
+        l: 1,
+        g: 1,
+        ..Default::default()
+    };
+    let data = kvm_bindings::kvm_segment {
+        selector: 0x10,
+        type_: 0x3,
+        l: 0,
+        db: 1,
+        ..code
+    };
+    s.cs = code;
+    s.ds = data;
+    s.es = data;
+    s.fs = data;
+    s.gs = data;
+    s.ss = data;
+    s.cr3 = PML4;
+    s.cr4 = 1 << 5; // PAE
+    s.cr0 = (1 << 0) | (1 << 4) | (1 << 5) | (1 << 31); // PE, ET, NE, PG
+    s.efer = (1 << 8) | (1 << 10); // LME, LMA
 }
 
 /// Errors are plain strings: the floor is a measurement, and its caller
@@ -116,9 +167,9 @@ pub fn measure(kvm: &Kvm, kind: FloorKind, iterations: u32) -> Result<FloorSampl
             .map_err(e("KVM_IOEVENTFD"))?;
     }
     let mut vcpu = vm.create_vcpu(0).map_err(e("KVM_CREATE_VCPU"))?;
+    page_tables(&mem)?;
     let mut sregs = vcpu.get_sregs().map_err(e("KVM_GET_SREGS"))?;
-    sregs.cs.base = 0;
-    sregs.cs.selector = 0;
+    long_mode(&mut sregs);
     vcpu.set_sregs(&sregs).map_err(e("KVM_SET_SREGS"))?;
     let regs = kvm_bindings::kvm_regs {
         rip: CODE_ADDR,
@@ -176,10 +227,11 @@ mod tests {
         let a = code(FloorKind::Noop, 7);
         let b = code(FloorKind::PioUserOut, 7);
         assert_eq!(a.len(), b.len());
-        // jnz is at len-5 with displacement at len-4; target = its end + disp.
+        // jnz's displacement is at len-4; the jump lands on its end + disp.
         let disp = b[b.len() - 4] as i8 as isize;
         let target = (b.len() as isize - 3) + disp;
-        assert_eq!(&b[target as usize..target as usize + 2], &[0x66, 0xef]);
-        assert_eq!(&b[10..14], &7u32.to_le_bytes());
+        assert_eq!(b[target as usize], 0xef);
+        assert_eq!(a[target as usize], 0x90);
+        assert_eq!(&b[7..11], &7u32.to_le_bytes());
     }
 }

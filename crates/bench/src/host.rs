@@ -37,14 +37,17 @@ pub fn collect(kvm: &HostKvm, tsc_khz: u64) -> HostInfo {
     for (slot, v) in la.iter_mut().zip(load.split_whitespace()) {
         *slot = v.parse().unwrap_or(0.0);
     }
+    let measured = measure_tsc_khz(Duration::from_millis(50));
     HostInfo {
         cpu_model: cpuinfo_field(&cpuinfo, "model name"),
         cpu_vendor: cpuinfo_field(&cpuinfo, "vendor_id"),
         kernel: std::fs::read_to_string("/proc/sys/kernel/osrelease").unwrap_or_default().trim().to_string(),
         kvm_api_version: kvm.api_version().into(),
         nproc: std::thread::available_parallelism().map(|n| n.get() as u32).unwrap_or(1),
-        tsc_khz,
-        tsc_khz_crosscheck: Some(measure_tsc_khz(Duration::from_millis(50))),
+        // KVM's figure when a trapline VM ran; else the host measurement
+        // (only raw-KVM scenarios selected), so ns are still reported.
+        tsc_khz: if tsc_khz != 0 { tsc_khz } else { measured },
+        tsc_khz_crosscheck: Some(measured),
         load_avg: la,
         kvm_caps: kvm.capabilities(),
         nested_note: flags.split_whitespace().any(|f| f == "hypervisor").then(|| {

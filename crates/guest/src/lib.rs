@@ -32,6 +32,9 @@ pub const COMPAT: &[u8] = payload!("compat.flat");
 /// kvm-unit-tests `vmexit`'s method and output lines for cpuid, the I/O
 /// tests, ipi and pci-mem/pci-io; exits 0.
 pub const KUTVMEXIT: &[u8] = payload!("kutvmexit.flat");
+/// The doorbell reliability test: `cpus=N` CPUs ring `n=` times each on
+/// `path=` at once, each reports COUNT(apic id, rings); exits 0.
+pub const RINGER: &[u8] = payload!("ringer.flat");
 /// A plain ELF64 entered in long mode; exits with 0x2a.
 pub const HELLO64: &[u8] = payload!("hello64.elf");
 
@@ -45,6 +48,7 @@ pub const PAYLOADS: &[(&str, &[u8])] = &[
     ("probe", PROBE),
     ("compat", COMPAT),
     ("kutvmexit", KUTVMEXIT),
+    ("ringer", RINGER),
     ("hello64", HELLO64),
 ];
 

@@ -194,11 +194,12 @@ fn view_names_parse() {
         ("doorbell", View::Doorbell),
         ("vmexit-arm", View::VmexitArm),
         ("seeds", View::Seeds),
+        ("vmm", View::Vmm),
     ] {
         assert_eq!(name.parse::<View>().unwrap(), v);
         assert_eq!(v.name(), name);
     }
-    assert_eq!(View::ALL.len(), 7);
+    assert_eq!(View::ALL.len(), 8);
     assert!("pci".parse::<View>().unwrap_err().contains("vmexit-arm"));
 }
 

@@ -235,6 +235,15 @@ fn caption(out: &mut String, page: &dyn Page) {
     }
 }
 
+/// The page's main table, then its further titled tables.
+fn tables(out: &mut String, page: &dyn Page) {
+    out.push_str(&grid(&page.grid()));
+    for (title, g) in page.extra_grids() {
+        let _ = writeln!(out, "<h3>{}</h3>", esc(&title));
+        out.push_str(&grid(&g));
+    }
+}
+
 /// One part of a composite page: its own section, table, lists and charts.
 fn part(out: &mut String, p: &Part<'_>) {
     let _ = writeln!(
@@ -245,7 +254,7 @@ fn part(out: &mut String, p: &Part<'_>) {
         esc(p.name)
     );
     caption(out, p.page);
-    out.push_str(&grid(&p.page.grid()));
+    tables(out, p.page);
     sections(out, &p.page.sections());
     for c in &p.page.charts() {
         chart(out, c);
@@ -272,7 +281,7 @@ pub fn render(report: &Report, page: &dyn Page) -> String {
     if parts.is_empty() {
         out.push_str("<h2>Results</h2>\n");
         caption(&mut out, page);
-        out.push_str(&grid(&page.grid()));
+        tables(&mut out, page);
         sections(&mut out, &page.sections());
         let charts = page.charts();
         if !charts.is_empty() {

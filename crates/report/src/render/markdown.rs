@@ -42,6 +42,10 @@ fn body(out: &mut String, page: &dyn Page, level: &str) {
         out.push_str(&format!("_{}_\n\n", cell(&caption)));
     }
     out.push_str(&grid(&page.grid()));
+    for (title, g) in page.extra_grids() {
+        out.push_str(&format!("\n{level} {}\n\n", cell(&title)));
+        out.push_str(&grid(&g));
+    }
     sections(out, page, level);
 }
 

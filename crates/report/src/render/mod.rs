@@ -127,6 +127,12 @@ pub(crate) trait Page {
     }
     /// The main table for people.
     fn grid(&self) -> Grid;
+    /// Further titled tables for people, shown after the main one (before
+    /// the sections). CSV has only [`Page::csv_grid`], which must then hold
+    /// them too.
+    fn extra_grids(&self) -> Vec<(String, Grid)> {
+        Vec::new()
+    }
     /// The main table for machines (CSV); the display grid by default.
     fn csv_grid(&self) -> Grid {
         self.grid()

@@ -71,6 +71,10 @@ fn body(out: &mut String, page: &dyn Page) {
         out.push_str(&format!("{caption}\n\n"));
     }
     out.push_str(&grid(&page.grid()));
+    for (title, g) in page.extra_grids() {
+        out.push_str(&format!("\n{title}:\n\n"));
+        out.push_str(&grid(&g));
+    }
     sections(out, page);
 }
 

@@ -5,7 +5,8 @@
 //! variant here plus a module implementing the trait. The seed views
 //! (`vmexit-arm`, `paper`, `doorbell`, `pci-testdev`, `pci-config`) set this
 //! host beside one published source each, keeping its numbers in one
-//! constant table; `seeds` shows them all.
+//! constant table; `seeds` shows them all. `vmm` shows trapline's own
+//! footprint and cost per exit.
 
 pub mod all;
 pub mod common;
@@ -15,6 +16,7 @@ pub mod pci_config;
 pub mod pci_testdev;
 pub mod seeds;
 pub mod vmexit_arm;
+pub mod vmm;
 
 use crate::model::Report;
 use crate::render::Page;
@@ -38,11 +40,14 @@ pub enum View {
     VmexitArm,
     /// Every seed view, one after another.
     Seeds,
+    /// trapline's own footprint against its goals and Firecracker's
+    /// promises, and its cost per exit.
+    Vmm,
 }
 
 impl View {
     /// Every view.
-    pub const ALL: [View; 7] = [
+    pub const ALL: [View; 8] = [
         View::All,
         View::Paper,
         View::PciTestdev,
@@ -50,6 +55,7 @@ impl View {
         View::Doorbell,
         View::VmexitArm,
         View::Seeds,
+        View::Vmm,
     ];
 
     /// The name on the command line.
@@ -62,6 +68,7 @@ impl View {
             View::Doorbell => "doorbell",
             View::VmexitArm => "vmexit-arm",
             View::Seeds => "seeds",
+            View::Vmm => "vmm",
         }
     }
 }
@@ -96,5 +103,6 @@ pub(crate) fn page(report: &Report, view: View) -> Box<dyn Page + '_> {
         View::Doorbell => Box::new(doorbell::DoorbellView::build(report)),
         View::VmexitArm => Box::new(vmexit_arm::VmexitArmView::build(report)),
         View::Seeds => Box::new(seeds::SeedsView::build(report)),
+        View::Vmm => Box::new(vmm::VmmView::build(report)),
     }
 }

@@ -86,3 +86,59 @@ pub fn sample_report() -> Report {
     r.finish();
     r
 }
+
+/// [`sample_report`] plus rows for every view: the seed views' scenarios
+/// (PCI, doorbells, interrupts, in-guest-timed ones among them), a raw-kvm
+/// peer and trapline's footprint. Representative of a full `trapline bench`.
+pub fn full_report() -> Report {
+    let mut r = sample_report();
+    for (name, group, cyc) in [
+        ("mmio-no-eventfd:pci-mem", "pci", 9000.0),
+        ("mmio-wildcard-eventfd:pci-mem", "pci", 3000.0),
+        ("mmio-datamatch-eventfd:pci-mem", "pci", 3000.0),
+        ("mmio-pv-eventfd:pci-mem", "pci", 1500.0),
+        ("portio-no-eventfd:pci-io", "pci", 6000.0),
+        ("portio-wildcard-eventfd:pci-io", "pci", 1500.0),
+        ("portio-pv-eventfd:pci-io", "pci", 1500.0),
+        ("pci-config-read-cf8", "pci-config", 60000.0),
+        ("pci-config-read-ecam", "pci-config", 30000.0),
+        ("pci-config-read-ecam-ro", "pci-config", 30.0),
+        ("pci-scan-cf8", "pci-config", 256.0 * 60000.0),
+        ("pci-scan-ecam", "pci-config", 256.0 * 30000.0),
+        ("ram-read", "memslot", 15.0),
+        ("doorbell-user-mmio", "doorbell", 9000.0),
+        ("doorbell-ioeventfd-mmio", "doorbell", 6000.0),
+        ("doorbell-ioeventfd-pio", "doorbell", 3000.0),
+        ("mmio-user-read", "mmio", 10000.0),
+        ("ipi", "irq", 14000.0),
+        ("eoi", "irq", 700.0),
+        ("ipi-x2apic", "irq", 8000.0),
+        ("irqfd", "irq", 20000.0),
+    ] {
+        r.push(ok(name, group, cyc));
+    }
+    r.push(ScenarioResult::new("doorbell-pv", "doorbell", "pv").unsupported("no PV port"));
+    r.push(ok("mmio-no-eventfd:pci-mem", "pci", 12000.0).with_vmm("qemu"));
+    r.push(ok("mmio-wildcard-eventfd:pci-mem", "pci", 4000.0).with_vmm("qemu"));
+    for (name, cyc) in [
+        ("noop", 90.0),
+        ("pio-user-out", 5000.0),
+        ("pio-kernel-wildcard", 3000.0),
+    ] {
+        r.push(ok(name, "floor", cyc).with_vmm("raw-kvm"));
+    }
+    r.finish();
+    for (name, value, unit) in [
+        ("vmm-cpu-to-first-kvm-run", 2.4, "ms"),
+        ("vmm-rss-beyond-guest", 4.6, "MiB"),
+    ] {
+        r.derived.push(trapline_report::Derived {
+            name: name.into(),
+            value,
+            unit: unit.into(),
+            formula: "median over 5 `trapline run` processes".into(),
+            note: None,
+        });
+    }
+    r
+}

@@ -1,0 +1,597 @@
+//! The `vmm` view: trapline's own footprint (CPU time to the first KVM_RUN,
+//! resident memory beyond guest RAM) against its goals and Firecracker's
+//! published promises, then what one user-space exit costs in trapline's
+//! dispatch, beside a bare KVM_RUN loop.
+
+use serde::Serialize;
+
+use super::common::{self, caption, finite, Measured};
+use crate::derive::{
+    names, DISPATCH_OVERHEAD, PREMIUM_RATIO_RAW_KVM_VMM, USER_EXIT_PREMIUM,
+    VMM_CPU_TO_FIRST_KVM_RUN, VMM_RSS_BEYOND_GUEST,
+};
+use crate::model::{cycles_to_ns, Report, TRAPLINE_VMM};
+use crate::render::charts::{hbars, BarValue, HBars, Series};
+use crate::render::fmt;
+use crate::render::grid::{Align, Grid, Row, Section};
+use crate::render::kut::KutLine;
+use crate::render::{Chart, Page};
+
+/// Where Firecracker's figures come from.
+pub const FIRECRACKER_SOURCE: &str = "Firecracker's SPECIFICATION.md: the VMM \"starts (up to \
+API socket availability) within 8 CPU ms\", and its VMM threads have \"a memory overhead <= 5 \
+MiB\" for a microVM with 1 vCPU and 128 MiB of RAM (on an m5d.metal or m6g.metal host)";
+
+/// What is comparable.
+pub const CAPTION: &str = "trapline's own cost as a process (median over fresh `trapline run` \
+processes on this host) against trapline's goals and Firecracker's published promises, then \
+what one exit to user space costs in trapline's dispatch; Firecracker's figures were measured \
+on its own hosts and its CPU figure stops at API socket availability, before any KVM_RUN, so \
+they give scale rather than a like-for-like race";
+
+/// Status of a value the report does not have.
+pub const NOT_MEASURED: &str = common::NOT_MEASURED;
+
+/// A footprint value with its goal and Firecracker's promise.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct FootprintGoal {
+    /// The derived value's name.
+    pub name: &'static str,
+    /// What it measures, in words.
+    pub what: &'static str,
+    /// The derived value's unit in the report.
+    pub unit: &'static str,
+    /// The unit as shown.
+    pub shown_unit: &'static str,
+    /// trapline's goal: at most this.
+    pub goal: f64,
+    /// Firecracker's published promise: at most this.
+    pub firecracker: f64,
+}
+
+/// The goals and Firecracker's figures (see [`FIRECRACKER_SOURCE`]). The only
+/// copy of them in the code.
+pub const FOOTPRINT_GOALS: [FootprintGoal; 2] = [
+    FootprintGoal {
+        name: VMM_CPU_TO_FIRST_KVM_RUN,
+        what: "CPU time from exec to the first KVM_RUN",
+        unit: "ms",
+        shown_unit: "CPU-ms",
+        goal: 3.0,
+        firecracker: 8.0,
+    },
+    FootprintGoal {
+        name: VMM_RSS_BEYOND_GUEST,
+        what: "resident memory beyond guest RAM",
+        unit: "MiB",
+        shown_unit: "MiB",
+        goal: 4.0,
+        firecracker: 5.0,
+    },
+];
+
+/// One footprint row.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct FootprintRow {
+    /// Derived value name.
+    pub name: &'static str,
+    /// What it measures.
+    pub what: &'static str,
+    /// `ms` or `MiB`.
+    pub unit: &'static str,
+    /// trapline on this host, when measured.
+    pub this_host: Option<f64>,
+    /// trapline's goal (at most).
+    pub goal: f64,
+    /// Firecracker's promise (at most).
+    pub firecracker: f64,
+    /// `this_host <= goal`, when measured.
+    pub passes_goal: Option<bool>,
+    /// `this_host <= firecracker`, when measured.
+    pub within_firecracker: Option<bool>,
+    /// `ok`, [`NOT_MEASURED`], or why the value is unusable.
+    pub status: String,
+    /// How the lab computed it.
+    pub formula: Option<String>,
+}
+
+impl FootprintRow {
+    fn build(report: &Report, g: &FootprintGoal) -> Self {
+        let base = Self {
+            name: g.name,
+            what: g.what,
+            unit: g.unit,
+            this_host: None,
+            goal: g.goal,
+            firecracker: g.firecracker,
+            passes_goal: None,
+            within_firecracker: None,
+            status: NOT_MEASURED.to_string(),
+            formula: None,
+        };
+        let Some(d) = report.derived(g.name) else {
+            return base;
+        };
+        let formula = Some(d.formula.clone());
+        if d.unit != g.unit {
+            return Self {
+                status: format!("unusable: unit {:?}, expected {:?}", d.unit, g.unit),
+                formula,
+                ..base
+            };
+        }
+        match finite(d.value) {
+            None => Self {
+                status: "unusable: not a finite number".to_string(),
+                formula,
+                ..base
+            },
+            Some(v) => Self {
+                this_host: Some(v),
+                passes_goal: Some(v <= g.goal),
+                within_firecracker: Some(v <= g.firecracker),
+                status: "ok".to_string(),
+                formula,
+                ..base
+            },
+        }
+    }
+
+    /// `pass`, `fail` or why there is no verdict.
+    pub fn result(&self) -> String {
+        match self.passes_goal {
+            Some(true) => "pass".to_string(),
+            Some(false) => "fail".to_string(),
+            None => self.status.clone(),
+        }
+    }
+
+    fn shown_unit(&self) -> &'static str {
+        FOOTPRINT_GOALS
+            .iter()
+            .find(|g| g.name == self.name)
+            .map_or(self.unit, |g| g.shown_unit)
+    }
+}
+
+/// Whether an exit-cost row is a scenario or a derived value.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum CostKind {
+    /// A measured scenario: median cycles per iteration.
+    Scenario,
+    /// A derived value (difference of medians, or a ratio).
+    Derived,
+}
+
+/// One row of the cost-per-exit table.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct ExitCostRow {
+    /// Scenario key or derived name.
+    pub name: String,
+    /// Scenario or derived.
+    pub kind: CostKind,
+    /// `cycles` or `x`.
+    pub unit: &'static str,
+    /// Median cycles per iteration (scenario), the derived value otherwise.
+    pub value: Option<f64>,
+    /// Scenario median net of the same VMM's noop loop.
+    pub net: Option<f64>,
+    /// `value` in nanoseconds (cycles only; needs the TSC frequency).
+    pub ns: Option<f64>,
+    /// `ok`, `unsupported: …`, `failed: …` or [`NOT_MEASURED`].
+    pub status: String,
+    /// The scenario's path, or the derived value's formula.
+    pub what: String,
+}
+
+/// Scenario rows of the cost table, in order: trapline's, then the bare
+/// KVM_RUN loop's.
+pub const EXIT_SCENARIOS: [(&str, &str); 4] = [
+    (TRAPLINE_VMM, names::PIO_USER_OUT),
+    (TRAPLINE_VMM, names::VMM_FLOOR_PIO),
+    (names::RAW_KVM_VMM, names::PIO_USER_OUT),
+    (names::RAW_KVM_VMM, names::PIO_KERNEL_WILDCARD),
+];
+
+/// Derived rows of the cost table, in order, with their formula when the
+/// report cannot give one.
+pub const EXIT_DERIVED: [(&str, &str); 3] = [
+    (USER_EXIT_PREMIUM, "pio-user-out − pio-kernel-wildcard"),
+    (DISPATCH_OVERHEAD, "pio-user-out − vmm-floor-pio"),
+    (
+        PREMIUM_RATIO_RAW_KVM_VMM,
+        "user-exit-premium / raw-kvm:user-exit-premium",
+    ),
+];
+
+fn scenario_path(report: &Report, vmm: &str, name: &str) -> String {
+    report
+        .scenario(vmm, name)
+        .map(|s| s.path.clone())
+        .unwrap_or_default()
+}
+
+impl ExitCostRow {
+    fn scenario(report: &Report, vmm: &str, name: &str) -> Self {
+        let m = Measured::lookup(report, vmm, name);
+        let ns = m.median.and_then(|c| cycles_to_ns(c, report.host.tsc_khz));
+        Self {
+            name: m.scenario.clone(),
+            kind: CostKind::Scenario,
+            unit: "cycles",
+            value: m.median,
+            net: m.net,
+            ns: ns.and_then(finite),
+            status: m.status_text(),
+            what: scenario_path(report, vmm, name),
+        }
+    }
+
+    fn derived(report: &Report, name: &str, formula: &str) -> Self {
+        let unit = if name == PREMIUM_RATIO_RAW_KVM_VMM {
+            "x"
+        } else {
+            "cycles"
+        };
+        let d = report
+            .derived(name)
+            .filter(|d| d.unit == unit)
+            .and_then(|d| finite(d.value).map(|v| (v, d.formula.clone())));
+        let (value, status, what) = match d {
+            Some((v, f)) => (Some(v), "ok".to_string(), f),
+            None => (None, NOT_MEASURED.to_string(), formula.to_string()),
+        };
+        let ns = if unit == "cycles" {
+            value.and_then(|c| cycles_to_ns(c, report.host.tsc_khz))
+        } else {
+            None
+        };
+        Self {
+            name: name.to_string(),
+            kind: CostKind::Derived,
+            unit,
+            value,
+            net: None,
+            ns: ns.and_then(finite),
+            status,
+            what,
+        }
+    }
+
+    /// The value with its unit, `–` when absent.
+    fn shown(&self) -> String {
+        match (self.value, self.unit) {
+            (None, _) => "–".to_string(),
+            (Some(v), "x") => fmt::ratio_x(v),
+            (Some(v), _) => fmt::cycles(v),
+        }
+    }
+}
+
+/// The whole view.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct VmmView {
+    /// `vmm`.
+    pub view: &'static str,
+    /// What is comparable.
+    pub caption: String,
+    /// Citation of Firecracker's figures.
+    pub firecracker_source: &'static str,
+    /// One row per [`FOOTPRINT_GOALS`] entry.
+    pub footprint: Vec<FootprintRow>,
+    /// Scenarios ([`EXIT_SCENARIOS`]), then derived values ([`EXIT_DERIVED`]).
+    pub cost_per_exit: Vec<ExitCostRow>,
+}
+
+/// The footprint values as a number with its unit: `2.14 CPU-ms`.
+fn amount(v: f64, unit: &str) -> String {
+    format!("{v:.2} {unit}")
+}
+
+fn bound(v: f64, unit: &str) -> String {
+    format!("≤ {} {unit}", fmt::raw(v))
+}
+
+impl VmmView {
+    /// Builds the view from `report`.
+    pub fn build(report: &Report) -> Self {
+        let footprint = FOOTPRINT_GOALS
+            .iter()
+            .map(|g| FootprintRow::build(report, g))
+            .collect();
+        let cost_per_exit = EXIT_SCENARIOS
+            .iter()
+            .map(|(vmm, name)| ExitCostRow::scenario(report, vmm, name))
+            .chain(
+                EXIT_DERIVED
+                    .iter()
+                    .map(|(name, formula)| ExitCostRow::derived(report, name, formula)),
+            )
+            .collect();
+        Self {
+            view: "vmm",
+            caption: caption(CAPTION, report.host.nested_note.is_some()),
+            firecracker_source: FIRECRACKER_SOURCE,
+            footprint,
+            cost_per_exit,
+        }
+    }
+
+    /// The footprint row called `name`.
+    pub fn footprint_row(&self, name: &str) -> Option<&FootprintRow> {
+        self.footprint.iter().find(|r| r.name == name)
+    }
+
+    /// The cost row called `name` (scenario key or derived name).
+    pub fn cost_row(&self, name: &str) -> Option<&ExitCostRow> {
+        self.cost_per_exit.iter().find(|r| r.name == name)
+    }
+
+    /// The second table, for people.
+    fn cost_grid(&self) -> Grid {
+        use Align::{Left, Right};
+        let mut g = Grid::new(&[
+            ("cost", Left),
+            ("value", Right),
+            ("net cyc", Right),
+            ("ns", Right),
+            ("status", Left),
+            ("what", Left),
+        ]);
+        for r in &self.cost_per_exit {
+            let value = match (r.value, r.unit) {
+                (Some(_), "cycles") => format!("{} cyc", r.shown()),
+                _ => r.shown(),
+            };
+            g.push(Row::cells(vec![
+                r.name.clone(),
+                value,
+                fmt::opt(r.net, fmt::cycles),
+                fmt::opt(r.ns, fmt::ns),
+                r.status.clone(),
+                r.what.clone(),
+            ]));
+        }
+        g
+    }
+}
+
+impl Page for VmmView {
+    fn title(&self) -> String {
+        "trapline's own footprint and cost per exit".to_string()
+    }
+
+    fn caption(&self) -> Option<String> {
+        Some(self.caption.clone())
+    }
+
+    /// The footprint table.
+    fn grid(&self) -> Grid {
+        use Align::{Left, Right};
+        let mut g = Grid::new(&[
+            ("measure", Left),
+            ("trapline", Right),
+            ("goal", Right),
+            ("Firecracker", Right),
+            ("result", Left),
+        ]);
+        for r in &self.footprint {
+            let unit = r.shown_unit();
+            g.push(Row::cells(vec![
+                format!("{} ({})", r.what, r.name),
+                r.this_host
+                    .map_or_else(|| "–".to_string(), |v| amount(v, unit)),
+                bound(r.goal, unit),
+                bound(r.firecracker, unit),
+                r.result(),
+            ]));
+        }
+        g
+    }
+
+    fn extra_grids(&self) -> Vec<(String, Grid)> {
+        vec![("Cost per exit".to_string(), self.cost_grid())]
+    }
+
+    /// Both tables in one: `table` says which; raw numbers, empty when absent.
+    fn csv_grid(&self) -> Grid {
+        use Align::{Left, Right};
+        let mut g = Grid::new(&[
+            ("table", Left),
+            ("name", Left),
+            ("kind", Left),
+            ("value", Right),
+            ("unit", Left),
+            ("net_cycles", Right),
+            ("ns", Right),
+            ("goal", Right),
+            ("firecracker", Right),
+            ("result", Left),
+            ("what", Left),
+        ]);
+        let raw = |v: Option<f64>| v.map(fmt::raw).unwrap_or_default();
+        for r in &self.footprint {
+            g.push(Row::cells(vec![
+                "footprint".to_string(),
+                r.name.to_string(),
+                "derived".to_string(),
+                raw(r.this_host),
+                r.unit.to_string(),
+                String::new(),
+                String::new(),
+                fmt::raw(r.goal),
+                fmt::raw(r.firecracker),
+                r.result(),
+                r.formula.clone().unwrap_or_else(|| r.what.to_string()),
+            ]));
+        }
+        for r in &self.cost_per_exit {
+            g.push(Row::cells(vec![
+                "cost-per-exit".to_string(),
+                r.name.clone(),
+                match r.kind {
+                    CostKind::Scenario => "scenario",
+                    CostKind::Derived => "derived",
+                }
+                .to_string(),
+                raw(r.value),
+                r.unit.to_string(),
+                raw(r.net),
+                raw(r.ns),
+                String::new(),
+                String::new(),
+                r.status.clone(),
+                r.what.clone(),
+            ]));
+        }
+        g
+    }
+
+    fn sections(&self) -> Vec<Section> {
+        let mut notes = vec![
+            format!("Firecracker: {FIRECRACKER_SOURCE}."),
+            "Goals are trapline's own: at most 3 CPU-ms from exec to the first KVM_RUN and at \
+             most 4 MiB resident beyond guest RAM; result compares the median with the goal."
+                .to_string(),
+        ];
+        for r in &self.footprint {
+            if let Some(f) = &r.formula {
+                notes.push(format!("{}: {f}.", r.name));
+            }
+        }
+        notes.push(
+            "Cost per exit: gross median cycles per loop iteration for scenarios (net subtracts \
+             the same VMM's noop loop); derived values are differences of gross medians, so the \
+             loop overhead cancels. raw-kvm rows are a bare KVM_RUN loop with no VMM around it."
+                .to_string(),
+        );
+        if self.footprint.iter().all(|r| r.this_host.is_none()) {
+            notes.push(format!(
+                "The footprint was not measured in this run (it needs the trapline binary: `{} \
+                 bench` measures it with fresh `trapline run` processes).",
+                TRAPLINE_VMM
+            ));
+        }
+        vec![Section {
+            heading: "Notes".to_string(),
+            items: notes,
+        }]
+    }
+
+    /// Cycle rows only (the footprint is not in cycles).
+    fn kut(&self) -> Vec<KutLine> {
+        self.cost_per_exit
+            .iter()
+            .filter(|r| r.unit == "cycles")
+            .map(|r| KutLine {
+                name: r.name.clone(),
+                cycles: r.value,
+            })
+            .collect()
+    }
+
+    fn json(&self) -> String {
+        common::json(self)
+    }
+
+    fn charts(&self) -> Vec<Chart> {
+        let footprint = HBars {
+            title: "Footprint against goal and Firecracker".to_string(),
+            x_desc: "CPU-ms (top row) · MiB (bottom row)".to_string(),
+            categories: self
+                .footprint
+                .iter()
+                .map(|r| format!("{} ({})", r.what, r.shown_unit()))
+                .collect(),
+            series: vec![
+                Series {
+                    name: "trapline".to_string(),
+                    color: 0,
+                    values: self
+                        .footprint
+                        .iter()
+                        .map(|r| r.this_host.map(BarValue::plain))
+                        .collect(),
+                },
+                Series {
+                    name: "goal".to_string(),
+                    color: 2,
+                    values: self
+                        .footprint
+                        .iter()
+                        .map(|r| Some(BarValue::plain(r.goal)))
+                        .collect(),
+                },
+                Series {
+                    name: "Firecracker".to_string(),
+                    color: 1,
+                    values: self
+                        .footprint
+                        .iter()
+                        .map(|r| Some(BarValue::plain(r.firecracker)))
+                        .collect(),
+                },
+            ],
+        };
+        let footprint_svg = if self.footprint.iter().any(|r| r.this_host.is_some()) {
+            hbars(&footprint)
+        } else {
+            Err("trapline's footprint was not measured in this run".to_string())
+        };
+        let callout = self
+            .footprint
+            .iter()
+            .map(|r| {
+                let unit = r.shown_unit();
+                format!(
+                    "{}: {} (goal {}, Firecracker {}): {}",
+                    r.name,
+                    r.this_host
+                        .map_or_else(|| NOT_MEASURED.to_string(), |v| amount(v, unit)),
+                    bound(r.goal, unit),
+                    bound(r.firecracker, unit),
+                    r.result()
+                )
+            })
+            .collect();
+        let cycle_rows: Vec<&ExitCostRow> = self
+            .cost_per_exit
+            .iter()
+            .filter(|r| r.unit == "cycles" && r.value.is_some())
+            .collect();
+        let cost = HBars {
+            title: "Cycles per exit".to_string(),
+            x_desc: "cycles (scenarios: gross median per iteration; derived: difference)"
+                .to_string(),
+            categories: cycle_rows.iter().map(|r| r.name.clone()).collect(),
+            series: vec![Series {
+                name: "cycles".to_string(),
+                color: 4,
+                values: cycle_rows
+                    .iter()
+                    .map(|r| r.value.map(BarValue::plain))
+                    .collect(),
+            }],
+        };
+        vec![
+            Chart {
+                title: "Footprint".to_string(),
+                caption: format!(
+                    "trapline's medians beside its goals and Firecracker's promises. {}.",
+                    FIRECRACKER_SOURCE
+                ),
+                svg: footprint_svg,
+                callout,
+            },
+            Chart {
+                title: "Cost per exit".to_string(),
+                caption: "What a PIO exit costs through trapline, through the run loop's floor \
+                          handler and through a bare KVM_RUN loop; rows not measured have no bar."
+                    .to_string(),
+                svg: hbars(&cost),
+                callout: Vec::new(),
+            },
+        ]
+    }
+}

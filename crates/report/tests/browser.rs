@@ -1,0 +1,388 @@
+//! The HTML report as a real browser sees it: each page is rendered to a
+//! file, loaded in headless Chromium with `--dump-dom` (the DOM after
+//! parsing, as the browser serializes it), and checked for what a reader
+//! sees: title, host and method sections, the results tables' rows, one
+//! `<svg>` with bars per chart, and the embedded JSON parsing back.
+//!
+//! Without a Chromium binary (`chromium`, `chromium-browser`,
+//! `google-chrome` on PATH) each test says SKIPPED and returns;
+//! `scripts/test.sh` installs Debian's `chromium` where it can. Set
+//! `TRAPLINE_BROWSER_OUT=DIR` to keep the pages, dumped DOMs and a
+//! screenshot of each in DIR, to look at them.
+
+mod common;
+
+use std::fs::File;
+use std::io::Read;
+use std::os::unix::fs::PermissionsExt;
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use trapline_report::{render, Format, Report, View, HTML_DATA_ID};
+
+/// Browser binaries looked for on PATH, in order.
+const BROWSERS: [&str; 3] = ["chromium", "chromium-browser", "google-chrome"];
+/// Longest one browser run may take.
+const TIMEOUT: Duration = Duration::from_secs(60);
+
+fn find_browser() -> Option<PathBuf> {
+    let path = std::env::var_os("PATH")?;
+    BROWSERS.iter().find_map(|name| {
+        std::env::split_paths(&path)
+            .map(|dir| dir.join(name))
+            .find(|p| {
+                p.metadata()
+                    .is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+            })
+    })
+}
+
+/// The browser, or `None` after saying loudly that `test` did not run.
+fn browser(test: &str) -> Option<PathBuf> {
+    let b = find_browser();
+    if b.is_none() {
+        eprintln!(
+            "SKIPPED browser render ({test}): chromium not installed — this test did NOT run"
+        );
+    }
+    b
+}
+
+/// A fresh directory under the system temp dir, removed on drop.
+struct TempDir(PathBuf);
+
+impl TempDir {
+    fn new(tag: &str) -> Self {
+        let nanos = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.subsec_nanos());
+        let p = std::env::temp_dir().join(format!(
+            "trapline-browser-{tag}-{}-{nanos}",
+            std::process::id()
+        ));
+        std::fs::create_dir_all(&p).expect("create temp dir");
+        Self(p)
+    }
+}
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// Runs headless Chromium on `page` with `extra` arguments (in its own
+/// process group, killed whole after [`TIMEOUT`]); returns its stdout.
+fn run_browser(browser: &Path, page: &Path, extra: &[String]) -> String {
+    let tmp = TempDir::new("profile");
+    let profile = tmp.0.join("profile");
+    let stderr_path = tmp.0.join("stderr.txt");
+    let mut cmd = Command::new(browser);
+    cmd.args([
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-quic",
+        "--no-first-run",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+        "--disable-extensions",
+        "--hide-scrollbars",
+    ])
+    .arg(format!("--user-data-dir={}", profile.display()))
+    .args(extra)
+    .arg(format!("file://{}", page.display()))
+    .stdin(Stdio::null())
+    .stdout(Stdio::piped())
+    .stderr(File::create(&stderr_path).expect("stderr file"))
+    .process_group(0);
+    let started = Instant::now();
+    let mut child = cmd.spawn().expect("spawn the browser");
+    let mut stdout = child.stdout.take().expect("piped stdout");
+    let reader = std::thread::spawn(move || {
+        let mut s = String::new();
+        let _ = stdout.read_to_string(&mut s);
+        s
+    });
+    let status = loop {
+        if let Some(status) = child.try_wait().expect("wait for the browser") {
+            break status;
+        }
+        if started.elapsed() > TIMEOUT {
+            // The whole group: the browser's helper processes too.
+            let _ = Command::new("kill")
+                .args(["-KILL", "--", &format!("-{}", child.id())])
+                .status();
+            let _ = child.kill();
+            let _ = child.wait();
+            let err = std::fs::read_to_string(&stderr_path).unwrap_or_default();
+            panic!(
+                "{} did not finish within {TIMEOUT:?}; killed. stderr:\n{err}",
+                browser.display()
+            );
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    let out = reader.join().expect("stdout reader");
+    let err = std::fs::read_to_string(&stderr_path).unwrap_or_default();
+    assert!(
+        status.success(),
+        "{} exited with {status}; stderr:\n{err}",
+        browser.display()
+    );
+    out
+}
+
+/// Renders `view` of `report` to HTML, loads it in the browser and returns
+/// the HTML as written and the DOM as the browser serializes it.
+fn load(browser: &Path, report: &Report, view: View) -> (String, String) {
+    let tmp = TempDir::new(view.name());
+    let html = render(report, Format::Html, view);
+    let page = tmp.0.join(format!("{}.html", view.name()));
+    std::fs::write(&page, &html).expect("write the page");
+    let dom = run_browser(browser, &page, &["--dump-dom".to_string()]);
+    assert!(
+        dom.contains("</html>"),
+        "no DOM from the browser for {view}:\n{dom}"
+    );
+    if let Some(dir) = std::env::var_os("TRAPLINE_BROWSER_OUT") {
+        let dir = PathBuf::from(dir);
+        std::fs::create_dir_all(&dir).expect("create TRAPLINE_BROWSER_OUT");
+        let name = view.name();
+        std::fs::write(dir.join(format!("{name}.html")), &html).expect("keep the page");
+        std::fs::write(dir.join(format!("{name}.dom.html")), &dom).expect("keep the DOM");
+        let shot = dir.join(format!("{name}.png"));
+        run_browser(
+            browser,
+            &page,
+            &[
+                format!("--screenshot={}", shot.display()),
+                "--window-size=1400,2400".to_string(),
+            ],
+        );
+        assert!(shot.exists(), "no screenshot at {}", shot.display());
+    }
+    (html, dom)
+}
+
+/// The text between the first `open` and the next `close` after it.
+fn between<'a>(hay: &'a str, open: &str, close: &str) -> &'a str {
+    let start = hay
+        .find(open)
+        .unwrap_or_else(|| panic!("{open:?} not on the page"))
+        + open.len();
+    let len = hay[start..]
+        .find(close)
+        .unwrap_or_else(|| panic!("{close:?} not after {open:?}"));
+    &hay[start..start + len]
+}
+
+/// Every `<figure>` element's content.
+fn figures(dom: &str) -> Vec<&str> {
+    dom.split("<figure>")
+        .skip(1)
+        .map(|f| &f[..f.find("</figure>").expect("figure closed")])
+        .collect()
+}
+
+/// Bars in one SVG: filled rectangles drawn translucent (plotters writes a
+/// bar as `<rect … opacity="0.85" …>`; the background and legend keys are
+/// opaque).
+fn bars(svg: &str) -> usize {
+    svg.split("<rect")
+        .skip(1)
+        .filter(|r| {
+            let tag = &r[..r.find('>').unwrap_or(r.len())];
+            tag.contains("opacity=\"0.85\"")
+        })
+        .count()
+}
+
+/// Each chart: a heading, one `<svg>` with at least `min_bars` bars, or a
+/// line saying why there is no chart. Returns the number of SVG charts.
+fn check_charts(dom: &str, html: &str, min_bars: usize) -> usize {
+    let mut svgs = 0;
+    for f in figures(dom) {
+        let title = between(f, "<h3>", "</h3>");
+        assert!(f.contains("<figcaption>"), "{title}: no caption");
+        match f.matches("<svg").count() {
+            0 => assert!(
+                f.contains("<p class=\"missing\">No chart: "),
+                "{title}: neither a chart nor why not:\n{f}"
+            ),
+            1 => {
+                let svg = between(f, "<svg", "</svg>");
+                assert!(svg.contains("role=\"img\""), "{title}: svg role");
+                let n = bars(svg);
+                assert!(n >= min_bars, "{title}: {n} bars, want ≥ {min_bars}");
+                assert!(svg.contains("<text"), "{title}: no labels");
+                svgs += 1;
+            }
+            n => panic!("{title}: {n} svgs in one figure"),
+        }
+    }
+    // The browser kept every chart the renderer wrote.
+    assert_eq!(svgs, html.matches("<svg").count(), "svgs lost in parsing");
+    svgs
+}
+
+/// The embedded report parses back to `report`.
+fn check_data(dom: &str, report: &Report) {
+    let json = between(
+        dom,
+        &format!("<script type=\"application/json\" id=\"{HTML_DATA_ID}\">"),
+        "</script>",
+    );
+    let back = Report::from_json(json).expect("embedded JSON parses");
+    assert_eq!(&back, report, "embedded JSON is the report");
+}
+
+/// The host and method sections every page has.
+fn check_host_and_method(dom: &str) {
+    let host = between(dom, "<dl class=\"host\">", "</dl>");
+    for want in [
+        "<dt>CPU</dt><dd>Intel(R) Xeon(R) Test CPU @ 3.00GHz (GenuineIntel)</dd>",
+        "<dt>Kernel</dt><dd>6.8.0-test</dd>",
+        "<dt>TSC</dt><dd>3000000 kHz (measured 2999870 kHz)</dd>",
+        "<dt>Peer VMM</dt><dd>qemu</dd>",
+    ] {
+        assert!(
+            host.contains(want),
+            "{want} missing in the host list:\n{host}"
+        );
+    }
+    assert!(dom.contains("<summary>KVM capabilities (2)</summary>"));
+    let method = between(dom, "<h2>Method</h2>", "</p>");
+    assert!(
+        method.contains("RDTSC") && method.contains("5 times"),
+        "{method}"
+    );
+    // The nested caveat, its note's markup shown as text.
+    assert!(dom.contains("<strong>Nested virtualization.</strong>"));
+    assert!(dom.contains("running under &lt;L0&gt; \"KVM\""));
+}
+
+/// The body rows of the first `<table class="grid">` after `anchor`, each
+/// as its cells' text.
+fn table_rows(dom: &str, anchor: &str) -> Vec<Vec<String>> {
+    let from = dom
+        .find(anchor)
+        .unwrap_or_else(|| panic!("{anchor:?} missing"));
+    let body = between(&dom[from..], "<tbody>", "</tbody>");
+    body.split("<tr>")
+        .skip(1)
+        .map(|row| {
+            row.split("<td")
+                .skip(1)
+                .map(|cell| {
+                    let text = &cell[cell.find('>').unwrap() + 1..];
+                    text[..text.find("</td>").unwrap()].to_string()
+                })
+                .collect()
+        })
+        .collect()
+}
+
+#[test]
+fn all_page_in_browser() {
+    let Some(b) = browser("all") else { return };
+    let r = common::full_report();
+    let (html, dom) = load(&b, &r, View::All);
+    assert!(dom.contains("<title>trapline notification-path costs</title>"));
+    assert!(dom.contains("<h1>trapline notification-path costs</h1>"));
+    check_host_and_method(&dom);
+    // One results row per scenario, in run order.
+    let rows = table_rows(&dom, "<h2>Results</h2>");
+    let keys: Vec<String> = r.scenarios.iter().map(|s| s.key()).collect();
+    let firsts: Vec<String> = rows.iter().map(|c| c[0].clone()).collect();
+    assert_eq!(firsts, keys);
+    let row = |k: &str| rows.iter().find(|c| c[0] == k).unwrap();
+    assert_eq!(row("pio-user-out")[1..5], ["ok", "9,000", "8,900", "90.0"]);
+    // In-guest-timed scenarios have a median but no net.
+    assert_eq!(row("eoi")[2..4], ["700", "–"]);
+    assert_eq!(row("irqfd")[3], "–");
+    // A reason spans the rest of its row, markup shown as text.
+    let un = row("mmio-kernel-datamatch");
+    assert_eq!(un.len(), 3);
+    assert!(
+        un[2].contains("\"datamatch\" &lt;needs&gt; it&lt;/script&gt;"),
+        "{un:?}"
+    );
+    assert!(dom.contains("<td class=\"span\" colspan=\"7\">"));
+    let derived = between(&dom, "<h3>Derived</h3>", "</ul>");
+    assert!(derived.contains("<li>user-exit-premium = 6,000 cycles"));
+    assert!(derived.contains("<li>vmm-rss-beyond-guest = 4.60 MiB"));
+    // Three charts, each with a bar per measured scenario or value.
+    assert_eq!(check_charts(&dom, &html, 1), 3);
+    let figs = figures(&dom);
+    let measured = r.scenarios.iter().filter(|s| s.is_measured()).count();
+    assert_eq!(bars(figs[0]), measured, "one bar per measured scenario");
+    let with_net = r.scenarios.iter().filter(|s| s.net.is_some()).count();
+    assert_eq!(
+        bars(figs[1]),
+        with_net,
+        "no net bar for in-guest-timed ones"
+    );
+    assert!(figs[2].contains("dispatch-overhead"));
+    check_data(&dom, &r);
+}
+
+#[test]
+fn seeds_page_in_browser() {
+    let Some(b) = browser("seeds") else { return };
+    let r = common::full_report();
+    let (html, dom) = load(&b, &r, View::Seeds);
+    assert!(dom.contains("<title>This host beside the published seeds</title>"));
+    check_host_and_method(&dom);
+    // The overview lists the five seed views, then each has its section.
+    let overview = table_rows(&dom, "<h2>Contents</h2>");
+    let views: Vec<&str> = overview.iter().map(|c| c[1].as_str()).collect();
+    assert_eq!(
+        views,
+        [
+            "vmexit-arm",
+            "paper",
+            "doorbell",
+            "pci-testdev",
+            "pci-config"
+        ]
+    );
+    for v in views {
+        let anchor = format!("<section class=\"view\" id=\"view-{v}\">");
+        assert!(dom.contains(&anchor), "no section for {v}");
+        let rows = table_rows(&dom, &anchor);
+        assert!(!rows.is_empty(), "{v}: empty table");
+    }
+    let testdev = table_rows(&dom, "id=\"view-pci-testdev\"");
+    assert_eq!(testdev.len(), 8);
+    assert_eq!(testdev[0][0], "mmio-no-eventfd:pci-mem");
+    assert_eq!(testdev[0][1], "9,075");
+    let svgs = check_charts(&dom, &html, 1);
+    assert!(svgs >= 5, "only {svgs} charts on the seeds page");
+    check_data(&dom, &r);
+}
+
+#[test]
+fn vmm_page_in_browser() {
+    let Some(b) = browser("vmm") else { return };
+    let r = common::full_report();
+    let (html, dom) = load(&b, &r, View::Vmm);
+    assert!(dom.contains("<title>trapline's own footprint and cost per exit</title>"));
+    check_host_and_method(&dom);
+    let fp = table_rows(&dom, "<h2>Results</h2>");
+    assert_eq!(fp.len(), 2);
+    assert_eq!(
+        fp[0][1..],
+        ["2.40 CPU-ms", "≤ 3 CPU-ms", "≤ 8 CPU-ms", "pass"]
+    );
+    assert_eq!(fp[1][1..], ["4.60 MiB", "≤ 4 MiB", "≤ 5 MiB", "fail"]);
+    let cost = table_rows(&dom, "<h3>Cost per exit</h3>");
+    assert_eq!(cost.len(), 7);
+    assert_eq!(cost[0][..2], ["pio-user-out", "9,000 cyc"]);
+    assert_eq!(cost[6][..2], ["premium-ratio-vs-raw-kvm", "3.00x"]);
+    assert_eq!(check_charts(&dom, &html, 2), 2);
+    check_data(&dom, &r);
+}

@@ -1,0 +1,283 @@
+//! The `vmm` view, and in-guest-timed scenarios having no net cost.
+
+mod common;
+
+use serde_json::Value;
+use trapline_report::{render, Derived, Format, Report, ScenarioResult, View, HTML_DATA_ID};
+
+fn ok(name: &str, group: &str, per_iter: f64) -> ScenarioResult {
+    ScenarioResult::new(name, group, format!("{name} path"))
+        .with_samples(common::samples(per_iter, &[]))
+}
+
+fn footprint(name: &str, value: f64, unit: &str) -> Derived {
+    Derived {
+        name: name.into(),
+        value,
+        unit: unit.into(),
+        formula: format!("median over 5 `trapline run` processes: {name}"),
+        note: None,
+    }
+}
+
+/// The shared sample report plus a raw-kvm peer and both footprint values
+/// (CPU within the goal, memory over it but within Firecracker's promise).
+fn vmm_report() -> Report {
+    let mut r = common::sample_report();
+    r.push(ok("noop", "baseline", 90.0).with_vmm("raw-kvm"));
+    r.push(ok("pio-user-out", "floor", 5000.0).with_vmm("raw-kvm"));
+    r.push(ok("pio-kernel-wildcard", "floor", 3000.0).with_vmm("raw-kvm"));
+    r.finish();
+    r.derived
+        .push(footprint("vmm-cpu-to-first-kvm-run", 2.25, "ms"));
+    r.derived
+        .push(footprint("vmm-rss-beyond-guest", 4.5, "MiB"));
+    r
+}
+
+fn json(r: &Report) -> Value {
+    serde_json::from_str(&render(r, Format::Json, View::Vmm)).expect("vmm JSON parses")
+}
+
+fn line<'a>(table: &'a str, first: &str) -> &'a str {
+    table
+        .lines()
+        .find(|l| l.starts_with(first))
+        .unwrap_or_else(|| panic!("no line starting {first:?} in\n{table}"))
+}
+
+fn no_nan(out: &str, what: &str) {
+    for token in out.split(|c: char| !(c.is_ascii_alphanumeric() || c == '.')) {
+        assert!(
+            !matches!(token.trim_matches('.'), "NaN" | "nan" | "inf" | "Infinity"),
+            "{token} in {what}:\n{out}"
+        );
+    }
+}
+
+#[test]
+fn view_name_parses() {
+    assert_eq!("vmm".parse::<View>().unwrap(), View::Vmm);
+    assert_eq!(View::Vmm.name(), "vmm");
+    assert!(View::ALL.contains(&View::Vmm));
+}
+
+#[test]
+fn footprint_against_goals_and_firecracker() {
+    let r = vmm_report();
+    let j = json(&r);
+    assert_eq!(j["view"], "vmm");
+    let fp = j["footprint"].as_array().unwrap();
+    assert_eq!(fp.len(), 2);
+    assert_eq!(fp[0]["name"], "vmm-cpu-to-first-kvm-run");
+    assert_eq!(fp[0]["this_host"], 2.25);
+    assert_eq!(fp[0]["goal"], 3.0);
+    assert_eq!(fp[0]["firecracker"], 8.0);
+    assert_eq!(fp[0]["passes_goal"], true);
+    assert_eq!(fp[1]["name"], "vmm-rss-beyond-guest");
+    assert_eq!(fp[1]["goal"], 4.0);
+    assert_eq!(fp[1]["firecracker"], 5.0);
+    assert_eq!(fp[1]["passes_goal"], false);
+    assert_eq!(fp[1]["within_firecracker"], true);
+
+    let t = render(&r, Format::Table, View::Vmm);
+    let cpu = line(&t, "CPU time from exec to the first KVM_RUN");
+    for want in ["2.25 CPU-ms", "≤ 3 CPU-ms", "≤ 8 CPU-ms", "pass"] {
+        assert!(cpu.contains(want), "{want} missing in {cpu:?}");
+    }
+    let rss = line(&t, "resident memory beyond guest RAM");
+    for want in ["4.50 MiB", "≤ 4 MiB", "≤ 5 MiB", "fail"] {
+        assert!(rss.contains(want), "{want} missing in {rss:?}");
+    }
+    assert!(t.contains("Firecracker"));
+    assert!(t.contains("SPECIFICATION.md"));
+}
+
+#[test]
+fn cost_per_exit_table() {
+    let r = vmm_report();
+    let j = json(&r);
+    let rows = j["cost_per_exit"].as_array().unwrap();
+    let names: Vec<&str> = rows.iter().map(|r| r["name"].as_str().unwrap()).collect();
+    assert_eq!(
+        names,
+        [
+            "pio-user-out",
+            "vmm-floor-pio",
+            "raw-kvm:pio-user-out",
+            "raw-kvm:pio-kernel-wildcard",
+            "user-exit-premium",
+            "dispatch-overhead",
+            "premium-ratio-vs-raw-kvm",
+        ]
+    );
+    let row = |n: &str| rows.iter().find(|r| r["name"] == n).unwrap();
+    assert_eq!(row("pio-user-out")["value"], 9000.0);
+    assert_eq!(row("pio-user-out")["net"], 8900.0);
+    assert_eq!(row("pio-user-out")["ns"], 3000.0);
+    assert_eq!(row("raw-kvm:pio-user-out")["net"], 4910.0);
+    assert_eq!(row("user-exit-premium")["value"], 6000.0);
+    assert_eq!(row("user-exit-premium")["ns"], 2000.0);
+    assert_eq!(row("dispatch-overhead")["value"], 2000.0);
+    assert_eq!(row("premium-ratio-vs-raw-kvm")["value"], 3.0);
+    assert_eq!(row("premium-ratio-vs-raw-kvm")["unit"], "x");
+    assert!(row("premium-ratio-vs-raw-kvm")["ns"].is_null());
+
+    let t = render(&r, Format::Table, View::Vmm);
+    assert!(t.contains("Cost per exit:"));
+    let l = line(&t, "pio-user-out ");
+    assert!(
+        l.contains("9,000 cyc") && l.contains("8,900") && l.contains("3000.0"),
+        "{l}"
+    );
+    let l = line(&t, "premium-ratio-vs-raw-kvm");
+    assert!(l.contains("3.00x"), "{l}");
+
+    let k = render(&r, Format::Kut, View::Vmm);
+    assert!(k.contains("pio-user-out 9000\n"));
+    assert!(k.contains("raw-kvm:pio-kernel-wildcard 3000\n"));
+    assert!(k.contains("dispatch-overhead 2000\n"));
+    assert!(!k.contains("premium-ratio"), "ratios are not cycles");
+    assert!(!k.contains("vmm-rss"), "the footprint is not cycles");
+}
+
+#[test]
+fn markdown_csv_and_html() {
+    let r = vmm_report();
+    let m = render(&r, Format::Markdown, View::Vmm);
+    assert!(m.contains("| measure | trapline | goal | Firecracker | result |"));
+    assert!(m.contains("### Cost per exit"));
+    assert!(m.contains("| cost | value | net cyc | ns | status | what |"));
+
+    let c = render(&r, Format::Csv, View::Vmm);
+    let lines: Vec<&str> = c.split("\r\n").filter(|l| !l.is_empty()).collect();
+    assert_eq!(
+        lines[0],
+        "table,name,kind,value,unit,net_cycles,ns,goal,firecracker,result,what"
+    );
+    assert_eq!(lines.len(), 1 + 2 + 7);
+    assert!(lines[1].starts_with("footprint,vmm-cpu-to-first-kvm-run,derived,2.25,ms,,,3,8,pass,"));
+    assert!(lines[2].starts_with("footprint,vmm-rss-beyond-guest,derived,4.5,MiB,,,4,5,fail,"));
+    assert!(lines
+        .iter()
+        .any(|l| l.starts_with("cost-per-exit,pio-user-out,scenario,9000,cycles,8900,3000,,,ok,")));
+
+    let h = render(&r, Format::Html, View::Vmm);
+    assert!(h.contains("<h3>Cost per exit</h3>"));
+    assert_eq!(h.matches("<svg").count(), 2, "footprint and cycles charts");
+    assert!(h.contains("Footprint against goal and Firecracker"));
+    let open = format!("<script type=\"application/json\" id=\"{HTML_DATA_ID}\">");
+    let start = h.find(&open).unwrap() + open.len();
+    let end = start + h[start..].find("</script>").unwrap();
+    assert_eq!(Report::from_json(&h[start..end]).unwrap(), r);
+}
+
+#[test]
+fn missing_values_are_dashes_never_nan() {
+    // No footprint, no raw-kvm peer, no floor: most cells are missing.
+    let mut r = common::sample_report();
+    r.scenarios.retain(|s| s.name != "vmm-floor-pio");
+    r.finish();
+    // A footprint value with the wrong unit and one that is NaN.
+    r.derived
+        .push(footprint("vmm-cpu-to-first-kvm-run", 2.0, "s"));
+    r.derived
+        .push(footprint("vmm-rss-beyond-guest", f64::NAN, "MiB"));
+    for f in Format::ALL {
+        let out = render(&r, f, View::Vmm);
+        no_nan(&out, f.name());
+    }
+    let j = json(&r);
+    assert!(j["footprint"][0]["this_host"].is_null());
+    assert!(j["footprint"][0]["status"]
+        .as_str()
+        .unwrap()
+        .contains("unit"));
+    assert!(j["footprint"][1]["this_host"].is_null());
+    assert!(j["footprint"][1]["passes_goal"].is_null());
+    let t = render(&r, Format::Table, View::Vmm);
+    let cpu = line(&t, "CPU time from exec");
+    assert!(cpu.contains(" – ") && cpu.contains("unusable"), "{cpu}");
+    let floor = line(&t, "vmm-floor-pio");
+    assert!(
+        floor.contains("–") && floor.contains("not measured"),
+        "{floor}"
+    );
+    let raw = line(&t, "raw-kvm:pio-user-out");
+    assert!(raw.contains("not measured"), "{raw}");
+    let d = line(&t, "dispatch-overhead");
+    assert!(d.contains("not measured"), "{d}");
+    assert!(line(&t, "user-exit-premium").contains("6,000 cyc"));
+    let k = render(&r, Format::Kut, View::Vmm);
+    assert!(k.contains("vmm-floor-pio (skipped)"));
+
+    // An empty report: every row present, nothing measured, no chart.
+    let empty = Report::new(Default::default(), Default::default(), Default::default());
+    let j = json(&empty);
+    assert_eq!(j["footprint"].as_array().unwrap().len(), 2);
+    assert_eq!(j["cost_per_exit"].as_array().unwrap().len(), 7);
+    let t = render(&empty, Format::Table, View::Vmm);
+    assert!(t.contains("footprint was not measured"));
+    let h = render(&empty, Format::Html, View::Vmm);
+    assert!(h.contains("No chart: trapline&#39;s footprint was not measured"));
+    for f in Format::ALL {
+        no_nan(&render(&empty, f, View::Vmm), f.name());
+    }
+}
+
+#[test]
+fn finish_keeps_the_footprint() {
+    let mut r = vmm_report();
+    let before = r.derived.len();
+    r.finish();
+    assert_eq!(r.derived.len(), before);
+    assert_eq!(r.derived("vmm-rss-beyond-guest").unwrap().value, 4.5);
+}
+
+#[test]
+fn self_timed_scenarios_have_no_net() {
+    let mut r = common::sample_report();
+    r.push(ok("eoi", "irq", 700.0));
+    r.push(ok("eoi-x2apic", "irq", 300.0));
+    r.push(ok("irqfd", "irq", 9000.0));
+    r.push(ok("ipi", "irq", 14000.0));
+    r.push(ok("eoi", "irq", 800.0).with_vmm("qemu"));
+    r.finish();
+    for (vmm, name) in [
+        ("trapline", "eoi"),
+        ("trapline", "eoi-x2apic"),
+        ("trapline", "irqfd"),
+        ("qemu", "eoi"),
+    ] {
+        let s = r.scenario(vmm, name).unwrap();
+        assert!(s.is_self_timed());
+        assert!(s.stats.is_some(), "{vmm}:{name} keeps its stats");
+        assert!(s.net.is_none(), "{vmm}:{name} has no net");
+    }
+    assert_eq!(
+        r.scenario("trapline", "ipi")
+            .unwrap()
+            .net
+            .as_ref()
+            .unwrap()
+            .median,
+        13900.0
+    );
+    // The All view shows a dash for their net, the median as usual.
+    let t = render(&r, Format::Table, View::All);
+    let header = t.lines().find(|l| l.starts_with("scenario")).unwrap();
+    let net_end = header.find("net cyc").unwrap() + "net cyc".len();
+    for name in ["eoi ", "eoi-x2apic ", "irqfd ", "qemu:eoi "] {
+        let l = line(&t, name);
+        // Cells are padded in characters; the header is ASCII.
+        let prefix: String = l.chars().take(net_end).collect();
+        let cell = prefix.rsplit(' ').next().unwrap();
+        assert_eq!(cell, "–", "net of {name}in {l:?}");
+    }
+    assert!(line(&t, "eoi ").contains("700"));
+    assert!(line(&t, "ipi ").contains("13,900"));
+    // CSV: net_median empty; the net chart has no bar for them.
+    let c = render(&r, Format::Csv, View::All);
+    let eoi = c.lines().find(|l| l.starts_with("eoi,")).unwrap();
+    assert_eq!(eoi.split(',').nth(7), Some(""), "{eoi}");
+}
