@@ -184,6 +184,9 @@ pub enum UcallKind {
     /// args[1] = GPA of a u64 array where the host stamps its TSC just
     /// before each injection, args[2] = GPA of the u64 counter the guest's
     /// handler increments (the host waits for it before the next one).
+    /// The guest must not reset a counter the host may still be polling:
+    /// each run uses a fresh (or alternating) counter, else the host can
+    /// miss the last acknowledgement of the previous run.
     IrqfdStart = 9,
 }
 

@@ -708,10 +708,14 @@ fn absorb(
         match ResultStatus::from_raw(last.status) {
             Some(ResultStatus::Ok) => {}
             Some(ResultStatus::BadValue) => {
-                a.failure.get_or_insert(format!(
-                    "read back {:#x}, expected {PROBE_READ_VALUE:#x}",
-                    last.value
-                ));
+                a.failure.get_or_insert(match s.group {
+                    "irq" => format!(
+                        "the guest's interrupt handler did not see every interrupt in time (count {:#x})",
+                        last.value
+                    ),
+                    "pci" | "pci-config" => format!("the guest's PCI check failed (read {:#x})", last.value),
+                    _ => format!("read back {:#x}, expected {PROBE_READ_VALUE:#x}", last.value),
+                });
             }
             Some(ResultStatus::Unsupported) => {
                 a.unsupported

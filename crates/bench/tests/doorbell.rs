@@ -25,9 +25,13 @@ fn kvm(test: &str) -> Option<HostKvm> {
 /// trapline's own threads still alive (vCPUs, the consumer, the pump):
 /// counted by name, since the test harness runs threads of its own.
 fn trapline_threads() -> usize {
-    let Ok(dir) = std::fs::read_dir("/proc/self/task") else { return 0 };
+    let Ok(dir) = std::fs::read_dir("/proc/self/task") else {
+        return 0;
+    };
     dir.filter_map(|e| std::fs::read_to_string(e.ok()?.path().join("comm")).ok())
-        .filter(|c| c.starts_with("vcpu") || c.starts_with("doorbell-consu") || c.starts_with("ucall-pump"))
+        .filter(|c| {
+            c.starts_with("vcpu") || c.starts_with("doorbell-consu") || c.starts_with("ucall-pump")
+        })
         .count()
 }
 
@@ -43,7 +47,9 @@ impl Load {
                 std::thread::spawn(move || {
                     let mut x = 0u64;
                     while !s.load(Ordering::Relaxed) {
-                        x = std::hint::black_box(x.wrapping_mul(6364136223846793005).wrapping_add(1));
+                        x = std::hint::black_box(
+                            x.wrapping_mul(6364136223846793005).wrapping_add(1),
+                        );
                     }
                 })
             })
@@ -72,26 +78,41 @@ const PATHS: [(&str, &str); 4] = [
 /// Ring `n` times on each of `cpus` vCPUs through `path`; returns what the
 /// consumer (plus anything left in the eventfd) counted.
 fn ring(kvm: &HostKvm, handle: &str, path: &str, cpus: u32, n: u64, load: bool) -> u64 {
-    let mut cfg = MachineConfig::new(trapline_guest::payload("ringer").expect("ringer payload").to_vec(), "ringer");
+    let mut cfg = MachineConfig::new(
+        trapline_guest::payload("ringer")
+            .expect("ringer payload")
+            .to_vec(),
+        "ringer",
+    );
     cfg.vcpus = cpus;
     cfg.append = format!("cpus={cpus} n={n} path={path}");
     cfg.serial = SerialOutput::Sink;
     cfg.timeout = Some(Duration::from_secs(240));
-    cfg.lab = LabFixtures { doorbells: true, ..Default::default() };
+    cfg.lab = LabFixtures {
+        doorbells: true,
+        ..Default::default()
+    };
     let m = Machine::build(kvm, cfg).unwrap();
     let handles = m.lab_handles().unwrap();
     let consumer = Consumer::spawn(handles.doorbells, true).unwrap();
     let _load = load.then(|| Load::start(2));
     let r = m.run().unwrap();
     let counted = consumer.finish();
-    assert_eq!(r.outcome, Outcome::DebugExit(0), "{handle}: the ringer did not finish");
-    counted.get(handle).copied().unwrap_or(0) + r.lab.ioevent_counts.get(handle).copied().unwrap_or(0)
+    assert_eq!(
+        r.outcome,
+        Outcome::DebugExit(0),
+        "{handle}: the ringer did not finish"
+    );
+    counted.get(handle).copied().unwrap_or(0)
+        + r.lab.ioevent_counts.get(handle).copied().unwrap_or(0)
 }
 
 #[test]
 fn every_ring_is_counted_from_two_vcpus_on_every_path() {
     let _one_at_a_time = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
-    let Some(kvm) = kvm("doorbell counts") else { return };
+    let Some(kvm) = kvm("doorbell counts") else {
+        return;
+    };
     for (handle, path) in PATHS {
         let got = ring(&kvm, handle, path, 2, 1500, false);
         assert_eq!(got, 3000, "{path}: lost or invented notifications");
@@ -101,7 +122,9 @@ fn every_ring_is_counted_from_two_vcpus_on_every_path() {
 #[test]
 fn every_ring_is_counted_with_the_consumer_under_load() {
     let _one_at_a_time = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
-    let Some(kvm) = kvm("doorbell under load") else { return };
+    let Some(kvm) = kvm("doorbell under load") else {
+        return;
+    };
     for (handle, path) in [PATHS[1], PATHS[2]] {
         let got = ring(&kvm, handle, path, 2, 5000, true);
         assert_eq!(got, 10_000, "{path} under load");
@@ -115,7 +138,9 @@ fn every_ring_is_counted_with_the_consumer_under_load() {
 #[ignore]
 fn a_million_rings_from_two_vcpus_under_load() {
     let _one_at_a_time = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
-    let Some(kvm) = kvm("a million rings") else { return };
+    let Some(kvm) = kvm("a million rings") else {
+        return;
+    };
     let start = Instant::now();
     let got = ring(&kvm, "doorbell-pio", "ioeventfd-pio", 2, 500_000, true);
     eprintln!("1,000,000 rings counted {got} in {:?}", start.elapsed());
@@ -125,11 +150,16 @@ fn a_million_rings_from_two_vcpus_under_load() {
 #[test]
 fn stopping_a_vm_while_the_consumer_is_blocked_ends_cleanly() {
     let _one_at_a_time = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
-    let Some(kvm) = kvm("consumer stop") else { return };
+    let Some(kvm) = kvm("consumer stop") else {
+        return;
+    };
     let mut cfg = MachineConfig::new(trapline_guest::SPIN.to_vec(), "spin");
     cfg.serial = SerialOutput::Sink;
     cfg.timeout = Some(Duration::from_millis(500));
-    cfg.lab = LabFixtures { doorbells: true, ..Default::default() };
+    cfg.lab = LabFixtures {
+        doorbells: true,
+        ..Default::default()
+    };
     let m = Machine::build(&kvm, cfg).unwrap();
     let consumer = Consumer::spawn(m.lab_handles().unwrap().doorbells, true).unwrap();
     let start = Instant::now();
@@ -137,18 +167,31 @@ fn stopping_a_vm_while_the_consumer_is_blocked_ends_cleanly() {
     let counted = consumer.finish();
     assert_eq!(r.outcome, Outcome::Timeout);
     assert!(counted.values().all(|v| *v == 0));
-    assert!(start.elapsed() < Duration::from_secs(10), "shutdown took {:?}", start.elapsed());
-    assert_eq!(trapline_threads(), 0, "a vCPU or consumer thread was left behind");
+    assert!(
+        start.elapsed() < Duration::from_secs(10),
+        "shutdown took {:?}",
+        start.elapsed()
+    );
+    assert_eq!(
+        trapline_threads(),
+        0,
+        "a vCPU or consumer thread was left behind"
+    );
 }
 
 #[test]
 fn an_irqfd_flood_does_not_wedge_the_vmm() {
     let _one_at_a_time = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
-    let Some(kvm) = kvm("irqfd flood") else { return };
+    let Some(kvm) = kvm("irqfd flood") else {
+        return;
+    };
     let mut cfg = MachineConfig::new(trapline_guest::SPIN.to_vec(), "spin");
     cfg.serial = SerialOutput::Sink;
     cfg.timeout = Some(Duration::from_secs(1));
-    cfg.lab = LabFixtures { irqfd: true, ..Default::default() };
+    cfg.lab = LabFixtures {
+        irqfd: true,
+        ..Default::default()
+    };
     let m = Machine::build(&kvm, cfg).unwrap();
     let fd = m.lab_handles().unwrap().irqfd.expect("irqfd");
     let stop = Arc::new(AtomicBool::new(false));

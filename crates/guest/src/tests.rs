@@ -175,6 +175,7 @@ fn lookup_by_name() {
     assert_eq!(payload("compat"), Some(COMPAT));
     assert_eq!(payload("kutvmexit"), Some(KUTVMEXIT));
     assert_eq!(payload("hello64"), Some(HELLO64));
+    assert_eq!(payload("ringer"), Some(RINGER));
     assert!(payload("nope").is_none());
     let mut names: Vec<_> = PAYLOADS.iter().map(|(n, _)| *n).collect();
     names.sort();
@@ -275,5 +276,90 @@ fn compat_and_kutvmexit_carry_their_names() {
         b"PM timer port is %x\n\0",
     ] {
         assert!(contains(KUTVMEXIT, line));
+    }
+}
+
+/// probe.c treats 33..=40 as one range (`SCENARIO_IPI ... SCENARIO_EOI_X2APIC`),
+/// 37..=40 as the x2APIC twins of 33..=36 in the same order, and handles
+/// irqfd and the four doorbells by name.
+#[test]
+fn interrupt_and_doorbell_scenarios_are_laid_out_as_probe_assumes() {
+    let xapic = ["ipi", "ipi-halt", "self-ipi", "eoi"];
+    for (k, name) in xapic.iter().enumerate() {
+        let k = k as u32;
+        assert_eq!(trapline_abi::scenario_by_id(33 + k).unwrap().name, *name);
+        assert_eq!(
+            trapline_abi::scenario_by_id(37 + k).unwrap().name,
+            format!("{name}-x2apic")
+        );
+    }
+    for (id, name) in [
+        (41, "irqfd"),
+        (42, "doorbell-user-mmio"),
+        (43, "doorbell-ioeventfd-mmio"),
+        (44, "doorbell-ioeventfd-pio"),
+        (45, "doorbell-pv"),
+    ] {
+        assert_eq!(trapline_abi::scenario_by_id(id).unwrap().name, name);
+    }
+    let probe_c = include_str!("../c/payloads/probe.c");
+    assert!(
+        probe_c.contains("case SCENARIO_IPI ... SCENARIO_EOI_X2APIC:"),
+        "probe.c dispatches 33..=40 as one range"
+    );
+    // Named explicitly (self-ipi is what an IPI scenario is when it is
+    // neither to vCPU 1 nor eoi).
+    let named = |c_name: &str| {
+        let key = format!("SCENARIO_{c_name}");
+        probe_c.match_indices(&key).any(|(i, _)| {
+            !probe_c[i + key.len()..].starts_with(|c: char| c.is_ascii_alphanumeric() || c == '_')
+        })
+    };
+    for c_name in [
+        "IPI",
+        "IPI_HALT",
+        "EOI",
+        "IPI_X2APIC",
+        "IPI_HALT_X2APIC",
+        "EOI_X2APIC",
+        "IRQFD",
+        "DOORBELL_USER_MMIO",
+        "DOORBELL_IOEVENTFD_MMIO",
+        "DOORBELL_IOEVENTFD_PIO",
+        "DOORBELL_PV",
+    ] {
+        assert!(named(c_name), "probe.c does not handle SCENARIO_{c_name}");
+    }
+    // The ucall kinds and fixtures the interrupt scenarios use.
+    for sym in [
+        "UCALL_CLOCK",
+        "UCALL_IRQFD_START",
+        "IPI_VECTOR",
+        "IRQFD_GSI",
+        "IRQFD_VECTOR",
+        "DOORBELL_MMIO_USER",
+        "DOORBELL_MMIO_KERNEL",
+        "DOORBELL_PIO_PORT",
+        "DOORBELL_PV_IDENTITY",
+        "PV_DOORBELL_PORT",
+    ] {
+        assert!(probe_c.contains(sym), "probe.c does not use {sym}");
+    }
+}
+
+/// ringer's command-line words and its summary line are what the host
+/// test parses.
+#[test]
+fn ringer_carries_its_paths_and_lines() {
+    for path in ["user-mmio", "ioeventfd-mmio", "ioeventfd-pio", "pv"] {
+        let mut s = path.as_bytes().to_vec();
+        s.push(0);
+        assert!(contains(RINGER, &s), "ringer lacks path {path}");
+    }
+    for line in [
+        &b"ringer: %lu rings from %u cpus\n\0"[..],
+        b"ringer: cpus=%u n=%lu path=%s\n\0",
+    ] {
+        assert!(contains(RINGER, line));
     }
 }

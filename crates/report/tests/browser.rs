@@ -44,7 +44,7 @@ fn browser(test: &str) -> Option<PathBuf> {
     let b = find_browser();
     if b.is_none() {
         eprintln!(
-            "SKIPPED browser render ({test}): chromium not installed — this test did NOT run"
+            "SKIPPED browser render: chromium not installed — this test did NOT run ({test})"
         );
     }
     b

@@ -220,8 +220,19 @@ static struct {
 static volatile bool eoi_timed;  /* the BSP's handler times its EOI write */
 static volatile u64 eoi_cycles;  /* sum of those EOI writes */
 
-/* irqfd: the u64 counter the host polls, the stamps and the offset estimate. */
-static volatile u64 irqfd_acks;
+/*
+ * irqfd: the u64 counters the host polls, the stamps and the offset
+ * estimate. Each IrqfdStart gets the other counter: the host may not yet
+ * have seen the last run's final count when the guest starts the next run,
+ * and zeroing the counter it still polls would make it miss that ack. The
+ * host handles one IrqfdStart at a time, so by the time a slot is reused
+ * (two runs later) it is done with it.
+ */
+static struct {
+    volatile u64 n;
+} __attribute__((aligned(64))) irqfd_acks[2];
+static volatile u64 *irqfd_count = &irqfd_acks[0].n;
+static u32 irqfd_runs;
 static u64 irqfd_host_stamp[IRQFD_MAX];
 static u64 irqfd_guest_stamp[IRQFD_MAX];
 static u64 tsc_offset;     /* guest TSC - host TSC (mod 2^64) */
@@ -298,10 +309,11 @@ void ipi_handler(void)
 void irqfd_handler(void)
 {
     u64 t = rdtsc_ordered();
-    u64 c = irqfd_acks;
+    volatile u64 *count = irqfd_count;
+    u64 c = *count;
     if (c < IRQFD_MAX)
         irqfd_guest_stamp[c] = t;
-    __atomic_store_n(&irqfd_acks, c + 1, __ATOMIC_RELEASE);
+    __atomic_store_n(count, c + 1, __ATOMIC_RELEASE);
     apic_eoi();
 }
 
@@ -464,7 +476,7 @@ static u32 ipi_prepare(u32 id, const char *name)
     if (!to_ap(id))
         return RESULT_OK;
     if (ap_online < 1) {
-        printf("probe: %s needs cpus=2\n", name);
+        printf("probe: %s needs vCPU 1 online (cpus=2 on a 2-vCPU machine)\n", name);
         return RESULT_UNSUPPORTED;
     }
     return ap_settle(ap_halts(id) ? AP_HALT : AP_SPIN) ? RESULT_OK : RESULT_BAD_VALUE;
@@ -598,11 +610,13 @@ static void irqfd_run(u64 n, u64 *cycles, u64 *value)
 
     for (u64 done = 0; done < n;) {
         u64 k = n - done < IRQFD_MAX ? n - done : IRQFD_MAX;
-        irqfd_acks = 0;
-        ucall(UCALL_IRQFD_START, "irqfd", k, (u64)(uintptr_t)irqfd_host_stamp, (u64)(uintptr_t)&irqfd_acks);
+        volatile u64 *count = &irqfd_acks[irqfd_runs++ & 1].n;
+        *count = 0;
+        irqfd_count = count;
+        ucall(UCALL_IRQFD_START, "irqfd", k, (u64)(uintptr_t)irqfd_host_stamp, (u64)(uintptr_t)count);
         asm volatile("sti" : : : "memory");
         u64 seen = 0, t0 = rdtsc_plain();
-        for (u64 c; (c = irqfd_acks) < k; cpu_relax()) {
+        for (u64 c; (c = *count) < k; cpu_relax()) {
             if (c != seen) {
                 seen = c;
                 t0 = rdtsc_plain();
@@ -612,8 +626,8 @@ static void irqfd_run(u64 n, u64 *cycles, u64 *value)
         }
         asm volatile("cli" : : : "memory");
         barrier();
-        if (irqfd_acks != k) {
-            printf("probe: irqfd: %lu of %lu injections arrived\n", irqfd_acks, k);
+        if (*count != k) {
+            printf("probe: irqfd: %lu of %lu injections arrived\n", *count, k);
             run_status = RESULT_BAD_VALUE;
             break;
         }
@@ -915,9 +929,9 @@ int main(int argc, char **argv)
         max = min;
     cpuid(0, 0, r);
     intel = r[1] == 0x756e6547 && r[3] == 0x49656e69 && r[2] == 0x6c65746e; /* "GenuineIntel" */
-    irq_init();
 
     printf("probe: s=%s goal=%lu min=%lu max=%lu warmup=%lu\n", list ? list : "0", goal, min, max, warmup);
+    irq_init();
     if (!list)
         list = "0";
     while (*list) {

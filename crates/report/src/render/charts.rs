@@ -4,6 +4,11 @@
 //! and readable on the left. Category labels are drawn by hand (right-aligned
 //! beside their bar) rather than by plotters' tick labelling, which places
 //! labels at "nice" numbers instead of bar centres.
+//!
+//! When a few bars are far longer than the rest (a PCI bus scan beside
+//! single exits), the axis stops at the longest ordinary bar and the
+//! outliers are cut: drawn a little past it with a white gap, their value
+//! printed, so the other bars stay readable.
 
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
@@ -68,8 +73,51 @@ pub struct HBars {
     pub series: Vec<Series>,
 }
 
+/// A bar is an outlier when it is longer than this many times the median
+/// bar (by magnitude)…
+const OUTLIER_OVER_MEDIAN: f64 = 25.0;
+/// …and the longest bar is more than this many times the longest ordinary
+/// one (otherwise nothing is cut).
+const CUT_WHEN_OVER: f64 = 4.0;
+/// How far past the axis cap a cut bar reaches, as a fraction of the cap.
+const CUT_OVERHANG: f64 = 0.08;
+
 fn finite(v: f64) -> Option<f64> {
     v.is_finite().then_some(v)
+}
+
+/// Where the axis stops when some bars are outliers (see the module
+/// docs): the longest ordinary bar's magnitude, or `None` to cut nothing.
+pub fn axis_cap(values: &[f64]) -> Option<f64> {
+    let mut mags: Vec<f64> = values
+        .iter()
+        .filter_map(|v| finite(v.abs()))
+        .filter(|v| *v > 0.0)
+        .collect();
+    if mags.len() < 3 {
+        return None;
+    }
+    mags.sort_by(f64::total_cmp);
+    let limit = mags[mags.len() / 2] * OUTLIER_OVER_MEDIAN;
+    let ordinary = mags.iter().copied().rfind(|v| *v <= limit)?;
+    let longest = *mags.last()?;
+    (longest > ordinary * CUT_WHEN_OVER).then_some(ordinary)
+}
+
+/// A bar's printed value: grouped integers, one decimal from 10 up, two
+/// significant digits at least below (as ratios are shown in tables).
+fn value_label(v: f64) -> String {
+    let a = v.abs();
+    if v.fract() == 0.0 || a >= 100.0 {
+        grouped(v)
+    } else if a >= 10.0 {
+        format!("{v:.1}")
+    } else if a >= 0.01 {
+        format!("{v:.2}")
+    } else {
+        let decimals = (1.0 - a.log10().floor()).clamp(2.0, 12.0) as usize;
+        format!("{v:.decimals$}")
+    }
 }
 
 /// Axis ticks and bar values: whole numbers without decimals.
@@ -98,8 +146,18 @@ pub fn hbars(spec: &HBars) -> Result<String, String> {
     if n == 0 || k == 0 || values().next().is_none() {
         return Err("nothing measured to chart".to_string());
     }
-    let lo = values().fold(0.0f64, f64::min);
-    let hi = values().fold(0.0f64, f64::max);
+    let bar_values: Vec<f64> = spec
+        .series
+        .iter()
+        .flat_map(|s| s.values.iter().flatten())
+        .filter_map(|b| finite(b.value))
+        .collect();
+    let cap = axis_cap(&bar_values);
+    // Where a value is drawn: cut bars reach a little past the cap.
+    let reach = cap.map_or(f64::INFINITY, |c| c * (1.0 + CUT_OVERHANG));
+    let drawn = |v: f64| v.clamp(-reach, reach);
+    let lo = values().map(drawn).fold(0.0f64, f64::min);
+    let hi = values().map(drawn).fold(0.0f64, f64::max);
     let span = if hi - lo > 0.0 { hi - lo } else { 1.0 };
     // Room on the right for value labels, a little on the left for negatives.
     let x_range = (if lo < 0.0 { lo - span * 0.04 } else { 0.0 })..(hi + span * 0.16);
@@ -167,7 +225,13 @@ pub fn hbars(spec: &HBars) -> Result<String, String> {
             .y_label_formatter(&|_| String::new())
             .x_labels(8)
             .x_label_formatter(&|v| short_number(*v))
-            .x_desc(spec.x_desc.clone())
+            .x_desc(match cap {
+                Some(_) => format!(
+                    "{} · bars with a white gap are cut short; their value is printed",
+                    spec.x_desc
+                ),
+                None => spec.x_desc.clone(),
+            })
             .axis_desc_style(("sans-serif", 15))
             .label_style(("sans-serif", 13))
             .light_line_style(RGBColor(0xee, 0xee, 0xee))
@@ -202,14 +266,27 @@ pub fn hbars(spec: &HBars) -> Result<String, String> {
                 let y1 = row_top - 0.08 - j as f64 * slot;
                 let y0 = y1 - slot * 0.9;
                 let mid = (y0 + y1) / 2.0;
+                let end = drawn(value);
+                let cut = end != value;
                 chart
                     .draw_series(std::iter::once(Rectangle::new(
-                        [(0.0, y0), (value, y1)],
+                        [(0.0, y0), (end, y1)],
                         color.mix(0.85).filled(),
                     )))
                     .map_err(err)?;
-                let mut label_x = value.max(0.0);
-                if let Some((wlo, whi)) = bar.whisker {
+                if cut {
+                    // A white gap across the bar just past the cap.
+                    let c = end.abs() / (1.0 + CUT_OVERHANG);
+                    let gap = [c * 1.015, c * 1.035].map(|x| x.copysign(end));
+                    chart
+                        .draw_series(std::iter::once(Rectangle::new(
+                            [(gap[0], y0 - slot * 0.1), (gap[1], y1 + slot * 0.1)],
+                            WHITE.filled(),
+                        )))
+                        .map_err(err)?;
+                }
+                let mut label_x = end.max(0.0);
+                if let Some((wlo, whi)) = bar.whisker.filter(|_| !cut) {
                     if let (Some(wlo), Some(whi)) = (finite(wlo), finite(whi)) {
                         let style = ShapeStyle::from(&BLACK).stroke_width(1);
                         chart
@@ -232,7 +309,7 @@ pub fn hbars(spec: &HBars) -> Result<String, String> {
                 chart
                     .draw_series(std::iter::once(
                         EmptyElement::at((label_x, mid))
-                            + Text::new(short_number(value), (5, 0), value_style.clone()),
+                            + Text::new(value_label(value), (5, 0), value_style.clone()),
                     ))
                     .map_err(err)?;
             }
@@ -273,6 +350,42 @@ mod tests {
         assert!(svg.contains("a-very-long-scenario-name"));
         assert!(svg.contains("9,000"));
         assert!(svg.contains("<rect"));
+    }
+
+    #[test]
+    fn outliers_are_cut() {
+        assert_eq!(axis_cap(&[100.0, 200.0, 300.0, 1e6]), Some(300.0));
+        assert_eq!(axis_cap(&[100.0, 200.0, 300.0, 1000.0]), None);
+        assert_eq!(axis_cap(&[1.0, 1e6]), None, "too few bars to tell");
+        assert_eq!(axis_cap(&[-50.0, 100.0, 200.0, 300.0, -1e6]), Some(300.0));
+        assert_eq!(axis_cap(&[f64::NAN, 0.0, 0.0, 0.0]), None);
+        let spec = HBars {
+            title: "t".into(),
+            x_desc: "cycles".into(),
+            categories: vec!["a".into(), "b".into(), "c".into(), "scan".into()],
+            series: vec![Series {
+                name: "median".into(),
+                color: 0,
+                values: [1000.0, 2000.0, 3000.0, 15_360_000.0]
+                    .map(|v| Some(BarValue::plain(v)))
+                    .to_vec(),
+            }],
+        };
+        let svg = hbars(&spec).unwrap();
+        assert!(svg.contains("15,360,000"), "the cut bar's value is printed");
+        assert!(svg.contains("cut short"));
+        assert!(!svg.contains("5,000,000"), "the axis stops near 3,000");
+    }
+
+    #[test]
+    fn value_labels() {
+        assert_eq!(value_label(9000.0), "9,000");
+        assert_eq!(value_label(3.0), "3");
+        assert_eq!(value_label(2.4), "2.40");
+        assert_eq!(value_label(0.39), "0.39");
+        assert_eq!(value_label(0.0014), "0.0014");
+        assert_eq!(value_label(12.25), "12.2");
+        assert_eq!(value_label(123.4), "123");
     }
 
     #[test]

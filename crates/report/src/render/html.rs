@@ -13,12 +13,14 @@ use crate::model::Report;
 pub const DATA_ID: &str = "trapline-data";
 
 const STYLE: &str = "\
-body{font-family:system-ui,-apple-system,'Segoe UI',sans-serif;margin:2em auto;max-width:1100px;padding:0 1em;color:#222;line-height:1.45}
+body{font-family:system-ui,-apple-system,'Segoe UI',sans-serif;margin:2em auto;max-width:1240px;padding:0 1em;color:#222;line-height:1.45}
 h1{margin-bottom:.2em}h2{margin-top:1.8em;border-bottom:1px solid #ddd}
 .sub{color:#666;margin-top:0}
 dl.host{display:grid;grid-template-columns:max-content auto;gap:.2em 1.2em}
 dl.host dt{font-weight:600}dl.host dd{margin:0}
+div.grid{overflow-x:auto}
 table.grid{border-collapse:collapse;font-size:.92em;width:100%}
+table.grid .nw{white-space:nowrap}
 table.grid th,table.grid td{border-bottom:1px solid #e4e4e4;padding:.25em .6em;text-align:left;vertical-align:top}
 table.grid th{background:#f4f6f8}
 table.grid td.r,table.grid th.r{text-align:right;font-variant-numeric:tabular-nums}
@@ -34,27 +36,58 @@ section.view{margin-top:2.5em}
 details{margin:.5em 0}
 ";
 
-/// The grid as an HTML table; a spanning text gets one cell across the
+/// Cells of at most this many characters count as short (see
+/// [`column_classes`]).
+const SHORT_CELL: usize = 24;
+
+/// The `class` attribute of each column's cells: `r` for numbers, `nw` (no
+/// wrapping) when every cell is one token (a name, a number,
+/// `pio-write=1.00`) or short. A browser would otherwise break such a cell
+/// at its hyphens (`pio-` / `write=1.00`) when the table is tight; columns
+/// of phrases still wrap, between words.
+fn column_classes(g: &Grid) -> Vec<String> {
+    let n = g.columns.len();
+    let mut nowrap = vec![true; n];
+    for row in &g.rows {
+        for (i, cell) in row.cells.iter().enumerate().take(n) {
+            let one_token = !cell.contains(char::is_whitespace);
+            nowrap[i] &= one_token || cell.chars().count() <= SHORT_CELL;
+        }
+    }
+    g.columns
+        .iter()
+        .zip(nowrap)
+        .map(|(c, nowrap)| {
+            let mut classes = Vec::new();
+            if c.align == Align::Right {
+                classes.push("r");
+            }
+            if nowrap {
+                classes.push("nw");
+            }
+            if classes.is_empty() {
+                String::new()
+            } else {
+                format!(" class=\"{}\"", classes.join(" "))
+            }
+        })
+        .collect()
+}
+
+/// The grid as an HTML table (in a box that scrolls sideways when the
+/// table is wider than the page); a spanning text gets one cell across the
 /// remaining columns.
 pub fn grid(g: &Grid) -> String {
-    let mut out = String::from("<table class=\"grid\">\n<thead><tr>");
-    for c in &g.columns {
-        let class = if c.align == Align::Right {
-            " class=\"r\""
-        } else {
-            ""
-        };
+    let classes = column_classes(g);
+    let mut out = String::from("<div class=\"grid\"><table class=\"grid\">\n<thead><tr>");
+    for (c, class) in g.columns.iter().zip(&classes) {
         let _ = write!(out, "<th{class}>{}</th>", esc(&c.title));
     }
     out.push_str("</tr></thead>\n<tbody>\n");
     let n = g.columns.len();
     for row in &g.rows {
         out.push_str("<tr>");
-        for (i, cell) in row.cells.iter().enumerate().take(n) {
-            let class = match g.columns.get(i).map(|c| c.align) {
-                Some(Align::Right) => " class=\"r\"",
-                _ => "",
-            };
+        for (cell, class) in row.cells.iter().zip(&classes) {
             let _ = write!(out, "<td{class}>{}</td>", esc(cell));
         }
         let used = row.cells.len().min(n);
@@ -70,7 +103,7 @@ pub fn grid(g: &Grid) -> String {
         }
         out.push_str("</tr>\n");
     }
-    out.push_str("</tbody>\n</table>\n");
+    out.push_str("</tbody>\n</table></div>\n");
     out
 }
 

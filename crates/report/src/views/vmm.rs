@@ -18,7 +18,7 @@ use crate::render::kut::KutLine;
 use crate::render::{Chart, Page};
 
 /// Where Firecracker's figures come from.
-pub const FIRECRACKER_SOURCE: &str = "Firecracker's SPECIFICATION.md: the VMM \"starts (up to \
+pub const FIRECRACKER_SOURCE: &str = "Firecracker's SPECIFICATION.md: its VMM \"starts (up to \
 API socket availability) within 8 CPU ms\", and its VMM threads have \"a memory overhead <= 5 \
 MiB\" for a microVM with 1 vCPU and 128 MiB of RAM (on an m5d.metal or m6g.metal host)";
 
@@ -39,6 +39,8 @@ pub struct FootprintGoal {
     pub name: &'static str,
     /// What it measures, in words.
     pub what: &'static str,
+    /// A short label for charts.
+    pub short: &'static str,
     /// The derived value's unit in the report.
     pub unit: &'static str,
     /// The unit as shown.
@@ -55,6 +57,7 @@ pub const FOOTPRINT_GOALS: [FootprintGoal; 2] = [
     FootprintGoal {
         name: VMM_CPU_TO_FIRST_KVM_RUN,
         what: "CPU time from exec to the first KVM_RUN",
+        short: "CPU-ms to first KVM_RUN",
         unit: "ms",
         shown_unit: "CPU-ms",
         goal: 3.0,
@@ -63,6 +66,7 @@ pub const FOOTPRINT_GOALS: [FootprintGoal; 2] = [
     FootprintGoal {
         name: VMM_RSS_BEYOND_GUEST,
         what: "resident memory beyond guest RAM",
+        short: "MiB beyond guest RAM",
         unit: "MiB",
         shown_unit: "MiB",
         goal: 4.0,
@@ -146,11 +150,16 @@ impl FootprintRow {
         }
     }
 
+    fn goal_spec(&self) -> Option<&'static FootprintGoal> {
+        FOOTPRINT_GOALS.iter().find(|g| g.name == self.name)
+    }
+
     fn shown_unit(&self) -> &'static str {
-        FOOTPRINT_GOALS
-            .iter()
-            .find(|g| g.name == self.name)
-            .map_or(self.unit, |g| g.shown_unit)
+        self.goal_spec().map_or(self.unit, |g| g.shown_unit)
+    }
+
+    fn short(&self) -> &'static str {
+        self.goal_spec().map_or(self.name, |g| g.short)
     }
 }
 
@@ -450,7 +459,7 @@ impl Page for VmmView {
 
     fn sections(&self) -> Vec<Section> {
         let mut notes = vec![
-            format!("Firecracker: {FIRECRACKER_SOURCE}."),
+            format!("{FIRECRACKER_SOURCE}."),
             "Goals are trapline's own: at most 3 CPU-ms from exec to the first KVM_RUN and at \
              most 4 MiB resident beyond guest RAM; result compares the median with the goal."
                 .to_string(),
@@ -498,11 +507,11 @@ impl Page for VmmView {
     fn charts(&self) -> Vec<Chart> {
         let footprint = HBars {
             title: "Footprint against goal and Firecracker".to_string(),
-            x_desc: "CPU-ms (top row) · MiB (bottom row)".to_string(),
+            x_desc: "each row in its own unit: CPU-ms (top), MiB (bottom)".to_string(),
             categories: self
                 .footprint
                 .iter()
-                .map(|r| format!("{} ({})", r.what, r.shown_unit()))
+                .map(|r| r.short().to_string())
                 .collect(),
             series: vec![
                 Series {
