@@ -115,6 +115,9 @@ pub const IRQFD_GSI: u32 = 10;
 /// Vector the probe programs for [`IRQFD_GSI`].
 pub const IRQFD_VECTOR: u8 = 0x50;
 
+// RAM must end below every device window (checked at compile time).
+const _: () = assert!(MAX_RAM_MIB << 20 <= ECAM_BASE && ECAM_BASE < PROBE_MMIO_BASE);
+
 /// Highest amount of guest RAM trapline maps (it sits below the probe window
 /// and the PCI hole, so there is no RAM above 4 GiB to describe).
 pub const MAX_RAM_MIB: u64 = 3072;
@@ -470,6 +473,5 @@ mod tests {
                 p >= PROBE_MMIO_BASE && p + PROBE_PAGE_SIZE <= PROBE_MMIO_BASE + PROBE_MMIO_LEN
             );
         }
-        assert!(MAX_RAM_MIB << 20 <= PROBE_MMIO_BASE);
     }
 }

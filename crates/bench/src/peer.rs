@@ -95,7 +95,7 @@ pub fn parse(serial: &str) -> BTreeMap<String, PeerResult> {
         };
         let mut it = rest.split_whitespace();
         let Some(name) = it.next() else { continue };
-        let mut field = |k: &str| -> Option<u64> {
+        let field = |k: &str| -> Option<u64> {
             let v = rest
                 .split_whitespace()
                 .find_map(|kv| kv.strip_prefix(k)?.strip_prefix('='))?;

@@ -100,7 +100,7 @@ impl BusDevice for UcallPort {
         }
         let gpa = u32::from_le_bytes([data[0], data[1], data[2], data[3]]) as u64;
         let mut raw = [0u8; UCALL_SIZE];
-        if gpa % 8 != 0 || self.memory.read_slice(&mut raw, GuestAddress(gpa)).is_err() {
+        if !gpa.is_multiple_of(8) || self.memory.read_slice(&mut raw, GuestAddress(gpa)).is_err() {
             return bad();
         }
         let Some((kind, args, text)) = decode(&raw) else {
@@ -111,7 +111,9 @@ impl BusDevice for UcallPort {
             // guest's TSC readings before and after its OUT.
             // SAFETY: RDTSC has no preconditions on x86-64.
             let now = unsafe { core::arch::x86_64::_rdtsc() };
-            if args[0] % 8 != 0 || self.memory.write_obj(now, GuestAddress(args[0])).is_err() {
+            if !args[0].is_multiple_of(8)
+                || self.memory.write_obj(now, GuestAddress(args[0])).is_err()
+            {
                 return bad();
             }
         }

@@ -72,6 +72,11 @@ impl Datamatch {
         }
     }
 
+    /// True when KVM matches any length (length 0).
+    pub fn is_empty(self) -> bool {
+        self.len() == 0
+    }
+
     /// True for [`Datamatch::Any`].
     pub fn is_any(self) -> bool {
         self == Datamatch::Any

@@ -23,7 +23,7 @@ pub struct ReadOnlyRegion {
 impl ReadOnlyRegion {
     /// Map `size` bytes (a multiple of 4 KiB) at `gpa` in memslot `slot`.
     pub fn map(vm: Arc<VmFd>, slot: u32, gpa: u64, size: usize) -> Result<Self, FastpathError> {
-        if size == 0 || size % 4096 != 0 || gpa % 4096 != 0 {
+        if size == 0 || !size.is_multiple_of(4096) || !gpa.is_multiple_of(4096) {
             return Err(FastpathError::Invalid(format!(
                 "read-only region {gpa:#x}+{size:#x}: address and size must be non-zero multiples of 4 KiB"
             )));

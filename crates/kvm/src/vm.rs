@@ -52,7 +52,7 @@ impl Vm {
                 config.vcpus
             )));
         }
-        if config.mem_bytes == 0 || config.mem_bytes % 4096 != 0 {
+        if config.mem_bytes == 0 || !config.mem_bytes.is_multiple_of(4096) {
             return Err(KvmError::Config(format!(
                 "guest memory of {} bytes: must be a non-zero multiple of 4 KiB",
                 config.mem_bytes

@@ -42,8 +42,11 @@ fn cycle(kvm: &HostKvm, lab: bool) {
     assert_eq!(r.outcome, Outcome::DebugExit(0));
 }
 
-/// Runs `n` cycles and returns (fds, threads, rss KiB) before and after.
-fn cycles(n: usize) -> Option<((usize, usize, u64), (usize, usize, u64), Duration)> {
+/// (open fds, threads, RSS KiB) at one moment.
+type Usage = (usize, usize, u64);
+
+/// Runs `n` cycles and returns the usage before and after, and the time.
+fn cycles(n: usize) -> Option<(Usage, Usage, Duration)> {
     if !std::path::Path::new("/dev/kvm").exists() {
         eprintln!(
             "SKIPPED lifecycle: /dev/kvm is absent on this machine — this KVM test did NOT run"
