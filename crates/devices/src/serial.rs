@@ -149,7 +149,7 @@ mod tests {
         let _ = u.write(0, 0, 0, &[0x01]); // divisor low
         let _ = u.write(0, 0, 1, &[0x00]); // divisor high
         let _ = u.write(0, 0, 3, &[0x03]); // 8N1, DLAB = 0
-        let _ = u.write(0, 0, 0, &[b'x']);
+        let _ = u.write(0, 0, 0, b"x");
         assert_eq!(&*buf.lock().unwrap(), b"x");
         let mut lcr = [0u8];
         u.read(0, 0, 3, &mut lcr);
