@@ -62,10 +62,12 @@ mod tests {
 
     #[test]
     fn vendor_is_read_from_leaf_0() {
-        let mut e = kvm_cpuid_entry2::default();
-        e.ebx = u32::from_le_bytes(*b"Genu");
-        e.edx = u32::from_le_bytes(*b"ineI");
-        e.ecx = u32::from_le_bytes(*b"ntel");
+        let e = kvm_cpuid_entry2 {
+            ebx: u32::from_le_bytes(*b"Genu"),
+            edx: u32::from_le_bytes(*b"ineI"),
+            ecx: u32::from_le_bytes(*b"ntel"),
+            ..Default::default()
+        };
         assert_eq!(vendor(&[e]).as_deref(), Some("GenuineIntel"));
         assert_eq!(vendor(&[]), None);
     }
