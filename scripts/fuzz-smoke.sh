@@ -34,6 +34,13 @@ WORK="${FUZZ_WORK_DIR:-$ROOT/fuzz/corpus-tmp}"
 read -r -a EXTRA <<<"${FUZZ_ARGS:-}"
 
 log() { echo "fuzz-smoke: $*"; }
+# CPU_NOW = CPU seconds (user + sys) used so far by this shell's finished
+# children. `times` must run in this shell, not in a $(...) subshell.
+child_cpu() {
+  times >"$WORK/.times"
+  CPU_NOW=$(awk 'NR == 2 { for (i = 1; i <= 2; i++) { split($i, t, "m"); s += t[1] * 60 + t[2] } }
+                 END { printf "%d", s }' "$WORK/.times")
+}
 now() { date +%s; }
 t_start=$(now)
 
@@ -82,9 +89,13 @@ for t in "${targets[@]}"; do
   out="$WORK/$t.log"
   log "running $t for ${SECONDS_PER_TARGET}s (corpus: $(ls "$corpus" | wc -l) inputs)"
   rc=0
+  child_cpu
+  cpu0=$CPU_NOW
   cargo "+$TOOLCHAIN" fuzz run --debug-assertions "$t" "$corpus" -- \
     -max_total_time="$SECONDS_PER_TARGET" -rss_limit_mb="$RSS_MB" -timeout="$TIMEOUT" \
     -print_final_stats=1 ${EXTRA[@]+"${EXTRA[@]}"} >"$out" 2>&1 || rc=$?
+  child_cpu
+  cpu=$(( CPU_NOW - cpu0 ))
   execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$out" | tail -1)
   speed=$(sed -n 's/^stat::average_exec_per_sec: *//p' "$out" | tail -1)
   cov=$(grep -Eo 'cov: [0-9]+' "$out" | tail -1 | awk '{print $2}')
@@ -93,13 +104,20 @@ for t in "${targets[@]}"; do
   else
     status="FAILED (exit $rc)"
     failed+=("$t")
-    echo "----- $t: last lines of $out -----"
-    tail -n 40 "$out"
-    grep -Eo '(Test unit written to|artifact_prefix.*; Test unit written to) [^ ]+' "$out" |
-      sed "s|^|fuzz-smoke: $t: |" || true
+    echo "----- $t crashed (full log: $out) -----"
+    grep -E -A4 'panicked at|ERROR: (libFuzzer|AddressSanitizer|LeakSanitizer)' "$out" | head -n 30 || true
+    artifact=$(grep -Eo 'Test unit written to [^ ]+' "$out" | tail -1 | awk '{print $NF}' || true)
+    if [ -n "$artifact" ]; then
+      echo "fuzz-smoke: $t: crash input: $artifact"
+      echo "fuzz-smoke: $t: reproduce:   cargo +$TOOLCHAIN fuzz run -a $t $artifact"
+      echo "fuzz-smoke: $t: minimise:    cargo +$TOOLCHAIN fuzz tmin -a $t $artifact"
+    else
+      tail -n 20 "$out"
+    fi
     echo "-----"
   fi
-  summary+=("$(printf '%-16s %12s execs %8s exec/s  cov %6s  %s' "$t" "${execs:-?}" "${speed:-?}" "${cov:-?}" "$status")")
+  summary+=("$(printf '%-16s %12s execs %8s exec/s  cov %6s  cpu %5ss  %s' \
+    "$t" "${execs:-?}" "${speed:-?}" "${cov:-?}" "$cpu" "$status")")
 done
 
 echo

@@ -46,14 +46,14 @@ fn bus_devices(dir: &Path) {
         .writing(u64::from_le_bytes(*b"Shutdown"));
     a.count = 8;
     acc(&mut e, a);
-    acc(&mut e, Access::at(Space::Pio, pio("pm-io"), 8, 4));
-    acc(&mut e, Access::at(Space::Pio, pio("pm-io"), 4, 2).writing(0x2000));
+    acc(&mut e, Access::at(Space::Pio, pio("acpi-pm"), 8, 4));
+    acc(&mut e, Access::at(Space::Pio, pio("acpi-pm"), 4, 2).writing(0x2000));
     write(dir, "bus_devices", "power-off", &e.0);
 
     // fw_cfg signature, PCI via CF8/CFC and ECAM, pci-testdev BAR select.
     let mut e = Enc::new();
-    acc(&mut e, Access::at(Space::Pio, pio("fw-cfg"), 0, 2).writing(0));
-    acc(&mut e, Access::at(Space::Pio, pio("fw-cfg"), 1, 4));
+    acc(&mut e, Access::at(Space::Pio, pio("fw_cfg"), 0, 2).writing(0));
+    acc(&mut e, Access::at(Space::Pio, pio("fw_cfg"), 1, 4));
     acc(&mut e, Access::at(Space::Pio, pio("pci-config"), 0, 4).writing(0x8000_1000));
     acc(&mut e, Access::at(Space::Pio, pio("pci-config"), 4, 4));
     acc(&mut e, Access::at(Space::Mmio, mmio("pci-ecam"), 0x10000, 4));
@@ -77,7 +77,7 @@ fn bus_devices(dir: &Path) {
     acc(&mut e, Access::at(Space::Mmio, mmio("pc-testdev-iomem"), 0xffff, 2));
     acc(&mut e, Access::at(Space::Pio, pio("probe"), 0, 4).writing(7));
     acc(&mut e, Access::at(Space::Mmio, mmio("probe"), 0x1000, 8).writing(0xce));
-    acc(&mut e, Access::at(Space::Mmio, mmio("lapic"), 0x30, 4));
+    acc(&mut e, Access::at(Space::Mmio, mmio("lapic-fallback"), 0x30, 4));
     // A well-formed ucall at 0x2000, then its announcement.
     e.u8(12).u16(0x2000).u8(0).u8(UcallKind::Done as u8).u64(0);
     e.u8(4).bytes(b"done");

@@ -9,7 +9,8 @@
 //!   effects, reading again into a buffer pre-filled with the complement
 //!   gives the same bytes; UART/fw_cfg bytes past their registers are 0xff;
 //! - exact values where the model is a one-liner (debug-exit, Bochs port,
-//!   LAPIC fallback, probe pattern, pc-testdev scratch register and IoMem);
+//!   LAPIC fallback, probe pattern, doorbells, pc-testdev scratch register
+//!   and IoMem); the MMIO doorbell's eventfd and leak counts;
 //! - only isa-debug-exit, the Bochs port ("Shutdown") and the PM1 control
 //!   register (SLP_EN with SLP_TYP 0) may stop the VM, exactly when they
 //!   should.
@@ -30,11 +31,15 @@ struct Model {
     iomem: Vec<u8>,
     /// Bytes written to the Bochs port since the last power-off.
     bochs: Vec<u8>,
+    /// Writes to the MMIO doorbell's first page (each rings its eventfd)
+    /// and to its second page (counted as leaked).
+    rings: u64,
+    leaks: u64,
 }
 
 /// Devices whose reads change state (so a second read may differ).
 fn read_has_side_effects(name: &str) -> bool {
-    matches!(name, "com1" | "fw-cfg")
+    matches!(name, "com1" | "fw_cfg")
 }
 
 fn check_read(model: &Model, name: Option<&str>, offset: u64, fill: u8, buf: &[u8], again: Option<&[u8]>) {
@@ -57,14 +62,14 @@ fn check_read(model: &Model, name: Option<&str>, offset: u64, fill: u8, buf: &[u
                 assert!(buf[1..].iter().all(|&b| b == 0xff), "com1 wide read {buf:02x?}");
             }
         }
-        "fw-cfg" if offset >= 2 => assert!(ones, "fw-cfg+{offset:#x} read {buf:02x?}"),
-        "isa-debug-exit" | "pc-testdev-irq-line" => {
+        "fw_cfg" if offset >= 2 => assert!(ones, "fw_cfg+{offset:#x} read {buf:02x?}"),
+        "isa-debug-exit" | "pc-testdev-irq-line" | "doorbell" => {
             assert!(buf.iter().all(|&b| b == 0), "{name} read {buf:02x?}")
         }
-        "bochs-shutdown" | "ucall" | "lapic" | "pc-testdev-flush-page" => {
+        "bochs-shutdown" | "ucall" | "lapic-fallback" | "pc-testdev-flush-page" | "pv-doorbell" => {
             assert!(ones, "{name} read {buf:02x?}")
         }
-        "probe" => {
+        "probe" | "probe-ro-memslot" => {
             let v = PROBE_READ_VALUE.to_le_bytes();
             for (i, b) in buf.iter().enumerate() {
                 assert_eq!(*b, v[(offset as usize).wrapping_add(i) % 4], "probe read {buf:02x?}");
@@ -114,7 +119,7 @@ fn check_write(model: &mut Model, name: Option<&str>, offset: u64, data: &[u8], 
             }
             out
         }
-        "pm-io" => {
+        "acpi-pm" => {
             // SLP_EN is bit 13 of PM1_CNT (port base + 4): bit 5 of the byte
             // at offset 5, whose bits 2..4 are SLP_TYP; only this write can
             // set SLP_EN (it is never stored).
@@ -137,6 +142,14 @@ fn check_write(model: &mut Model, name: Option<&str>, offset: u64, data: &[u8], 
                 if let Some(slot) = model.iomem.get_mut(offset as usize + i) {
                     *slot = b;
                 }
+            }
+            IoOutcome::Continue
+        }
+        "doorbell" => {
+            if offset < 0x1000 {
+                model.rings += 1;
+            } else {
+                model.leaks += 1;
             }
             IoOutcome::Continue
         }
@@ -223,4 +236,7 @@ fuzz_target!(|data: &[u8]| {
     for ev in m.ucalls.try_iter() {
         assert!(!ev.text.contains('\0'));
     }
+    let (doorbell, fd) = &m.doorbell;
+    assert_eq!(doorbell.leaked(), model.leaks, "doorbell leaks");
+    assert_eq!(fd.read().unwrap_or(0), model.rings, "doorbell rings");
 });

@@ -16,6 +16,7 @@ use std::sync::{Arc, Mutex};
 
 use trapline_abi as abi;
 use trapline_devices::debug_exit::DebugExit;
+use trapline_devices::doorbell::Doorbell;
 use trapline_devices::fw_cfg::{FwCfg, FW_CFG_IO_BASE, FW_CFG_IO_LEN};
 use trapline_devices::lapic_fallback::{LapicFallback, LAPIC_PAGE_BASE, LAPIC_PAGE_LEN};
 use trapline_devices::pc_testdev::{IrqLine, PageFlusher, PcTestdev};
@@ -29,6 +30,7 @@ use trapline_devices::serial::{SerialOutput, Uart, UART_LEN};
 use trapline_devices::ucall::{UcallEvent, UcallPort};
 use trapline_exit::{Bus, BusBuilder, BusDevice, ExitCounters};
 use vm_memory::{GuestAddress, GuestMemoryMmap};
+use vmm_sys_util::eventfd::{EventFd, EFD_NONBLOCK};
 
 // ---------------------------------------------------------------------------
 // Input decoding and encoding.
@@ -431,15 +433,20 @@ impl IrqLine for Hooks {
 pub const GUEST_RAM: u64 = 0x1_0000;
 /// vCPUs with exit counters.
 pub const VCPUS: usize = 4;
-/// trapline's ECAM base (crates/machine/src/layout.rs), which differs from
-/// `PciLayout::default()`'s.
-pub const MACHINE_ECAM_BASE: u64 = 0xc000_0000;
+/// trapline's ECAM base (`crates/machine/src/layout.rs`), which differs
+/// from `PciLayout::default()`'s.
+pub const MACHINE_ECAM_BASE: u64 = abi::ECAM_BASE;
 /// A free port for a bare `PmTimer` register (the machine maps only `PmIo`;
 /// 0xB008 is where QEMU's PIIX4 PM block puts its timer).
 pub const BARE_PM_TIMER_PORT: u64 = 0xb008;
 
 /// Every device trapline has, on a PIO and an MMIO bus at the machine's
-/// addresses.
+/// addresses and under the machine's names: what `Machine::build`
+/// (`crates/machine/src/assemble.rs`) and `platform::build`
+/// (`crates/machine/src/platform.rs`) map with `--device pci-testdev` and
+/// `--device pc-testdev`, plus a bare `PmTimer` at [`BARE_PM_TIMER_PORT`].
+/// The hooks that need KVM (ioeventfds, page flushes, IRQ lines) are
+/// recorders here.
 pub struct Machine {
     /// The port bus.
     pub pio: Bus,
@@ -459,6 +466,8 @@ pub struct Machine {
     pub pc: PcTestdev,
     /// pc-testdev's hooks.
     pub hooks: Arc<Hooks>,
+    /// The MMIO doorbell and the eventfd it signals.
+    pub doorbell: (Arc<Doorbell>, EventFd),
     /// Guest RAM for ucall messages.
     pub memory: GuestMemoryMmap,
     /// Per-vCPU exit counters (the ucall port bumps BadUcall).
@@ -483,14 +492,11 @@ impl Machine {
         let clock = Arc::new(FakeClock::default());
         let hooks = Arc::new(Hooks::default());
         let registry = RecordingRegistry::new();
-        let fw_cfg = Arc::new(
-            FwCfg::builder()
-                .ram(128 << 20)
-                .cpus(2)
-                .add_file("etc/trapline", b"fuzz".to_vec())
-                .unwrap()
-                .build(),
-        );
+        let fw_cfg = Arc::new(FwCfg::builder().ram(GUEST_RAM).cpus(VCPUS as u16).build());
+        let fd = EventFd::new(EFD_NONBLOCK).expect("eventfd");
+        let doorbell = Arc::new(Doorbell::new(fd.try_clone().expect("eventfd")));
+        let probe_pio = Arc::new(ProbeDevice::new(ProbeSpace::Pio));
+        let probe_mmio = Arc::new(ProbeDevice::new(ProbeSpace::Mmio));
 
         let mut pci = PciBuilder::new(PciLayout {
             ecam_base: MACHINE_ECAM_BASE,
@@ -530,17 +536,12 @@ impl Machine {
             (
                 "probe",
                 abi::PROBE_PIO_USER_PORT.into(),
-                u64::from(abi::UCALL_PORT + abi::TRAPLINE_PORTS_LEN - abi::PROBE_PIO_USER_PORT),
-                Arc::new(ProbeDevice::new(ProbeSpace::Pio)),
+                u64::from(abi::PV_DOORBELL_PORT - abi::PROBE_PIO_USER_PORT),
+                probe_pio,
             ),
+            ("fw_cfg", FW_CFG_IO_BASE.into(), FW_CFG_IO_LEN, fw_cfg.clone()),
             (
-                "fw-cfg",
-                FW_CFG_IO_BASE.into(),
-                FW_CFG_IO_LEN,
-                fw_cfg.clone(),
-            ),
-            (
-                "pm-io",
+                "acpi-pm",
                 PM_IO_BASE.into(),
                 PM_IO_LEN,
                 Arc::new(PmIo::with_clock(clock.clone())),
@@ -555,27 +556,49 @@ impl Machine {
         for (name, base, len, dev) in p {
             pio.insert(name, base, len, dev).unwrap();
         }
+        let m: [(&'static str, u64, u64, Arc<dyn BusDevice>); 4] = [
+            (
+                "probe",
+                abi::PROBE_MMIO_BASE,
+                abi::DOORBELL_MMIO_USER - abi::PROBE_MMIO_BASE,
+                probe_mmio.clone(),
+            ),
+            (
+                "probe-ro-memslot",
+                abi::PROBE_RO_MEMSLOT,
+                abi::PROBE_PAGE_SIZE,
+                probe_mmio,
+            ),
+            (
+                "doorbell",
+                abi::DOORBELL_MMIO_USER,
+                2 * abi::PROBE_PAGE_SIZE,
+                doorbell.clone(),
+            ),
+            (
+                "lapic-fallback",
+                LAPIC_PAGE_BASE,
+                LAPIC_PAGE_LEN,
+                Arc::new(LapicFallback),
+            ),
+        ];
+        for (name, base, len, dev) in m {
+            mmio.insert(name, base, len, dev).unwrap();
+        }
+        pci.insert_into(&mut pio, &mut mmio).unwrap();
+        pio.insert(
+            "pv-doorbell",
+            abi::PV_DOORBELL_PORT.into(),
+            4,
+            pci.pv_doorbell().unwrap(),
+        )
+        .unwrap();
         for pl in pc.pio_mappings() {
             pio.insert(pl.name, pl.base, pl.len, pl.device).unwrap();
         }
         for pl in pc.mmio_mappings() {
             mmio.insert(pl.name, pl.base, pl.len, pl.device).unwrap();
         }
-        mmio.insert(
-            "probe",
-            abi::PROBE_MMIO_BASE,
-            abi::PROBE_MMIO_LEN,
-            Arc::new(ProbeDevice::new(ProbeSpace::Mmio)),
-        )
-        .unwrap();
-        mmio.insert(
-            "lapic",
-            LAPIC_PAGE_BASE,
-            LAPIC_PAGE_LEN,
-            Arc::new(LapicFallback),
-        )
-        .unwrap();
-        pci.insert_into(&mut pio, &mut mmio).unwrap();
 
         Machine {
             pio: pio.build(),
@@ -587,6 +610,7 @@ impl Machine {
             registry,
             pc,
             hooks,
+            doorbell: (doorbell, fd),
             memory,
             counters,
             ucalls,

@@ -11,6 +11,7 @@ const MIB: u64 = 1 << 20;
 
 fn req<'a>(image: &'a [u8]) -> LoadRequest<'a> {
     LoadRequest {
+        fresh_memory: false,
         image,
         image_name: "x86/vmexit.flat",
         append: "",
@@ -71,6 +72,28 @@ fn multiboot_copies_segments_and_zeroes_bss() {
 }
 
 #[test]
+fn fresh_memory_is_trusted_to_be_zero_and_bss_is_left_alone() {
+    // A fresh mapping reads as zero already; the loader must not touch the
+    // BSS pages then (here they hold a pattern, to see that it did not).
+    let mem = guest_mem(4 << 20);
+    fill(&mem, MB_DATA + 0x80, (MB_BSS - 0x80) as usize, 0xAA);
+    let b = multiboot_builder(0);
+    let image = b.build();
+    load(
+        &mem,
+        &LoadRequest {
+            fresh_memory: true,
+            ..req(&image)
+        },
+    )
+    .unwrap();
+    assert_eq!(rd_bytes(&mem, MB_DATA, 0x80), b.segs[1].data);
+    assert!(rd_bytes(&mem, MB_DATA + 0x80, (MB_BSS - 0x80) as usize)
+        .iter()
+        .all(|&x| x == 0xAA));
+}
+
+#[test]
 fn multiboot_entry_state() {
     let mem = guest_mem(4 << 20);
     let image = multiboot_image();
@@ -118,6 +141,7 @@ fn mbi_fields_with_args_and_initrd() {
     let setup = load(
         &mem,
         &LoadRequest {
+            fresh_memory: false,
             image: &image,
             image_name: "x86/vmexit.flat",
             append: "cpuid inl_from_pmtimer",
@@ -321,6 +345,7 @@ fn kvm_unit_tests_shaped_flat_in_32_mib() {
     let setup = load(
         &mem,
         &LoadRequest {
+            fresh_memory: false,
             image: &image,
             image_name: "x86/vmexit.flat",
             append: "cpuid",

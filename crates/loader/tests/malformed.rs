@@ -8,6 +8,7 @@ use trapline_loader::*;
 
 fn req<'a>(image: &'a [u8]) -> LoadRequest<'a> {
     LoadRequest {
+        fresh_memory: false,
         image,
         image_name: "t.flat",
         append: "",

@@ -133,6 +133,7 @@ fn load_never_panics_on_mutated_images() {
         let ok = load(
             &mem,
             &LoadRequest {
+                fresh_memory: false,
                 image: &img,
                 image_name: "fuzz.flat",
                 append: "a b c",
@@ -169,6 +170,7 @@ fn every_truncation_of_valid_images_is_handled() {
             let b = load(
                 &mem,
                 &LoadRequest {
+                    fresh_memory: false,
                     image: img,
                     image_name: "t",
                     append: "",

@@ -65,6 +65,7 @@ pub(crate) fn load_image(vm: &Vm, config: &MachineConfig) -> Result<BootCpuState
     let setup = load(
         vm.memory(),
         &LoadRequest {
+            fresh_memory: true,
             image: &config.kernel,
             image_name: &config.kernel_name,
             append: &config.append,

@@ -227,8 +227,18 @@ pub(crate) fn build(
         .ecam(ECAM_BASE, pci.layout.ecam_buses)
         .build()
         .map_err(|e| MachineError::Config(format!("ACPI tables: {e}")))?;
+    // Only the bytes the tables use: the rest of the 128 KiB area is fresh,
+    // zero guest memory, and writing it would fault in 32 pages for nothing.
+    let used = acpi
+        .tables
+        .iter()
+        .map(|t| (t.gpa + t.len as u64).saturating_sub(acpi.base) as usize)
+        .chain(std::iter::once((acpi.rsdp - acpi.base) as usize + 36))
+        .max()
+        .unwrap_or(acpi.bytes.len())
+        .min(acpi.bytes.len());
     vm.memory()
-        .write_slice(&acpi.bytes, GuestAddress(acpi.base))
+        .write_slice(&acpi.bytes[..used], GuestAddress(acpi.base))
         .map_err(|e| {
             MachineError::Config(format!(
                 "ACPI tables do not fit in guest RAM ({e}): use --mem 1 or more"
