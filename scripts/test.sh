@@ -16,31 +16,35 @@ for tool in cargo gcc ld objcopy; do
   command -v "$tool" >/dev/null || { echo "test.sh: $tool not found: install a Rust toolchain, gcc and binutils" >&2; exit 2; }
 done
 
-# The HTML report's browser test (crates/report/tests/browser.rs) renders
-# the report in headless Chromium and skips, loudly, without one. CI starts
-# from a bare machine, so install Debian's chromium when it is missing and
-# apt-get is here (the package lists are refreshed only if a plain install
-# fails). A failed install is a warning, not an error: the test then skips.
-ensure_chromium() {
-  local b log
-  for b in chromium chromium-browser google-chrome; do
+# Two tests need programs a bare machine lacks, and skip, loudly, without
+# them: the HTML report's browser test (crates/report/tests/browser.rs,
+# headless Chromium) and the QEMU comparisons (`trapline bench --peer qemu`,
+# crates/cli/tests/{peer,kut_compat}.rs). CI starts from a bare machine, so
+# install Debian's packages when they are missing and apt-get is here (the
+# package lists are refreshed only if a plain install fails). A failed
+# install is a warning, not an error: those tests then skip.
+ensure_package() { # ensure_package PACKAGE WHAT BINARY...
+  local pkg=$1 what=$2 b log
+  shift 2
+  for b in "$@"; do
     command -v "$b" >/dev/null && return 0
   done
   if ! command -v apt-get >/dev/null; then
-    echo "test.sh: WARNING: chromium is ABSENT and there is no apt-get: the browser test will be SKIPPED"
+    echo "test.sh: WARNING: $pkg is ABSENT and there is no apt-get: $what will be SKIPPED"
     return 0
   fi
-  echo "test.sh: installing chromium (apt-get) for the browser test"
+  echo "test.sh: installing $pkg (apt-get) for $what"
   log=$(mktemp)
-  if ! DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null 2>"$log"; then
+  if ! DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$pkg" >/dev/null 2>"$log"; then
     if ! { apt-get update -qq >/dev/null 2>>"$log" &&
-      DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null 2>>"$log"; }; then
-      echo "test.sh: WARNING: could not install chromium: the browser test will be SKIPPED" >&2
+      DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$pkg" >/dev/null 2>>"$log"; }; then
+      echo "test.sh: WARNING: could not install $pkg: $what will be SKIPPED" >&2
       tail -n 5 "$log" >&2
     fi
   fi
   rm -f "$log"
 }
-ensure_chromium
+ensure_package chromium "the browser test" chromium chromium-browser google-chrome
+ensure_package qemu-system-x86 "the QEMU comparisons" qemu-system-x86_64
 
 cargo test --workspace --all-targets -- --test-threads=2

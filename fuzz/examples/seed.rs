@@ -34,10 +34,16 @@ fn bus_devices(dir: &Path) {
     // Serial "hi\n" then LSR, debug-exit.
     let mut e = Enc::new();
     for c in b"hi\n" {
-        acc(&mut e, Access::at(Space::Pio, pio("com1"), 0, 1).writing(u64::from(*c)));
+        acc(
+            &mut e,
+            Access::at(Space::Pio, pio("com1"), 0, 1).writing(u64::from(*c)),
+        );
     }
     acc(&mut e, Access::at(Space::Pio, pio("com1"), 5, 1));
-    acc(&mut e, Access::at(Space::Pio, pio("isa-debug-exit"), 0, 4).writing(3));
+    acc(
+        &mut e,
+        Access::at(Space::Pio, pio("isa-debug-exit"), 0, 4).writing(3),
+    );
     write(dir, "bus_devices", "serial-debug-exit", &e.0);
 
     // "Shutdown" to the Bochs port as one `rep outsb`; PM1_CNT S5.
@@ -47,20 +53,35 @@ fn bus_devices(dir: &Path) {
     a.count = 8;
     acc(&mut e, a);
     acc(&mut e, Access::at(Space::Pio, pio("acpi-pm"), 8, 4));
-    acc(&mut e, Access::at(Space::Pio, pio("acpi-pm"), 4, 2).writing(0x2000));
+    acc(
+        &mut e,
+        Access::at(Space::Pio, pio("acpi-pm"), 4, 2).writing(0x2000),
+    );
     write(dir, "bus_devices", "power-off", &e.0);
 
     // fw_cfg signature, PCI via CF8/CFC and ECAM, pci-testdev BAR select.
     let mut e = Enc::new();
-    acc(&mut e, Access::at(Space::Pio, pio("fw_cfg"), 0, 2).writing(0));
+    acc(
+        &mut e,
+        Access::at(Space::Pio, pio("fw_cfg"), 0, 2).writing(0),
+    );
     acc(&mut e, Access::at(Space::Pio, pio("fw_cfg"), 1, 4));
-    acc(&mut e, Access::at(Space::Pio, pio("pci-config"), 0, 4).writing(0x8000_1000));
+    acc(
+        &mut e,
+        Access::at(Space::Pio, pio("pci-config"), 0, 4).writing(0x8000_1000),
+    );
     acc(&mut e, Access::at(Space::Pio, pio("pci-config"), 4, 4));
-    acc(&mut e, Access::at(Space::Mmio, mmio("pci-ecam"), 0x10000, 4));
+    acc(
+        &mut e,
+        Access::at(Space::Mmio, mmio("pci-ecam"), 0x10000, 4),
+    );
     let mut sel = Access::at(Space::Mmio, 0, 0, 1).writing(1);
     sel.target = Target::Bar { bar: 0, offset: 0 };
     acc(&mut e, sel);
-    sel.target = Target::Bar { bar: 0, offset: 0x801 };
+    sel.target = Target::Bar {
+        bar: 0,
+        offset: 0x801,
+    };
     acc(&mut e, sel.writing(0xce));
     let mut rd = Access::at(Space::Pio, 0, 0, 4);
     rd.target = Target::Bar { bar: 1, offset: 0 };
@@ -69,19 +90,49 @@ fn bus_devices(dir: &Path) {
 
     // pc-testdev and the probes, LAPIC page, ucall.
     let mut e = Enc::new();
-    acc(&mut e, Access::at(Space::Pio, pio("pc-testdev-ioport"), 0, 4).writing(0xdead_beef));
-    acc(&mut e, Access::at(Space::Pio, pio("pc-testdev-ioport-byte"), 2, 1));
-    acc(&mut e, Access::at(Space::Pio, pio("pc-testdev-flush-page"), 0, 4).writing(0x1234));
-    acc(&mut e, Access::at(Space::Pio, pio("pc-testdev-irq-line"), 4, 1).writing(1));
-    acc(&mut e, Access::at(Space::Mmio, mmio("pc-testdev-iomem"), 0xfff, 8).writing(0x0102_0304_0506_0708));
-    acc(&mut e, Access::at(Space::Mmio, mmio("pc-testdev-iomem"), 0xffff, 2));
-    acc(&mut e, Access::at(Space::Pio, pio("probe"), 0, 4).writing(7));
-    acc(&mut e, Access::at(Space::Mmio, mmio("probe"), 0x1000, 8).writing(0xce));
-    acc(&mut e, Access::at(Space::Mmio, mmio("lapic-fallback"), 0x30, 4));
+    acc(
+        &mut e,
+        Access::at(Space::Pio, pio("pc-testdev-ioport"), 0, 4).writing(0xdead_beef),
+    );
+    acc(
+        &mut e,
+        Access::at(Space::Pio, pio("pc-testdev-ioport-byte"), 2, 1),
+    );
+    acc(
+        &mut e,
+        Access::at(Space::Pio, pio("pc-testdev-flush-page"), 0, 4).writing(0x1234),
+    );
+    acc(
+        &mut e,
+        Access::at(Space::Pio, pio("pc-testdev-irq-line"), 4, 1).writing(1),
+    );
+    acc(
+        &mut e,
+        Access::at(Space::Mmio, mmio("pc-testdev-iomem"), 0xfff, 8).writing(0x0102_0304_0506_0708),
+    );
+    acc(
+        &mut e,
+        Access::at(Space::Mmio, mmio("pc-testdev-iomem"), 0xffff, 2),
+    );
+    acc(
+        &mut e,
+        Access::at(Space::Pio, pio("probe"), 0, 4).writing(7),
+    );
+    acc(
+        &mut e,
+        Access::at(Space::Mmio, mmio("probe"), 0x1000, 8).writing(0xce),
+    );
+    acc(
+        &mut e,
+        Access::at(Space::Mmio, mmio("lapic-fallback"), 0x30, 4),
+    );
     // A well-formed ucall at 0x2000, then its announcement.
     e.u8(12).u16(0x2000).u8(0).u8(UcallKind::Done as u8).u64(0);
     e.u8(4).bytes(b"done");
-    acc(&mut e, Access::at(Space::Pio, pio("ucall"), 0, 4).writing(0x2000));
+    acc(
+        &mut e,
+        Access::at(Space::Pio, pio("ucall"), 0, 4).writing(0x2000),
+    );
     write(dir, "bus_devices", "misc", &e.0);
 }
 
@@ -188,7 +239,10 @@ fn pci_testdev(dir: &Path) {
     e.u8(0);
     for (bar, sel) in [(0u8, 0u8), (0, 1), (0, 2), (1, 0), (1, 1), (1, 2)] {
         e.u8(0).u8(bar).u8(0).u64(u64::from(sel));
-        e.u8(0).u8(bar).u8(1).u64(if sel == 1 { 0xce } else { 0xfa });
+        e.u8(0)
+            .u8(bar)
+            .u8(1)
+            .u64(if sel == 1 { 0xce } else { 0xfa });
         e.u8(4).u8(bar).u8(12).u8(2);
     }
     e.u8(0).u8(1).u8(0).u64(0x80);
@@ -207,9 +261,21 @@ fn acpi(dir: &Path) {
     write(dir, "acpi_build", "300cpus-ecam", &e.0);
     for (name, t) in [
         ("default", AcpiBuilder::new().build().unwrap()),
-        ("ecam-2cpus", AcpiBuilder::new().cpus(2).ecam(0xc000_0000, 1).build().unwrap()),
+        (
+            "ecam-2cpus",
+            AcpiBuilder::new()
+                .cpus(2)
+                .ecam(0xc000_0000, 1)
+                .build()
+                .unwrap(),
+        ),
     ] {
-        let end = t.tables.iter().map(|i| (i.gpa - t.base) as usize + i.len).max().unwrap();
+        let end = t
+            .tables
+            .iter()
+            .map(|i| (i.gpa - t.base) as usize + i.len)
+            .max()
+            .unwrap();
         let mut e = Enc::new();
         e.u8(4).bytes(&t.bytes[..end.next_multiple_of(16)]);
         write(dir, "acpi_parse", name, &e.0);
@@ -221,7 +287,12 @@ fn loader(dir: &Path) {
     let hello64 = trapline_guest::payload("hello64").unwrap();
     write(dir, "loader_inspect", "hello.flat", hello);
     write(dir, "loader_inspect", "hello64.elf", hello64);
-    write(dir, "loader_inspect", "hello64-headers", &hello64[..0x200.min(hello64.len())]);
+    write(
+        dir,
+        "loader_inspect",
+        "hello64-headers",
+        &hello64[..0x200.min(hello64.len())],
+    );
     let mut h = [0u8; 16];
     let mut img = h.to_vec();
     img.extend_from_slice(hello);

@@ -33,11 +33,23 @@ fuzz_target!(|data: &[u8]| {
             Some(p) => p,
             None => return,
         },
-        _ => PmPorts { pm1a_evt: input.u16(), pm1a_cnt: input.u16(), pm_tmr: input.u16() },
+        _ => PmPorts {
+            pm1a_evt: input.u16(),
+            pm1a_cnt: input.u16(),
+            pm_tmr: input.u16(),
+        },
     };
     let ecam = (mode & 0x20 != 0).then(|| {
-        let base = if mode & 0x40 != 0 { input.u64() } else { u64::from(input.u16()) << 20 };
-        let buses = if mode & 0x80 != 0 { input.u16() } else { 1 + u16::from(input.u8()) };
+        let base = if mode & 0x40 != 0 {
+            input.u64()
+        } else {
+            u64::from(input.u16()) << 20
+        };
+        let buses = if mode & 0x80 != 0 {
+            input.u16()
+        } else {
+            1 + u16::from(input.u8())
+        };
         (base, buses)
     });
 
@@ -54,11 +66,17 @@ fuzz_target!(|data: &[u8]| {
         Err(AcpiError::NoCpus) => return assert_eq!(cpus, 0),
         Err(AcpiError::BadEcam { .. }) => return assert!(cpus != 0 && !ecam_ok),
         Err(AcpiError::AreaFull { needed }) => {
-            assert!(cpus > 1000 && ecam_ok && needed > ACPI_AREA_LEN, "AreaFull for {cpus} vCPUs");
+            assert!(
+                cpus > 1000 && ecam_ok && needed > ACPI_AREA_LEN,
+                "AreaFull for {cpus} vCPUs"
+            );
             return;
         }
         Ok(t) => {
-            assert!(cpus != 0 && ecam_ok, "built tables for {cpus} vCPUs, ecam {ecam:x?}");
+            assert!(
+                cpus != 0 && ecam_ok,
+                "built tables for {cpus} vCPUs, ecam {ecam:x?}"
+            );
             t
         }
     };
@@ -71,17 +89,39 @@ fuzz_target!(|data: &[u8]| {
     assert_eq!(m.lapics.len(), cpus as usize);
     for (i, l) in m.lapics.iter().enumerate() {
         let i = i as u32;
-        assert_eq!(*l, LocalApic { uid: i, apic_id: i, enabled: true, x2apic: i >= 255 });
+        assert_eq!(
+            *l,
+            LocalApic {
+                uid: i,
+                apic_id: i,
+                enabled: true,
+                x2apic: i >= 255
+            }
+        );
     }
-    assert_eq!(m.ioapics, [IoApic { id: IOAPIC_ID, addr: IOAPIC_ADDR, gsi_base: 0 }]);
+    assert_eq!(
+        m.ioapics,
+        [IoApic {
+            id: IOAPIC_ID,
+            addr: IOAPIC_ADDR,
+            gsi_base: 0
+        }]
+    );
     assert_eq!(m.lapic_addr, LAPIC_ADDR);
 
     let f = p.fadt.as_ref().expect("FADT");
     assert_eq!(
         (f.pm1a_evt_blk, f.pm1a_cnt_blk, f.pm_tmr_blk),
-        (u32::from(pm.pm1a_evt), u32::from(pm.pm1a_cnt), u32::from(pm.pm_tmr))
+        (
+            u32::from(pm.pm1a_evt),
+            u32::from(pm.pm1a_cnt),
+            u32::from(pm.pm_tmr)
+        )
     );
-    assert_eq!((f.pm1_evt_len, f.pm1_cnt_len, f.pm_tmr_len), (PM1_EVT_LEN, PM1_CNT_LEN, PM_TMR_LEN));
+    assert_eq!(
+        (f.pm1_evt_len, f.pm1_cnt_len, f.pm_tmr_len),
+        (PM1_EVT_LEN, PM1_CNT_LEN, PM_TMR_LEN)
+    );
     assert_eq!(f.x_pm_tmr_blk, Some(u64::from(pm.pm_tmr)));
     assert_eq!(f.x_pm1a_evt_blk, Some(u64::from(pm.pm1a_evt)));
     assert_eq!(f.x_pm1a_cnt_blk, Some(u64::from(pm.pm1a_cnt)));
@@ -91,18 +131,35 @@ fuzz_target!(|data: &[u8]| {
     match ecam {
         Some((base, buses)) => assert_eq!(
             p.mcfg.as_deref(),
-            Some(&[McfgAlloc { base, segment: 0, start_bus: 0, end_bus: (buses - 1) as u8 }][..])
+            Some(
+                &[McfgAlloc {
+                    base,
+                    segment: 0,
+                    start_bus: 0,
+                    end_bus: (buses - 1) as u8
+                }][..]
+            )
         ),
         None => assert!(p.mcfg.is_none()),
     }
 
-    let mut found: Vec<_> = p.tables.iter().map(|s| (s.signature.clone(), s.addr, s.len as usize)).collect();
+    let mut found: Vec<_> = p
+        .tables
+        .iter()
+        .map(|s| (s.signature.clone(), s.addr, s.len as usize))
+        .collect();
     found.sort();
     let mut built: Vec<_> = t
         .tables
         .iter()
         .filter(|i| &i.signature != b"RSD ")
-        .map(|i| (String::from_utf8_lossy(&i.signature).into_owned(), i.gpa, i.len))
+        .map(|i| {
+            (
+                String::from_utf8_lossy(&i.signature).into_owned(),
+                i.gpa,
+                i.len,
+            )
+        })
         .collect();
     built.sort();
     assert_eq!(found, built, "walker and builder disagree on the tables");

@@ -18,18 +18,22 @@ use trapline_devices::acpi::parse::parse;
 use trapline_devices::acpi::ACPI_AREA_BASE;
 use trapline_fuzz::Input;
 
-const SIGS: [&[u8; 4]; 9] =
-    [b"RSDT", b"XSDT", b"FACP", b"APIC", b"MCFG", b"DSDT", b"SSDT", b"HPET", b"WAET"];
+const SIGS: [&[u8; 4]; 9] = [
+    b"RSDT", b"XSDT", b"FACP", b"APIC", b"MCFG", b"DSDT", b"SSDT", b"HPET", b"WAET",
+];
 
 fn fix(bytes: &mut [u8], at: usize, len: usize, csum: usize) {
-    let Some(t) = bytes.get_mut(at..at + len) else { return };
+    let Some(t) = bytes.get_mut(at..at + len) else {
+        return;
+    };
     t[csum] = 0;
     let sum = t.iter().fold(0u8, |a, &b| a.wrapping_add(b));
     t[csum] = sum.wrapping_neg();
 }
 
 fn le32(b: &[u8], at: usize) -> usize {
-    b.get(at..at + 4).map_or(0, |s| u32::from_le_bytes(s.try_into().unwrap()) as usize)
+    b.get(at..at + 4)
+        .map_or(0, |s| u32::from_le_bytes(s.try_into().unwrap()) as usize)
 }
 
 /// Repair checksums: tables first (an RSDP's checksum covers no table).
@@ -84,9 +88,17 @@ fuzz_target!(|data: &[u8]| {
     assert_eq!(p.rsdp % 16, 0);
     assert!(u128::from(p.rsdp) >= u128::from(base) && u128::from(p.rsdp) + 20 <= end);
     for t in &p.tables {
-        assert!(u128::from(t.addr) >= u128::from(base) && u128::from(t.addr) + u128::from(t.len) <= end, "{t:?} outside the area");
+        assert!(
+            u128::from(t.addr) >= u128::from(base) && u128::from(t.addr) + u128::from(t.len) <= end,
+            "{t:?} outside the area"
+        );
     }
     for w in p.tables.windows(2) {
-        assert!(u128::from(w[0].addr) + u128::from(w[0].len) <= u128::from(w[1].addr), "{:?} overlaps {:?}", w[0], w[1]);
+        assert!(
+            u128::from(w[0].addr) + u128::from(w[0].len) <= u128::from(w[1].addr),
+            "{:?} overlaps {:?}",
+            w[0],
+            w[1]
+        );
     }
 });

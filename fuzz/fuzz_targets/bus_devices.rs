@@ -42,7 +42,14 @@ fn read_has_side_effects(name: &str) -> bool {
     matches!(name, "com1" | "fw_cfg")
 }
 
-fn check_read(model: &Model, name: Option<&str>, offset: u64, fill: u8, buf: &[u8], again: Option<&[u8]>) {
+fn check_read(
+    model: &Model,
+    name: Option<&str>,
+    offset: u64,
+    fill: u8,
+    buf: &[u8],
+    again: Option<&[u8]>,
+) {
     let ones = buf.iter().all(|&b| b == 0xff);
     let Some(name) = name else {
         assert!(ones, "unmapped read returned {buf:02x?}");
@@ -59,7 +66,10 @@ fn check_read(model: &Model, name: Option<&str>, offset: u64, fill: u8, buf: &[u
             if offset >= 8 {
                 assert!(ones, "com1+{offset:#x} read {buf:02x?}");
             } else if buf.len() > 1 {
-                assert!(buf[1..].iter().all(|&b| b == 0xff), "com1 wide read {buf:02x?}");
+                assert!(
+                    buf[1..].iter().all(|&b| b == 0xff),
+                    "com1 wide read {buf:02x?}"
+                );
             }
         }
         "fw_cfg" if offset >= 2 => assert!(ones, "fw_cfg+{offset:#x} read {buf:02x?}"),
@@ -72,7 +82,11 @@ fn check_read(model: &Model, name: Option<&str>, offset: u64, fill: u8, buf: &[u
         "probe" | "probe-ro-memslot" => {
             let v = PROBE_READ_VALUE.to_le_bytes();
             for (i, b) in buf.iter().enumerate() {
-                assert_eq!(*b, v[(offset as usize).wrapping_add(i) % 4], "probe read {buf:02x?}");
+                assert_eq!(
+                    *b,
+                    v[(offset as usize).wrapping_add(i) % 4],
+                    "probe read {buf:02x?}"
+                );
             }
         }
         "pc-testdev-ioport" | "pc-testdev-ioport-byte" => {
@@ -83,7 +97,11 @@ fn check_read(model: &Model, name: Option<&str>, offset: u64, fill: u8, buf: &[u
         }
         "pc-testdev-iomem" => {
             for (i, b) in buf.iter().enumerate() {
-                let want = model.iomem.get(offset as usize + i).copied().unwrap_or(0xff);
+                let want = model
+                    .iomem
+                    .get(offset as usize + i)
+                    .copied()
+                    .unwrap_or(0xff);
                 assert_eq!(*b, want, "iomem+{offset:#x}[{i}]");
             }
         }
@@ -209,7 +227,11 @@ fuzz_target!(|data: &[u8]| {
                 // port's decode path is reached).
                 let gpa = u64::from(input.u16());
                 let mut msg = [0u8; trapline_abi::UCALL_SIZE];
-                let magic = if input.u8() & 1 == 0 { UCALL_MAGIC } else { input.u32() };
+                let magic = if input.u8() & 1 == 0 {
+                    UCALL_MAGIC
+                } else {
+                    input.u32()
+                };
                 msg[..4].copy_from_slice(&magic.to_le_bytes());
                 msg[4..8].copy_from_slice(&u32::from(input.u8() % 10).to_le_bytes());
                 msg[8..16].copy_from_slice(&input.u64().to_le_bytes());
@@ -219,7 +241,7 @@ fuzz_target!(|data: &[u8]| {
                 msg[56..56 + n].copy_from_slice(&t[..n]);
                 let _ = m.memory.write_slice(&msg, GuestAddress(gpa));
             }
-            13 => m.clock.advance(u64::from(input.u32()) << input.u8() % 24),
+            13 => m.clock.advance(u64::from(input.u32()) << (input.u8() % 24)),
             14 => {
                 let gpa = u64::from(input.u16());
                 let n = usize::from(input.u8());

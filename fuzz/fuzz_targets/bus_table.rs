@@ -33,19 +33,19 @@ impl BusDevice for Dev {
         }
     }
     fn write(&self, _vcpu: usize, base: u64, offset: u64, _data: &[u8]) -> IoOutcome {
-        self.last.store(base.wrapping_add(offset), Ordering::Relaxed);
+        self.last
+            .store(base.wrapping_add(offset), Ordering::Relaxed);
         IoOutcome::Continue
     }
 }
 
 /// Static names (leaking per-run names would trip LeakSanitizer).
 const NAMES: [&str; 64] = [
-    "r0", "r1", "r2", "r3", "r4", "r5", "r6", "r7", "r8", "r9", "r10", "r11", "r12", "r13",
-    "r14", "r15", "r16", "r17", "r18", "r19", "r20", "r21", "r22", "r23", "r24", "r25",
-    "r26", "r27", "r28", "r29", "r30", "r31", "r32", "r33", "r34", "r35", "r36", "r37",
-    "r38", "r39", "r40", "r41", "r42", "r43", "r44", "r45", "r46", "r47", "r48", "r49",
-    "r50", "r51", "r52", "r53", "r54", "r55", "r56", "r57", "r58", "r59", "r60", "r61",
-    "r62", "r63",
+    "r0", "r1", "r2", "r3", "r4", "r5", "r6", "r7", "r8", "r9", "r10", "r11", "r12", "r13", "r14",
+    "r15", "r16", "r17", "r18", "r19", "r20", "r21", "r22", "r23", "r24", "r25", "r26", "r27",
+    "r28", "r29", "r30", "r31", "r32", "r33", "r34", "r35", "r36", "r37", "r38", "r39", "r40",
+    "r41", "r42", "r43", "r44", "r45", "r46", "r47", "r48", "r49", "r50", "r51", "r52", "r53",
+    "r54", "r55", "r56", "r57", "r58", "r59", "r60", "r61", "r62", "r63",
 ];
 
 fn number(mode: u8, input: &mut Input<'_>) -> u64 {
@@ -62,17 +62,22 @@ fuzz_target!(|data: &[u8]| {
     let mut builder = BusBuilder::new();
     let mut accepted: Vec<(u64, u64, usize, Arc<Dev>)> = Vec::new();
     let n = usize::from(input.u8() % 64);
-    for i in 0..n {
+    for (i, name) in NAMES.iter().enumerate().take(n) {
         let mode = input.u8();
         let base = number(mode, &mut input);
         let len = number(mode >> 2, &mut input);
-        let dev = Arc::new(Dev { id: i as u8, last: AtomicU64::new(0) });
-        let got = builder.insert(NAMES[i], base, len, dev.clone());
+        let dev = Arc::new(Dev {
+            id: i as u8,
+            last: AtomicU64::new(0),
+        });
+        let got = builder.insert(name, base, len, dev.clone());
         let last = len.checked_sub(1).and_then(|l| base.checked_add(l));
         match (got, last) {
             (Err(BusError::BadRange { .. }), None) => {}
             (Err(BusError::Overlap { old, .. }), Some(last)) => {
-                let hit = accepted.iter().find(|(b, l, _, _)| base <= *l && *b <= last);
+                let hit = accepted
+                    .iter()
+                    .find(|(b, l, _, _)| base <= *l && *b <= last);
                 let (_, _, j, _) = hit.expect("Overlap reported without an overlap");
                 assert_eq!(old, NAMES[*j]);
             }
@@ -89,9 +94,16 @@ fuzz_target!(|data: &[u8]| {
     let bus = builder.build();
     let maps = bus.mappings();
     assert_eq!(maps.len(), accepted.len());
-    assert!(maps.windows(2).all(|w| w[0].last < w[1].base), "table not sorted/disjoint");
+    assert!(
+        maps.windows(2).all(|w| w[0].last < w[1].base),
+        "table not sorted/disjoint"
+    );
 
-    let scan = |addr: u64| accepted.iter().find(|(b, l, _, _)| *b <= addr && addr <= *l);
+    let scan = |addr: u64| {
+        accepted
+            .iter()
+            .find(|(b, l, _, _)| *b <= addr && addr <= *l)
+    };
     let check = |addr: u64, len: usize| {
         let want = scan(addr);
         let got = bus.find(addr);
@@ -107,9 +119,15 @@ fuzz_target!(|data: &[u8]| {
             Some((base, _, i, dev)) => {
                 assert_eq!(acc, Access::Handled(IoOutcome::Continue));
                 for (k, b) in buf.iter().enumerate() {
-                    assert_eq!(*b, *i as u8 ^ (base ^ (addr - base).wrapping_add(k as u64)) as u8);
+                    assert_eq!(
+                        *b,
+                        *i as u8 ^ (base ^ (addr - base).wrapping_add(k as u64)) as u8
+                    );
                 }
-                assert_eq!(bus.write(0, addr, &buf), Access::Handled(IoOutcome::Continue));
+                assert_eq!(
+                    bus.write(0, addr, &buf),
+                    Access::Handled(IoOutcome::Continue)
+                );
                 assert_eq!(dev.last.load(Ordering::Relaxed), addr);
             }
         }

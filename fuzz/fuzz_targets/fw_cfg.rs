@@ -30,7 +30,8 @@ const WRITE_CHANNEL: u16 = 0x4000;
 fn key_reserved(key: u16) -> bool {
     let index = key & !(WRITE_CHANNEL | FW_CFG_ARCH_LOCAL);
     let generic = key & FW_CFG_ARCH_LOCAL == 0;
-    key & WRITE_CHANNEL != 0 || (generic && (index == FW_CFG_FILE_DIR || index >= FW_CFG_FILE_FIRST))
+    key & WRITE_CHANNEL != 0
+        || (generic && (index == FW_CFG_FILE_DIR || index >= FW_CFG_FILE_FIRST))
 }
 
 fuzz_target!(|data: &[u8]| {
@@ -81,7 +82,10 @@ fuzz_target!(|data: &[u8]| {
         let bad_name = name.is_empty() || name.len() >= FW_CFG_MAX_FILE_NAME || name.contains('\0');
         match b.clone().add_file(&name, bytes.clone()) {
             Ok(nb) => {
-                assert!(!bad_name && !files.contains_key(&name), "file {name:?} accepted");
+                assert!(
+                    !bad_name && !files.contains_key(&name),
+                    "file {name:?} accepted"
+                );
                 b = nb;
                 files.insert(name, bytes);
             }
@@ -130,12 +134,23 @@ fuzz_target!(|data: &[u8]| {
             let mut buf = vec![0x5a; len];
             dev.read(0, 0x510, offset, &mut buf);
             if offset >= FW_CFG_IO_LEN {
-                assert!(buf.iter().all(|&b| b == 0xff), "fw_cfg+{offset} read {buf:02x?}");
+                assert!(
+                    buf.iter().all(|&b| b == 0xff),
+                    "fw_cfg+{offset} read {buf:02x?}"
+                );
                 continue;
             }
             for (i, got) in buf.iter().enumerate() {
-                let want = selected.and_then(|s| s.get(cursor + i)).copied().unwrap_or(0);
-                assert_eq!(*got, want, "fw_cfg data byte {} of the selected item", cursor + i);
+                let want = selected
+                    .and_then(|s| s.get(cursor + i))
+                    .copied()
+                    .unwrap_or(0);
+                assert_eq!(
+                    *got,
+                    want,
+                    "fw_cfg data byte {} of the selected item",
+                    cursor + i
+                );
             }
             cursor += len;
         }

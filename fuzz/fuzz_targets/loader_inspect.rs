@@ -33,11 +33,21 @@ fuzz_target!(|data: &[u8]| {
         ImageKind::Elf64 => assert_eq!(data[4], 2),
     }
     assert!(!info.segments.is_empty());
-    let limit = if info.kind == ImageKind::Multiboot32 { 1u64 << 32 } else { u64::MAX };
+    let limit = if info.kind == ImageKind::Multiboot32 {
+        1u64 << 32
+    } else {
+        u64::MAX
+    };
     for s in &info.segments {
         assert!(s.filesz <= s.memsz, "{s:?}");
-        assert!(s.offset.checked_add(s.filesz).is_some_and(|e| e <= len), "{s:?} outside the file");
-        assert!(s.paddr.checked_add(s.memsz).is_some_and(|e| e <= limit), "{s:?} overflows");
+        assert!(
+            s.offset.checked_add(s.filesz).is_some_and(|e| e <= len),
+            "{s:?} outside the file"
+        );
+        assert!(
+            s.paddr.checked_add(s.memsz).is_some_and(|e| e <= limit),
+            "{s:?} overflows"
+        );
     }
     let mut loaded: Vec<_> = info.segments.iter().filter(|s| s.memsz > 0).collect();
     loaded.sort_by_key(|s| s.paddr);
@@ -45,7 +55,9 @@ fuzz_target!(|data: &[u8]| {
         assert!(w[0].end() <= w[1].paddr, "overlapping segments {w:?}");
     }
     assert!(
-        info.segments.iter().any(|s| info.entry >= s.paddr && info.entry - s.paddr < s.filesz),
+        info.segments
+            .iter()
+            .any(|s| info.entry >= s.paddr && info.entry - s.paddr < s.filesz),
         "entry {:#x} not in a segment's file bytes",
         info.entry
     );
@@ -55,15 +67,28 @@ fuzz_target!(|data: &[u8]| {
     }
     match (info.kind, info.multiboot) {
         (ImageKind::Multiboot32, Some(h)) => {
-            assert!(h.offset % 4 == 0 && h.offset < 8192 && h.offset + 12 <= len, "{h:?}");
+            assert!(
+                h.offset % 4 == 0 && h.offset < 8192 && h.offset + 12 <= len,
+                "{h:?}"
+            );
             assert_eq!(u32_at(data, h.offset), MULTIBOOT_HEADER_MAGIC);
             assert_eq!(u32_at(data, h.offset + 4), h.flags);
-            let sum = MULTIBOOT_HEADER_MAGIC.wrapping_add(h.flags).wrapping_add(u32_at(data, h.offset + 8));
+            let sum = MULTIBOOT_HEADER_MAGIC
+                .wrapping_add(h.flags)
+                .wrapping_add(u32_at(data, h.offset + 8));
             assert_eq!(sum, 0, "Multiboot checksum");
-            assert_eq!(h.flags & 0x1_fff8, 0, "unsupported Multiboot flags accepted");
+            assert_eq!(
+                h.flags & 0x1_fff8,
+                0,
+                "unsupported Multiboot flags accepted"
+            );
         }
         (ImageKind::Elf64, None) => {}
         (k, h) => panic!("kind {k:?} with multiboot header {h:?}"),
     }
-    assert_eq!(inspect(data).ok(), Some(info), "inspect is not deterministic");
+    assert_eq!(
+        inspect(data).ok(),
+        Some(info),
+        "inspect is not deterministic"
+    );
 });

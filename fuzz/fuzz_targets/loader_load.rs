@@ -42,7 +42,10 @@ fn layouts() -> &'static [(GuestMemoryMmap, Vec<Range<u64>>); 4] {
     static L: OnceLock<[(GuestMemoryMmap, Vec<Range<u64>>); 4]> = OnceLock::new();
     L.get_or_init(|| {
         let make = |runs: &[(u64, u64)]| {
-            let ranges: Vec<_> = runs.iter().map(|&(b, l)| (GuestAddress(b), l as usize)).collect();
+            let ranges: Vec<_> = runs
+                .iter()
+                .map(|&(b, l)| (GuestAddress(b), l as usize))
+                .collect();
             let m = GuestMemoryMmap::<()>::from_ranges(&ranges).unwrap();
             (m, runs.iter().map(|&(b, l)| b..b + l).collect())
         };
@@ -57,17 +60,48 @@ fn layouts() -> &'static [(GuestMemoryMmap, Vec<Range<u64>>); 4] {
 
 /// trapline's device holes (crates/machine/src/layout.rs) plus pc-testdev.
 const HOLES: &[Reserved] = &[
-    Reserved { base: 0xc000_0000, len: 0x10_0000, name: "PCI ECAM window" },
-    Reserved { base: 0xd000_0000, len: 0x2_0000, name: "trapline probe window" },
-    Reserved { base: 0xe000_0000, len: 0xfec0_0000 - 0xe000_0000, name: "PCI MMIO window" },
-    Reserved { base: 0xfec0_0000, len: 0x1000, name: "IOAPIC" },
-    Reserved { base: 0xfee0_0000, len: 0x1000, name: "LAPIC" },
-    Reserved { base: 0xfeff_c000, len: 0x4000, name: "KVM identity map/TSS" },
-    Reserved { base: 0xff00_0000, len: 0x1_0000, name: "pc-testdev iomem" },
+    Reserved {
+        base: 0xc000_0000,
+        len: 0x10_0000,
+        name: "PCI ECAM window",
+    },
+    Reserved {
+        base: 0xd000_0000,
+        len: 0x2_0000,
+        name: "trapline probe window",
+    },
+    Reserved {
+        base: 0xe000_0000,
+        len: 0xfec0_0000 - 0xe000_0000,
+        name: "PCI MMIO window",
+    },
+    Reserved {
+        base: 0xfec0_0000,
+        len: 0x1000,
+        name: "IOAPIC",
+    },
+    Reserved {
+        base: 0xfee0_0000,
+        len: 0x1000,
+        name: "LAPIC",
+    },
+    Reserved {
+        base: 0xfeff_c000,
+        len: 0x4000,
+        name: "KVM identity map/TSS",
+    },
+    Reserved {
+        base: 0xff00_0000,
+        len: 0x1_0000,
+        name: "pc-testdev iomem",
+    },
 ];
 
 fn in_ram(runs: &[Range<u64>], r: &Range<u64>) -> bool {
-    r.is_empty() || runs.iter().any(|run| run.start <= r.start && r.end <= run.end)
+    r.is_empty()
+        || runs
+            .iter()
+            .any(|run| run.start <= r.start && r.end <= run.end)
 }
 
 fn overlaps(a: &Range<u64>, b: &Range<u64>) -> bool {
@@ -76,7 +110,8 @@ fn overlaps(a: &Range<u64>, b: &Range<u64>) -> bool {
 
 /// Ranges a refused load must leave alone, clipped to RAM and CHECK bytes.
 fn guarded(info: Option<&ImageInfo>, runs: &[Range<u64>]) -> Vec<Range<u64>> {
-    let mut v = vec![LOADER_AREA_START..LOADER_AREA_END];
+    let mut v = Vec::new();
+    v.push(LOADER_AREA_START..LOADER_AREA_END);
     for s in info.map(|i| &i.segments[..]).unwrap_or(&[]) {
         // Page 0 has its own pattern (checked separately).
         let r = s.paddr.max(PAGE_SIZE)..s.paddr.saturating_add(s.memsz.min(CHECK));
@@ -104,7 +139,9 @@ fuzz_target!(|data: &[u8]| {
     let (mem, runs) = &layouts()[usize::from(h[0] % 4)];
     let flags = h[1];
     let arg_len = usize::from(u16::from_le_bytes([h[2], h[3]])) % 8300;
-    let mut append: String = (0..arg_len).map(|i| (b'a' + (i % 26) as u8) as char).collect();
+    let mut append: String = (0..arg_len)
+        .map(|i| (b'a' + (i % 26) as u8) as char)
+        .collect();
     if flags & 8 != 0 && !append.is_empty() {
         append.replace_range(0..1, "\0");
     }
@@ -140,7 +177,11 @@ fuzz_target!(|data: &[u8]| {
     let info = inspect(image).ok();
     let guard = guarded(info.as_ref(), runs);
     for r in &guard {
-        mem.write_slice(&vec![SENTINEL; (r.end - r.start) as usize], GuestAddress(r.start)).unwrap();
+        mem.write_slice(
+            &vec![SENTINEL; (r.end - r.start) as usize],
+            GuestAddress(r.start),
+        )
+        .unwrap();
     }
 
     mem.write_slice(&[PAGE0; 4096], GuestAddress(0)).unwrap();
@@ -149,10 +190,15 @@ fuzz_target!(|data: &[u8]| {
     // The loader's own structures never touch page 0 (kvm-unit-tests puts
     // its AP trampoline there); an image may ask for it, though.
     let image_in_page0 = info.as_ref().is_some_and(|i| {
-        i.segments.iter().any(|s| s.memsz > 0 && s.paddr < PAGE_SIZE)
+        i.segments
+            .iter()
+            .any(|s| s.memsz > 0 && s.paddr < PAGE_SIZE)
     });
     if result.is_err() || !image_in_page0 {
-        assert!(read(mem, &(0..4096)).iter().all(|&b| b == PAGE0), "page 0 was written");
+        assert!(
+            read(mem, &(0..4096)).iter().all(|&b| b == PAGE0),
+            "page 0 was written"
+        );
     }
     let setup = match result {
         Err(e) => {
@@ -174,16 +220,34 @@ fuzz_target!(|data: &[u8]| {
     for s in info.segments.iter().filter(|s| s.memsz > 0) {
         let r = s.paddr..s.end();
         assert!(in_ram(runs, &r), "segment {s:?} outside RAM");
-        assert!(!overlaps(&r, &(LOADER_AREA_START..LOADER_AREA_END)), "segment over the loader area");
-        assert!(!overlaps(&r, &(EBDA_START..HIGH_MEMORY_START)), "segment over the BIOS area");
+        assert!(
+            !overlaps(&r, &(LOADER_AREA_START..LOADER_AREA_END)),
+            "segment over the loader area"
+        );
+        assert!(
+            !overlaps(&r, &(EBDA_START..HIGH_MEMORY_START)),
+            "segment over the BIOS area"
+        );
         for res in &reserved {
-            assert!(!overlaps(&r, &(res.base..res.base.saturating_add(res.len))), "segment over {}", res.name);
+            assert!(
+                !overlaps(&r, &(res.base..res.base.saturating_add(res.len))),
+                "segment over {}",
+                res.name
+            );
         }
         let n = s.filesz.min(CHECK);
         let file = &image[s.offset as usize..(s.offset + n) as usize];
-        assert!(read(mem, &(s.paddr..s.paddr + n)) == file, "segment {} bytes differ", s.index);
+        assert!(
+            read(mem, &(s.paddr..s.paddr + n)) == file,
+            "segment {} bytes differ",
+            s.index
+        );
         let tail = (s.paddr + s.filesz)..(s.paddr + s.filesz + (s.memsz - s.filesz).min(CHECK));
-        assert!(read(mem, &tail).iter().all(|&b| b == 0), "segment {} BSS not zeroed", s.index);
+        assert!(
+            read(mem, &tail).iter().all(|&b| b == 0),
+            "segment {} BSS not zeroed",
+            s.index
+        );
     }
     match (req.initrd, &setup.initrd) {
         (None, None) => {}
@@ -196,31 +260,48 @@ fuzz_target!(|data: &[u8]| {
                 assert!(!overlaps(r, &(res.base..res.base.saturating_add(res.len))));
             }
             let n = (d.len() as u64).min(CHECK);
-            assert!(read(mem, &(r.start..r.start + n)) == d[..n as usize], "initrd bytes differ");
+            assert!(
+                read(mem, &(r.start..r.start + n)) == d[..n as usize],
+                "initrd bytes differ"
+            );
         }
         (a, b) => panic!("initrd asked {:?}, placed {b:?}", a.map(<[u8]>::len)),
     }
     // The MBI's command line.
     let mut mbi = [0u8; 20];
-    mem.read_slice(&mut mbi, GuestAddress(setup.mbi_address)).unwrap();
+    mem.read_slice(&mut mbi, GuestAddress(setup.mbi_address))
+        .unwrap();
     let cmd_at = u64::from(u32::from_le_bytes(mbi[16..20].try_into().unwrap()));
     let stored = read(mem, &(cmd_at..cmd_at + setup.cmdline.len() as u64 + 1));
     assert_eq!(&stored[..setup.cmdline.len()], setup.cmdline.as_bytes());
     assert_eq!(stored[setup.cmdline.len()], 0);
     assert!(!setup.cmdline.contains(char::is_control) || append.contains(char::is_control));
     let first = setup.cmdline.split(' ').next().unwrap();
-    assert!(!first.is_empty() && !first.contains(char::is_whitespace), "argv[0] {first:?}");
-    assert_eq!(u32::from_le_bytes(mbi[8..12].try_into().unwrap()), setup.mem_upper_kib);
+    assert!(
+        !first.is_empty() && !first.contains(char::is_whitespace),
+        "argv[0] {first:?}"
+    );
+    assert_eq!(
+        u32::from_le_bytes(mbi[8..12].try_into().unwrap()),
+        setup.mem_upper_kib
+    );
     // The memory map.
     let map = &setup.memory_map;
     for w in map.windows(2) {
-        assert!(w[0].base + w[0].len <= w[1].base, "memory map not sorted/disjoint: {map:x?}");
+        assert!(
+            w[0].base + w[0].len <= w[1].base,
+            "memory map not sorted/disjoint: {map:x?}"
+        );
     }
     for e in map.iter().filter(|e| e.kind == MMAP_RAM) {
         let r = e.base..e.base + e.len;
         assert!(in_ram(runs, &r), "mmap RAM entry {e:x?} is not RAM");
         for res in &reserved {
-            assert!(!overlaps(&r, &(res.base..res.base.saturating_add(res.len))), "mmap RAM over {}", res.name);
+            assert!(
+                !overlaps(&r, &(res.base..res.base.saturating_add(res.len))),
+                "mmap RAM over {}",
+                res.name
+            );
         }
     }
 });

@@ -90,7 +90,8 @@ impl Rig {
     }
 
     fn cfg_read_ecam(&self, devfn: u8, reg: u64, buf: &mut [u8]) {
-        self.mmio.read(0, self.ecam() + (u64::from(devfn) << 12) + reg, buf);
+        self.mmio
+            .read(0, self.ecam() + (u64::from(devfn) << 12) + reg, buf);
     }
 
     fn cfg_write(&self, via_io: bool, devfn: u8, reg: u64, data: &[u8]) {
@@ -98,7 +99,8 @@ impl Rig {
             self.latch(devfn, reg as u8);
             self.pio.write(0, CFC + (reg & 3), data);
         } else {
-            self.mmio.write(0, self.ecam() + (u64::from(devfn) << 12) + reg, data);
+            self.mmio
+                .write(0, self.ecam() + (u64::from(devfn) << 12) + reg, data);
         }
     }
 
@@ -132,8 +134,13 @@ impl Rig {
             let cfg = self.pci.bus.config_snapshot(devfn).unwrap();
             for bar in 0..BAR_COUNT {
                 let want = cfg.bar(bar).and_then(|def| {
-                    let space = if def.kind.is_memory() { Space::Mmio } else { Space::Pio };
-                    cfg.bar_mapping(bar).filter(|&b| self.window(space).contains(b, def.size))
+                    let space = if def.kind.is_memory() {
+                        Space::Mmio
+                    } else {
+                        Space::Pio
+                    };
+                    cfg.bar_mapping(bar)
+                        .filter(|&b| self.window(space).contains(b, def.size))
                 });
                 assert_eq!(
                     self.pci.bus.bar_routed(devfn, bar),
@@ -148,7 +155,9 @@ impl Rig {
     fn route(&self, space: Space, addr: u64) -> Option<(u8, usize, u64)> {
         for devfn in self.pci.bus.devfns() {
             for bar in 0..BAR_COUNT {
-                let Some(def) = self.bar_kind(devfn, bar) else { continue };
+                let Some(def) = self.bar_kind(devfn, bar) else {
+                    continue;
+                };
                 if def.kind.is_memory() != (space == Space::Mmio) {
                     continue;
                 }
@@ -171,12 +180,18 @@ impl Rig {
         let mut b = vec![0xee; len];
         bus.read(0, addr, &mut a);
         bus.read(0, addr, &mut b);
-        assert_eq!(a, b, "BAR read at {addr:#x} is not pure or does not fill the buffer");
+        assert_eq!(
+            a, b,
+            "BAR read at {addr:#x} is not pure or does not fill the buffer"
+        );
         if !self.window(space).contains(addr, 1) {
             return;
         }
         match self.route(space, addr) {
-            None => assert!(a.iter().all(|&x| x == 0xff), "unrouted window read {a:02x?}"),
+            None => assert!(
+                a.iter().all(|&x| x == 0xff),
+                "unrouted window read {a:02x?}"
+            ),
             Some((devfn, bar, off)) => {
                 if let Some(s) = &self.synth {
                     if s.devfn == devfn {
@@ -201,15 +216,29 @@ fn build(input: &mut Input<'_>) -> Option<Rig> {
         let kind = match kind % 4 {
             0 => continue,
             1 => BarKind::Io,
-            2 => BarKind::Mem32 { prefetchable: kind & 4 != 0 },
-            _ => BarKind::Mem64 { prefetchable: kind & 4 != 0 },
+            2 => BarKind::Mem32 {
+                prefetchable: kind & 4 != 0,
+            },
+            _ => BarKind::Mem64 {
+                prefetchable: kind & 4 != 0,
+            },
         };
-        bars.push((i, BarDef { kind, size: 1u64 << log2 }));
+        bars.push((
+            i,
+            BarDef {
+                kind,
+                size: 1u64 << log2,
+            },
+        ));
     }
     let layout = PciLayout {
         ecam_base: MACHINE_ECAM_BASE,
         ecam_buses: buses,
-        mmio_order: if flags & 1 != 0 { AllocOrder::BottomUp } else { AllocOrder::TopDown },
+        mmio_order: if flags & 1 != 0 {
+            AllocOrder::BottomUp
+        } else {
+            AllocOrder::TopDown
+        },
         ..PciLayout::default()
     };
     let mut b = PciBuilder::new(layout);
@@ -217,21 +246,35 @@ fn build(input: &mut Input<'_>) -> Option<Rig> {
         b.pci_testdev(Arc::new(RecordingRegistry::new()));
     }
     let synth = (flags & 4 != 0).then(|| {
-        let s = Arc::new(Synth { devfn: synth_devfn, bars, writes: AtomicU64::new(0) });
+        let s = Arc::new(Synth {
+            devfn: synth_devfn,
+            bars,
+            writes: AtomicU64::new(0),
+        });
         b.device(synth_devfn, s.clone());
         s
     });
     let pci = b.build().ok()?;
     let mut pio = BusBuilder::new();
     let mut mmio = BusBuilder::new();
-    pci.insert_into(&mut pio, &mut mmio).expect("PCI front ends must fit on empty buses");
+    pci.insert_into(&mut pio, &mut mmio)
+        .expect("PCI front ends must fit on empty buses");
     let shadow = (flags & 2 != 0).then(|| {
         let s = Arc::new(MemoryShadow::new(pci.shadow.len()));
         pci.shadow.attach(s.clone()).unwrap();
-        assert!(pci.shadow.attach(s.clone()).is_err(), "second shadow sink accepted");
+        assert!(
+            pci.shadow.attach(s.clone()).is_err(),
+            "second shadow sink accepted"
+        );
         s
     });
-    Some(Rig { pio: pio.build(), mmio: mmio.build(), pci, synth, shadow })
+    Some(Rig {
+        pio: pio.build(),
+        mmio: mmio.build(),
+        pci,
+        synth,
+        shadow,
+    })
 }
 
 fn value_bytes(v: u64, len: usize) -> Vec<u8> {
@@ -252,7 +295,11 @@ fn op(rig: &Rig, input: &mut Input<'_>) {
         tag @ (0 | 1) => {
             // A config write through either front end.
             let devfn = pick(input.u8());
-            let reg = if tag == 0 { u64::from(input.u8()) } else { u64::from(input.u16() % 0x1000) };
+            let reg = if tag == 0 {
+                u64::from(input.u8())
+            } else {
+                u64::from(input.u16() % 0x1000)
+            };
             let len = width(input.u8(), input);
             let data = value_bytes(input.u64(), len.min(64));
             let before = rig.pci.bus.config_snapshot(devfn).map(|c| *c.bytes());
@@ -275,7 +322,11 @@ fn op(rig: &Rig, input: &mut Input<'_>) {
             rig.cfg_read_io(devfn, reg, &mut io);
             rig.cfg_read_ecam(devfn, u64::from(reg), &mut ecam);
             assert_eq!(io, ecam, "CF8/CFC vs ECAM at {devfn:#x}:{reg:#x}");
-            assert_eq!(io, rig.expect(devfn, u64::from(reg), len), "config read vs snapshot");
+            assert_eq!(
+                io,
+                rig.expect(devfn, u64::from(reg), len),
+                "config read vs snapshot"
+            );
         }
         3 => {
             // ECAM anywhere in the window (extended space, other buses).
@@ -287,7 +338,10 @@ fn op(rig: &Rig, input: &mut Input<'_>) {
             if bus == 0 {
                 assert_eq!(buf, rig.expect(devfn, reg, len), "ECAM read at +{off:#x}");
             } else {
-                assert!(buf.iter().all(|&b| b == 0xff), "ECAM bus {bus} read {buf:02x?}");
+                assert!(
+                    buf.iter().all(|&b| b == 0xff),
+                    "ECAM bus {bus} read {buf:02x?}"
+                );
             }
         }
         4 => {
@@ -296,7 +350,11 @@ fn op(rig: &Rig, input: &mut Input<'_>) {
             let len = width(input.u8(), input);
             let v = input.u32();
             if input.u8() & 1 == 0 {
-                rig.pio.write(0, port, &value_bytes(u64::from(v) | u64::from(v) << 32, len));
+                rig.pio.write(
+                    0,
+                    port,
+                    &value_bytes(u64::from(v) | u64::from(v) << 32, len),
+                );
             } else {
                 let mut buf = vec![0x24; len];
                 rig.pio.read(0, port, &mut buf);
@@ -306,7 +364,10 @@ fn op(rig: &Rig, input: &mut Input<'_>) {
                     l
                 });
                 if (4..8).contains(&(port - CF8)) && (cf8 >> 31 == 0 || (cf8 >> 16) & 0xff != 0) {
-                    assert!(buf.iter().all(|&b| b == 0xff), "disabled/bus!=0 cycle read {buf:02x?}");
+                    assert!(
+                        buf.iter().all(|&b| b == 0xff),
+                        "disabled/bus!=0 cycle read {buf:02x?}"
+                    );
                 }
             }
         }
@@ -317,8 +378,14 @@ fn op(rig: &Rig, input: &mut Input<'_>) {
             let v = input.u32();
             let (reg, data) = match sel % 8 {
                 6 => (COMMAND as u64, value_bytes(u64::from(v), 2)),
-                7 => (COMMAND as u64, value_bytes(u64::from((COMMAND_IO | COMMAND_MEMORY) as u32), 2)),
-                b => ((BAR0 + 4 * usize::from(b)) as u64, value_bytes(u64::from(v), 4)),
+                7 => (
+                    COMMAND as u64,
+                    value_bytes(u64::from((COMMAND_IO | COMMAND_MEMORY) as u32), 2),
+                ),
+                b => (
+                    (BAR0 + 4 * usize::from(b)) as u64,
+                    value_bytes(u64::from(v), 4),
+                ),
             };
             rig.cfg_write(sel & 0x80 != 0, devfn, reg, &data);
         }
@@ -352,7 +419,11 @@ fn op(rig: &Rig, input: &mut Input<'_>) {
         }
         _ => {
             // A BAR-window access at a routed BAR (or anywhere in a window).
-            let space = if input.u8() & 1 == 0 { Space::Mmio } else { Space::Pio };
+            let space = if input.u8() & 1 == 0 {
+                Space::Mmio
+            } else {
+                Space::Pio
+            };
             let devfn = devfns[usize::from(input.u8()) % devfns.len()];
             let bar = usize::from(input.u8()) % BAR_COUNT;
             let off = u64::from(input.u16());
@@ -364,9 +435,16 @@ fn op(rig: &Rig, input: &mut Input<'_>) {
                 None => w.base + (off << 8) % w.size,
             };
             if write {
-                let bus = if space == Space::Mmio { &rig.mmio } else { &rig.pio };
+                let bus = if space == Space::Mmio {
+                    &rig.mmio
+                } else {
+                    &rig.pio
+                };
                 let got = bus.write(0, addr, &value_bytes(u64::from(input.u32()), len));
-                assert!(!matches!(got, trapline_exit::Access::Handled(IoOutcome::Stop(_))));
+                assert!(!matches!(
+                    got,
+                    trapline_exit::Access::Handled(IoOutcome::Stop(_))
+                ));
             } else {
                 rig.check_window_read(space, addr, len);
             }
@@ -387,6 +465,9 @@ fuzz_target!(|data: &[u8]| {
     if let Some(s) = &rig.shadow {
         let mut want = vec![0u8; rig.pci.shadow.len()];
         rig.pci.shadow.render(&mut want);
-        assert!(s.contents() == want, "ECAM shadow differs from render_shadow");
+        assert!(
+            s.contents() == want,
+            "ECAM shadow differs from render_shadow"
+        );
     }
 });

@@ -85,7 +85,10 @@ fn guest_write(rig: &Rig, m: &mut Model, space: Space, addr: u64, data: &[u8]) {
     if (1..=8).contains(&data.len()) {
         let mut v = [0u8; 8];
         v[..data.len()].copy_from_slice(data);
-        if rig.reg.fire(space, addr, data.len() as u32, u64::from_le_bytes(v)) {
+        if rig
+            .reg
+            .fire(space, addr, data.len() as u32, u64::from_le_bytes(v))
+        {
             // KVM consumed it; the eventfd's count is the test's count.
             m.count += 1;
             return;
@@ -96,7 +99,11 @@ fn guest_write(rig: &Rig, m: &mut Model, space: Space, addr: u64, data: &[u8]) {
         if space_of(bar) != space {
             continue;
         }
-        let size = if bar == MMIO_BAR { MMIO_BAR_SIZE } else { IO_BAR_SIZE };
+        let size = if bar == MMIO_BAR {
+            MMIO_BAR_SIZE
+        } else {
+            IO_BAR_SIZE
+        };
         let Some(base) = rig.bar(bar) else { continue };
         let off = addr.wrapping_sub(base);
         if off >= size {
@@ -119,17 +126,24 @@ fn guest_write(rig: &Rig, m: &mut Model, space: Space, addr: u64, data: &[u8]) {
     }
     if space == Space::Pio && addr == u64::from(PV_DOORBELL_PORT) && data.len() == 4 {
         if let Some(t) = m.current {
-            if t.kind == TestKind::PvEventfd && u32::from_le_bytes(data.try_into().unwrap()) == t.data {
+            if t.kind == TestKind::PvEventfd
+                && u32::from_le_bytes(data.try_into().unwrap()) == t.data
+            {
                 m.count += 1;
             }
         }
     }
     let got = rig.bus(space).write(0, addr, data);
-    assert!(!matches!(got, trapline_exit::Access::Handled(IoOutcome::Stop(_))));
+    assert!(!matches!(
+        got,
+        trapline_exit::Access::Handled(IoOutcome::Stop(_))
+    ));
 }
 
 fn header(m: &Model) -> Vec<u8> {
-    let Some(t) = m.current else { return vec![0; 64] };
+    let Some(t) = m.current else {
+        return vec![0; 64];
+    };
     let mut h = vec![t.index, t.width, 0, 0];
     h.extend_from_slice(&t.offset.to_le_bytes());
     h.extend_from_slice(&t.data.to_le_bytes());
@@ -141,16 +155,27 @@ fn header(m: &Model) -> Vec<u8> {
 
 fn check(rig: &Rig, m: &Model) {
     assert_eq!(rig.dev.current_test(), m.current, "selected test");
-    assert_eq!(rig.dev.count(), if m.current.is_some() { m.count } else { 0 }, "count");
+    assert_eq!(
+        rig.dev.count(),
+        if m.current.is_some() { m.count } else { 0 },
+        "count"
+    );
     let live = rig.reg.live();
     assert!(live.len() <= 1, "more than one live ioeventfd: {live:?}");
     let want = m.current.and_then(|t| {
-        let bar = if t.space == Space::Mmio { MMIO_BAR } else { IO_BAR };
+        let bar = if t.space == Space::Mmio {
+            MMIO_BAR
+        } else {
+            IO_BAR
+        };
         t.registration(rig.bar(bar))
     });
     let got = live.first().map(|r| (r.space, r.addr, r.len, r.datamatch));
     if got.is_some() {
-        assert_eq!(got, want, "live ioeventfd is not what the selected test needs");
+        assert_eq!(
+            got, want,
+            "live ioeventfd is not what the selected test needs"
+        );
     }
     if !m.ever_failed {
         assert_eq!(got, want, "missing ioeventfd");
@@ -162,7 +187,11 @@ fn build(flags: u8) -> Rig {
     let reg = RecordingRegistry::new();
     let mut b = PciBuilder::new(PciLayout {
         ecam_base: MACHINE_ECAM_BASE,
-        mmio_order: if flags & 1 != 0 { AllocOrder::BottomUp } else { AllocOrder::TopDown },
+        mmio_order: if flags & 1 != 0 {
+            AllocOrder::BottomUp
+        } else {
+            AllocOrder::TopDown
+        },
         ..PciLayout::default()
     });
     let dev = b.pci_testdev(Arc::new(reg.clone()));
@@ -170,9 +199,20 @@ fn build(flags: u8) -> Rig {
     let mut pio = BusBuilder::new();
     let mut mmio = BusBuilder::new();
     pci.insert_into(&mut pio, &mut mmio).unwrap();
-    pio.insert("pv-doorbell", PV_DOORBELL_PORT.into(), 4, pci.pv_doorbell().unwrap())
-        .unwrap();
-    Rig { pci, dev, reg, pio: pio.build(), mmio: mmio.build() }
+    pio.insert(
+        "pv-doorbell",
+        PV_DOORBELL_PORT.into(),
+        4,
+        pci.pv_doorbell().unwrap(),
+    )
+    .unwrap();
+    Rig {
+        pci,
+        dev,
+        reg,
+        pio: pio.build(),
+        mmio: mmio.build(),
+    }
 }
 
 fuzz_target!(|data: &[u8]| {
@@ -201,7 +241,17 @@ fuzz_target!(|data: &[u8]| {
                     Some(base) => base + off,
                     None => off,
                 };
-                guest_write(&rig, &mut m, space, addr & if space == Space::Pio { 0xffff } else { u64::MAX }, &data);
+                guest_write(
+                    &rig,
+                    &mut m,
+                    space,
+                    addr & if space == Space::Pio {
+                        0xffff
+                    } else {
+                        u64::MAX
+                    },
+                    &data,
+                );
             }
             3 => {
                 // PV doorbell (or next to it).
@@ -225,7 +275,11 @@ fuzz_target!(|data: &[u8]| {
                 let h = header(&m);
                 for (i, b) in buf.iter().enumerate() {
                     let o = off as usize + i;
-                    assert_eq!(*b, h.get(o).copied().unwrap_or(0), "header byte {o}: {buf:02x?}");
+                    assert_eq!(
+                        *b,
+                        h.get(o).copied().unwrap_or(0),
+                        "header byte {o}: {buf:02x?}"
+                    );
                 }
             }
             5 => {

@@ -83,8 +83,17 @@ impl Model {
             3 => Some(self.lcr),
             4 => Some(self.mcr),
             5 => {
-                assert_eq!(got & 0x60, 0x60, "LSR must always show THR/TSR empty: {got:#x}");
-                assert_eq!(got & 1 != 0, !self.rx.is_empty(), "LSR.DR {got:#x} vs fifo {}", self.rx.len());
+                assert_eq!(
+                    got & 0x60,
+                    0x60,
+                    "LSR must always show THR/TSR empty: {got:#x}"
+                );
+                assert_eq!(
+                    got & 1 != 0,
+                    !self.rx.is_empty(),
+                    "LSR.DR {got:#x} vs fifo {}",
+                    self.rx.len()
+                );
                 None
             }
             7 => Some(self.scr),
@@ -105,13 +114,23 @@ fuzz_target!(|data: &[u8]| {
         let ctl = input.u8();
         let write = ctl & 1 != 0;
         let sel = (ctl >> 1) & 7;
-        let offset = if sel == 7 { 7 + u64::from(input.u8()) } else { u64::from(sel) };
+        let offset = if sel == 7 {
+            7 + u64::from(input.u8())
+        } else {
+            u64::from(sel)
+        };
         let len = width(ctl >> 4, &mut input);
-        let count = if ctl & 0x80 != 0 { 1 + usize::from(input.u8() % 32) } else { 1 };
+        let count = if ctl & 0x80 != 0 {
+            1 + usize::from(input.u8() % 32)
+        } else {
+            1
+        };
         let value = input.u8();
         for i in 0..count {
             if write {
-                let bytes: Vec<u8> = (0..len).map(|j| value.wrapping_add((i + j) as u8)).collect();
+                let bytes: Vec<u8> = (0..len)
+                    .map(|j| value.wrapping_add((i + j) as u8))
+                    .collect();
                 assert_eq!(uart.write(0, 0x3f8, offset, &bytes), IoOutcome::Continue);
                 if offset < 8 {
                     if let Some(&b) = bytes.first() {
@@ -122,7 +141,10 @@ fuzz_target!(|data: &[u8]| {
                 let mut buf = vec![value; len];
                 uart.read(0, 0x3f8, offset, &mut buf);
                 if offset >= 8 {
-                    assert!(buf.iter().all(|&b| b == 0xff), "read past the UART: {buf:02x?}");
+                    assert!(
+                        buf.iter().all(|&b| b == 0xff),
+                        "read past the UART: {buf:02x?}"
+                    );
                     continue;
                 }
                 if let Some((&first, rest)) = buf.split_first() {
@@ -132,5 +154,9 @@ fuzz_target!(|data: &[u8]| {
             }
         }
     }
-    assert_eq!(*out.lock().unwrap(), model.out, "serial output differs from what the guest sent");
+    assert_eq!(
+        *out.lock().unwrap(),
+        model.out,
+        "serial output differs from what the guest sent"
+    );
 });

@@ -30,8 +30,10 @@ const VCPUS: usize = 2;
 
 fuzz_target!(|data: &[u8]| {
     let mem = GuestMemoryMmap::<()>::from_ranges(&[(GuestAddress(0), RAM as usize)]).unwrap();
-    let counters: Arc<[Arc<ExitCounters>]> =
-        (0..VCPUS).map(|_| Arc::new(ExitCounters::default())).collect::<Vec<_>>().into();
+    let counters: Arc<[Arc<ExitCounters>]> = (0..VCPUS)
+        .map(|_| Arc::new(ExitCounters::default()))
+        .collect::<Vec<_>>()
+        .into();
     let (tx, rx) = channel();
     let port = UcallPort::new(mem.clone(), counters.clone(), Some(tx));
     let mut input = Input::new(data);
@@ -72,12 +74,19 @@ fuzz_target!(|data: &[u8]| {
 
         // The port, reading it from guest memory.
         let stored = mem.write_slice(&raw, GuestAddress(gpa)).is_ok();
-        let announce: Vec<u8> = (0..len).map(|i| (gpa as u32).to_le_bytes().get(i).copied().unwrap_or(0)).collect();
-        assert_eq!(port.write(vcpu, 0x700, offset, &announce), IoOutcome::Continue);
+        let announce: Vec<u8> = (0..len)
+            .map(|i| (gpa as u32).to_le_bytes().get(i).copied().unwrap_or(0))
+            .collect();
+        assert_eq!(
+            port.write(vcpu, 0x700, offset, &announce),
+            IoOutcome::Continue
+        );
         // A Clock ucall also makes the host store its TSC at args[0], which
         // must be an aligned u64 in RAM, or the message is refused.
         let clock_ok = match &decoded {
-            Some((UcallKind::Clock, args, _)) => args[0] % 8 == 0 && args[0].checked_add(8).is_some_and(|e| e <= RAM),
+            Some((UcallKind::Clock, args, _)) => {
+                args[0] % 8 == 0 && args[0].checked_add(8).is_some_and(|e| e <= RAM)
+            }
             _ => true,
         };
         let deliver = offset == 0 && len == 4 && gpa % 8 == 0 && stored && valid && clock_ok;
@@ -85,7 +94,10 @@ fuzz_target!(|data: &[u8]| {
             Ok(ev) => {
                 assert!(deliver, "delivered a message that should be refused");
                 let (kind, args, text) = decoded.clone().unwrap();
-                assert_eq!((ev.vcpu, ev.kind, ev.args, ev.text), (vcpu, kind, args, text));
+                assert_eq!(
+                    (ev.vcpu, ev.kind, ev.args, ev.text),
+                    (vcpu, kind, args, text)
+                );
                 if let Some(c) = counters.get(vcpu) {
                     assert_eq!(ev.exits, c.snapshot());
                 }

@@ -416,7 +416,11 @@ pub struct Hooks {
 
 impl PageFlusher for Hooks {
     fn flush(&self, gpa: u64) {
-        assert_eq!(gpa & 0xfff, 0, "pc-testdev flushed an unaligned gpa {gpa:#x}");
+        assert_eq!(
+            gpa & 0xfff,
+            0,
+            "pc-testdev flushed an unaligned gpa {gpa:#x}"
+        );
         self.flushes.fetch_add(1, Ordering::Relaxed);
     }
 }
@@ -539,7 +543,12 @@ impl Machine {
                 u64::from(abi::PV_DOORBELL_PORT - abi::PROBE_PIO_USER_PORT),
                 probe_pio,
             ),
-            ("fw_cfg", FW_CFG_IO_BASE.into(), FW_CFG_IO_LEN, fw_cfg.clone()),
+            (
+                "fw_cfg",
+                FW_CFG_IO_BASE.into(),
+                FW_CFG_IO_LEN,
+                fw_cfg.clone(),
+            ),
             (
                 "acpi-pm",
                 PM_IO_BASE.into(),
@@ -637,7 +646,9 @@ impl Machine {
 
     /// The address `a` goes to.
     pub fn resolve(&self, a: &Access) -> u64 {
-        resolve(a.space, a.target, self.bus(a.space), |b| self.testdev_bar(b))
+        resolve(a.space, a.target, self.bus(a.space), |b| {
+            self.testdev_bar(b)
+        })
     }
 }
 

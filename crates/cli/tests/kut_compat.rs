@@ -1,0 +1,223 @@
+//! The machine kvm-unit-tests binaries need: trapline's own `compat` and
+//! `kutvmexit` payloads (built the way kvm-unit-tests builds its x86
+//! tests) behave on trapline as they do on QEMU. KVM tests skip loudly
+//! without /dev/kvm; the QEMU comparison skips loudly without QEMU.
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::time::{Duration, Instant};
+
+fn kvm_present(test: &str) -> bool {
+    if Path::new("/dev/kvm").exists() {
+        return true;
+    }
+    eprintln!("SKIPPED {test}: /dev/kvm is absent on this machine — this KVM test did NOT run");
+    false
+}
+
+fn payload_file(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("trapline-kut-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let p = dir.join(format!("{name}.flat"));
+    std::fs::write(&p, trapline_guest::payload(name).unwrap()).unwrap();
+    p
+}
+
+fn trapline(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_trapline"))
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+/// Run on QEMU with kvm-unit-tests' usual devices, or `None` without QEMU.
+fn qemu(kernel: &Path, smp: u32, append: &str) -> Option<Output> {
+    let bin = std::env::var("TRAPLINE_QEMU").unwrap_or_else(|_| "qemu-system-x86_64".into());
+    if Command::new(&bin).arg("--version").output().is_err() {
+        eprintln!("SKIPPED QEMU comparison: {bin} is not installed — this comparison did NOT run");
+        return None;
+    }
+    let mut child = Command::new(&bin)
+        .args([
+            "-accel",
+            "kvm",
+            "-nodefaults",
+            "-no-reboot",
+            "-display",
+            "none",
+            "-serial",
+            "stdio",
+        ])
+        .args([
+            "-device",
+            "isa-debug-exit,iobase=0xf4,iosize=0x4",
+            "-device",
+            "pci-testdev",
+            "-device",
+            "pc-testdev",
+        ])
+        .args(["-m", "128", "-smp", &smp.to_string(), "-append", append])
+        .arg("-kernel")
+        .arg(kernel)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .ok()?;
+    let deadline = Instant::now() + Duration::from_secs(240);
+    while child.try_wait().ok()?.is_none() {
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    child.wait_with_output().ok()
+}
+
+/// The test names a vmexit-style run printed (`name cycles` or
+/// `name (skipped)`), ignoring the numbers.
+fn vmexit_names(out: &str) -> BTreeSet<String> {
+    out.lines()
+        .map(|l| l.trim_end_matches('\r'))
+        .filter_map(|l| {
+            let (name, v) = l.rsplit_once(' ')?;
+            (v.parse::<u64>().is_ok() || v == "(skipped)").then(|| name.trim().to_string())
+        })
+        .collect()
+}
+
+const VMEXIT_TESTS: &str =
+    "cpuid inl_from_qemu inl_from_kernel outl_to_kernel inl_from_pmtimer pci-mem pci-io";
+
+#[test]
+fn a_vmexit_run_with_one_vcpu_matches_qemu() {
+    if !kvm_present("kutvmexit") {
+        return;
+    }
+    let k = payload_file("kutvmexit");
+    let append = format!("goal=200000 {VMEXIT_TESTS}");
+    let o = trapline(&[
+        "run",
+        "--kernel",
+        k.to_str().unwrap(),
+        "--device",
+        "pci-testdev",
+        "--append",
+        &append,
+        "--timeout",
+        "240",
+    ]);
+    let out = String::from_utf8_lossy(&o.stdout).into_owned();
+    assert_eq!(
+        o.status.code(),
+        Some(1),
+        "vmexit exits 0 through isa-debug-exit: {out}"
+    );
+    assert!(
+        out.contains("pci-testdev at 0x10 membar febff000 iobar c000"),
+        "{out}"
+    );
+    assert!(out.contains("PM timer port is 608"), "{out}");
+    let names = vmexit_names(&out);
+    for want in [
+        "cpuid",
+        "inl_from_qemu",
+        "inl_from_kernel",
+        "outl_to_kernel",
+        "inl_from_pmtimer",
+        "mmio-no-eventfd:pci-mem",
+        "mmio-wildcard-eventfd:pci-mem",
+        "mmio-datamatch-eventfd:pci-mem",
+        "portio-no-eventfd:pci-io",
+        "portio-wildcard-eventfd:pci-io",
+        "portio-datamatch-eventfd:pci-io",
+    ] {
+        assert!(names.contains(want), "{want} missing from {out}");
+    }
+    // Exactly QEMU's three tests per BAR: the PV variants stay hidden.
+    assert!(!out.contains("pv-eventfd"), "{out}");
+    if let Some(q) = qemu(&k, 1, &append) {
+        let qout = String::from_utf8_lossy(&q.stdout).into_owned();
+        assert_eq!(q.status.code(), Some(1), "QEMU: {qout}");
+        assert_eq!(
+            vmexit_names(&qout),
+            names,
+            "trapline and QEMU ran different tests:\n{out}\n---\n{qout}"
+        );
+        assert!(qout.contains("pci-testdev at 0x10 membar febff000 iobar c000"));
+    }
+}
+
+#[test]
+fn smp_bring_up_with_two_and_three_vcpus_matches_qemu() {
+    if !kvm_present("compat smp") {
+        return;
+    }
+    let k = payload_file("compat");
+    for n in [2u32, 3] {
+        let append = format!("smp fwcfg cpus={n}");
+        let o = trapline(&[
+            "run",
+            "--kernel",
+            k.to_str().unwrap(),
+            "--smp",
+            &n.to_string(),
+            "--append",
+            &append,
+            "--timeout",
+            "240",
+        ]);
+        let out = String::from_utf8_lossy(&o.stdout).into_owned();
+        assert_eq!(o.status.code(), Some(1), "{n} vCPUs: {out}");
+        assert!(
+            out.contains("PASS: smp") && out.contains("PASS: fwcfg") && !out.contains("FAIL"),
+            "{out}"
+        );
+        if let Some(q) = qemu(&k, n, &append) {
+            let qout = String::from_utf8_lossy(&q.stdout);
+            assert_eq!(q.status.code(), Some(1), "QEMU with {n} vCPUs: {qout}");
+            assert!(
+                qout.contains("PASS: smp") && !qout.contains("FAIL"),
+                "{qout}"
+            );
+        }
+    }
+}
+
+#[test]
+fn every_machine_requirement_checks_out() {
+    if !kvm_present("compat all") {
+        return;
+    }
+    // fw_cfg keys, an ACPI walk with checksums, the PM timer's rate
+    // (against the TSC, whose rate the guest is told), the pc-testdev
+    // ports, the LAPIC page reading all-ones, SMP bring-up.
+    let tsc_khz = trapline_bench::host::measure_tsc_khz(Duration::from_millis(100));
+    let append = format!("cpus=2 mem=128 tsc_khz={tsc_khz}");
+    let o = trapline(&[
+        "run",
+        "--kernel",
+        "builtin:compat",
+        "--smp",
+        "2",
+        "--device",
+        "pc-testdev",
+        "--device",
+        "pci-testdev",
+        "--append",
+        &append,
+        "--timeout",
+        "240",
+    ]);
+    let out = String::from_utf8_lossy(&o.stdout);
+    for check in ["fwcfg", "acpi", "pmtimer", "pctestdev", "lapic", "smp"] {
+        assert!(out.contains(&format!("PASS: {check}")), "{check}: {out}");
+    }
+    assert!(!out.contains("FAIL"), "{out}");
+    assert!(
+        !out.contains("rate not checked"),
+        "the PM timer's rate must be checked: {out}"
+    );
+    assert_eq!(o.status.code(), Some(1), "{out}");
+}

@@ -1,0 +1,91 @@
+//! `trapline bench --peer qemu`: the same probe on QEMU, side by side.
+//! Skips loudly without /dev/kvm or without QEMU.
+
+use std::path::Path;
+use std::process::Command;
+
+#[test]
+fn the_probe_runs_on_qemu_beside_trapline() {
+    if !Path::new("/dev/kvm").exists() {
+        eprintln!("SKIPPED peer: /dev/kvm is absent on this machine — this KVM test did NOT run");
+        return;
+    }
+    if Command::new("qemu-system-x86_64")
+        .arg("--version")
+        .output()
+        .is_err()
+    {
+        eprintln!("SKIPPED peer: qemu-system-x86_64 is not installed — this test did NOT run");
+        return;
+    }
+    let o = Command::new(env!("CARGO_BIN_EXE_trapline"))
+        .args(["bench", "--repeat", "1", "--goal", "300000", "--min-iters", "8", "--warmup", "4", "--no-progress"])
+        .args(["--peer", "qemu", "--format", "json"])
+        .args(["--only", "cpuid,pio-user-out,ro-memslot-read,portio-no-eventfd:pci-io,portio-wildcard-eventfd:pci-io,raw-kvm:*"])
+        .output()
+        .unwrap();
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert!(v["config"]["peer"].as_str().unwrap().starts_with("qemu"));
+    let row = |vmm: &str, name: &str| {
+        v["scenarios"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|s| s["vmm"] == vmm && s["name"] == name)
+            .cloned()
+            .unwrap()
+    };
+    for name in [
+        "noop",
+        "cpuid",
+        "pio-user-out",
+        "portio-no-eventfd:pci-io",
+        "portio-wildcard-eventfd:pci-io",
+    ] {
+        let q = row("qemu", name);
+        assert_eq!(q["status"], "ok", "qemu:{name}: {q}");
+        assert!(q["stats"]["median"].as_f64().unwrap() > 0.0);
+    }
+    // What QEMU cannot serve the same way says so, with the reason.
+    let ro = row("qemu", "ro-memslot-read");
+    assert_eq!(ro["status"], "unsupported");
+    assert!(ro["reason"].as_str().unwrap().contains("n/a on QEMU"));
+    let derived: Vec<&str> = v["derived"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| d["name"].as_str().unwrap())
+        .collect();
+    // (Their ratio needs QEMU's own cost to come out positive, which loops
+    // this short do not promise.)
+    for want in [
+        "pci-io-user-exit-premium",
+        "qemu:pci-io-user-exit-premium",
+        "own-cost-per-user-exit",
+        "qemu:own-cost-per-user-exit",
+    ] {
+        assert!(derived.contains(&want), "{want} not in {derived:?}");
+    }
+}
+
+#[test]
+fn a_missing_qemu_is_explained() {
+    let o = Command::new(env!("CARGO_BIN_EXE_trapline"))
+        .env("TRAPLINE_QEMU", "/nonexistent/qemu-system-x86_64")
+        .args(["bench", "--peer", "qemu"])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("qemu-system-x86") && err.contains("apt-get install"),
+        "{err}"
+    );
+}
