@@ -332,6 +332,9 @@ scenarios! {
     43 DOORBELL_IOEVENTFD_MMIO "doorbell-ioeventfd-mmio";
     44 DOORBELL_IOEVENTFD_PIO "doorbell-ioeventfd-pio";
     45 DOORBELL_PV "doorbell-pv";
+    // A byte written to COM1's scratch register (port COM1_PORT + 7): one
+    // exit into the 16550 model (vm-superio behind its lock), no output.
+    46 PIO_UART_OUT "pio-uart-out";
 }
 
 /// Look a scenario up by its CLI/JSON name.

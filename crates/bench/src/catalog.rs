@@ -237,6 +237,7 @@ pub const SCENARIOS: &[Scenario] = &[
     Scenario { name: "doorbell-ioeventfd-mmio", group: "doorbell", path: "ring = MMIO store to a KVM ioeventfd (iosignalfd-mmio)", machine: Main, check: Doorbell("doorbell-mmio", None) },
     Scenario { name: "doorbell-ioeventfd-pio", group: "doorbell", path: "ring = OUT to a KVM ioeventfd (iosignalfd-pio)", machine: Main, check: Doorbell("doorbell-pio", None) },
     Scenario { name: "doorbell-pv", group: "doorbell", path: "ring = the doorbell's identity written to the PV port, a datamatch ioeventfd (stands in for a hypercall)", machine: Main, check: Doorbell("doorbell-pv", None) },
+    Scenario { name: "pio-uart-out", group: "pio", path: "OUTB to the 16550 UART's scratch register: exit to user space into trapline's serial device", machine: Main, check: UserExit(ExitKind::PioWrite, None) },
 ];
 
 /// Look a scenario up.

@@ -772,10 +772,13 @@ fn describe_check(check: Check, n: u64) -> String {
             "{n} {} exits for {n} iterations; device saw every write",
             k.name()
         ),
-        Check::UserExit(k, None) => format!(
-            "{n} {} exits for {n} iterations (values read back checked by the guest)",
-            k.name()
-        ),
+        Check::UserExit(k @ (ExitKind::PioRead | ExitKind::MmioRead), None) => {
+            format!(
+                "{n} {} exits for {n} iterations (values read back checked by the guest)",
+                k.name()
+            )
+        }
+        Check::UserExit(k, None) => format!("{n} {} exits for {n} iterations", k.name()),
         Check::IoEvent(name) => format!("0 exits; {name} eventfd count = iterations"),
         Check::Coalesced(_) => {
             "every write reached the device through the ring; < 1 exit per iteration".into()

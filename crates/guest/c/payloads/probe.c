@@ -710,6 +710,10 @@ static bool run(u32 id, u64 n, u64 *cycles, u64 *value)
     case SCENARIO_PIO_USER_OUT:
         LOOP("outl %%eax, %%dx", : [i] "+a"(i) : [n] "r"(n), "d"((u16)PROBE_PIO_USER_PORT) : "memory");
         break;
+    case SCENARIO_PIO_UART_OUT:
+        /* The 16550's scratch register: a real device exit, no console output. */
+        LOOP("outb %%al, %%dx", : [i] "+a"(i) : [n] "r"(n), "d"((u16)(COM1_PORT + 7)) : "memory");
+        break;
     case SCENARIO_PIO_USER_IN:
         LOOP("inl %%dx, %%eax", : [i] "+r"(i), "+a"(v) : [n] "r"(n), "d"((u16)PROBE_PIO_USER_PORT) : "memory");
         break;
