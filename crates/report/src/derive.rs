@@ -11,15 +11,16 @@ use crate::model::{cycles_to_ns, scenario_key, Derived, Report, TRAPLINE_VMM};
 /// `pio-user-out − pio-kernel-wildcard`: the cost of completing a PIO write
 /// in user space rather than with an in-kernel ioeventfd.
 pub const USER_EXIT_PREMIUM: &str = "user-exit-premium";
-/// `vmm-floor-pio − pio-kernel-wildcard`: the same premium when the VMM
-/// answers in its run loop before any dispatch, i.e. the floor that raw KVM
-/// imposes on a user-space exit.
-pub const RAW_KVM_FLOOR_PREMIUM: &str = "raw-kvm-floor-premium";
+/// `vmm-floor-pio − pio-kernel-wildcard`: the same premium when trapline
+/// answers in its run loop before any bus lookup: its own floor. (The
+/// floor of KVM itself, with no VMM around it, is the `raw-kvm` VMM's
+/// user-exit premium.)
+pub const VMM_FLOOR_PREMIUM: &str = "vmm-floor-premium";
 /// `pio-user-out − vmm-floor-pio`: what trapline's exit decoding and bus
 /// dispatch add on top of the floor.
 pub const DISPATCH_OVERHEAD: &str = "dispatch-overhead";
-/// `user-exit-premium / raw-kvm-floor-premium`.
-pub const PREMIUM_RATIO: &str = "premium-ratio";
+/// `user-exit-premium / vmm-floor-premium`.
+pub const PREMIUM_RATIO: &str = "premium-ratio-vs-vmm-floor";
 /// `user-exit-premium / raw-kvm:user-exit-premium`, when a `raw-kvm` VMM
 /// was measured alongside.
 pub const PREMIUM_RATIO_RAW_KVM_VMM: &str = "premium-ratio-vs-raw-kvm";
@@ -125,10 +126,10 @@ pub fn standard(report: &Report) -> Vec<Derived> {
         let floor = difference(
             report,
             vmm,
-            RAW_KVM_FLOOR_PREMIUM,
+            VMM_FLOOR_PREMIUM,
             names::VMM_FLOOR_PIO,
             names::PIO_KERNEL_WILDCARD,
-            "user-exit premium when the run loop answers before any dispatch: the floor raw KVM imposes",
+            "user-exit premium when trapline's run loop answers before any bus lookup",
         );
         let dispatch = difference(
             report,
@@ -143,7 +144,7 @@ pub fn standard(report: &Report) -> Vec<Derived> {
                 &scenario_key(vmm, PREMIUM_RATIO),
                 p,
                 f,
-                "user-exit premium as a multiple of the raw-KVM floor premium",
+                "user-exit premium as a multiple of trapline's own floor",
             ),
             _ => None,
         };
@@ -194,7 +195,7 @@ mod tests {
             scenario("vmm-floor-pio", 7000),
         ]);
         assert_eq!(r.derived(USER_EXIT_PREMIUM).unwrap().value, 6000.0);
-        assert_eq!(r.derived(RAW_KVM_FLOOR_PREMIUM).unwrap().value, 4000.0);
+        assert_eq!(r.derived(VMM_FLOOR_PREMIUM).unwrap().value, 4000.0);
         assert_eq!(r.derived(DISPATCH_OVERHEAD).unwrap().value, 2000.0);
         assert_eq!(r.derived(PREMIUM_RATIO).unwrap().value, 1.5);
         assert_eq!(

@@ -33,9 +33,9 @@ fn finish_fills_summaries() {
     assert_eq!(un.status, Status::Unsupported);
     assert!(un.stats.is_none());
     assert_eq!(r.derived("user-exit-premium").unwrap().value, 6000.0);
-    assert_eq!(r.derived("raw-kvm-floor-premium").unwrap().value, 4000.0);
+    assert_eq!(r.derived("vmm-floor-premium").unwrap().value, 4000.0);
     assert_eq!(r.derived("dispatch-overhead").unwrap().value, 2000.0);
-    assert_eq!(r.derived("premium-ratio").unwrap().value, 1.5);
+    assert_eq!(r.derived("premium-ratio-vs-vmm-floor").unwrap().value, 1.5);
 }
 
 #[test]
