@@ -301,8 +301,10 @@ fn sdt<'a>(mem: &Mem<'a>, addr: u64, expect: Option<&'static str>) -> Result<&'a
 /// Scan for the RSDP at 16-byte boundaries, as kvm-unit-tests does over
 /// 0xE0000–0xFFFFF.
 fn find_rsdp(mem: &Mem<'_>) -> Option<u64> {
-    let first = mem.base.next_multiple_of(16);
-    let end = mem.base + mem.bytes.len() as u64;
+    // An area reaching the top of the address space has no 16-byte
+    // boundary past its end to count to (found by the acpi_parse fuzzer).
+    let first = mem.base.checked_next_multiple_of(16)?;
+    let end = mem.base.saturating_add(mem.bytes.len() as u64);
     (first..end)
         .step_by(16)
         .find(|&a| mem.slice("rsdp", a, 8).is_ok_and(|s| s == b"RSD PTR "))
@@ -626,5 +628,17 @@ fn find_s5(aml: &[u8]) -> Option<u8> {
         0x01 => Some(1),
         0x0A => elems.get(2).copied(),
         _ => None,
+    }
+}
+
+#[cfg(test)]
+mod overflow_tests {
+    use super::*;
+
+    #[test]
+    fn the_top_of_the_address_space_is_not_an_overflow() {
+        // Regression: fuzz/corpus/acpi_parse/regress-top-of-address-space.
+        assert!(matches!(parse(u64::MAX, &[]), Err(ParseError::NoRsdp)));
+        assert!(matches!(parse(u64::MAX - 3, &[0; 8]), Err(ParseError::NoRsdp)));
     }
 }
