@@ -12,6 +12,8 @@
 # across runs, so repeated campaigns build on each other), so the tree
 # stays clean. Crash inputs go to fuzz/artifacts/<t>/ (git-ignored); the
 # script prints them and exits non-zero if any target crashed.
+# Exit status: 0 clean, 1 a target crashed, 2 a usage/build problem,
+# 3 the toolchain or cargo-fuzz could not be installed (callers may skip).
 #
 # Environment:
 #   FUZZ_SECONDS    seconds per target (default 5)
@@ -49,7 +51,8 @@ for tool in cargo rustup; do
 done
 if ! cargo "+$TOOLCHAIN" --version >/dev/null 2>&1; then
   log "toolchain '$TOOLCHAIN' missing: installing it (cargo-fuzz needs nightly for -Zsanitizer)"
-  rustup toolchain install "$TOOLCHAIN" --profile minimal
+  rustup toolchain install "$TOOLCHAIN" --profile minimal ||
+    { log "could not install the $TOOLCHAIN toolchain" >&2; exit 3; }
 fi
 
 # cargo-fuzz itself is an ordinary binary: build it with the default
@@ -59,7 +62,8 @@ if cargo fuzz --version >/dev/null 2>&1; then
 else
   log "installing cargo-fuzz $CARGO_FUZZ_VERSION (takes a minute or two)"
   t0=$(now)
-  cargo install cargo-fuzz --version "$CARGO_FUZZ_VERSION" --locked
+  cargo install cargo-fuzz --version "$CARGO_FUZZ_VERSION" --locked ||
+    { log "could not install cargo-fuzz $CARGO_FUZZ_VERSION" >&2; exit 3; }
   log "cargo-fuzz installed in $(( $(now) - t0 )) s"
 fi
 

@@ -47,4 +47,17 @@ ensure_package() { # ensure_package PACKAGE WHAT BINARY...
 ensure_package chromium "the browser test" chromium chromium-browser google-chrome
 ensure_package qemu-system-x86 "the QEMU comparisons" qemu-system-x86_64
 
+# A few seconds of every fuzz target (fuzz/, cargo-fuzz on the nightly
+# toolchain the machine has): a crash fails the run. Installing cargo-fuzz
+# the first time takes a couple of minutes; if it cannot be installed at
+# all (status 3), the smoke run is skipped, loudly. Longer campaigns:
+# FUZZ_SECONDS=600 scripts/fuzz-smoke.sh (see fuzz/README.md).
+fuzz_status=0
+FUZZ_SECONDS="${FUZZ_SECONDS:-3}" scripts/fuzz-smoke.sh || fuzz_status=$?
+case "$fuzz_status" in
+  0) ;;
+  3) echo "test.sh: WARNING: cargo-fuzz could not be installed: the fuzz smoke run was SKIPPED" ;;
+  *) echo "test.sh: the fuzz smoke run failed (status $fuzz_status)" >&2; exit "$fuzz_status" ;;
+esac
+
 cargo test --workspace --all-targets -- --test-threads=2
