@@ -165,13 +165,6 @@ fn view(v: ViewArg) -> View {
     }
 }
 
-fn open_kvm() -> Result<HostKvm, trapline_kvm::KvmError> {
-    match std::env::var("TRAPLINE_KVM") {
-        Ok(p) => HostKvm::open_path(&p),
-        Err(_) => HostKvm::open(),
-    }
-}
-
 /// Run `trapline bench`; returns the process exit status.
 pub fn main(args: BenchArgs) -> i32 {
     if args.list {
@@ -202,7 +195,7 @@ pub fn main(args: BenchArgs) -> i32 {
             }
         }
     }
-    let kvm = match open_kvm() {
+    let kvm = match HostKvm::open_from_env() {
         Ok(k) => k,
         Err(e) => {
             eprintln!("trapline bench: error: {e}");

@@ -713,7 +713,7 @@ fn launch(q: QemuRun) -> i32 {
     // QEMU's order: the accelerator, then the kernel. run_tests.sh's probe
     // (the same command line with `-kernel _NO_FILE_4Uhere_`) must see
     // "could not load kernel" only when everything before it would work.
-    if let Err(e) = run_cmd::open_kvm() {
+    if let Err(e) = trapline_machine::HostKvm::open_from_env() {
         eprintln!("trapline: error: {e}");
         return status::NO_KVM;
     }

@@ -67,7 +67,7 @@ pub fn run(a: RunArgs) -> i32 {
             }
         },
     };
-    let kvm = match open_kvm() {
+    let kvm = match HostKvm::open_from_env() {
         Ok(k) => k,
         Err(e) => return fail(status::NO_KVM, e),
     };
@@ -117,15 +117,6 @@ pub fn run(a: RunArgs) -> i32 {
             o.exit_status()
         }
         Err(e) => fail(error_status(&e), e),
-    }
-}
-
-/// Open /dev/kvm, or the node named by `TRAPLINE_KVM` (an alternate node,
-/// and how the tests check the "no KVM" error).
-pub fn open_kvm() -> Result<HostKvm, trapline_machine::KvmError> {
-    match std::env::var("TRAPLINE_KVM") {
-        Ok(path) => HostKvm::open_path(&path),
-        Err(_) => HostKvm::open(),
     }
 }
 

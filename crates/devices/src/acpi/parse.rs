@@ -639,6 +639,9 @@ mod overflow_tests {
     fn the_top_of_the_address_space_is_not_an_overflow() {
         // Regression: fuzz/corpus/acpi_parse/regress-top-of-address-space.
         assert!(matches!(parse(u64::MAX, &[]), Err(ParseError::NoRsdp)));
-        assert!(matches!(parse(u64::MAX - 3, &[0; 8]), Err(ParseError::NoRsdp)));
+        assert!(matches!(
+            parse(u64::MAX - 3, &[0; 8]),
+            Err(ParseError::NoRsdp)
+        ));
     }
 }
