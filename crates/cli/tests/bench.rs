@@ -2,29 +2,10 @@
 //! its own check, and each output format is what it claims to be. Small
 //! loops (the host emulates guest code): the point is behaviour, not speed.
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Output;
 
-fn trapline(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_trapline"))
-        .args(args)
-        .output()
-        .expect("spawn trapline")
-}
-
-fn kvm_present(test: &str) -> bool {
-    if Path::new("/dev/kvm").exists() {
-        return true;
-    }
-    eprintln!("SKIPPED {test}: /dev/kvm is absent on this machine — this KVM test did NOT run");
-    false
-}
-
-fn tmp(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("trapline-bench-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    dir.join(name)
-}
+mod common;
+use common::*;
 
 fn text(o: &Output) -> (String, String) {
     (
@@ -52,7 +33,7 @@ fn small(extra: &[&str]) -> Output {
     let mut a = SMALL.to_vec();
     a.extend_from_slice(&["--only", ONLY]);
     a.extend_from_slice(extra);
-    trapline(&a)
+    run(&a)
 }
 
 #[test]
@@ -143,7 +124,7 @@ fn json_report_has_every_selected_scenario_checked_and_the_derived_values() {
     );
     // The saved JSON loads back for --compare; comparing a run with itself
     // flags nothing as significant.
-    let o = trapline(&["bench", "--list"]);
+    let o = run(&["bench", "--list"]);
     assert!(String::from_utf8_lossy(&o.stdout).contains("pio-kernel-datamatch"));
     let saved_text = std::fs::read_to_string(&saved).unwrap();
     let _: serde_json::Value = serde_json::from_str(&saved_text).unwrap();
@@ -164,14 +145,14 @@ fn other_formats_and_views_render() {
     ] {
         let mut b = a.clone();
         b.extend_from_slice(&["--format", fmt]);
-        let o = trapline(&b);
+        let o = run(&b);
         let (out, err) = text(&o);
         assert_eq!(o.status.code(), Some(0), "{fmt}: {err}");
         assert!(out.contains(probe), "{fmt}: {out}");
     }
     let mut b = a.clone();
     b.extend_from_slice(&["--view", "paper"]);
-    let (out, _) = text(&trapline(&b));
+    let (out, _) = text(&run(&b));
     assert!(
         out.contains("I/O User") && out.contains("8,226"),
         "paper view with published numbers: {out}"
@@ -179,7 +160,7 @@ fn other_formats_and_views_render() {
     // kut lines are `name cycles`.
     let mut b = a;
     b.extend_from_slice(&["--format", "kut"]);
-    let (out, _) = text(&trapline(&b));
+    let (out, _) = text(&run(&b));
     for line in out.lines().filter(|l| !l.is_empty()) {
         let (name, cycles) = line.rsplit_once(' ').unwrap();
         assert!(
@@ -197,10 +178,10 @@ fn compare_against_a_saved_run() {
     let saved = tmp("old.json");
     let mut a = SMALL.to_vec();
     a.extend_from_slice(&["--only", "cpuid", "--save", saved.to_str().unwrap()]);
-    assert_eq!(trapline(&a).status.code(), Some(0));
+    assert_eq!(run(&a).status.code(), Some(0));
     let mut b = SMALL.to_vec();
     b.extend_from_slice(&["--only", "cpuid", "--compare", saved.to_str().unwrap()]);
-    let o = trapline(&b);
+    let o = run(&b);
     let (out, err) = text(&o);
     assert_eq!(o.status.code(), Some(0), "{err}");
     assert!(out.contains("cpuid") && out.contains("old:"), "{out}");
@@ -230,14 +211,14 @@ fn bad_bench_input_is_a_clear_usage_error() {
         ),
         (vec!["bench", "--timeout", "0"], "more than 0"),
     ] {
-        let o = trapline(&args);
+        let o = run(&args);
         let (_, err) = text(&o);
         assert_eq!(o.status.code(), Some(2), "{args:?}: {err}");
         assert!(err.contains(needle), "{args:?}: {err}");
         assert!(!err.contains("panicked"), "{err}");
     }
     if kvm_present("bench --only") {
-        let o = trapline(&["bench", "--only", "no-such-scenario"]);
+        let o = run(&["bench", "--only", "no-such-scenario"]);
         assert_eq!(o.status.code(), Some(2));
         assert!(text(&o).1.contains("--list"));
     }

@@ -2,45 +2,8 @@
 //! images, real exit statuses. Tests that need /dev/kvm say so loudly and
 //! skip when it is absent.
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
-
-fn trapline() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_trapline"))
-}
-
-fn kvm_present(test: &str) -> bool {
-    if Path::new("/dev/kvm").exists() {
-        return true;
-    }
-    eprintln!("SKIPPED {test}: /dev/kvm is absent on this machine — this KVM test did NOT run");
-    false
-}
-
-fn run(args: &[&str]) -> Output {
-    trapline().args(args).output().expect("spawn trapline")
-}
-
-fn tmp(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("trapline-cli-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    dir.join(name)
-}
-
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
-}
-
-fn code(o: &Output) -> i32 {
-    o.status.code().expect("exited with a status, not a signal")
-}
-
-/// Write a built-in payload to a file so the file path is exercised.
-fn payload_file(name: &str) -> PathBuf {
-    let p = tmp(&format!("{name}.elf"));
-    std::fs::write(&p, trapline_guest::payload(name).expect("payload exists")).unwrap();
-    p
-}
+mod common;
+use common::*;
 
 #[test]
 fn hello_prints_on_com1_and_exits_through_debug_exit() {

@@ -4,32 +4,12 @@
 //! without /dev/kvm; the QEMU comparison skips loudly without QEMU.
 
 use std::collections::BTreeSet;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Output};
 use std::time::{Duration, Instant};
 
-fn kvm_present(test: &str) -> bool {
-    if Path::new("/dev/kvm").exists() {
-        return true;
-    }
-    eprintln!("SKIPPED {test}: /dev/kvm is absent on this machine — this KVM test did NOT run");
-    false
-}
-
-fn payload_file(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("trapline-kut-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let p = dir.join(format!("{name}.flat"));
-    std::fs::write(&p, trapline_guest::payload(name).unwrap()).unwrap();
-    p
-}
-
-fn trapline(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_trapline"))
-        .args(args)
-        .output()
-        .unwrap()
-}
+mod common;
+use common::*;
 
 /// Run on QEMU with kvm-unit-tests' usual devices, or `None` without QEMU.
 fn qemu(kernel: &Path, smp: u32, append: &str) -> Option<Output> {
@@ -97,7 +77,7 @@ fn a_vmexit_run_with_one_vcpu_matches_qemu() {
     }
     let k = payload_file("kutvmexit");
     let append = format!("goal=200000 {VMEXIT_TESTS}");
-    let o = trapline(&[
+    let o = run(&[
         "run",
         "--kernel",
         k.to_str().unwrap(),
@@ -157,7 +137,7 @@ fn smp_bring_up_with_two_and_three_vcpus_matches_qemu() {
     let k = payload_file("compat");
     for n in [2u32, 3] {
         let append = format!("smp fwcfg cpus={n}");
-        let o = trapline(&[
+        let o = run(&[
             "run",
             "--kernel",
             k.to_str().unwrap(),
@@ -195,7 +175,7 @@ fn every_machine_requirement_checks_out() {
     // ports, the LAPIC page reading all-ones, SMP bring-up.
     let tsc_khz = trapline_bench::host::measure_tsc_khz(Duration::from_millis(100));
     let append = format!("cpus=2 mem=128 tsc_khz={tsc_khz}");
-    let o = trapline(&[
+    let o = run(&[
         "run",
         "--kernel",
         "builtin:compat",

@@ -3,42 +3,10 @@
 //! and exit statuses. Tests that need /dev/kvm say so loudly and skip when it
 //! is absent.
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Output;
 
-fn trapline() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_trapline"))
-}
-
-fn kvm_present(test: &str) -> bool {
-    if Path::new("/dev/kvm").exists() {
-        return true;
-    }
-    eprintln!("SKIPPED {test}: /dev/kvm is absent on this machine — this KVM test did NOT run");
-    false
-}
-
-fn run(args: &[&str]) -> Output {
-    trapline().args(args).output().expect("spawn trapline")
-}
-
-fn tmp(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("trapline-qemu-cli-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    dir.join(name)
-}
-
-fn stdout(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stdout).into_owned()
-}
-
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
-}
-
-fn code(o: &Output) -> i32 {
-    o.status.code().expect("exited with a status, not a signal")
-}
+mod common;
+use common::*;
 
 /// The command line run_tests.sh builds for a test (spec §5.3), without
 /// the `timeout` wrapper: `--no-reboot … -kernel K -smp N [-append A]
@@ -77,12 +45,6 @@ fn run_tests_line(kernel: &str, smp: &str, append: Option<&str>, extra: &[&str])
     v.extend(extra.iter().map(|s| s.to_string()));
     v.extend(["-initrd".to_string(), env.display().to_string()]);
     v
-}
-
-fn payload_file(name: &str) -> PathBuf {
-    let p = tmp(&format!("{name}.elf"));
-    std::fs::write(&p, trapline_guest::payload(name).expect("payload exists")).unwrap();
-    p
 }
 
 /// run_tests.sh turns status 1 into a pass only when every stderr line
