@@ -581,37 +581,13 @@ mod tests {
             .add_file("etc/x", vec![0xaa; 100])
             .unwrap()
             .build();
-        let mut seed = 0x2545_f491_4f6c_dd1du64;
-        let mut next = move || {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            seed
-        };
-        let mut buf = vec![0u8; 4096];
-        for _ in 0..20_000 {
-            let r = next();
-            let width = match r % 4 {
-                0 => (r >> 8) as usize % 4097,
-                _ => [0, 1, 2, 4, 8][(r >> 8) as usize % 5],
-            };
-            let offset = match (r >> 20) % 3 {
-                0 => (r >> 24) % FW_CFG_IO_LEN,
-                1 => r >> 24,
-                _ => u64::MAX - (r >> 60),
-            };
-            for b in buf[..width].iter_mut() {
-                *b = next() as u8;
+        crate::hostile::each_access(0x2545_f491_4f6c_dd1d, FW_CFG_IO_LEN, 20_000, |a| {
+            assert_eq!(dev.write(0, 0x510, a.offset, a.data), IoOutcome::Continue);
+            dev.read(0, 0x510, a.offset, a.data);
+            if a.offset >= FW_CFG_IO_LEN {
+                assert!(a.data.iter().all(|&b| b == 0xff));
             }
-            assert_eq!(
-                dev.write(0, 0x510, offset, &buf[..width]),
-                IoOutcome::Continue
-            );
-            dev.read(0, 0x510, offset, &mut buf[..width]);
-            if offset >= FW_CFG_IO_LEN {
-                assert!(buf[..width].iter().all(|&b| b == 0xff));
-            }
-        }
+        });
         // Still works afterwards.
         assert_eq!(read_u64(&dev, FW_CFG_NB_CPUS, 2), 2);
     }

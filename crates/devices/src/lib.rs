@@ -6,6 +6,8 @@ pub mod acpi;
 pub mod debug_exit;
 pub mod doorbell;
 pub mod fw_cfg;
+#[cfg(test)]
+mod hostile;
 pub mod lapic_fallback;
 pub mod pc_testdev;
 pub mod pci;

@@ -474,31 +474,10 @@ mod tests {
             .chain(t.mmio_mappings())
             .map(|p| p.device)
             .collect();
-        let mut seed = 0x1234_5678_9abc_def1u64;
-        let mut next = move || {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            seed
-        };
-        let mut buf = vec![0u8; 4096];
-        for _ in 0..20_000 {
-            let r = next();
-            let width = match r % 4 {
-                0 => (r >> 8) as usize % 4097,
-                _ => [0, 1, 2, 4, 8][(r >> 8) as usize % 5],
-            };
-            let offset = match (r >> 20) % 3 {
-                0 => (r >> 24) % IOMEM_LEN,
-                1 => r >> 24,
-                _ => u64::MAX - (r >> 60),
-            };
-            for b in buf[..width].iter_mut() {
-                *b = next() as u8;
-            }
-            let dev = &devices[(r >> 40) as usize % devices.len()];
-            assert_eq!(dev.write(0, 0, offset, &buf[..width]), IoOutcome::Continue);
-            dev.read(0, 0, offset, &mut buf[..width]);
-        }
+        crate::hostile::each_access(0x1234_5678_9abc_def1, IOMEM_LEN, 20_000, |a| {
+            let dev = &devices[a.extra as usize % devices.len()];
+            assert_eq!(dev.write(0, 0, a.offset, a.data), IoOutcome::Continue);
+            dev.read(0, 0, a.offset, a.data);
+        });
     }
 }

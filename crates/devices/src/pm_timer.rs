@@ -605,35 +605,14 @@ mod tests {
     fn hostile_accesses_never_panic() {
         let (clock, pm) = fake();
         let timer = PmTimer::with_clock(clock.clone());
-        let mut seed = 0x9e37_79b9_7f4a_7c15u64;
-        let mut next = move || {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            seed
-        };
-        let mut buf = vec![0u8; 4096];
-        for _ in 0..20_000 {
-            let r = next();
-            let width = match r % 4 {
-                0 => (r >> 8) as usize % 4097,
-                _ => [0, 1, 2, 4, 8][(r >> 8) as usize % 5],
-            };
-            let offset = match (r >> 20) % 3 {
-                0 => (r >> 24) % PM_IO_LEN,
-                1 => r >> 24,
-                _ => u64::MAX - (r >> 60),
-            };
-            clock.set(next());
-            for b in buf[..width].iter_mut() {
-                *b = next() as u8;
-            }
+        crate::hostile::each_access(0x9e37_79b9_7f4a_7c15, PM_IO_LEN, 20_000, |a| {
+            clock.set(a.extra);
             // Any SLP_EN write might legitimately power off; only panics
             // matter here.
-            let _ = pm.write(0, 0, offset, &buf[..width]);
-            pm.read(0, 0, offset, &mut buf[..width]);
-            let _ = timer.write(0, 0, offset, &buf[..width]);
-            timer.read(0, 0, offset, &mut buf[..width]);
-        }
+            let _ = pm.write(0, 0, a.offset, a.data);
+            pm.read(0, 0, a.offset, a.data);
+            let _ = timer.write(0, 0, a.offset, a.data);
+            timer.read(0, 0, a.offset, a.data);
+        });
     }
 }
