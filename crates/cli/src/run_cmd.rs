@@ -81,6 +81,8 @@ pub fn run(a: RunArgs) -> i32 {
     cfg.pci_testdev = a.devices.contains(&DeviceArg::PciTestdev);
     cfg.pc_testdev = a.devices.contains(&DeviceArg::PcTestdev);
     cfg.ecam_ro = a.ecam_ro;
+    let footprint = std::env::var_os("TRAPLINE_FOOTPRINT").is_some();
+    cfg.measure_footprint = footprint;
     cfg.seccomp = if a.no_seccomp {
         trapline_machine::SeccompMode::Off
     } else {
@@ -98,7 +100,7 @@ pub fn run(a: RunArgs) -> i32 {
     }
     match machine.run() {
         Ok(report) => {
-            if std::env::var_os("TRAPLINE_FOOTPRINT").is_some() {
+            if footprint {
                 // One machine-readable line for `trapline bench --view vmm`.
                 eprintln!(
                     "trapline-footprint cpu_ns_to_first_kvm_run={} rss_beyond_guest_bytes={} wall_ns={}",

@@ -87,6 +87,10 @@ pub struct MachineConfig {
     pub ecam_ro: bool,
     /// Seccomp filters (on by default).
     pub seccomp: SeccompMode,
+    /// Measure resident memory outside guest RAM after the run
+    /// (`RunReport::vmm_rss_bytes`); off by default, since it parses
+    /// /proc/self/smaps.
+    pub measure_footprint: bool,
 }
 
 impl MachineConfig {
@@ -109,6 +113,7 @@ impl MachineConfig {
             pc_testdev: false,
             ecam_ro: false,
             seccomp: SeccompMode::default(),
+            measure_footprint: false,
         }
     }
 }

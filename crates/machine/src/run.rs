@@ -34,7 +34,8 @@ pub struct RunReport {
     /// Process CPU time (all threads, since exec) when vCPU 0 was about to
     /// enter KVM_RUN for the first time.
     pub cpu_at_first_run: Option<Duration>,
-    /// Resident memory of the process outside guest RAM, after the run.
+    /// Resident memory of the process outside guest RAM, after the run
+    /// (only with `MachineConfig::measure_footprint`).
     pub vmm_rss_bytes: Option<u64>,
 }
 
@@ -109,7 +110,11 @@ impl Machine {
         drop(tx);
         // Opened now, read after the run: the main thread's filter allows
         // reading an open file but not opening one.
-        let mut smaps = std::fs::File::open("/proc/self/smaps").ok();
+        let mut smaps = if self.measure_footprint {
+            std::fs::File::open("/proc/self/smaps").ok()
+        } else {
+            None
+        };
         if let Some(f) = main_filter {
             // From here on the main thread only waits, kicks, joins and
             // reports: no new threads, files or VMs.
