@@ -495,7 +495,7 @@ fn add_footprint(report: &mut Report, exe: &std::path::Path, runs: u32) {
     let cpu = median(f.iter().map(|x| x.cpu_ms_to_first_run).collect());
     let rss = median(f.iter().map(|x| x.rss_beyond_guest_mib).collect());
     report.derived.push(trapline_report::Derived {
-        name: "vmm-cpu-to-first-kvm-run".into(),
+        name: trapline_report::derive::VMM_CPU_TO_FIRST_KVM_RUN.into(),
         value: cpu,
         unit: "ms".into(),
         formula: format!(
@@ -504,7 +504,7 @@ fn add_footprint(report: &mut Report, exe: &std::path::Path, runs: u32) {
         note: Some("goal: at most 3 CPU-ms (Firecracker promises 8)".into()),
     });
     report.derived.push(trapline_report::Derived {
-        name: "vmm-rss-beyond-guest".into(),
+        name: trapline_report::derive::VMM_RSS_BEYOND_GUEST.into(),
         value: rss,
         unit: "MiB".into(),
         formula: format!(
