@@ -22,6 +22,73 @@ pub struct Qemu {
     pub binary: PathBuf,
     /// Its `--version` first line.
     pub version: String,
+    /// The CPU model it runs guests with, once [`Qemu::select_cpu`] chose
+    /// one (`None` until then: `-cpu host` is tried first).
+    pub cpu: Option<CpuChoice>,
+}
+
+/// A `-cpu` value for the peer. Some QEMU builds abort at start-up with
+/// `-cpu host` (and `-cpu max`) on some hosts (QEMU 7.2 on AMD EPYC under
+/// nested KVM: `kvm_buf_set_msrs: Assertion ... failed`), so the peer
+/// tries these in order and keeps the first that boots a guest.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CpuModel {
+    /// `-cpu host`: the host's CPUID, as trapline gives its vCPUs.
+    Host,
+    /// `-cpu max`: everything KVM and QEMU support.
+    Max,
+    /// No `-cpu` option: QEMU's default model (qemu64 on x86_64).
+    Default,
+}
+
+impl CpuModel {
+    /// The order in which models are tried.
+    pub const PREFERENCE: [CpuModel; 3] = [CpuModel::Host, CpuModel::Max, CpuModel::Default];
+
+    /// The `-cpu` argument, or `None` for QEMU's default.
+    pub fn arg(self) -> Option<&'static str> {
+        match self {
+            CpuModel::Host => Some("host"),
+            CpuModel::Max => Some("max"),
+            CpuModel::Default => None,
+        }
+    }
+
+    /// How reports name it.
+    pub fn name(self) -> &'static str {
+        self.arg().unwrap_or("default")
+    }
+}
+
+/// The model QEMU runs with, and why the ones before it were not used.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CpuChoice {
+    /// The model in use.
+    pub model: CpuModel,
+    /// (model, what QEMU said) for each model that failed before it.
+    pub rejected: Vec<(CpuModel, String)>,
+}
+
+impl CpuChoice {
+    /// One line for reports when the model is not `host` (`None` when it is).
+    pub fn fallback_note(&self) -> Option<String> {
+        if self.model == CpuModel::Host {
+            return None;
+        }
+        let tried: Vec<String> = self
+            .rejected
+            .iter()
+            .map(|(m, why)| format!("-cpu {} ({why})", m.name()))
+            .collect();
+        Some(format!(
+            "QEMU ran with {} because it could not start a guest with {}",
+            match self.model.arg() {
+                Some(a) => format!("-cpu {a}"),
+                None => "its default CPU model".to_string(),
+            },
+            tried.join(", ")
+        ))
+    }
 }
 
 /// Find QEMU, or say how to install it.
@@ -41,7 +108,153 @@ pub fn find() -> Result<Qemu, String> {
         .next()
         .unwrap_or("")
         .to_string();
-    Ok(Qemu { binary, version })
+    Ok(Qemu {
+        binary,
+        version,
+        cpu: None,
+    })
+}
+
+impl Qemu {
+    /// Choose the CPU model: boot trapline's `hello` payload with each of
+    /// [`CpuModel::PREFERENCE`] until one prints the guest's first line.
+    /// A model QEMU dies with before that is recorded with the last line
+    /// of its stderr. `dir` holds the kernel file.
+    pub fn select_cpu(&mut self, dir: &Path, timeout: Duration) -> Result<&CpuChoice, String> {
+        let kernel = dir.join("trapline-hello.flat");
+        std::fs::write(&kernel, trapline_guest::HELLO)
+            .map_err(|e| format!("writing {}: {e}", kernel.display()))?;
+        let mut rejected = Vec::new();
+        for model in CpuModel::PREFERENCE {
+            let run = self.boot(model, &kernel, "", 1, timeout)?;
+            if run.serial.lines().next().is_some() {
+                return Ok(self.cpu.insert(CpuChoice { model, rejected }));
+            }
+            rejected.push((model, run.why()));
+        }
+        let tried: Vec<String> = rejected
+            .iter()
+            .map(|(m, why)| format!("-cpu {}: {why}", m.name()))
+            .collect();
+        Err(format!(
+            "QEMU could not start a guest with any CPU model ({})",
+            tried.join("; ")
+        ))
+    }
+
+    /// Boot `kernel` on QEMU with the peer's machine (isa-debug-exit,
+    /// pci-testdev, 128 MiB) and wait for it to end or `timeout`.
+    fn boot(
+        &self,
+        model: CpuModel,
+        kernel: &Path,
+        append: &str,
+        cpus: u32,
+        timeout: Duration,
+    ) -> Result<QemuRun, String> {
+        let mut cmd = Command::new(&self.binary);
+        cmd.args(["-accel", "kvm"]);
+        if let Some(cpu) = model.arg() {
+            cmd.args(["-cpu", cpu]);
+        }
+        let mut child = cmd
+            .args([
+                "-nodefaults",
+                "-no-reboot",
+                "-display",
+                "none",
+                "-serial",
+                "stdio",
+            ])
+            .args([
+                "-device",
+                "isa-debug-exit,iobase=0xf4,iosize=0x4",
+                "-device",
+                "pci-testdev",
+                "-m",
+                "128",
+            ])
+            .arg("-smp")
+            .arg(cpus.to_string())
+            .arg("-kernel")
+            .arg(kernel)
+            .arg("-append")
+            .arg(append)
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .map_err(|e| format!("starting {}: {e}", self.binary.display()))?;
+        let drain = |pipe: Option<Box<dyn Read + Send>>| {
+            std::thread::spawn(move || {
+                let mut s = String::new();
+                if let Some(mut p) = pipe {
+                    let _ = p.read_to_string(&mut s);
+                }
+                s
+            })
+        };
+        let stdout = drain(
+            child
+                .stdout
+                .take()
+                .map(|p| Box::new(p) as Box<dyn Read + Send>),
+        );
+        let stderr = drain(
+            child
+                .stderr
+                .take()
+                .map(|p| Box::new(p) as Box<dyn Read + Send>),
+        );
+        let deadline = Instant::now() + timeout;
+        let status = loop {
+            match child.try_wait() {
+                Ok(Some(st)) => break Some(st),
+                Ok(None) if Instant::now() < deadline => {
+                    std::thread::sleep(Duration::from_millis(20))
+                }
+                _ => {
+                    let _ = child.kill();
+                    let _ = child.wait();
+                    break None;
+                }
+            }
+        };
+        Ok(QemuRun {
+            status,
+            timeout,
+            serial: stdout.join().unwrap_or_default(),
+            stderr: stderr.join().unwrap_or_default(),
+        })
+    }
+}
+
+/// What one QEMU process did.
+struct QemuRun {
+    /// Its exit status (`None`: killed at the timeout).
+    status: Option<std::process::ExitStatus>,
+    timeout: Duration,
+    serial: String,
+    stderr: String,
+}
+
+impl QemuRun {
+    /// Why it failed, in one line: its status and stderr's last line.
+    fn why(&self) -> String {
+        match self.status {
+            Some(st) => {
+                let last = self.stderr.lines().rev().find(|l| !l.trim().is_empty());
+                match last {
+                    Some(l) => format!("QEMU exited with {st}: {}", l.trim()),
+                    None => format!("QEMU exited with {st}"),
+                }
+            }
+            None => format!(
+                "QEMU did not finish within {:.0} s and was killed",
+                self.timeout.as_secs_f64()
+            ),
+        }
+    }
 }
 
 /// Why QEMU cannot serve a scenario the way trapline does (`None`: it can).
@@ -125,7 +338,8 @@ pub fn parse(serial: &str) -> BTreeMap<String, PeerResult> {
 }
 
 /// Boot the probe on QEMU with `append`, `cpus` vCPUs, and return its
-/// serial output. The probe binary is written to `dir`.
+/// serial output. The probe binary is written to `dir`. QEMU runs with the
+/// CPU model [`Qemu::select_cpu`] chose (`-cpu host` if none was chosen).
 pub fn run_probe(
     qemu: &Qemu,
     dir: &Path,
@@ -136,74 +350,12 @@ pub fn run_probe(
     let kernel = dir.join("trapline-probe.flat");
     std::fs::write(&kernel, trapline_guest::PROBE)
         .map_err(|e| format!("writing {}: {e}", kernel.display()))?;
-    let mut child = Command::new(&qemu.binary)
-        .args([
-            "-accel",
-            "kvm",
-            "-cpu",
-            "host",
-            "-nodefaults",
-            "-no-reboot",
-            "-display",
-            "none",
-            "-serial",
-            "stdio",
-        ])
-        .args([
-            "-device",
-            "isa-debug-exit,iobase=0xf4,iosize=0x4",
-            "-device",
-            "pci-testdev",
-            "-m",
-            "128",
-        ])
-        .arg("-smp")
-        .arg(cpus.to_string())
-        .arg("-kernel")
-        .arg(&kernel)
-        .arg("-append")
-        .arg(append)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .map_err(|e| format!("starting {}: {e}", qemu.binary.display()))?;
-    let mut stdout = child.stdout.take().ok_or("no QEMU stdout")?;
-    let reader = std::thread::spawn(move || {
-        let mut s = String::new();
-        let _ = stdout.read_to_string(&mut s);
-        s
-    });
-    let deadline = Instant::now() + timeout;
-    let status = loop {
-        match child.try_wait() {
-            Ok(Some(st)) => break Some(st),
-            Ok(None) if Instant::now() < deadline => std::thread::sleep(Duration::from_millis(20)),
-            _ => {
-                let _ = child.kill();
-                let _ = child.wait();
-                break None;
-            }
-        }
-    };
-    let serial = reader.join().unwrap_or_default();
-    match status {
-        // The probe ends with debug-exit 0: QEMU exits (0 << 1) | 1.
-        Some(st) if st.code() == Some(1) => Ok(serial),
-        Some(st) => {
-            let mut err = String::new();
-            if let Some(mut e) = child.stderr.take() {
-                let _ = e.read_to_string(&mut err);
-            }
-            Err(format!(
-                "QEMU exited with {st}: {}",
-                err.lines().last().unwrap_or("")
-            ))
-        }
-        None => Err(format!(
-            "QEMU did not finish within {:.0} s and was killed",
-            timeout.as_secs_f64()
-        )),
+    let model = qemu.cpu.as_ref().map_or(CpuModel::Host, |c| c.model);
+    let run = qemu.boot(model, &kernel, append, cpus, timeout)?;
+    // The probe ends with debug-exit 0: QEMU exits (0 << 1) | 1.
+    match run.status {
+        Some(st) if st.code() == Some(1) => Ok(run.serial),
+        _ => Err(run.why()),
     }
 }
 
@@ -236,6 +388,38 @@ mod tests {
             }
         );
         assert_eq!(r["mmio-no-eventfd:pci-mem"].value, 0x1c);
+    }
+
+    #[test]
+    fn a_cpu_fallback_is_explained_and_host_needs_no_note() {
+        let host = CpuChoice {
+            model: CpuModel::Host,
+            rejected: vec![],
+        };
+        assert_eq!(host.fallback_note(), None);
+        let fallback = CpuChoice {
+            model: CpuModel::Default,
+            rejected: vec![
+                (
+                    CpuModel::Host,
+                    "QEMU exited with signal: 6 (SIGABRT)".into(),
+                ),
+                (CpuModel::Max, "QEMU exited with signal: 6 (SIGABRT)".into()),
+            ],
+        };
+        let note = fallback.fallback_note().unwrap();
+        assert!(
+            note.starts_with("QEMU ran with its default CPU model because"),
+            "{note}"
+        );
+        assert!(
+            note.contains("-cpu host (QEMU exited") && note.contains("-cpu max ("),
+            "{note}"
+        );
+        assert_eq!(
+            CpuModel::PREFERENCE.map(CpuModel::name),
+            ["host", "max", "default"]
+        );
     }
 
     #[test]

@@ -191,6 +191,16 @@ pub fn run_lab(kvm: &HostKvm, opts: &LabOptions) -> Result<Report, String> {
         }
         std::fs::create_dir_all(&peer_dir).map_err(|e| format!("{}: {e}", peer_dir.display()))?;
     }
+    // The peer with its CPU model chosen once, up front (QEMU may abort
+    // with `-cpu host` on this host); if no model starts, every peer run
+    // fails with the reason.
+    let mut peer = opts.peer.clone();
+    let mut peer_unusable: Option<String> = None;
+    if let Some(q) = peer.as_mut().filter(|_| !peer_units.is_empty()) {
+        if let Err(e) = q.select_cpu(&peer_dir, opts.vm_timeout) {
+            peer_unusable = Some(e);
+        }
+    }
     let mut tsc_khz = 0u64;
     let mut hypercall_supported = true;
 
@@ -288,7 +298,9 @@ pub fn run_lab(kvm: &HostKvm, opts: &LabOptions) -> Result<Report, String> {
                     }
                 }
                 Unit::Peer(kind, list) => {
-                    if let Some(q) = &opts.peer {
+                    if let Some(why) = &peer_unusable {
+                        absorb_peer(&mut peer_acc, &list, Err(why.clone()));
+                    } else if let Some(q) = &peer {
                         let mut append = cmdline(&list, opts);
                         if crate::peer::cpus_for(kind) > 1 {
                             append.push_str(" cpus=2");
@@ -336,6 +348,14 @@ pub fn run_lab(kvm: &HostKvm, opts: &LabOptions) -> Result<Report, String> {
         quick: opts.quick,
         only: opts.only.clone(),
         peer: opts.peer.as_ref().map(|q| format!("qemu ({})", q.version)),
+        peer_cpu: peer
+            .as_ref()
+            .and_then(|q| q.cpu.as_ref())
+            .map(|c| c.model.name().to_string()),
+        peer_cpu_note: peer
+            .as_ref()
+            .and_then(|q| q.cpu.as_ref())
+            .and_then(|c| c.fallback_note()),
     };
     let mut report = Report::new(
         ToolInfo::new("trapline", env!("CARGO_PKG_VERSION")),

@@ -33,6 +33,10 @@ fn the_probe_runs_on_qemu_beside_trapline() {
     );
     let v: serde_json::Value = serde_json::from_str(&out).unwrap();
     assert!(v["config"]["peer"].as_str().unwrap().starts_with("qemu"));
+    // Whatever model this host's QEMU starts with is recorded.
+    let cpu = v["config"]["peer_cpu"].as_str().unwrap();
+    assert!(["host", "max", "default"].contains(&cpu), "{cpu}");
+    assert_eq!(cpu == "host", v["config"]["peer_cpu_note"].is_null());
     let row = |vmm: &str, name: &str| {
         v["scenarios"]
             .as_array()
@@ -73,6 +77,96 @@ fn the_probe_runs_on_qemu_beside_trapline() {
     ] {
         assert!(derived.contains(&want), "{want} not in {derived:?}");
     }
+}
+
+/// QEMU 7.2 aborts at start-up with `-cpu host` and `-cpu max` on some
+/// hosts (AMD EPYC under nested KVM). A wrapper that does the same on any
+/// host shows the peer falling back to QEMU's default model, and saying so.
+#[test]
+fn a_qemu_that_aborts_with_cpu_host_falls_back_to_its_default_model() {
+    if !Path::new("/dev/kvm").exists() {
+        eprintln!(
+            "SKIPPED peer fallback: /dev/kvm is absent on this machine — this KVM test did NOT run"
+        );
+        return;
+    }
+    if Command::new("qemu-system-x86_64")
+        .arg("--version")
+        .output()
+        .is_err()
+    {
+        eprintln!(
+            "SKIPPED peer fallback: qemu-system-x86_64 is not installed — this test did NOT run"
+        );
+        return;
+    }
+    let dir = std::env::temp_dir().join(format!("trapline-peer-wrapper-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let wrapper = dir.join("qemu-aborts-on-cpu-host");
+    std::fs::write(
+        &wrapper,
+        "#!/bin/sh\n\
+         for a in \"$@\"; do case \"$a\" in host|max)\n\
+           echo \"qemu-system-x86_64: kvm_buf_set_msrs: Assertion 'ret == cpu->kvm_msr_buf->nmsrs' failed.\" >&2\n\
+           kill -ABRT $$;;\n\
+         esac; done\n\
+         exec qemu-system-x86_64 \"$@\"\n",
+    )
+    .unwrap();
+    std::fs::set_permissions(
+        &wrapper,
+        std::os::unix::fs::PermissionsExt::from_mode(0o755),
+    )
+    .unwrap();
+    let o = Command::new(env!("CARGO_BIN_EXE_trapline"))
+        .env("TRAPLINE_QEMU", &wrapper)
+        .args([
+            "bench",
+            "--repeat",
+            "1",
+            "--goal",
+            "300000",
+            "--min-iters",
+            "8",
+            "--warmup",
+            "2",
+            "--no-progress",
+        ])
+        .args([
+            "--peer",
+            "qemu",
+            "--format",
+            "json",
+            "--only",
+            "pio-user-out",
+        ])
+        .output()
+        .unwrap();
+    let _ = std::fs::remove_dir_all(&dir);
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["config"]["peer_cpu"], "default");
+    let note = v["config"]["peer_cpu_note"].as_str().unwrap();
+    assert!(
+        note.contains("-cpu host") && note.contains("-cpu max"),
+        "{note}"
+    );
+    assert!(
+        note.contains("Assertion"),
+        "QEMU's own words are kept: {note}"
+    );
+    let q = v["scenarios"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["vmm"] == "qemu" && s["name"] == "pio-user-out")
+        .unwrap();
+    assert_eq!(q["status"], "ok", "{q}");
 }
 
 #[test]

@@ -132,6 +132,13 @@ pub struct RunConfig {
     /// Peer VMM measured alongside trapline (e.g. `qemu`), if any.
     #[serde(default)]
     pub peer: Option<String>,
+    /// The peer's CPU model (`host`, `max`, or `default` for QEMU's own
+    /// default), when a peer ran.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub peer_cpu: Option<String>,
+    /// Why the peer's CPU model is not `host`, when it is not.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub peer_cpu_note: Option<String>,
 }
 
 /// Outcome of one scenario.

@@ -247,7 +247,7 @@ fn check_host_and_method(dom: &str) {
         "<dt>CPU</dt><dd>Intel(R) Xeon(R) Test CPU @ 3.00GHz (GenuineIntel)</dd>",
         "<dt>Kernel</dt><dd>6.8.0-test</dd>",
         "<dt>TSC</dt><dd>3000000 kHz (measured 2999870 kHz)</dd>",
-        "<dt>Peer VMM</dt><dd>qemu</dd>",
+        "<dt>Peer VMM</dt><dd>qemu, -cpu host</dd>",
     ] {
         assert!(
             host.contains(want),

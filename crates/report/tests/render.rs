@@ -177,7 +177,12 @@ fn html_is_self_contained() {
         h.contains("&lt;L0&gt; &quot;KVM&quot;"),
         "nested note escaped"
     );
-    assert!(h.contains("Nested virtualization"));
+    // The caveat is said once, as one sentence: the note itself.
+    assert_eq!(h.matches("Nested virtualization").count(), 1);
+    assert!(
+        h.contains("<strong>Nested virtualization.</strong> Hypervisor bit set; running under &lt;L0&gt; &quot;KVM&quot;.</p>"),
+        "caveat paragraph"
+    );
     assert!(h.contains("Method"));
     assert!(h.contains("RDTSC"));
     // Chart labels are in the SVG.
@@ -213,4 +218,35 @@ fn format_and_view_parse() {
     assert_eq!("paper".parse::<View>().unwrap(), View::Paper);
     assert_eq!("seeds".parse::<View>().unwrap(), View::Seeds);
     assert!("nope".parse::<View>().is_err());
+}
+
+#[test]
+fn the_peer_cpu_model_is_named_and_a_fallback_explained() {
+    let mut r = common::sample_report();
+    let table = render(&r, Format::Table, View::All);
+    assert!(table.contains("peer: qemu, -cpu host\n"), "{table}");
+    r.config.peer_cpu = Some("default".into());
+    r.config.peer_cpu_note = Some(
+        "QEMU ran with its default CPU model because it could not start a guest with -cpu host (QEMU exited with signal: 6)".into(),
+    );
+    for format in [Format::Table, Format::Markdown, Format::Html] {
+        let out = render(&r, format, View::All);
+        assert!(
+            out.contains("QEMU's default CPU model"),
+            "{format:?}: {out}"
+        );
+        assert!(
+            out.contains("could not start a guest with -cpu host"),
+            "{format:?}"
+        );
+    }
+    // The JSON keeps both fields; a report without a peer has neither.
+    let json = r.to_json();
+    assert!(json.contains("\"peer_cpu\": \"default\""), "{json}");
+    r.config.peer = None;
+    r.config.peer_cpu = None;
+    r.config.peer_cpu_note = None;
+    let table = render(&r, Format::Table, View::All);
+    assert!(!table.contains("peer:"));
+    assert!(!r.to_json().contains("peer_cpu"));
 }

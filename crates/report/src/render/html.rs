@@ -5,7 +5,7 @@ use std::fmt::Write as _;
 
 use super::fmt::html_escape as esc;
 use super::grid::{Align, Grid, Section};
-use super::{host_line, Chart, Page, Part};
+use super::{host_line, peer_line, Chart, Page, Part};
 use crate::model::Report;
 
 /// The id of the `<script type="application/json">` block holding the raw
@@ -185,8 +185,8 @@ fn host(out: &mut String, report: &Report) {
     if let Some(only) = &c.only {
         rows.push(("Only", only.clone()));
     }
-    if let Some(peer) = &c.peer {
-        rows.push(("Peer VMM", peer.clone()));
+    if let Some(peer) = peer_line(report) {
+        rows.push(("Peer VMM", peer));
     }
     rows.push((
         "Started",
@@ -237,12 +237,24 @@ fn method(out: &mut String, report: &Report) {
     if let Some(note) = &report.host.nested_note {
         let _ = writeln!(
             out,
-            "<p class=\"caveat\"><strong>Nested virtualization.</strong> This host is itself a \
-             guest: every exit measured here also exits to the outer hypervisor, so costs are \
-             inflated and not comparable to bare-metal numbers. {}</p>",
-            esc(note)
+            "<p class=\"caveat\"><strong>Nested virtualization.</strong> {}</p>",
+            esc(&sentence(note))
         );
     }
+}
+
+/// `note` as a sentence: capital first letter, full stop at the end.
+fn sentence(note: &str) -> String {
+    let note = note.trim();
+    let mut chars = note.chars();
+    let mut s: String = match chars.next() {
+        Some(c) => c.to_uppercase().chain(chars).collect(),
+        None => return String::new(),
+    };
+    if !s.ends_with(['.', '!', '?']) {
+        s.push('.');
+    }
+    s
 }
 
 /// The report's JSON made safe inside a `<script>` element: every `<`

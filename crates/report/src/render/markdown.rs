@@ -1,7 +1,7 @@
 //! GitHub-flavoured markdown: a pipe table and bullet lists.
 
 use super::grid::{Align, Grid};
-use super::{host_line, Page};
+use super::{host_line, peer_line, Page};
 use crate::model::Report;
 
 /// Escapes a cell: backslashes and pipes, `<`/`>` (GitHub would take them
@@ -65,6 +65,9 @@ fn sections(out: &mut String, page: &dyn Page, level: &str) {
 pub fn render(report: &Report, page: &dyn Page) -> String {
     let mut out = format!("## {}\n\n", cell(&page.title()));
     out.push_str(&format!("_Host: {}_\n\n", cell(&host_line(report))));
+    if let Some(peer) = peer_line(report) {
+        out.push_str(&format!("_Peer: {}_\n\n", cell(&peer)));
+    }
     if let Some(note) = &report.host.nested_note {
         out.push_str(&format!("> **Nested virtualization:** {}\n\n", cell(note)));
     }

@@ -203,3 +203,21 @@ pub fn host_line(report: &Report) -> String {
     }
     s
 }
+
+/// The peer VMM and the CPU model it ran with, saying why when that is
+/// not `host` (`None` without a peer).
+pub fn peer_line(report: &Report) -> Option<String> {
+    let c = &report.config;
+    let mut s = c.peer.clone()?;
+    match c.peer_cpu.as_deref() {
+        Some("default") => s.push_str(", QEMU's default CPU model"),
+        Some(cpu) => {
+            let _ = write!(s, ", -cpu {cpu}");
+        }
+        None => {}
+    }
+    if let Some(note) = &c.peer_cpu_note {
+        let _ = write!(s, " ({note})");
+    }
+    Some(s)
+}

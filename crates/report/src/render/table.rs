@@ -1,7 +1,7 @@
 //! Terminal output: aligned columns, then footer sections and the host line.
 
 use super::grid::{Align, Grid};
-use super::{host_line, Page};
+use super::{host_line, peer_line, Page};
 use crate::model::Report;
 
 /// Lays a grid out as space-aligned text with a dashed rule under the
@@ -97,6 +97,9 @@ pub fn render(report: &Report, page: &dyn Page) -> String {
         sections(&mut out, page);
     }
     out.push_str(&format!("\nhost: {}\n", host_line(report)));
+    if let Some(peer) = peer_line(report) {
+        out.push_str(&format!("peer: {peer}\n"));
+    }
     if let Some(note) = &report.host.nested_note {
         out.push_str(&format!("caveat: nested virtualization: {note}\n"));
     }

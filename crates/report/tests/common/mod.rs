@@ -50,6 +50,8 @@ pub fn sample_report() -> Report {
         quick: false,
         only: None,
         peer: Some("qemu".into()),
+        peer_cpu: Some("host".into()),
+        peer_cpu_note: None,
     };
     let mut r = Report::new(ToolInfo::new("trapline", "0.1.0"), host, config);
     r.started_at = "2025-01-01T00:00:00Z".into();
