@@ -51,6 +51,7 @@ const PAYLOADS: &[(&str, &str, Kind)] = &[
     ("hostile", "payloads/hostile.c", Kind::Flat),
     ("triple", "payloads/triple.c", Kind::Flat),
     ("spin", "payloads/spin.c", Kind::Flat),
+    ("emufail", "payloads/emufail.c", Kind::Flat),
     ("probe", "payloads/probe.c", Kind::Flat),
     ("compat", "payloads/compat.c", Kind::Flat),
     ("kutvmexit", "payloads/kutvmexit.c", Kind::Flat),

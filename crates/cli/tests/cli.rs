@@ -85,6 +85,33 @@ fn a_triple_fault_is_reported_with_its_own_status() {
     assert!(stderr(&o).contains("triple-faulted"), "{}", stderr(&o));
 }
 
+/// KVM cannot emulate an x87 load from MMIO on any host: the run ends
+/// with status 12, and stderr says which instruction failed, as QEMU does.
+#[test]
+fn an_emulation_failure_shows_the_suberror_registers_and_code() {
+    if !kvm_present("emulation failure") {
+        return;
+    }
+    let o = run(&["run", "--kernel", "builtin:emufail", "--timeout", "60"]);
+    let err = stderr(&o);
+    assert_eq!(code(&o), 12, "stderr: {err}");
+    assert!(
+        err.contains("vCPU 0: KVM internal error: emulation failure (suberror 1)"),
+        "{err}"
+    );
+    for want in ["RAX=", "RIP=", "CS =0008", "CR0=", "EFER="] {
+        assert!(err.contains(want), "{want} missing: {err}");
+    }
+    // RBX holds the MMIO address the instruction read.
+    assert!(err.contains("RBX=00000000fe000000"), "{err}");
+    // The faulting instruction, `fildl (%rbx)` = db 03, is marked at RIP.
+    let code_line = err
+        .lines()
+        .find(|l| l.starts_with("Code="))
+        .expect("a Code= line");
+    assert!(code_line.contains("<db> 03"), "{code_line}");
+}
+
 #[test]
 fn a_guest_that_never_exits_is_stopped_by_the_timeout() {
     if !kvm_present("timeout") {

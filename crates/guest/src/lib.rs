@@ -23,6 +23,9 @@ pub const HOSTILE: &[u8] = payload!("hostile.flat");
 pub const TRIPLE: &[u8] = payload!("triple.flat");
 /// Never exits (`cli; hlt`, or `spin=busy`): for `--timeout`.
 pub const SPIN: &[u8] = payload!("spin.flat");
+/// An x87 load from MMIO, which KVM's emulator cannot do: KVM_RUN ends
+/// with KVM_EXIT_INTERNAL_ERROR (emulation failure) on any host.
+pub const EMUFAIL: &[u8] = payload!("emufail.flat");
 /// The exit-cost probe: timed scenario loops reported by RESULT ucalls.
 pub const PROBE: &[u8] = payload!("probe.flat");
 /// Checks the machine interfaces kvm-unit-tests relies on (fw_cfg, ACPI,
@@ -45,6 +48,7 @@ pub const PAYLOADS: &[(&str, &[u8])] = &[
     ("hostile", HOSTILE),
     ("triple", TRIPLE),
     ("spin", SPIN),
+    ("emufail", EMUFAIL),
     ("probe", PROBE),
     ("compat", COMPAT),
     ("kutvmexit", KUTVMEXIT),

@@ -8,6 +8,7 @@
 
 pub mod cpu_state;
 pub mod cpuid;
+pub mod crash;
 mod error;
 pub mod kick;
 pub mod run;
@@ -15,6 +16,7 @@ mod system;
 mod vm;
 
 pub use cpu_state::{BootCpuState, CpuMode, Segment};
+pub use crash::CpuDump;
 pub use error::KvmError;
 pub use run::{run_vcpu, VcpuContext, VcpuEnd};
 pub use system::{HostKvm, KVM_PATH};

@@ -11,6 +11,9 @@ use kvm_bindings::{kvm_run, KVM_EXIT_IO};
 use kvm_ioctls::{VcpuExit, VcpuFd};
 use trapline_exit::{Access, Bus, ExitCounters, ExitKind, IoOutcome, StopReason};
 use trapline_fastpath::{CoalescedRing, Space};
+use vm_memory::GuestMemoryMmap;
+
+use crate::crash::{self, CpuDump};
 
 /// What one vCPU needs to run.
 pub struct VcpuContext {
@@ -30,6 +33,9 @@ pub struct VcpuContext {
     pub ring: Option<Arc<CoalescedRing>>,
     /// Set by the controller before it kicks this vCPU.
     pub stop: Arc<AtomicBool>,
+    /// Guest RAM, read only when KVM cannot run the guest, to show the
+    /// instruction bytes at RIP (see [`crate::crash`]).
+    pub memory: Option<GuestMemoryMmap>,
 }
 
 /// Why a vCPU's loop ended.
@@ -46,13 +52,20 @@ pub enum VcpuEnd {
     },
     /// KVM_EXIT_INTERNAL_ERROR.
     InternalError {
-        /// The suberror code.
+        /// The suberror code ([`crate::crash::suberror_name`] names it).
         suberror: u32,
+        /// The `ndata` words KVM added (their meaning depends on the
+        /// suberror, e.g. the exit reason and qualification).
+        data: Vec<u64>,
+        /// The vCPU's registers and the code at RIP.
+        dump: CpuDump,
     },
     /// KVM_EXIT_FAIL_ENTRY.
     FailEntry {
         /// Hardware entry failure reason.
         reason: u64,
+        /// The vCPU's registers and the code at RIP.
+        dump: CpuDump,
     },
     /// KVM_EXIT_SYSTEM_EVENT (shutdown/reset/crash requested via KVM).
     SystemEvent {
@@ -150,11 +163,22 @@ pub fn run_vcpu(vcpu: &mut VcpuFd, ctx: &VcpuContext) -> VcpuEnd {
             }
             Ok(VcpuExit::InternalError) => {
                 // SAFETY: exit reason is INTERNAL_ERROR, so the
-                // internal member of the union is active.
-                let suberror = unsafe { (*run_ptr).__bindgen_anon_1.internal.suberror };
-                return VcpuEnd::InternalError { suberror };
+                // internal member of the union is active; it is copied
+                // out before any other ioctl can change the mapping.
+                let internal = unsafe { (*run_ptr).__bindgen_anon_1.internal };
+                let n = (internal.ndata as usize).min(internal.data.len());
+                return VcpuEnd::InternalError {
+                    suberror: internal.suberror,
+                    data: internal.data[..n].to_vec(),
+                    dump: crash::capture(vcpu, ctx.memory.as_ref()),
+                };
             }
-            Ok(VcpuExit::FailEntry(reason, _cpu)) => return VcpuEnd::FailEntry { reason },
+            Ok(VcpuExit::FailEntry(reason, _cpu)) => {
+                return VcpuEnd::FailEntry {
+                    reason,
+                    dump: crash::capture(vcpu, ctx.memory.as_ref()),
+                }
+            }
             Ok(VcpuExit::SystemEvent(kind, _)) => return VcpuEnd::SystemEvent { kind },
             Ok(other) => {
                 counters.bump(ExitKind::Other);

@@ -47,7 +47,8 @@ pub enum Outcome {
     KvmFailure {
         /// Which vCPU.
         vcpu: usize,
-        /// What happened.
+        /// What happened: one line, then (for an internal error or a
+        /// failed entry) the vCPU's registers and the code at RIP.
         detail: String,
     },
 }
@@ -61,13 +62,26 @@ impl Outcome {
             VcpuEnd::Device(StopReason::PowerOff) => Outcome::PowerOff,
             VcpuEnd::Device(StopReason::Reset) => Outcome::Reset,
             VcpuEnd::TripleFault { rip } => Outcome::TripleFault { vcpu, rip },
-            VcpuEnd::InternalError { suberror } => Outcome::KvmFailure {
+            VcpuEnd::InternalError {
+                suberror,
+                data,
+                dump,
+            } => Outcome::KvmFailure {
                 vcpu,
-                detail: format!("KVM internal error (suberror {suberror})"),
+                detail: format!(
+                    "KVM internal error: {} (suberror {suberror}){}\n{dump}",
+                    trapline_kvm::crash::suberror_name(suberror),
+                    if data.is_empty() {
+                        String::new()
+                    } else {
+                        let words: Vec<String> = data.iter().map(|d| format!("{d:#x}")).collect();
+                        format!(", KVM's data: {}", words.join(" "))
+                    }
+                ),
             },
-            VcpuEnd::FailEntry { reason } => Outcome::KvmFailure {
+            VcpuEnd::FailEntry { reason, dump } => Outcome::KvmFailure {
                 vcpu,
-                detail: format!("VM entry failed (hardware reason {reason:#x})"),
+                detail: format!("VM entry failed (hardware reason {reason:#x})\n{dump}"),
             },
             VcpuEnd::SystemEvent { kind } => match kind {
                 kvm_bindings::KVM_SYSTEM_EVENT_SHUTDOWN => Outcome::PowerOff,
@@ -102,7 +116,8 @@ impl Outcome {
         }
     }
 
-    /// A one-line description for the user.
+    /// A description for the user: one line, except for a KVM failure,
+    /// which adds the vCPU's state on the lines after it.
     pub fn describe(&self) -> String {
         match self {
             Outcome::DebugExit(v) => format!(

@@ -72,6 +72,7 @@ impl Machine {
                 floor_port: self.lab.floor.then_some(trapline_abi::PROBE_PIO_FLOOR_PORT),
                 ring: self.ring.clone(),
                 stop: stops[index].clone(),
+                memory: Some(self.vm.memory().clone()),
             };
             let tx = tx.clone();
             let filter = vcpu_filter.clone();

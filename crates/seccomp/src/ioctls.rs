@@ -11,7 +11,7 @@ use std::mem::size_of;
 
 use kvm_bindings::{
     kvm_coalesced_mmio_zone, kvm_ioeventfd, kvm_irq_level, kvm_irqfd, kvm_msi, kvm_regs, kvm_sregs,
-    kvm_userspace_memory_region,
+    kvm_translation, kvm_userspace_memory_region,
 };
 
 const KVMIO: u32 = 0xAE;
@@ -31,6 +31,9 @@ const fn ior(nr: u32, size: usize) -> u32 {
 const fn iow(nr: u32, size: usize) -> u32 {
     ioc(IOC_WRITE, nr, size)
 }
+const fn iowr(nr: u32, size: usize) -> u32 {
+    ioc(IOC_READ | IOC_WRITE, nr, size)
+}
 
 /// Enter the guest (vCPU fd).
 pub const KVM_RUN: u32 = io(0x80);
@@ -38,6 +41,8 @@ pub const KVM_RUN: u32 = io(0x80);
 pub const KVM_GET_REGS: u32 = ior(0x81, size_of::<kvm_regs>());
 /// Read the special registers (vCPU fd).
 pub const KVM_GET_SREGS: u32 = ior(0x83, size_of::<kvm_sregs>());
+/// Translate a guest-virtual address through the vCPU's page tables (vCPU fd).
+pub const KVM_TRANSLATE: u32 = iowr(0x85, size_of::<kvm_translation>());
 /// Add, move or delete a memslot (VM fd).
 pub const KVM_SET_USER_MEMORY_REGION: u32 = iow(0x46, size_of::<kvm_userspace_memory_region>());
 /// Raise or lower an irqchip input (VM fd).
@@ -74,6 +79,7 @@ macro_rules! kvm_ioctl {
 pub(crate) const RUN: KvmIoctl = kvm_ioctl!(KVM_RUN);
 pub(crate) const GET_REGS: KvmIoctl = kvm_ioctl!(KVM_GET_REGS);
 pub(crate) const GET_SREGS: KvmIoctl = kvm_ioctl!(KVM_GET_SREGS);
+pub(crate) const TRANSLATE: KvmIoctl = kvm_ioctl!(KVM_TRANSLATE);
 pub(crate) const SET_USER_MEMORY_REGION: KvmIoctl = kvm_ioctl!(KVM_SET_USER_MEMORY_REGION);
 pub(crate) const IRQ_LINE: KvmIoctl = kvm_ioctl!(KVM_IRQ_LINE);
 pub(crate) const REGISTER_COALESCED_MMIO: KvmIoctl = kvm_ioctl!(KVM_REGISTER_COALESCED_MMIO);
@@ -87,6 +93,7 @@ pub(crate) const ALL: &[KvmIoctl] = &[
     RUN,
     GET_REGS,
     GET_SREGS,
+    TRANSLATE,
     SET_USER_MEMORY_REGION,
     IRQ_LINE,
     REGISTER_COALESCED_MMIO,
@@ -107,6 +114,7 @@ mod tests {
             (KVM_RUN, 0x0000_ae80),
             (KVM_GET_REGS, 0x8090_ae81),
             (KVM_GET_SREGS, 0x8138_ae83),
+            (KVM_TRANSLATE, 0xc018_ae85),
             (KVM_SET_USER_MEMORY_REGION, 0x4020_ae46),
             (KVM_IRQ_LINE, 0x4008_ae61),
             (KVM_REGISTER_COALESCED_MMIO, 0x4010_ae67),

@@ -62,6 +62,9 @@ pub const VCPU_IOCTLS: &[KvmIoctl] = &[
     ioctls::GET_REGS,
     // Diagnostics of a dead vCPU (mode, CR0/CR3) next to GET_REGS.
     ioctls::GET_SREGS,
+    // ... and the page of its RIP, to show the instruction bytes there
+    // when KVM cannot run it (internal error, failed entry).
+    ioctls::TRANSLATE,
     // A device raising or lowering its interrupt line from its exit handler.
     ioctls::IRQ_LINE,
     // A device with MSIs signalling one from its exit handler.
