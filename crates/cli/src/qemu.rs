@@ -350,7 +350,11 @@ fn parse_smp(v: &str, warnings: &mut Vec<String>) -> Result<u32, String> {
         .then(|| topology.iter().fold(1u64, |p, (_, n)| p.saturating_mul(*n)));
     let n = cpus.or(maxcpus).or(product).unwrap_or(1);
     if n > MAX_VCPUS {
-        return Err(bad(format!("trapline runs 1 to {MAX_VCPUS} vCPUs")));
+        // QEMU's words: kvm-unit-tests' `run_tests.sh --probe-maxsmp`
+        // greps for "SMP CPUs" and takes the line's last word as the limit.
+        return Err(format!(
+            "Invalid SMP CPUs {n}. The max CPUs supported by machine 'pc' is {MAX_VCPUS}"
+        ));
     }
     if let Some(m) = maxcpus {
         if m < n {
@@ -915,7 +919,16 @@ mod tests {
             "sockets=65",
         ] {
             let e = smp(bad).unwrap_err();
-            assert!(e.contains("-smp"), "{bad}: {e}");
+            assert!(e.contains("-smp") || e.contains("SMP CPUs"), "{bad}: {e}");
+        }
+        // Above the limit, QEMU's sentence, with the limit as its last word.
+        for (v, n) in [("65", 65), ("sockets=65", 65), ("cpus=1000", 1000)] {
+            assert_eq!(
+                smp(v).unwrap_err(),
+                format!(
+                    "Invalid SMP CPUs {n}. The max CPUs supported by machine 'pc' is {MAX_VCPUS}"
+                )
+            );
         }
     }
 

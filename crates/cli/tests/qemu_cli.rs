@@ -149,6 +149,24 @@ fn the_premature_failure_probe_sees_could_not_load_kernel() {
     );
 }
 
+/// kvm-unit-tests' `run_tests.sh --probe-maxsmp` runs the no-file probe
+/// with `-smp $MAX_SMP`, greps the output for "SMP CPUs" and takes that
+/// line's last word (parentheses stripped) as the machine's limit.
+#[test]
+fn probe_maxsmp_reads_the_limit_from_the_smp_cpus_line() {
+    let line = run_tests_line("_NO_FILE_4Uhere_", "500", None, &[]);
+    let o = trapline().args(&line).output().unwrap();
+    assert_eq!(code(&o), 2, "{}", stderr(&o));
+    let all = format!("{}{}", stdout(&o), stderr(&o));
+    let hit = all
+        .lines()
+        .find(|l| l.contains("SMP CPUs"))
+        .unwrap_or_else(|| panic!("no 'SMP CPUs' line: {all}"));
+    let last = hit.rsplit(' ').next().unwrap().replace(['(', ')'], "");
+    assert_eq!(last, "64", "{hit}");
+    assert!(hit.contains("Invalid SMP CPUs 500"), "{hit}");
+}
+
 #[test]
 fn without_kvm_the_probe_fails_before_the_kernel_as_qemu_does() {
     // QEMU sets up its accelerator before loading the kernel, so on a host
@@ -256,7 +274,7 @@ fn refusals_name_the_option_and_exit_2() {
         ),
         (&["-kernel", "builtin:hello", "-accel", "tcg"], "-accel tcg"),
         (&["-kernel", "builtin:hello", "-smp", "0"], "-smp '0'"),
-        (&["-kernel", "builtin:hello", "-smp", "65"], "-smp '65'"),
+        (&["-kernel", "builtin:hello", "-smp", "65"], "Invalid SMP CPUs 65"),
         (&["-kernel", "builtin:hello", "-m", "4G"], "-m '4G'"),
         (&["-kernel", "builtin:hello", "-m", "1000K"], "whole MiB"),
         (
