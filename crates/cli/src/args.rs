@@ -57,6 +57,30 @@ pub struct RunArgs {
     /// Run without seccomp filters (to debug with strace or gdb).
     #[arg(long)]
     pub no_seccomp: bool,
+    /// Profile every exit (KVM's own counters and the exits that reached
+    /// trapline, with handling times) and write the report at the end: to
+    /// stderr, or to FILE (`--stat=FILE`; `%p` = process id, `%k` = the
+    /// kernel's file name; a directory gets `<kernel>.<pid>.stat`). The
+    /// environment variable TRAPLINE_STAT=FILE does the same when --stat
+    /// is not given (for harnesses that use QEMU's spellings).
+    #[arg(long, value_name = "FILE", num_args = 0..=1, require_equals = true, default_missing_value = "-")]
+    pub stat: Option<String>,
+    /// The --stat report's format (TRAPLINE_STAT_FORMAT sets it too).
+    #[arg(long, value_enum, value_name = "FORMAT")]
+    pub stat_format: Option<StatFormat>,
+    /// Write Firecracker-style metrics, one JSON line per second and one at
+    /// the end, to FILE.
+    #[arg(long, value_name = "FILE")]
+    pub metrics_path: Option<PathBuf>,
+}
+
+/// `--stat-format`.
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum StatFormat {
+    /// Aligned columns.
+    Table,
+    /// Versioned JSON (schema `trapline-stat/1`).
+    Json,
 }
 
 /// Optional devices.

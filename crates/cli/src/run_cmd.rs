@@ -5,7 +5,7 @@ use std::time::Instant;
 
 use trapline_machine::{status, HostKvm, Machine, MachineConfig, MachineError, SerialOutput};
 
-use crate::args::{DeviceArg, RunArgs, SerialSpec};
+use crate::args::{DeviceArg, RunArgs, SerialSpec, StatFormat};
 
 fn fail(code: i32, msg: impl std::fmt::Display) -> i32 {
     eprintln!("trapline: error: {msg}");
@@ -67,11 +67,42 @@ pub fn run(a: RunArgs) -> i32 {
             }
         },
     };
+    // --stat and --metrics-path files are opened now, so a bad path is a
+    // usage error before the guest starts.
+    let stat = match StatSink::open(&a) {
+        Ok(s) => s,
+        Err(e) => return fail(status::USAGE, e),
+    };
+    let metrics = match &a.metrics_path {
+        Some(p) => match OpenOptions::new()
+            .create(true)
+            .write(true)
+            .truncate(true)
+            .open(p)
+        {
+            Ok(file) => Some(trapline_machine::MetricsSink {
+                file,
+                interval: std::time::Duration::from_secs(1),
+            }),
+            Err(e) => {
+                return fail(
+                    status::USAGE,
+                    format!(
+                        "--metrics-path {}: cannot open it for writing: {e}",
+                        p.display()
+                    ),
+                )
+            }
+        },
+        None => None,
+    };
     let kvm = match HostKvm::open_from_env() {
         Ok(k) => k,
         Err(e) => return fail(status::NO_KVM, e),
     };
     let mut cfg = MachineConfig::new(kernel, a.kernel.clone());
+    cfg.profile = stat.is_some();
+    cfg.metrics = metrics;
     cfg.vcpus = a.smp;
     cfg.mem_mib = a.mem;
     cfg.append = a.append;
@@ -109,6 +140,9 @@ pub fn run(a: RunArgs) -> i32 {
                     report.wall.as_nanos()
                 );
             }
+            if let (Some(sink), Some(st)) = (stat, &report.stat) {
+                sink.write(st);
+            }
             let o = &report.outcome;
             if !matches!(
                 o,
@@ -131,5 +165,108 @@ fn error_status(e: &MachineError) -> i32 {
         status::USAGE
     } else {
         status::VMM_ERROR
+    }
+}
+
+/// Where the --stat report goes.
+struct StatSink {
+    /// `None`: stderr.
+    file: Option<std::fs::File>,
+    format: StatFormat,
+}
+
+impl StatSink {
+    /// From `--stat[=FILE]` or TRAPLINE_STAT, and `--stat-format` or
+    /// TRAPLINE_STAT_FORMAT. `None` when profiling is off.
+    fn open(a: &RunArgs) -> Result<Option<StatSink>, String> {
+        let format = match (a.stat_format, std::env::var("TRAPLINE_STAT_FORMAT").ok()) {
+            (Some(f), _) => f,
+            (None, Some(f)) if f == "json" => StatFormat::Json,
+            (None, Some(f)) if f == "table" || f.is_empty() => StatFormat::Table,
+            (None, Some(f)) => {
+                return Err(format!("TRAPLINE_STAT_FORMAT={f}: must be table or json"))
+            }
+            (None, None) => StatFormat::Table,
+        };
+        let target = match &a.stat {
+            Some(t) => t.clone(),
+            None => match std::env::var("TRAPLINE_STAT") {
+                Ok(t) if !t.is_empty() => t,
+                _ => return Ok(None),
+            },
+        };
+        if target == "-" {
+            return Ok(Some(StatSink { file: None, format }));
+        }
+        let path = stat_path(&target, &a.kernel, std::process::id(), format);
+        let file = OpenOptions::new()
+            .create(true)
+            .write(true)
+            .truncate(true)
+            .open(&path)
+            .map_err(|e| format!("--stat={}: cannot open it for writing: {e}", path.display()))?;
+        Ok(Some(StatSink {
+            file: Some(file),
+            format,
+        }))
+    }
+
+    fn write(self, report: &trapline_machine::StatReport) {
+        use std::io::Write as _;
+        let text = match self.format {
+            StatFormat::Table => report.table(),
+            StatFormat::Json => {
+                let mut j = serde_json::to_string_pretty(&report.json()).unwrap_or_default();
+                j.push('\n');
+                j
+            }
+        };
+        let res = match self.file {
+            Some(mut f) => f.write_all(text.as_bytes()),
+            None => std::io::stderr().write_all(text.as_bytes()),
+        };
+        if let Err(e) = res {
+            eprintln!("trapline: warning: writing the --stat report failed: {e}");
+        }
+    }
+}
+
+/// The --stat file for `target`: `%p` is the process id and `%k` the
+/// kernel's file name; an existing directory gets `<kernel>.<pid>.stat`
+/// (`.json` for JSON), so a harness running many guests under one
+/// TRAPLINE_STAT gets one file per run.
+fn stat_path(target: &str, kernel: &str, pid: u32, format: StatFormat) -> std::path::PathBuf {
+    let kname = kernel
+        .rsplit(['/', ':'])
+        .next()
+        .filter(|n| !n.is_empty())
+        .unwrap_or("guest");
+    let p = std::path::Path::new(target);
+    if p.is_dir() {
+        let ext = match format {
+            StatFormat::Table => "stat",
+            StatFormat::Json => "json",
+        };
+        return p.join(format!("{kname}.{pid}.{ext}"));
+    }
+    target
+        .replace("%p", &pid.to_string())
+        .replace("%k", kname)
+        .into()
+}
+
+#[cfg(test)]
+mod stat_path_tests {
+    use super::*;
+
+    #[test]
+    fn placeholders_and_directories_make_one_file_per_run() {
+        let p = stat_path("/x/%k-%p.txt", "tests/vmexit.flat", 42, StatFormat::Table);
+        assert_eq!(p, std::path::PathBuf::from("/x/vmexit.flat-42.txt"));
+        let p = stat_path("/x/s", "builtin:hello", 7, StatFormat::Table);
+        assert_eq!(p, std::path::PathBuf::from("/x/s"));
+        let dir = std::env::temp_dir();
+        let p = stat_path(dir.to_str().unwrap(), "builtin:hello", 7, StatFormat::Json);
+        assert_eq!(p, dir.join("hello.7.json"));
     }
 }

@@ -275,3 +275,133 @@ fn help_and_version_succeed() {
     assert_eq!(code(&run(&["--version"])), 0);
     assert_eq!(code(&run(&["run", "--help"])), 0);
 }
+
+/// `--stat`: the exits that reached trapline add up exactly with what
+/// the guest did: one OUT to COM1 per byte it printed, one to
+/// isa-debug-exit, one ucall.
+#[test]
+fn stat_counts_add_up_with_the_guests_own_accesses() {
+    if !kvm_present("--stat") {
+        return;
+    }
+    let o = run(&[
+        "run",
+        "--kernel",
+        "builtin:hello",
+        "--append",
+        "a b",
+        "--stat",
+        "--stat-format",
+        "json",
+        "--timeout",
+        "60",
+    ]);
+    assert_eq!(code(&o), 1, "{}", stderr(&o));
+    let printed = o.stdout.len() as u64;
+    let j: serde_json::Value =
+        serde_json::from_str(&stderr(&o)).expect("the JSON report on stderr");
+    assert_eq!(j["schema"], "trapline-stat/1");
+    let keys = j["total"]["keys"].as_array().unwrap();
+    let count = |key: &str| {
+        keys.iter()
+            .find(|k| k["key"] == key)
+            .map_or(0, |k| k["count"].as_u64().unwrap())
+    };
+    assert_eq!(count("0x3f8:POUT"), printed, "{j}");
+    assert_eq!(count("0xf4:POUT"), 1);
+    assert_eq!(count("0x700:POUT"), 1, "one ucall (DONE)");
+    let com1 = keys.iter().find(|k| k["key"] == "0x3f8:POUT").unwrap();
+    assert_eq!(com1["device"], "com1");
+    let hist: u64 = com1["log2_histogram"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|n| n.as_u64().unwrap())
+        .sum();
+    assert_eq!(hist, printed, "the histogram holds every exit");
+    let total: u64 = keys.iter().map(|k| k["count"].as_u64().unwrap()).sum();
+    assert_eq!(j["total"]["exits"].as_u64().unwrap(), total);
+    assert!(j["vcpus"][0]["in_kvm_run_cycles"].as_u64().unwrap() > 0);
+}
+
+#[test]
+fn stat_files_one_per_run_and_bad_paths_are_usage_errors() {
+    // A stat file that cannot be written is a usage error before the guest
+    // starts (so before /dev/kvm is even needed).
+    for args in [
+        &[
+            "run",
+            "--kernel",
+            "builtin:hello",
+            "--stat=/nonexistent/dir/s",
+        ][..],
+        &[
+            "run",
+            "--kernel",
+            "builtin:hello",
+            "--metrics-path",
+            "/nonexistent/dir/m",
+        ][..],
+    ] {
+        let o = trapline()
+            .env("TRAPLINE_KVM", "/nonexistent/kvm")
+            .args(args)
+            .output()
+            .unwrap();
+        assert_eq!(code(&o), 2, "{args:?}: {}", stderr(&o));
+        assert!(
+            stderr(&o).contains("cannot open it for writing"),
+            "{}",
+            stderr(&o)
+        );
+    }
+    if !kvm_present("TRAPLINE_STAT") {
+        return;
+    }
+    // TRAPLINE_STAT naming a directory: one file per run, with QEMU's
+    // spellings too (what kvm-unit-tests' run_tests.sh drives).
+    let dir = tmp("stat-dir");
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    for _ in 0..2 {
+        let o = trapline()
+            .env("TRAPLINE_STAT", &dir)
+            .args(["-kernel", "builtin:hello", "-nographic"])
+            .output()
+            .unwrap();
+        assert_eq!(code(&o), 1, "{}", stderr(&o));
+    }
+    let files: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    assert_eq!(files.len(), 2, "{files:?}");
+    for f in &files {
+        let text = std::fs::read_to_string(f).unwrap();
+        assert!(text.contains("0x3f8:POUT"), "{text}");
+        assert!(f
+            .file_name()
+            .unwrap()
+            .to_str()
+            .unwrap()
+            .starts_with("hello."));
+    }
+    // Metrics: newline-delimited JSON, the last line final.
+    let m = dir.join("metrics.ndjson");
+    let o = run(&[
+        "run",
+        "--kernel",
+        "builtin:hello",
+        "--metrics-path",
+        m.to_str().unwrap(),
+    ]);
+    assert_eq!(code(&o), 1, "{}", stderr(&o));
+    let text = std::fs::read_to_string(&m).unwrap();
+    let last: serde_json::Value = serde_json::from_str(text.lines().last().unwrap()).unwrap();
+    assert_eq!(last["final"], true);
+    assert_eq!(
+        last["vcpu"]["exit_io_out"].as_u64().unwrap(),
+        o.stdout.len() as u64 + 2
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -274,7 +274,10 @@ fn refusals_name_the_option_and_exit_2() {
         ),
         (&["-kernel", "builtin:hello", "-accel", "tcg"], "-accel tcg"),
         (&["-kernel", "builtin:hello", "-smp", "0"], "-smp '0'"),
-        (&["-kernel", "builtin:hello", "-smp", "65"], "Invalid SMP CPUs 65"),
+        (
+            &["-kernel", "builtin:hello", "-smp", "65"],
+            "Invalid SMP CPUs 65",
+        ),
         (&["-kernel", "builtin:hello", "-m", "4G"], "-m '4G'"),
         (&["-kernel", "builtin:hello", "-m", "1000K"], "whole MiB"),
         (

@@ -8,8 +8,10 @@
 
 mod bus;
 mod device;
+pub mod profile;
 mod stats;
 
 pub use bus::{Access, Bus, BusBuilder, BusError, Mapping};
 pub use device::{fill_all_ones, BusDevice, IoOutcome, StopReason};
+pub use profile::{ExitProfile, ExitReason, ProfileSnapshot};
 pub use stats::{ExitCounters, ExitKind, ExitSnapshot};

@@ -3,13 +3,17 @@
 //! Per exit it does: one relaxed counter bump, (when coalescing is on) one
 //! acquire load to see whether the ring holds entries, and a binary search
 //! on a frozen bus. No lock, no allocation, no logging, no channel poll.
+//! With `--stat` (a second copy of the loop, chosen once per vCPU) it adds
+//! two TSC reads and a single-writer update of the vCPU's exit profile.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
 use kvm_bindings::{kvm_run, KVM_EXIT_IO};
 use kvm_ioctls::{VcpuExit, VcpuFd};
-use trapline_exit::{Access, Bus, ExitCounters, ExitKind, IoOutcome, StopReason};
+use trapline_exit::{
+    Access, Bus, ExitCounters, ExitKind, ExitProfile, ExitReason, IoOutcome, StopReason,
+};
 use trapline_fastpath::{CoalescedRing, Space};
 use vm_memory::GuestMemoryMmap;
 
@@ -36,6 +40,9 @@ pub struct VcpuContext {
     /// Guest RAM, read only when KVM cannot run the guest, to show the
     /// instruction bytes at RIP (see [`crate::crash`]).
     pub memory: Option<GuestMemoryMmap>,
+    /// `--stat`: this vCPU's exit profile (this thread is its only
+    /// writer). `None` runs the loop without a single extra instruction.
+    pub profile: Option<Arc<ExitProfile>>,
 }
 
 /// Why a vCPU's loop ended.
@@ -95,110 +102,191 @@ fn dispatch_coalesced(ctx: &VcpuContext, space: Space, addr: u64, data: &[u8]) {
     let _ = bus.write(ctx.index, addr, data);
 }
 
+/// The TSC, for `--stat`'s handling times.
+#[inline(always)]
+fn tsc() -> u64 {
+    // SAFETY: RDTSC has no memory effects; every x86_64 CPU has it.
+    unsafe { core::arch::x86_64::_rdtsc() }
+}
+
 /// Run `vcpu` until something ends it.
 pub fn run_vcpu(vcpu: &mut VcpuFd, ctx: &VcpuContext) -> VcpuEnd {
+    // Two copies of the loop: without a profile not one instruction is
+    // added to the hot path; with one, two TSC reads and a table update
+    // per exit.
+    match ctx.profile.clone() {
+        None => run_loop::<false>(vcpu, ctx, None),
+        Some(p) => run_loop::<true>(vcpu, ctx, Some(&p)),
+    }
+}
+
+fn run_loop<const PROFILE: bool>(
+    vcpu: &mut VcpuFd,
+    ctx: &VcpuContext,
+    profile: Option<&ExitProfile>,
+) -> VcpuEnd {
     let counters = &*ctx.counters;
     let run_ptr: *const kvm_run = vcpu.get_kvm_run();
-    loop {
+    // With PROFILE: when the last KVM_RUN returned, and the key of that
+    // exit, charged with the cycles up to the next KVM_RUN (or the end).
+    let mut returned_at = 0u64;
+    let mut pending: Option<(ExitReason, u64)> = None;
+    'run: loop {
         if ctx.stop.load(Ordering::Acquire) {
+            if PROFILE {
+                charge(profile, pending.take(), returned_at);
+            }
             return VcpuEnd::Stopped;
         }
+        let entered = if PROFILE {
+            charge(profile, pending.take(), returned_at)
+        } else {
+            0
+        };
         let exit = vcpu.run();
+        if PROFILE {
+            returned_at = tsc();
+            if let Some(p) = profile {
+                p.add_in_kvm(returned_at.wrapping_sub(entered));
+            }
+            pending = Some(exit_key(&exit));
+        }
         if let Some(ring) = &ctx.ring {
             if !ring.is_empty() {
                 let n = ring.drain(|e| dispatch_coalesced(ctx, e.space, e.addr, e.bytes()));
                 counters.add(ExitKind::CoalescedEntries, n);
             }
         }
-        let outcome = match exit {
-            Ok(VcpuExit::IoOut(port, data)) => {
-                if Some(port) == ctx.floor_port {
-                    counters.bump(ExitKind::Floor);
-                    continue;
+        let end: Option<VcpuEnd> = 'exit: {
+            let outcome = match exit {
+                Ok(VcpuExit::IoOut(port, data)) => {
+                    if Some(port) == ctx.floor_port {
+                        counters.bump(ExitKind::Floor);
+                        continue 'run;
+                    }
+                    counters.bump(ExitKind::PioWrite);
+                    // SAFETY: run_ptr is the vCPU's kvm_run mapping, alive as
+                    // long as `vcpu`; the exit reason is KVM_EXIT_IO so the io
+                    // member of the union is the active one.
+                    let size = unsafe { io_size(run_ptr) };
+                    pio_out(ctx, port, data, size)
                 }
-                counters.bump(ExitKind::PioWrite);
-                // SAFETY: run_ptr is the vCPU's kvm_run mapping, alive as
-                // long as `vcpu`; the exit reason is KVM_EXIT_IO so the io
-                // member of the union is the active one.
-                let size = unsafe { io_size(run_ptr) };
-                pio_out(ctx, port, data, size)
-            }
-            Ok(VcpuExit::IoIn(port, data)) => {
-                counters.bump(ExitKind::PioRead);
-                // SAFETY: as above.
-                let size = unsafe { io_size(run_ptr) };
-                pio_in(ctx, port, data, size);
-                IoOutcome::Continue
-            }
-            Ok(VcpuExit::MmioRead(addr, data)) => {
-                counters.bump(ExitKind::MmioRead);
-                if ctx.mmio.read(ctx.index, addr, data) == Access::Unmapped {
-                    counters.bump(ExitKind::UnmappedMmio);
+                Ok(VcpuExit::IoIn(port, data)) => {
+                    counters.bump(ExitKind::PioRead);
+                    // SAFETY: as above.
+                    let size = unsafe { io_size(run_ptr) };
+                    pio_in(ctx, port, data, size);
+                    IoOutcome::Continue
                 }
-                IoOutcome::Continue
-            }
-            Ok(VcpuExit::MmioWrite(addr, data)) => {
-                counters.bump(ExitKind::MmioWrite);
-                match ctx.mmio.write(ctx.index, addr, data) {
-                    Access::Handled(o) => o,
-                    Access::Unmapped => {
+                Ok(VcpuExit::MmioRead(addr, data)) => {
+                    counters.bump(ExitKind::MmioRead);
+                    if ctx.mmio.read(ctx.index, addr, data) == Access::Unmapped {
                         counters.bump(ExitKind::UnmappedMmio);
-                        IoOutcome::Continue
+                    }
+                    IoOutcome::Continue
+                }
+                Ok(VcpuExit::MmioWrite(addr, data)) => {
+                    counters.bump(ExitKind::MmioWrite);
+                    match ctx.mmio.write(ctx.index, addr, data) {
+                        Access::Handled(o) => o,
+                        Access::Unmapped => {
+                            counters.bump(ExitKind::UnmappedMmio);
+                            IoOutcome::Continue
+                        }
                     }
                 }
-            }
-            Ok(VcpuExit::Hlt) => {
-                // Only without an in-kernel irqchip; resume (the lab's
-                // `hlt` scenario measures exactly this round trip).
-                counters.bump(ExitKind::Hlt);
-                IoOutcome::Continue
-            }
-            Ok(VcpuExit::Intr) => {
-                counters.bump(ExitKind::Interrupted);
-                IoOutcome::Continue
-            }
-            Ok(VcpuExit::Shutdown) => {
-                let rip = vcpu.get_regs().ok().map(|r| r.rip);
-                return VcpuEnd::TripleFault { rip };
-            }
-            Ok(VcpuExit::InternalError) => {
-                // SAFETY: exit reason is INTERNAL_ERROR, so the
-                // internal member of the union is active; it is copied
-                // out before any other ioctl can change the mapping.
-                let internal = unsafe { (*run_ptr).__bindgen_anon_1.internal };
-                let n = (internal.ndata as usize).min(internal.data.len());
-                return VcpuEnd::InternalError {
-                    suberror: internal.suberror,
-                    data: internal.data[..n].to_vec(),
-                    dump: crash::capture(vcpu, ctx.memory.as_ref()),
-                };
-            }
-            Ok(VcpuExit::FailEntry(reason, _cpu)) => {
-                return VcpuEnd::FailEntry {
-                    reason,
-                    dump: crash::capture(vcpu, ctx.memory.as_ref()),
+                Ok(VcpuExit::Hlt) => {
+                    // Only without an in-kernel irqchip; resume (the lab's
+                    // `hlt` scenario measures exactly this round trip).
+                    counters.bump(ExitKind::Hlt);
+                    IoOutcome::Continue
                 }
+                Ok(VcpuExit::Intr) => {
+                    counters.bump(ExitKind::Interrupted);
+                    IoOutcome::Continue
+                }
+                Ok(VcpuExit::Shutdown) => {
+                    let rip = vcpu.get_regs().ok().map(|r| r.rip);
+                    break 'exit Some(VcpuEnd::TripleFault { rip });
+                }
+                Ok(VcpuExit::InternalError) => {
+                    // SAFETY: exit reason is INTERNAL_ERROR, so the
+                    // internal member of the union is active; it is copied
+                    // out before any other ioctl can change the mapping.
+                    let internal = unsafe { (*run_ptr).__bindgen_anon_1.internal };
+                    let n = (internal.ndata as usize).min(internal.data.len());
+                    break 'exit Some(VcpuEnd::InternalError {
+                        suberror: internal.suberror,
+                        data: internal.data[..n].to_vec(),
+                        dump: crash::capture(vcpu, ctx.memory.as_ref()),
+                    });
+                }
+                Ok(VcpuExit::FailEntry(reason, _cpu)) => {
+                    break 'exit Some(VcpuEnd::FailEntry {
+                        reason,
+                        dump: crash::capture(vcpu, ctx.memory.as_ref()),
+                    })
+                }
+                Ok(VcpuExit::SystemEvent(kind, _)) => {
+                    break 'exit Some(VcpuEnd::SystemEvent { kind })
+                }
+                Ok(other) => {
+                    counters.bump(ExitKind::Other);
+                    break 'exit Some(VcpuEnd::Unhandled {
+                        what: format!("{other:?}"),
+                    });
+                }
+                Err(e) if e.errno() == libc::EINTR => {
+                    // A kick (or a stray signal): clear immediate_exit so the
+                    // next KVM_RUN enters the guest, then re-check the stop flag.
+                    vcpu.set_kvm_immediate_exit(0);
+                    counters.bump(ExitKind::Interrupted);
+                    IoOutcome::Continue
+                }
+                Err(e) if e.errno() == libc::EAGAIN => IoOutcome::Continue,
+                Err(e) => break 'exit Some(VcpuEnd::RunError { errno: e.errno() }),
+            };
+            if let IoOutcome::Stop(reason) = outcome {
+                break 'exit Some(VcpuEnd::Device(reason));
             }
-            Ok(VcpuExit::SystemEvent(kind, _)) => return VcpuEnd::SystemEvent { kind },
-            Ok(other) => {
-                counters.bump(ExitKind::Other);
-                return VcpuEnd::Unhandled {
-                    what: format!("{other:?}"),
-                };
-            }
-            Err(e) if e.errno() == libc::EINTR => {
-                // A kick (or a stray signal): clear immediate_exit so the
-                // next KVM_RUN enters the guest, then re-check the stop flag.
-                vcpu.set_kvm_immediate_exit(0);
-                counters.bump(ExitKind::Interrupted);
-                IoOutcome::Continue
-            }
-            Err(e) if e.errno() == libc::EAGAIN => IoOutcome::Continue,
-            Err(e) => return VcpuEnd::RunError { errno: e.errno() },
+            None
         };
-        if let IoOutcome::Stop(reason) = outcome {
-            return VcpuEnd::Device(reason);
+        if let Some(end) = end {
+            if PROFILE {
+                charge(profile, pending.take(), returned_at);
+            }
+            return end;
         }
+    }
+}
+
+/// Charge the cycles since `returned_at` to `key`; returns the TSC now.
+#[inline(always)]
+fn charge(profile: Option<&ExitProfile>, key: Option<(ExitReason, u64)>, returned_at: u64) -> u64 {
+    let now = tsc();
+    if let (Some(p), Some((reason, addr))) = (profile, key) {
+        let cycles = now.wrapping_sub(returned_at);
+        p.record(reason, addr, cycles);
+        p.add_in_vmm(cycles);
+    }
+    now
+}
+
+/// The profile key of an exit.
+#[inline(always)]
+fn exit_key(exit: &Result<VcpuExit<'_>, kvm_ioctls::Error>) -> (ExitReason, u64) {
+    match exit {
+        Ok(VcpuExit::IoOut(port, _)) => (ExitReason::PioOut, u64::from(*port)),
+        Ok(VcpuExit::IoIn(port, _)) => (ExitReason::PioIn, u64::from(*port)),
+        Ok(VcpuExit::MmioRead(addr, _)) => (ExitReason::MmioRead, *addr),
+        Ok(VcpuExit::MmioWrite(addr, _)) => (ExitReason::MmioWrite, *addr),
+        Ok(VcpuExit::Hlt) => (ExitReason::Hlt, 0),
+        Ok(VcpuExit::Intr) => (ExitReason::Interrupted, 0),
+        Ok(VcpuExit::Shutdown) => (ExitReason::Shutdown, 0),
+        Err(e) if e.errno() == libc::EINTR || e.errno() == libc::EAGAIN => {
+            (ExitReason::Interrupted, 0)
+        }
+        _ => (ExitReason::Other, 0),
     }
 }
 

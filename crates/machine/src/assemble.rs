@@ -11,7 +11,7 @@ use trapline_devices::power::BochsShutdown;
 use trapline_devices::probe::{ProbeDevice, ProbeSpace};
 use trapline_devices::serial::{Uart, UART_LEN};
 use trapline_devices::ucall::UcallPort;
-use trapline_exit::{Bus, BusBuilder, ExitCounters};
+use trapline_exit::{Bus, BusBuilder, ExitCounters, ExitProfile};
 use trapline_fastpath::{
     CoalescedRing, CoalescedZone, Datamatch, IoEvent, IrqFd, ReadOnlyRegion, Space,
 };
@@ -34,6 +34,10 @@ pub struct Machine {
     pub(crate) pio: Arc<Bus>,
     pub(crate) mmio: Arc<Bus>,
     pub(crate) counters: Arc<[Arc<ExitCounters>]>,
+    /// Per-vCPU exit profiles (`--stat`), else `None`.
+    pub(crate) profiles: Option<Vec<Arc<ExitProfile>>>,
+    /// Where metrics lines go during the run.
+    pub(crate) metrics: Option<crate::config::MetricsSink>,
     pub(crate) probe_pio: Arc<ProbeDevice>,
     pub(crate) probe_mmio: Arc<ProbeDevice>,
     pub(crate) timeout: Option<std::time::Duration>,
@@ -191,6 +195,12 @@ impl Machine {
             pio: Arc::new(pio.build()),
             mmio: Arc::new(mmio.build()),
             counters,
+            profiles: (config.profile || config.metrics.is_some()).then(|| {
+                (0..config.vcpus)
+                    .map(|_| Arc::new(ExitProfile::new()))
+                    .collect()
+            }),
+            metrics: config.metrics,
             probe_pio,
             probe_mmio,
             timeout: config.timeout,

@@ -91,6 +91,22 @@ pub struct MachineConfig {
     /// (`RunReport::vmm_rss_bytes`); off by default, since it parses
     /// /proc/self/smaps.
     pub measure_footprint: bool,
+    /// `--stat`: profile every exit (keys, handling time, KVM's own
+    /// counters); off by default, when the run loop adds nothing.
+    pub profile: bool,
+    /// `--metrics-path`: Firecracker-style metrics lines, one per
+    /// interval and one at the end (needs `profile`).
+    pub metrics: Option<MetricsSink>,
+}
+
+/// Where and how often metrics lines go.
+#[derive(Debug)]
+pub struct MetricsSink {
+    /// An open, writable file (opened before the guest starts, so a bad
+    /// path is a usage error and the seccomp filter need not allow open).
+    pub file: std::fs::File,
+    /// Time between lines.
+    pub interval: Duration,
 }
 
 impl MachineConfig {
@@ -114,6 +130,8 @@ impl MachineConfig {
             ecam_ro: false,
             seccomp: SeccompMode::default(),
             measure_footprint: false,
+            profile: false,
+            metrics: None,
         }
     }
 }

@@ -14,12 +14,14 @@ pub mod layout;
 mod outcome;
 mod platform;
 mod run;
+pub mod stat;
 
 pub use assemble::{LabReadout, Machine};
-pub use config::{LabFixtures, MachineConfig, SeccompMode};
+pub use config::{LabFixtures, MachineConfig, MetricsSink, SeccompMode};
 pub use error::MachineError;
 pub use outcome::{status, Outcome};
 pub use run::RunReport;
+pub use stat::StatReport;
 
 pub use trapline_devices::serial::SerialOutput;
 pub use trapline_devices::ucall::UcallEvent;

@@ -12,6 +12,7 @@ use trapline_kvm::{kick, run_vcpu, VcpuContext, VcpuEnd};
 use vmm_sys_util::signal::Killable;
 
 use crate::assemble::LabReadout;
+use crate::stat::{MetricsLines, StatReport, VcpuStat};
 use crate::SeccompMode;
 use crate::{Machine, MachineError, Outcome};
 use trapline_seccomp::ThreadKind;
@@ -37,6 +38,8 @@ pub struct RunReport {
     /// Resident memory of the process outside guest RAM, after the run
     /// (only with `MachineConfig::measure_footprint`).
     pub vmm_rss_bytes: Option<u64>,
+    /// The exit profile (only with `MachineConfig::profile`).
+    pub stat: Option<StatReport>,
 }
 
 impl Machine {
@@ -73,6 +76,7 @@ impl Machine {
                 ring: self.ring.clone(),
                 stop: stops[index].clone(),
                 memory: Some(self.vm.memory().clone()),
+                profile: self.profiles.as_ref().map(|p| p[index].clone()),
             };
             let tx = tx.clone();
             let filter = vcpu_filter.clone();
@@ -126,11 +130,19 @@ impl Machine {
         }
 
         let deadline = self.timeout.map(|t| started + t);
+        let mut metrics_lines = MetricsLines::default();
+        let mut next_metrics = self.metrics.as_ref().map(|m| started + m.interval);
         let mut outcome = None;
         let mut running = threads.len();
         while outcome.is_none() && running > 0 {
-            let next = match deadline {
-                Some(d) => rx.recv_timeout(d.saturating_duration_since(Instant::now())),
+            // Wake for whichever comes first: a vCPU ending, the timeout,
+            // the next metrics line.
+            let wake = match (deadline, next_metrics) {
+                (Some(d), Some(m)) => Some(d.min(m)),
+                (d, m) => d.or(m),
+            };
+            let next = match wake {
+                Some(w) => rx.recv_timeout(w.saturating_duration_since(Instant::now())),
                 None => rx.recv().map_err(|_| RecvTimeoutError::Disconnected),
             };
             match next {
@@ -141,7 +153,15 @@ impl Machine {
                     }
                     outcome = Outcome::from_end(index, end);
                 }
-                Err(RecvTimeoutError::Timeout) => outcome = Some(Outcome::Timeout),
+                Err(RecvTimeoutError::Timeout) if deadline.is_some_and(|d| Instant::now() >= d) => {
+                    outcome = Some(Outcome::Timeout)
+                }
+                Err(RecvTimeoutError::Timeout) => {
+                    if let (Some(m), Some(at)) = (self.metrics.as_mut(), next_metrics.as_mut()) {
+                        write_metrics(m, &mut metrics_lines, self.profiles.as_deref(), false);
+                        *at += m.interval;
+                    }
+                }
                 Err(RecvTimeoutError::Disconnected) => break,
             }
         }
@@ -151,6 +171,18 @@ impl Machine {
         if let Some(index) = stuck {
             return Err(MachineError::VcpuStuck(index));
         }
+        if let Some(m) = self.metrics.as_mut() {
+            write_metrics(m, &mut metrics_lines, self.profiles.as_deref(), true);
+        }
+        let stat = self.profiles.as_ref().map(|profiles| StatReport {
+            wall,
+            tsc_khz: self.tsc_khz,
+            vcpus: profiles
+                .iter()
+                .map(|p| VcpuStat::from_snapshot(p.snapshot(), &self.pio, &self.mmio))
+                .collect(),
+            kvm_vm: Err("KVM's binary statistics are not read yet".into()),
+        });
         let exits = self.counters.iter().map(|c| c.snapshot()).collect();
         let guest = self.guest_host_range();
         Ok(RunReport {
@@ -162,7 +194,33 @@ impl Machine {
             vmm_rss_bytes: smaps
                 .as_mut()
                 .and_then(|f| crate::footprint::rss_outside_from(f, guest.0, guest.1)),
+            stat,
         })
+    }
+}
+
+/// Append one metrics line (a write error is reported once on stderr and
+/// the run goes on: metrics must not end a guest).
+fn write_metrics(
+    sink: &mut crate::config::MetricsSink,
+    lines: &mut MetricsLines,
+    profiles: Option<&[Arc<trapline_exit::ExitProfile>]>,
+    final_line: bool,
+) {
+    use std::io::Write as _;
+    let snaps: Vec<_> = profiles
+        .unwrap_or(&[])
+        .iter()
+        .map(|p| p.snapshot())
+        .collect();
+    let ms = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis());
+    if let Err(e) = sink
+        .file
+        .write_all(lines.line(ms, &snaps, final_line).as_bytes())
+    {
+        eprintln!("trapline: warning: writing a metrics line failed: {e}");
     }
 }
 

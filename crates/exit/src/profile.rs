@@ -1,0 +1,404 @@
+//! The exit profile behind `trapline run --stat`: every exit that reached
+//! trapline, keyed the way `perf kvm stat report` keys them (`0xf4:POUT`,
+//! `0x3f8:PIN`, `0xfebff000:W`, `HLT`, …), with the TSC cycles trapline
+//! spent handling it (from KVM_RUN's return to the next KVM_RUN) as a
+//! total, min, max and log2 histogram, plus the split of each vCPU's time
+//! between KVM_RUN and trapline.
+//!
+//! One [`ExitProfile`] per vCPU; its vCPU thread is the only writer, so every
+//! update is a relaxed load and store (no locked instruction, no lock, no
+//! allocation). Keys live in a fixed open-addressing table allocated when
+//! the profile is made; a guest that touches more distinct addresses than
+//! the table holds has the rest counted under one overflow key.
+
+use std::sync::atomic::{AtomicU64, Ordering::Acquire, Ordering::Relaxed, Ordering::Release};
+
+/// Key slots per vCPU (a power of two).
+pub const KEY_SLOTS: usize = 256;
+/// How far a key is looked for past its hash slot before it overflows.
+const MAX_PROBE: usize = 16;
+/// log2 histogram buckets: bucket `b` counts handling times in
+/// `[2^(b-1), 2^b)` cycles (bucket 0: zero cycles); the last also holds
+/// everything longer.
+pub const HIST_BUCKETS: usize = 40;
+
+/// Why an exit reached trapline.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[repr(u8)]
+pub enum ExitReason {
+    /// KVM_EXIT_IO, IN.
+    PioIn = 1,
+    /// KVM_EXIT_IO, OUT.
+    PioOut,
+    /// KVM_EXIT_MMIO, read.
+    MmioRead,
+    /// KVM_EXIT_MMIO, write.
+    MmioWrite,
+    /// KVM_EXIT_HLT (only without the in-kernel irqchip).
+    Hlt,
+    /// KVM_RUN interrupted (a kick, KVM_EXIT_INTR, EINTR).
+    Interrupted,
+    /// KVM_EXIT_SHUTDOWN.
+    Shutdown,
+    /// Anything else (internal error, system event, …).
+    Other,
+    /// Keys that did not fit the table.
+    Overflow,
+}
+
+impl ExitReason {
+    const ALL: [ExitReason; 9] = [
+        ExitReason::PioIn,
+        ExitReason::PioOut,
+        ExitReason::MmioRead,
+        ExitReason::MmioWrite,
+        ExitReason::Hlt,
+        ExitReason::Interrupted,
+        ExitReason::Shutdown,
+        ExitReason::Other,
+        ExitReason::Overflow,
+    ];
+
+    fn from_tag(tag: u64) -> Option<ExitReason> {
+        Self::ALL.into_iter().find(|r| *r as u64 == tag)
+    }
+
+    /// Whether the key carries an address (port or GPA).
+    pub fn has_address(self) -> bool {
+        matches!(
+            self,
+            ExitReason::PioIn | ExitReason::PioOut | ExitReason::MmioRead | ExitReason::MmioWrite
+        )
+    }
+
+    /// Which bus the address is on, if any.
+    pub fn is_pio(self) -> bool {
+        matches!(self, ExitReason::PioIn | ExitReason::PioOut)
+    }
+
+    /// `perf kvm stat`'s word for it.
+    pub fn perf_name(self) -> &'static str {
+        match self {
+            ExitReason::PioIn => "PIN",
+            ExitReason::PioOut => "POUT",
+            ExitReason::MmioRead => "R",
+            ExitReason::MmioWrite => "W",
+            ExitReason::Hlt => "HLT",
+            ExitReason::Interrupted => "INTR",
+            ExitReason::Shutdown => "SHUTDOWN",
+            ExitReason::Other => "OTHER",
+            ExitReason::Overflow => "OTHER-KEYS",
+        }
+    }
+}
+
+/// A key as `perf kvm stat report` prints it: `0xf4:POUT`, `0xfebff000:W`,
+/// `HLT`.
+pub fn perf_key(reason: ExitReason, addr: u64) -> String {
+    if reason.has_address() {
+        format!("{addr:#x}:{}", reason.perf_name())
+    } else {
+        reason.perf_name().to_string()
+    }
+}
+
+/// The histogram bucket for `cycles`.
+#[inline(always)]
+pub fn bucket(cycles: u64) -> usize {
+    ((64 - cycles.leading_zeros()) as usize).min(HIST_BUCKETS - 1)
+}
+
+#[derive(Debug)]
+struct Slot {
+    /// 0: empty; else the ExitReason. Written last (Release) when a slot is
+    /// claimed, so a reader that sees it also sees `addr`.
+    tag: AtomicU64,
+    addr: AtomicU64,
+    count: AtomicU64,
+    total: AtomicU64,
+    min: AtomicU64,
+    max: AtomicU64,
+    hist: [AtomicU64; HIST_BUCKETS],
+}
+
+impl Slot {
+    fn new() -> Self {
+        Slot {
+            tag: AtomicU64::new(0),
+            addr: AtomicU64::new(0),
+            count: AtomicU64::new(0),
+            total: AtomicU64::new(0),
+            min: AtomicU64::new(u64::MAX),
+            max: AtomicU64::new(0),
+            hist: std::array::from_fn(|_| AtomicU64::new(0)),
+        }
+    }
+
+    /// Single-writer update: plain loads and stores.
+    #[inline(always)]
+    fn add(&self, cycles: u64) {
+        bump(&self.count, 1);
+        bump(&self.total, cycles);
+        if cycles < self.min.load(Relaxed) {
+            self.min.store(cycles, Relaxed);
+        }
+        if cycles > self.max.load(Relaxed) {
+            self.max.store(cycles, Relaxed);
+        }
+        bump(&self.hist[bucket(cycles)], 1);
+    }
+}
+
+#[inline(always)]
+fn bump(c: &AtomicU64, n: u64) {
+    c.store(c.load(Relaxed).wrapping_add(n), Relaxed);
+}
+
+/// One vCPU's exit profile. Written only by its vCPU thread.
+#[derive(Debug)]
+pub struct ExitProfile {
+    slots: Box<[Slot]>,
+    overflow: Slot,
+    in_kvm: AtomicU64,
+    in_vmm: AtomicU64,
+}
+
+impl Default for ExitProfile {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl ExitProfile {
+    /// An empty profile (allocates its key table once, here).
+    pub fn new() -> Self {
+        ExitProfile {
+            slots: (0..KEY_SLOTS).map(|_| Slot::new()).collect(),
+            overflow: Slot::new(),
+            in_kvm: AtomicU64::new(0),
+            in_vmm: AtomicU64::new(0),
+        }
+    }
+
+    /// Record one exit and the cycles trapline spent on it. Only the
+    /// owning vCPU thread may call this.
+    #[inline]
+    pub fn record(&self, reason: ExitReason, addr: u64, cycles: u64) {
+        let tag = reason as u64;
+        let addr = if reason.has_address() { addr } else { 0 };
+        let h = (addr ^ (tag << 56)).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        let start = (h >> 56) as usize;
+        for i in 0..MAX_PROBE {
+            let slot = &self.slots[(start + i) & (KEY_SLOTS - 1)];
+            match slot.tag.load(Relaxed) {
+                0 => {
+                    slot.addr.store(addr, Relaxed);
+                    slot.tag.store(tag, Release);
+                    slot.add(cycles);
+                    return;
+                }
+                t if t == tag && slot.addr.load(Relaxed) == addr => {
+                    slot.add(cycles);
+                    return;
+                }
+                _ => {}
+            }
+        }
+        self.overflow.add(cycles);
+    }
+
+    /// Add cycles spent inside KVM_RUN.
+    #[inline(always)]
+    pub fn add_in_kvm(&self, cycles: u64) {
+        bump(&self.in_kvm, cycles);
+    }
+
+    /// Add cycles spent in trapline between two KVM_RUNs.
+    #[inline(always)]
+    pub fn add_in_vmm(&self, cycles: u64) {
+        bump(&self.in_vmm, cycles);
+    }
+
+    /// A copy of everything recorded so far (any thread).
+    pub fn snapshot(&self) -> ProfileSnapshot {
+        let read = |s: &Slot, reason: ExitReason, addr: u64| KeyStats {
+            reason,
+            addr,
+            count: s.count.load(Relaxed),
+            total_cycles: s.total.load(Relaxed),
+            min_cycles: s.min.load(Relaxed),
+            max_cycles: s.max.load(Relaxed),
+            hist: std::array::from_fn(|i| s.hist[i].load(Relaxed)),
+        };
+        let mut keys: Vec<KeyStats> = self
+            .slots
+            .iter()
+            .filter_map(|s| {
+                let reason = ExitReason::from_tag(s.tag.load(Acquire))?;
+                Some(read(s, reason, s.addr.load(Relaxed)))
+            })
+            .filter(|k| k.count > 0)
+            .collect();
+        let over = read(&self.overflow, ExitReason::Overflow, 0);
+        if over.count > 0 {
+            keys.push(over);
+        }
+        keys.sort_by(|a, b| {
+            b.count
+                .cmp(&a.count)
+                .then(a.key_order().cmp(&b.key_order()))
+        });
+        ProfileSnapshot {
+            keys,
+            in_kvm_cycles: self.in_kvm.load(Relaxed),
+            in_vmm_cycles: self.in_vmm.load(Relaxed),
+        }
+    }
+}
+
+/// One key's numbers.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct KeyStats {
+    /// Why.
+    pub reason: ExitReason,
+    /// The port or GPA (0 for reasons without one).
+    pub addr: u64,
+    /// Exits.
+    pub count: u64,
+    /// Cycles trapline spent on them, in all.
+    pub total_cycles: u64,
+    /// The shortest.
+    pub min_cycles: u64,
+    /// The longest.
+    pub max_cycles: u64,
+    /// log2 histogram of handling cycles (see [`HIST_BUCKETS`]).
+    pub hist: [u64; HIST_BUCKETS],
+}
+
+impl KeyStats {
+    /// `perf kvm stat`'s key.
+    pub fn key(&self) -> String {
+        perf_key(self.reason, self.addr)
+    }
+
+    /// Mean handling cycles.
+    pub fn mean_cycles(&self) -> f64 {
+        if self.count == 0 {
+            0.0
+        } else {
+            self.total_cycles as f64 / self.count as f64
+        }
+    }
+
+    /// The median's histogram bucket as its upper bound in cycles (the
+    /// histogram's resolution: a factor of two).
+    pub fn median_bucket_upper(&self) -> u64 {
+        let half = self.count.div_ceil(2);
+        let mut seen = 0;
+        for (b, n) in self.hist.iter().enumerate() {
+            seen += n;
+            if seen >= half && *n > 0 {
+                return if b == 0 { 0 } else { 1u64 << b };
+            }
+        }
+        0
+    }
+
+    fn key_order(&self) -> (ExitReason, u64) {
+        (self.reason, self.addr)
+    }
+}
+
+/// A copy of one vCPU's profile.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ProfileSnapshot {
+    /// Every key seen, most frequent first.
+    pub keys: Vec<KeyStats>,
+    /// Cycles inside KVM_RUN.
+    pub in_kvm_cycles: u64,
+    /// Cycles in trapline between KVM_RUNs.
+    pub in_vmm_cycles: u64,
+}
+
+impl ProfileSnapshot {
+    /// Exits in all.
+    pub fn exits(&self) -> u64 {
+        self.keys.iter().map(|k| k.count).sum()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn keys_are_perf_kvm_stat_keys() {
+        assert_eq!(perf_key(ExitReason::PioOut, 0xf4), "0xf4:POUT");
+        assert_eq!(perf_key(ExitReason::PioIn, 0x3f8), "0x3f8:PIN");
+        assert_eq!(perf_key(ExitReason::MmioWrite, 0xfebf_f000), "0xfebff000:W");
+        assert_eq!(perf_key(ExitReason::MmioRead, 0xfee0_0020), "0xfee00020:R");
+        assert_eq!(perf_key(ExitReason::Hlt, 123), "HLT");
+        assert_eq!(perf_key(ExitReason::Shutdown, 0), "SHUTDOWN");
+    }
+
+    #[test]
+    fn buckets_are_log2() {
+        assert_eq!(bucket(0), 0);
+        assert_eq!(bucket(1), 1);
+        assert_eq!(bucket(2), 2);
+        assert_eq!(bucket(3), 2);
+        assert_eq!(bucket(4), 3);
+        assert_eq!(bucket(1023), 10);
+        assert_eq!(bucket(1024), 11);
+        assert_eq!(bucket(u64::MAX), HIST_BUCKETS - 1);
+    }
+
+    #[test]
+    fn counts_times_and_histograms_add_up_per_key() {
+        let p = ExitProfile::new();
+        for i in 0..100 {
+            p.record(ExitReason::PioOut, 0xf4, 1000 + i);
+        }
+        p.record(ExitReason::PioIn, 0xf4, 10);
+        p.record(ExitReason::Hlt, 0xdead, 7);
+        p.record(ExitReason::Hlt, 0xbeef, 9);
+        p.add_in_kvm(500);
+        p.add_in_vmm(300);
+        let s = p.snapshot();
+        assert_eq!(s.exits(), 103);
+        assert_eq!((s.in_kvm_cycles, s.in_vmm_cycles), (500, 300));
+        let out = &s.keys[0];
+        assert_eq!(out.key(), "0xf4:POUT");
+        assert_eq!(out.count, 100);
+        assert_eq!(out.total_cycles, (1000..1100).sum::<u64>());
+        assert_eq!((out.min_cycles, out.max_cycles), (1000, 1099));
+        assert_eq!(out.hist.iter().sum::<u64>(), 100);
+        assert_eq!(out.hist[bucket(1000)], 24); // 1000..1023
+        assert_eq!(out.hist[bucket(1024)], 76); // 1024..1099
+        assert_eq!(out.median_bucket_upper(), 2048);
+        // HLT has no address: both HLTs are one key.
+        let hlt = s.keys.iter().find(|k| k.reason == ExitReason::Hlt).unwrap();
+        assert_eq!((hlt.count, hlt.addr, hlt.key()), (2, 0, "HLT".to_string()));
+        // IN and OUT on the same port are different keys.
+        assert!(s.keys.iter().any(|k| k.key() == "0xf4:PIN" && k.count == 1));
+    }
+
+    #[test]
+    fn more_keys_than_slots_overflow_into_one_key_and_nothing_is_lost() {
+        let p = ExitProfile::new();
+        let n = (KEY_SLOTS * 4) as u64;
+        for addr in 0..n {
+            p.record(ExitReason::MmioRead, 0x1000_0000 + addr * 4096, 5);
+        }
+        let s = p.snapshot();
+        assert_eq!(s.exits(), n);
+        let over = s
+            .keys
+            .iter()
+            .find(|k| k.reason == ExitReason::Overflow)
+            .unwrap();
+        assert!(over.count >= n - KEY_SLOTS as u64);
+        assert_eq!(over.key(), "OTHER-KEYS");
+        assert!(s.keys.len() <= KEY_SLOTS + 1);
+    }
+}

@@ -1,0 +1,470 @@
+//! `trapline run --stat`: what a run's exits were and what they cost,
+//! from both sides — KVM's own per-vCPU counters (in-kernel exits included)
+//! and the exits that reached trapline, keyed as `perf kvm stat report`
+//! keys them, with the device that served each and trapline's handling
+//! time — as a terminal table, versioned JSON, and Firecracker-style
+//! newline-delimited metrics.
+
+use std::collections::BTreeMap;
+use std::fmt::Write;
+use std::time::Duration;
+
+use serde_json::{json, Value};
+use trapline_exit::profile::{KeyStats, HIST_BUCKETS};
+use trapline_exit::{Bus, ExitReason, ProfileSnapshot};
+
+/// Keys the table lists (the JSON lists all).
+pub const TABLE_KEYS: usize = 30;
+
+/// The JSON schema's name and version.
+pub const SCHEMA: &str = "trapline-stat/1";
+
+/// One key of one vCPU (or of all of them).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct KeyRow {
+    /// The numbers.
+    pub stats: KeyStats,
+    /// The device that served it, or `unmapped`.
+    pub device: String,
+}
+
+/// One vCPU's side of the profile.
+#[derive(Clone, Debug, PartialEq)]
+pub struct VcpuStat {
+    /// Every key, most frequent first.
+    pub keys: Vec<KeyRow>,
+    /// Cycles inside KVM_RUN.
+    pub in_kvm_cycles: u64,
+    /// Cycles in trapline between KVM_RUNs.
+    pub in_vmm_cycles: u64,
+    /// KVM's per-vCPU counters that moved over the run (name, delta), or
+    /// why there are none.
+    pub kvm: Result<Vec<(String, u64)>, String>,
+}
+
+/// A whole run's profile.
+#[derive(Clone, Debug, PartialEq)]
+pub struct StatReport {
+    /// Wall time of the run.
+    pub wall: Duration,
+    /// TSC frequency, to turn cycles into time.
+    pub tsc_khz: Option<u32>,
+    /// Per vCPU.
+    pub vcpus: Vec<VcpuStat>,
+    /// KVM's per-VM counters that moved, or why there are none.
+    pub kvm_vm: Result<Vec<(String, u64)>, String>,
+}
+
+/// The device on `bus` (PIO or MMIO by the reason) at `addr`.
+pub(crate) fn device_name(pio: &Bus, mmio: &Bus, reason: ExitReason, addr: u64) -> String {
+    if !reason.has_address() {
+        return String::new();
+    }
+    let bus = if reason.is_pio() { pio } else { mmio };
+    bus.find(addr)
+        .map_or_else(|| "unmapped".to_string(), |m| m.name.to_string())
+}
+
+impl VcpuStat {
+    pub(crate) fn from_snapshot(s: ProfileSnapshot, pio: &Bus, mmio: &Bus) -> VcpuStat {
+        VcpuStat {
+            keys: s
+                .keys
+                .into_iter()
+                .map(|k| KeyRow {
+                    device: device_name(pio, mmio, k.reason, k.addr),
+                    stats: k,
+                })
+                .collect(),
+            in_kvm_cycles: s.in_kvm_cycles,
+            in_vmm_cycles: s.in_vmm_cycles,
+            kvm: Err("not read".into()),
+        }
+    }
+
+    /// Exits that reached trapline.
+    pub fn exits(&self) -> u64 {
+        self.keys.iter().map(|k| k.stats.count).sum()
+    }
+}
+
+impl StatReport {
+    /// Every vCPU's keys merged, most frequent first.
+    pub fn total_keys(&self) -> Vec<KeyRow> {
+        let mut by_key: BTreeMap<(ExitReason, u64), KeyRow> = BTreeMap::new();
+        for k in self.vcpus.iter().flat_map(|v| &v.keys) {
+            by_key
+                .entry((k.stats.reason, k.stats.addr))
+                .and_modify(|t| {
+                    let (a, b) = (&mut t.stats, &k.stats);
+                    a.count += b.count;
+                    a.total_cycles += b.total_cycles;
+                    a.min_cycles = a.min_cycles.min(b.min_cycles);
+                    a.max_cycles = a.max_cycles.max(b.max_cycles);
+                    for i in 0..HIST_BUCKETS {
+                        a.hist[i] += b.hist[i];
+                    }
+                })
+                .or_insert_with(|| k.clone());
+        }
+        let mut v: Vec<KeyRow> = by_key.into_values().collect();
+        v.sort_by_key(|k| std::cmp::Reverse(k.stats.count));
+        v
+    }
+
+    /// KVM's per-vCPU counters summed over vCPUs (counters every vCPU had).
+    pub fn total_kvm(&self) -> Option<Vec<(String, u64)>> {
+        let mut sum: BTreeMap<String, u64> = BTreeMap::new();
+        for v in &self.vcpus {
+            for (n, d) in v.kvm.as_ref().ok()? {
+                *sum.entry(n.clone()).or_default() += d;
+            }
+        }
+        Some(sum.into_iter().collect())
+    }
+
+    fn cycles_to_secs(&self, c: u64) -> Option<f64> {
+        self.tsc_khz
+            .filter(|k| *k > 0)
+            .map(|k| c as f64 / (f64::from(k) * 1000.0))
+    }
+
+    /// The terminal table.
+    pub fn table(&self) -> String {
+        let mut s = String::new();
+        let total: u64 = self.vcpus.iter().map(VcpuStat::exits).sum();
+        let _ = writeln!(
+            s,
+            "trapline --stat: {} vCPU(s), {:.3} s wall, {} exits reached trapline",
+            self.vcpus.len(),
+            self.wall.as_secs_f64(),
+            total
+        );
+        // KVM's side.
+        let _ = writeln!(
+            s,
+            "\nKVM's own counters (deltas over the run, in-kernel exits included):"
+        );
+        match self.total_kvm() {
+            None => {
+                let why = self
+                    .vcpus
+                    .iter()
+                    .find_map(|v| v.kvm.as_ref().err())
+                    .cloned()
+                    .unwrap_or_default();
+                let _ = writeln!(s, "  unavailable: {why}");
+            }
+            Some(total_kvm) => {
+                let mut head = format!("  {:<28}", "counter");
+                if self.vcpus.len() > 1 {
+                    for i in 0..self.vcpus.len() {
+                        let _ = write!(head, " {:>12}", format!("vcpu{i}"));
+                    }
+                }
+                let _ = writeln!(s, "{head} {:>12}", "total");
+                for (name, t) in &total_kvm {
+                    let mut line = format!("  {name:<28}");
+                    if self.vcpus.len() > 1 {
+                        for v in &self.vcpus {
+                            let d = v
+                                .kvm
+                                .as_ref()
+                                .ok()
+                                .and_then(|l| l.iter().find(|(n, _)| n == name))
+                                .map_or(0, |(_, d)| *d);
+                            let _ = write!(line, " {d:>12}");
+                        }
+                    }
+                    let _ = writeln!(s, "{line} {t:>12}");
+                }
+            }
+        }
+        if let Ok(vm) = &self.kvm_vm {
+            if !vm.is_empty() {
+                let _ = writeln!(s, "\nKVM's per-VM counters (deltas):");
+                for (n, d) in vm {
+                    let _ = writeln!(s, "  {n:<28} {d:>12}");
+                }
+            }
+        }
+        // trapline's side: by reason (always complete), then by key.
+        let keys = self.total_keys();
+        let mut by_reason: BTreeMap<ExitReason, (u64, u64)> = BTreeMap::new();
+        for k in &keys {
+            let e = by_reason.entry(k.stats.reason).or_default();
+            e.0 += k.stats.count;
+            e.1 += k.stats.total_cycles;
+        }
+        let _ = writeln!(s, "\nExits that reached trapline, by reason:");
+        for (reason, (count, cycles)) in &by_reason {
+            let _ = writeln!(
+                s,
+                "  {:<10} {:>10} {:>6.2}%  mean {:>9.0} cycles",
+                reason.perf_name(),
+                count,
+                100.0 * *count as f64 / total.max(1) as f64,
+                *cycles as f64 / (*count).max(1) as f64
+            );
+        }
+        let _ = writeln!(
+            s,
+            "\nExits that reached trapline, by key (handling = TSC cycles from KVM_RUN's return to the next KVM_RUN):"
+        );
+        let _ = writeln!(
+            s,
+            "  {:<22} {:<18} {:>10} {:>7} {:>14} {:>9} {:>9} {:>11}",
+            "key", "device", "count", "share", "total cyc", "mean", "min", "max"
+        );
+        for k in keys.iter().take(TABLE_KEYS) {
+            let st = &k.stats;
+            let _ = writeln!(
+                s,
+                "  {:<22} {:<18} {:>10} {:>6.2}% {:>14} {:>9.0} {:>9} {:>11}",
+                st.key(),
+                if k.device.is_empty() { "-" } else { &k.device },
+                st.count,
+                100.0 * st.count as f64 / total.max(1) as f64,
+                st.total_cycles,
+                st.mean_cycles(),
+                st.min_cycles,
+                st.max_cycles
+            );
+        }
+        if keys.len() > TABLE_KEYS {
+            let rest = &keys[TABLE_KEYS..];
+            let _ = writeln!(
+                s,
+                "  … {} more keys, {} exits (the JSON has every key)",
+                rest.len(),
+                rest.iter().map(|k| k.stats.count).sum::<u64>()
+            );
+        }
+        let _ = writeln!(s, "\nTime per vCPU:");
+        for (i, v) in self.vcpus.iter().enumerate() {
+            let all = (v.in_kvm_cycles + v.in_vmm_cycles).max(1) as f64;
+            let secs = |c: u64| {
+                self.cycles_to_secs(c)
+                    .map_or(String::new(), |t| format!(" ({t:.3} s)"))
+            };
+            let _ = writeln!(
+                s,
+                "  vcpu{i}: in KVM_RUN {} cycles{} = {:.1}%, in trapline {} cycles{} = {:.1}%",
+                v.in_kvm_cycles,
+                secs(v.in_kvm_cycles),
+                100.0 * v.in_kvm_cycles as f64 / all,
+                v.in_vmm_cycles,
+                secs(v.in_vmm_cycles),
+                100.0 * v.in_vmm_cycles as f64 / all,
+            );
+        }
+        s
+    }
+
+    /// The versioned JSON document.
+    pub fn json(&self) -> Value {
+        let keys = |keys: &[KeyRow]| -> Value {
+            keys.iter()
+                .map(|k| {
+                    let st = &k.stats;
+                    let last = st.hist.iter().rposition(|n| *n > 0).map_or(0, |i| i + 1);
+                    json!({
+                        "key": st.key(),
+                        "reason": st.reason.perf_name(),
+                        "addr": st.reason.has_address().then_some(st.addr),
+                        "device": (!k.device.is_empty()).then_some(&k.device),
+                        "count": st.count,
+                        "total_cycles": st.total_cycles,
+                        "mean_cycles": st.mean_cycles(),
+                        "min_cycles": st.min_cycles,
+                        "max_cycles": st.max_cycles,
+                        "log2_histogram": &st.hist[..last],
+                    })
+                })
+                .collect()
+        };
+        let counters = |c: &Result<Vec<(String, u64)>, String>| -> Value {
+            match c {
+                Ok(l) => Value::Object(l.iter().map(|(n, d)| (n.clone(), json!(d))).collect()),
+                Err(why) => json!({ "unavailable": why }),
+            }
+        };
+        json!({
+            "schema": SCHEMA,
+            "wall_seconds": self.wall.as_secs_f64(),
+            "tsc_khz": self.tsc_khz,
+            "histogram": "log2_histogram[b] counts handling times in [2^(b-1), 2^b) cycles; [0] counts 0",
+            "vcpus": self.vcpus.iter().enumerate().map(|(i, v)| json!({
+                "index": i,
+                "exits": v.exits(),
+                "in_kvm_run_cycles": v.in_kvm_cycles,
+                "in_trapline_cycles": v.in_vmm_cycles,
+                "keys": keys(&v.keys),
+                "kvm": counters(&v.kvm),
+            })).collect::<Vec<_>>(),
+            "total": {
+                "exits": self.vcpus.iter().map(VcpuStat::exits).sum::<u64>(),
+                "keys": keys(&self.total_keys()),
+                "kvm": match self.total_kvm() {
+                    Some(t) => counters(&Ok(t)),
+                    None => json!(null),
+                },
+            },
+            "kvm_vm": counters(&self.kvm_vm),
+        })
+    }
+}
+
+/// Firecracker-style metrics: one JSON object per line. Field names
+/// follow Firecracker's `vcpu.exit_io_in` style; counts are deltas since
+/// the previous line, as Firecracker's flushed metrics are.
+#[derive(Debug, Default)]
+pub struct MetricsLines {
+    last: BTreeMap<&'static str, u64>,
+}
+
+impl MetricsLines {
+    /// The next line for `now` (milliseconds since the epoch), from the
+    /// cumulative profile snapshots of every vCPU.
+    pub fn line(&mut self, utc_ms: u128, vcpus: &[ProfileSnapshot], final_line: bool) -> String {
+        let mut cum: BTreeMap<&'static str, u64> = BTreeMap::new();
+        for v in vcpus {
+            for k in &v.keys {
+                let field = match k.reason {
+                    ExitReason::PioIn => "exit_io_in",
+                    ExitReason::PioOut => "exit_io_out",
+                    ExitReason::MmioRead => "exit_mmio_read",
+                    ExitReason::MmioWrite => "exit_mmio_write",
+                    ExitReason::Hlt => "exit_hlt",
+                    ExitReason::Interrupted => "exit_interrupted",
+                    ExitReason::Shutdown | ExitReason::Other | ExitReason::Overflow => "exit_other",
+                };
+                *cum.entry(field).or_default() += k.count;
+                *cum.entry("handling_cycles").or_default() += k.total_cycles;
+            }
+            *cum.entry("in_kvm_run_cycles").or_default() += v.in_kvm_cycles;
+        }
+        let mut vcpu = serde_json::Map::new();
+        for f in [
+            "exit_io_in",
+            "exit_io_out",
+            "exit_mmio_read",
+            "exit_mmio_write",
+            "exit_hlt",
+            "exit_interrupted",
+            "exit_other",
+            "handling_cycles",
+            "in_kvm_run_cycles",
+        ] {
+            let now = cum.get(f).copied().unwrap_or(0);
+            let before = self.last.insert(f, now).unwrap_or(0);
+            vcpu.insert(f.into(), json!(now.saturating_sub(before)));
+        }
+        let mut out = json!({ "utc_timestamp_ms": utc_ms as u64, "vcpu": vcpu });
+        if final_line {
+            out["final"] = json!(true);
+        }
+        let mut line = out.to_string();
+        line.push('\n');
+        line
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use trapline_exit::ExitProfile;
+
+    fn report() -> StatReport {
+        let p = ExitProfile::new();
+        for _ in 0..3 {
+            p.record(ExitReason::PioOut, 0xf4, 2000);
+        }
+        p.record(ExitReason::PioIn, 0x3f8, 500);
+        p.record(ExitReason::MmioWrite, 0xfe00_0000, 700);
+        p.add_in_kvm(9000);
+        p.add_in_vmm(7200);
+        let pio = {
+            let mut b = trapline_exit::BusBuilder::new();
+            b.insert(
+                "isa-debug-exit",
+                0xf4,
+                4,
+                std::sync::Arc::new(trapline_devices::debug_exit::DebugExit),
+            )
+            .unwrap();
+            b.build()
+        };
+        let mmio = trapline_exit::BusBuilder::new().build();
+        let mut v = VcpuStat::from_snapshot(p.snapshot(), &pio, &mmio);
+        v.kvm = Ok(vec![("exits".into(), 12), ("io_exits".into(), 4)]);
+        let mut w = v.clone();
+        w.kvm = Ok(vec![("exits".into(), 1), ("io_exits".into(), 0)]);
+        StatReport {
+            wall: Duration::from_millis(1500),
+            tsc_khz: Some(1_000_000),
+            vcpus: vec![v, w],
+            kvm_vm: Err("this kernel has no KVM_GET_STATS_FD".into()),
+        }
+    }
+
+    #[test]
+    fn keys_name_their_device_and_totals_merge_vcpus() {
+        let r = report();
+        let t = r.total_keys();
+        assert_eq!(t[0].stats.key(), "0xf4:POUT");
+        assert_eq!(t[0].device, "isa-debug-exit");
+        assert_eq!(t[0].stats.count, 6);
+        let unmapped = t.iter().find(|k| k.stats.key() == "0xfe000000:W").unwrap();
+        assert_eq!(unmapped.device, "unmapped");
+        assert_eq!(
+            r.total_kvm().unwrap(),
+            vec![("exits".to_string(), 13), ("io_exits".to_string(), 4)]
+        );
+    }
+
+    #[test]
+    fn the_table_and_json_carry_both_sides() {
+        let r = report();
+        let t = r.table();
+        assert!(t.contains("10 exits reached trapline"), "{t}");
+        assert!(t.contains("0xf4:POUT"), "{t}");
+        assert!(t.contains("isa-debug-exit"), "{t}");
+        assert!(t.contains("exits"), "{t}");
+        assert!(t.contains("vcpu0: in KVM_RUN 9000 cycles (0.000 s)"), "{t}");
+        let j = r.json();
+        assert_eq!(j["schema"], SCHEMA);
+        assert_eq!(j["total"]["exits"], 10);
+        assert_eq!(j["vcpus"][0]["keys"][0]["key"], "0xf4:POUT");
+        assert_eq!(j["vcpus"][0]["keys"][0]["count"], 3);
+        assert_eq!(j["vcpus"][0]["kvm"]["io_exits"], 4);
+        assert_eq!(j["total"]["kvm"]["exits"], 13);
+        assert!(j["kvm_vm"]["unavailable"]
+            .as_str()
+            .unwrap()
+            .contains("STATS_FD"));
+        let hist = j["vcpus"][0]["keys"][0]["log2_histogram"]
+            .as_array()
+            .unwrap();
+        assert_eq!(hist.len(), 12); // 2000 cycles: bucket 11
+        assert_eq!(hist[11], 3);
+    }
+
+    #[test]
+    fn metrics_lines_are_deltas_in_firecracker_names() {
+        let p = ExitProfile::new();
+        p.record(ExitReason::PioIn, 0x3f8, 5);
+        let mut m = MetricsLines::default();
+        let a: Value = serde_json::from_str(&m.line(1, &[p.snapshot()], false)).unwrap();
+        assert_eq!(a["vcpu"]["exit_io_in"], 1);
+        p.record(ExitReason::PioIn, 0x3f8, 5);
+        p.record(ExitReason::PioIn, 0x3f8, 5);
+        let line = m.line(2, &[p.snapshot()], true);
+        assert!(line.ends_with('\n') && line.matches('\n').count() == 1);
+        let b: Value = serde_json::from_str(&line).unwrap();
+        assert_eq!(b["vcpu"]["exit_io_in"], 2);
+        assert_eq!(b["vcpu"]["exit_io_out"], 0);
+        assert_eq!(b["final"], true);
+        assert_eq!(b["utc_timestamp_ms"], 2);
+    }
+}
