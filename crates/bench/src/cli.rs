@@ -98,6 +98,10 @@ pub struct BenchArgs {
     /// Also run the same probe on a peer VMM, interleaved, for a side-by-side ratio.
     #[arg(long, value_enum)]
     pub peer: Option<PeerArg>,
+    /// Run trapline's VMs without the exit profile: no handling times per
+    /// exit, and no `stat-overhead` row.
+    #[arg(long)]
+    pub no_stat: bool,
 }
 
 #[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
@@ -138,6 +142,7 @@ impl BenchArgs {
             seccomp: !self.no_seccomp,
             footprint_exe: std::env::current_exe().ok(),
             peer: None,
+            stat: !self.no_stat,
         }
     }
 }

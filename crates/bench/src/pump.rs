@@ -138,6 +138,7 @@ mod tests {
             args,
             text: String::new(),
             exits: Default::default(),
+            handling: None,
         };
         tx.send(ev(UcallKind::IrqfdStart, [3, 0x1000, 0x2000, 0, 0, 0]))
             .unwrap();

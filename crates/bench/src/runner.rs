@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 
 use trapline_abi::{ResultStatus, UcallKind, PROBE_READ_VALUE};
 use trapline_devices::probe::ProbeRegister;
-use trapline_exit::{ExitKind, ExitSnapshot};
+use trapline_exit::{ExitKind, ExitSnapshot, HandlingTotals};
 use trapline_machine::{
     HostKvm, LabFixtures, Machine, MachineConfig, Outcome, RunReport, SeccompMode, SerialOutput,
 };
@@ -52,6 +52,10 @@ pub struct LabOptions {
     pub footprint_exe: Option<std::path::PathBuf>,
     /// QEMU, to run the same probe on as a peer (`--peer qemu`).
     pub peer: Option<crate::peer::Qemu>,
+    /// Profile trapline's VMs (`--stat`'s machinery): each scenario gets
+    /// trapline's own handling time per exit, and each repeat one more VM
+    /// without the profile gives its overhead.
+    pub stat: bool,
 }
 
 /// Per-scenario accumulation across repeats.
@@ -71,6 +75,8 @@ struct Batch {
     value: u64,
     status: u64,
     exits: ExitSnapshot,
+    /// trapline's handling of the exits between BEGIN and RESULT (profile on).
+    handling: Option<HandlingTotals>,
 }
 
 /// Everything one probe VM produced, by scenario id.
@@ -95,6 +101,9 @@ enum Unit {
     Floor(FloorKind),
     /// The same probe on QEMU, for scenarios of one machine kind.
     Peer(MachineKind, Vec<&'static Scenario>),
+    /// Main-machine scenarios on a VM without the exit profile, for the
+    /// profile's own overhead (`stat-overhead`).
+    Unprofiled(Vec<&'static Scenario>),
 }
 
 impl Unit {
@@ -103,6 +112,7 @@ impl Unit {
             Unit::Probe(k, s) => format!("{k:?} VM, {} scenario(s)", s.len()),
             Unit::Floor(k) => format!("raw KVM floor: {}", k.name()),
             Unit::Peer(k, s) => format!("QEMU {k:?} VM, {} scenario(s)", s.len()),
+            Unit::Unprofiled(s) => format!("unprofiled VM, {} scenario(s)", s.len()),
         }
     }
 }
@@ -155,6 +165,9 @@ pub fn listing() -> Vec<(&'static str, &'static str, &'static str, &'static str)
     }
     v
 }
+
+/// The scenario the profile's overhead is measured on.
+const STAT_OVERHEAD_SCENARIO: &str = trapline_report::derive::names::PIO_USER_OUT;
 
 /// Run the lab and build its report.
 pub fn run_lab(kvm: &HostKvm, opts: &LabOptions) -> Result<Report, String> {
@@ -212,6 +225,18 @@ pub fn run_lab(kvm: &HostKvm, opts: &LabOptions) -> Result<Report, String> {
             .collect()
     };
     let main = by_machine(MachineKind::Main);
+    // pio-user-out (with its noop baseline) once more per repeat on a VM
+    // without the profile: the profile's overhead per user exit.
+    let unprofiled: Vec<&'static Scenario> =
+        if opts.stat && main.iter().any(|s| s.name == STAT_OVERHEAD_SCENARIO) {
+            main.iter()
+                .copied()
+                .filter(|s| s.name == STAT_OVERHEAD_SCENARIO || s.name == "noop")
+                .collect()
+        } else {
+            Vec::new()
+        };
+    let mut unprofiled_acc: BTreeMap<&'static str, Acc> = BTreeMap::new();
     let no_irqchip = by_machine(MachineKind::NoIrqchip);
     let hypercall = by_machine(MachineKind::Hypercall);
     let ecam_ro = by_machine(MachineKind::EcamRo);
@@ -223,6 +248,7 @@ pub fn run_lab(kvm: &HostKvm, opts: &LabOptions) -> Result<Report, String> {
         + usize::from(!ecam_ro.is_empty())
         + usize::from(!smp.is_empty())
         + usize::from(!smp_x2apic.is_empty())
+        + usize::from(!unprofiled.is_empty())
         + floors.len()
         + peer_units.len();
     let mut progress = Progress::new(opts.progress, units_per_repeat * opts.repeat as usize);
@@ -251,6 +277,9 @@ pub fn run_lab(kvm: &HostKvm, opts: &LabOptions) -> Result<Report, String> {
         }
         if !hypercall.is_empty() && hypercall_supported {
             units.push(Unit::Probe(MachineKind::Hypercall, hypercall.clone()));
+        }
+        if !unprofiled.is_empty() {
+            units.push(Unit::Unprofiled(unprofiled.clone()));
         }
         units.extend(floors.iter().map(|k| Unit::Floor(*k)));
         for (kind, list) in &peer_units {
@@ -290,6 +319,30 @@ pub fn run_lab(kvm: &HostKvm, opts: &LabOptions) -> Result<Report, String> {
                         Err(e) => {
                             for s in &list {
                                 acc.entry(s.name)
+                                    .or_default()
+                                    .failure
+                                    .get_or_insert(e.clone());
+                            }
+                        }
+                    }
+                }
+                Unit::Unprofiled(list) => {
+                    let unprofiled_opts = LabOptions {
+                        stat: false,
+                        ..opts.clone()
+                    };
+                    match run_probe(
+                        kvm,
+                        MachineKind::Main,
+                        &list,
+                        &unprofiled_opts,
+                        opts.vm_timeout,
+                    ) {
+                        Ok(run) => absorb(&mut unprofiled_acc, &list, &run.probe, opts),
+                        Err(e) => {
+                            for s in &list {
+                                unprofiled_acc
+                                    .entry(s.name)
                                     .or_default()
                                     .failure
                                     .get_or_insert(e.clone());
@@ -378,6 +431,12 @@ pub fn run_lab(kvm: &HostKvm, opts: &LabOptions) -> Result<Report, String> {
             "the same PIO loop on /dev/kvm with no VMM around it",
         )
         .with_vmm(trapline_report::derive::names::RAW_KVM_VMM);
+        report.push(finish_result(r, a));
+    }
+    for s in &unprofiled {
+        let a = unprofiled_acc.remove(s.name).unwrap_or_default();
+        let r = ScenarioResult::new(s.name, s.group, s.path)
+            .with_vmm(trapline_report::derive::names::UNPROFILED_VMM);
         report.push(finish_result(r, a));
     }
     if opts.peer.is_some() {
@@ -591,6 +650,9 @@ fn run_probe(
     cfg.timeout = Some(timeout);
     cfg.ucall_sink = Some(tx);
     cfg.lab = LabFixtures::all();
+    // The exit profile gives trapline's own handling time per exit,
+    // measured directly (`--no-stat` measures without it).
+    cfg.profile = opts.stat;
     cfg.pci_testdev = true;
     cfg.ecam_ro = kind == MachineKind::EcamRo;
     cfg.seccomp = if opts.seccomp {
@@ -634,19 +696,23 @@ fn collect(
     serial: String,
     functions: u64,
 ) -> ProbeRun {
-    let mut begun: BTreeMap<(usize, u64), ExitSnapshot> = BTreeMap::new();
+    type Start = (ExitSnapshot, Option<HandlingTotals>);
+    let mut begun: BTreeMap<(usize, u64), Start> = BTreeMap::new();
     let mut batches: BTreeMap<u32, Vec<Batch>> = BTreeMap::new();
     for ev in pumped.events {
         match ev.kind {
             UcallKind::Begin => {
-                begun.insert((ev.vcpu, ev.args[0]), ev.exits);
+                begun.insert((ev.vcpu, ev.args[0]), (ev.exits, ev.handling));
             }
             UcallKind::Result => {
                 // A scenario the guest cannot run reports Unsupported with
                 // no BEGIN (and so no exits to count).
-                let exits = match begun.remove(&(ev.vcpu, ev.args[0])) {
-                    Some(start) => ev.exits.since(&start),
-                    None => ExitSnapshot::default(),
+                let (exits, handling) = match begun.remove(&(ev.vcpu, ev.args[0])) {
+                    Some((start, h0)) => (
+                        ev.exits.since(&start),
+                        ev.handling.zip(h0).map(|(h1, h0)| h1.since(&h0)),
+                    ),
+                    None => (ExitSnapshot::default(), None),
                 };
                 batches.entry(ev.args[0] as u32).or_default().push(Batch {
                     iterations: ev.args[1],
@@ -654,6 +720,7 @@ fn collect(
                     value: ev.args[3],
                     status: ev.args[4],
                     exits,
+                    handling,
                 });
             }
             _ => {}
@@ -776,6 +843,10 @@ fn absorb(
         }
         let mut sample = Sample::new(last.iterations, last.cycles);
         sample.exits = exits;
+        sample.handling = last.handling.map(|h| trapline_report::Handling {
+            exits: h.exits,
+            cycles: h.cycles,
+        });
         a.samples.push(sample);
     }
 }

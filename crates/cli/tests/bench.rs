@@ -94,6 +94,15 @@ fn json_report_has_every_selected_scenario_checked_and_the_derived_values() {
         .as_object()
         .unwrap()
         .is_empty());
+    // trapline's own handling time per user exit, measured directly (the
+    // exit profile), and the same scenario on a VM without the profile for
+    // the profile's own overhead.
+    let h = &find("trapline", "pio-user-out")["handling"];
+    assert!(h["median"].as_f64().unwrap() > 0.0, "{h}");
+    assert!(h["mad"].as_f64().is_some(), "{h}");
+    assert!(find("trapline", "pio-kernel-wildcard")["handling"].is_null());
+    assert_eq!(find("trapline-nostat", "pio-user-out")["status"], "ok");
+    assert!(find("trapline-nostat", "pio-user-out")["handling"].is_null());
     // The hypercall either works or is reported unsupported with a reason.
     let h = find("trapline", "hypercall");
     assert!(
@@ -110,6 +119,8 @@ fn json_report_has_every_selected_scenario_checked_and_the_derived_values() {
         "user-exit-premium",
         "dispatch-overhead",
         "raw-kvm:user-exit-premium",
+        "handling-per-user-exit",
+        "stat-overhead",
     ] {
         assert!(derived.contains(&want), "{want} not in {derived:?}");
     }

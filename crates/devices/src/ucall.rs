@@ -13,7 +13,10 @@ use std::sync::mpsc::Sender;
 use std::sync::Arc;
 
 use trapline_abi::{UcallKind, UCALL_ARGS, UCALL_MAGIC, UCALL_SIZE, UCALL_TEXT_LEN};
-use trapline_exit::{BusDevice, ExitCounters, ExitKind, ExitSnapshot, IoOutcome};
+use trapline_exit::{
+    BusDevice, ExitCounters, ExitKind, ExitProfile, ExitReason, ExitSnapshot, HandlingTotals,
+    IoOutcome,
+};
 use vm_memory::{Bytes, GuestAddress, GuestMemoryMmap};
 
 /// One message as the host sees it.
@@ -30,6 +33,9 @@ pub struct UcallEvent {
     /// The sending vCPU's exit counters when the message arrived (the
     /// ucall's own exit included).
     pub exits: ExitSnapshot,
+    /// With `--stat`'s profile on: the sending vCPU's exits and handling
+    /// cycles so far, ucalls left out (see [`UcallPort::with_profiles`]).
+    pub handling: Option<HandlingTotals>,
 }
 
 /// Decode a raw message; `None` when it is not one.
@@ -61,6 +67,7 @@ pub struct UcallPort {
     memory: GuestMemoryMmap,
     counters: Arc<[Arc<ExitCounters>]>,
     sink: Option<Sender<UcallEvent>>,
+    profiles: Vec<Arc<ExitProfile>>,
 }
 
 impl UcallPort {
@@ -76,7 +83,16 @@ impl UcallPort {
             memory,
             counters,
             sink,
+            profiles: Vec::new(),
         }
+    }
+
+    /// Stamp each message with the sending vCPU's handling totals from
+    /// its exit profile, less the ucall port's own exits, so the lab can
+    /// take trapline's handling time over the window between two ucalls.
+    pub fn with_profiles(mut self, profiles: Vec<Arc<ExitProfile>>) -> Self {
+        self.profiles = profiles;
+        self
     }
 }
 
@@ -119,6 +135,9 @@ impl BusDevice for UcallPort {
         }
         if let Some(sink) = &self.sink {
             let exits = counters.map(|c| c.snapshot()).unwrap_or_default();
+            let handling = self.profiles.get(vcpu).map(|p| {
+                p.totals_excluding(ExitReason::PioOut, u64::from(trapline_abi::UCALL_PORT))
+            });
             // A receiver that went away just means nobody listens any more.
             let _ = sink.send(UcallEvent {
                 vcpu,
@@ -126,6 +145,7 @@ impl BusDevice for UcallPort {
                 args,
                 text,
                 exits,
+                handling,
             });
         }
         IoOutcome::Continue

@@ -13,5 +13,5 @@ mod stats;
 
 pub use bus::{Access, Bus, BusBuilder, BusError, Mapping};
 pub use device::{fill_all_ones, BusDevice, IoOutcome, StopReason};
-pub use profile::{ExitProfile, ExitReason, ProfileSnapshot};
+pub use profile::{ExitProfile, ExitReason, HandlingTotals, ProfileSnapshot};
 pub use stats::{ExitCounters, ExitKind, ExitSnapshot};

@@ -161,6 +161,29 @@ pub struct ExitProfile {
     overflow: Slot,
     in_kvm: AtomicU64,
     in_vmm: AtomicU64,
+    /// Every key together, so a reader can take a window's totals without
+    /// walking the table (the lab does, at each BEGIN/RESULT ucall).
+    all_exits: AtomicU64,
+    all_cycles: AtomicU64,
+}
+
+/// Exits and the cycles trapline spent on them.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct HandlingTotals {
+    /// Exits.
+    pub exits: u64,
+    /// Cycles spent handling them.
+    pub cycles: u64,
+}
+
+impl HandlingTotals {
+    /// The change since `earlier`.
+    pub fn since(&self, earlier: &HandlingTotals) -> HandlingTotals {
+        HandlingTotals {
+            exits: self.exits.wrapping_sub(earlier.exits),
+            cycles: self.cycles.wrapping_sub(earlier.cycles),
+        }
+    }
 }
 
 impl Default for ExitProfile {
@@ -177,6 +200,8 @@ impl ExitProfile {
             overflow: Slot::new(),
             in_kvm: AtomicU64::new(0),
             in_vmm: AtomicU64::new(0),
+            all_exits: AtomicU64::new(0),
+            all_cycles: AtomicU64::new(0),
         }
     }
 
@@ -184,10 +209,11 @@ impl ExitProfile {
     /// owning vCPU thread may call this.
     #[inline]
     pub fn record(&self, reason: ExitReason, addr: u64, cycles: u64) {
+        bump(&self.all_exits, 1);
+        bump(&self.all_cycles, cycles);
         let tag = reason as u64;
         let addr = if reason.has_address() { addr } else { 0 };
-        let h = (addr ^ (tag << 56)).wrapping_mul(0x9E37_79B9_7F4A_7C15);
-        let start = (h >> 56) as usize;
+        let start = (Self::hash(tag, addr) >> 56) as usize;
         for i in 0..MAX_PROBE {
             let slot = &self.slots[(start + i) & (KEY_SLOTS - 1)];
             match slot.tag.load(Relaxed) {
@@ -205,6 +231,38 @@ impl ExitProfile {
             }
         }
         self.overflow.add(cycles);
+    }
+
+    /// Every exit recorded so far except those on one key (e.g. the
+    /// ucall port a lab guest brackets its loops with), without walking
+    /// or allocating: the totals less that key's slot. A key that
+    /// overflowed the table cannot be excluded and stays counted.
+    pub fn totals_excluding(&self, reason: ExitReason, addr: u64) -> HandlingTotals {
+        let mut t = HandlingTotals {
+            exits: self.all_exits.load(Relaxed),
+            cycles: self.all_cycles.load(Relaxed),
+        };
+        let tag = reason as u64;
+        let addr = if reason.has_address() { addr } else { 0 };
+        let start = (Self::hash(tag, addr) >> 56) as usize;
+        for i in 0..MAX_PROBE {
+            let slot = &self.slots[(start + i) & (KEY_SLOTS - 1)];
+            match slot.tag.load(Acquire) {
+                0 => break,
+                t2 if t2 == tag && slot.addr.load(Relaxed) == addr => {
+                    t.exits = t.exits.wrapping_sub(slot.count.load(Relaxed));
+                    t.cycles = t.cycles.wrapping_sub(slot.total.load(Relaxed));
+                    break;
+                }
+                _ => {}
+            }
+        }
+        t
+    }
+
+    #[inline(always)]
+    fn hash(tag: u64, addr: u64) -> u64 {
+        (addr ^ (tag << 56)).wrapping_mul(0x9E37_79B9_7F4A_7C15)
     }
 
     /// Add cycles spent inside KVM_RUN.
@@ -381,6 +439,35 @@ mod tests {
         assert_eq!((hlt.count, hlt.addr, hlt.key()), (2, 0, "HLT".to_string()));
         // IN and OUT on the same port are different keys.
         assert!(s.keys.iter().any(|k| k.key() == "0xf4:PIN" && k.count == 1));
+    }
+
+    #[test]
+    fn totals_leave_one_key_out() {
+        let p = ExitProfile::new();
+        p.record(ExitReason::PioOut, 0x700, 50_000);
+        for _ in 0..10 {
+            p.record(ExitReason::PioOut, 0xe0, 100);
+        }
+        let t0 = p.totals_excluding(ExitReason::PioOut, 0x700);
+        assert_eq!(
+            t0,
+            HandlingTotals {
+                exits: 10,
+                cycles: 1000
+            }
+        );
+        p.record(ExitReason::PioOut, 0x700, 70_000);
+        p.record(ExitReason::MmioRead, 0x1000, 30);
+        let d = p.totals_excluding(ExitReason::PioOut, 0x700).since(&t0);
+        assert_eq!(
+            d,
+            HandlingTotals {
+                exits: 1,
+                cycles: 30
+            }
+        );
+        // A key never seen excludes nothing.
+        assert_eq!(p.totals_excluding(ExitReason::Hlt, 0).exits, 13);
     }
 
     #[test]

@@ -127,7 +127,14 @@ impl Machine {
             1,
             Arc::new(BochsShutdown::default()),
         )?;
-        let ucall = UcallPort::new(vm.memory().clone(), counters.clone(), config.ucall_sink);
+        let profiles: Option<Vec<Arc<ExitProfile>>> = (config.profile || config.metrics.is_some())
+            .then(|| {
+                (0..config.vcpus)
+                    .map(|_| Arc::new(ExitProfile::new()))
+                    .collect()
+            });
+        let ucall = UcallPort::new(vm.memory().clone(), counters.clone(), config.ucall_sink)
+            .with_profiles(profiles.clone().unwrap_or_default());
         pio.insert("ucall", abi::UCALL_PORT.into(), 4, Arc::new(ucall))?;
         // The probe devices cover the lab's ports up to the PV doorbell,
         // which belongs to pci-testdev.
@@ -195,11 +202,7 @@ impl Machine {
             pio: Arc::new(pio.build()),
             mmio: Arc::new(mmio.build()),
             counters,
-            profiles: (config.profile || config.metrics.is_some()).then(|| {
-                (0..config.vcpus)
-                    .map(|_| Arc::new(ExitProfile::new()))
-                    .collect()
-            }),
+            profiles,
             metrics: config.metrics,
             probe_pio,
             probe_mmio,

@@ -45,7 +45,19 @@ pub mod names {
     pub const VMM_FLOOR_PIO: &str = "vmm-floor-pio";
     /// The VMM name of a bare KVM_RUN loop measured as a peer.
     pub const RAW_KVM_VMM: &str = "raw-kvm";
+    /// The VMM name of trapline's rows measured without the exit profile.
+    pub const UNPROFILED_VMM: &str = "trapline-nostat";
 }
+
+/// trapline's own handling cycles per user exit, measured directly: the
+/// median over samples of `pio-user-out`'s handling time (the exit
+/// profile's TSC pair from KVM_RUN's return to the next KVM_RUN).
+pub const HANDLING_PER_USER_EXIT: &str = "handling-per-user-exit";
+/// `pio-user-out` with the exit profile on minus the same without it: what
+/// `--stat` adds per user exit.
+pub const STAT_OVERHEAD: &str = "stat-overhead";
+/// [`STAT_OVERHEAD`] as a fraction of [`USER_EXIT_PREMIUM`] (goal: under 0.05).
+pub const STAT_OVERHEAD_SHARE: &str = "stat-overhead-share-of-premium";
 
 /// `minuend − subtrahend` (median cycles per iteration, both on `vmm`),
 /// named `name` (prefixed `vmm:` for VMMs other than trapline).
@@ -164,6 +176,72 @@ pub fn standard(report: &Report) -> Vec<Derived> {
         _ => None,
     };
     out.extend(vs_raw);
+    out.extend(profile_values(report, &out));
+    out
+}
+
+/// The exit profile's values: trapline's handling time per user exit and
+/// the profile's own overhead.
+fn profile_values(report: &Report, standard: &[Derived]) -> Vec<Derived> {
+    let mut out = Vec::new();
+    let user_out = report.scenario(TRAPLINE_VMM, names::PIO_USER_OUT);
+    if let Some(h) = user_out
+        .filter(|s| s.is_measured())
+        .and_then(|s| s.handling.as_ref())
+    {
+        let mut note = format!(
+            "trapline's own cycles per PIO exit to user space, TSC from KVM_RUN's return to the next \
+             KVM_RUN, median of {} samples; spread ±{:.0} (MAD)",
+            h.n, h.mad
+        );
+        if let Some(ns) = cycles_to_ns(h.median, report.host.tsc_khz) {
+            note.push_str(&format!("; ≈ {ns:.1} ns"));
+        }
+        out.push(Derived {
+            name: HANDLING_PER_USER_EXIT.into(),
+            value: h.median,
+            unit: "cycles".into(),
+            formula: format!("{}.handling.median", names::PIO_USER_OUT),
+            note: Some(note),
+        });
+    }
+    let off = report.scenario(names::UNPROFILED_VMM, names::PIO_USER_OUT);
+    if let (Some(on), Some(off)) = (user_out, off) {
+        if let (true, true, Some(a), Some(b)) = (
+            on.is_measured(),
+            off.is_measured(),
+            on.stats.as_ref(),
+            off.stats.as_ref(),
+        ) {
+            let overhead = Derived {
+                name: STAT_OVERHEAD.into(),
+                value: a.median - b.median,
+                unit: "cycles".into(),
+                formula: format!(
+                    "{} − {}",
+                    names::PIO_USER_OUT,
+                    scenario_key(names::UNPROFILED_VMM, names::PIO_USER_OUT)
+                ),
+                note: Some(format!(
+                    "what the exit profile (`--stat`) adds per user exit; spread ±{:.0} cycles (sum of MADs)",
+                    a.mad + b.mad
+                )),
+            };
+            let share = standard
+                .iter()
+                .find(|d| d.name == USER_EXIT_PREMIUM)
+                .and_then(|p| {
+                    ratio(
+                        STAT_OVERHEAD_SHARE,
+                        &overhead,
+                        p,
+                        "the profile's overhead as a fraction of the user-exit premium (goal: under 0.05)",
+                    )
+                });
+            out.push(overhead);
+            out.extend(share);
+        }
+    }
     out
 }
 
@@ -227,6 +305,36 @@ mod tests {
             2000.0
         );
         assert_eq!(r.derived(PREMIUM_RATIO_RAW_KVM_VMM).unwrap().value, 3.0);
+    }
+
+    #[test]
+    fn profile_values_need_handling_times_and_an_unprofiled_row() {
+        let mut on = scenario("pio-user-out", 9000);
+        on.samples[0].handling = Some(crate::model::Handling {
+            exits: 10,
+            cycles: 4000,
+        });
+        let r = report(vec![
+            on.clone(),
+            scenario("pio-kernel-wildcard", 3000),
+            scenario("pio-user-out", 8700).with_vmm(names::UNPROFILED_VMM),
+        ]);
+        assert_eq!(r.derived(HANDLING_PER_USER_EXIT).unwrap().value, 400.0);
+        assert_eq!(r.derived(STAT_OVERHEAD).unwrap().value, 300.0);
+        assert_eq!(r.derived(STAT_OVERHEAD_SHARE).unwrap().value, 0.05);
+        let names: Vec<&str> = r.derived.iter().map(|d| d.name.as_str()).collect();
+        let at = |n: &str| names.iter().position(|x| *x == n).unwrap();
+        assert!(
+            at(HANDLING_PER_USER_EXIT) < at(STAT_OVERHEAD)
+                && at(STAT_OVERHEAD) < at(STAT_OVERHEAD_SHARE)
+        );
+        // Without the unprofiled row, no overhead; without handling, no handling value.
+        let r = report(vec![
+            scenario("pio-user-out", 9000),
+            scenario("pio-kernel-wildcard", 3000),
+        ]);
+        assert!(r.derived(HANDLING_PER_USER_EXIT).is_none());
+        assert!(r.derived(STAT_OVERHEAD).is_none());
     }
 
     #[test]

@@ -23,8 +23,8 @@ pub mod views;
 pub use compare::{compare, CompareEntry, Comparison, Unmeasured};
 pub use error::ReportError;
 pub use model::{
-    cycles_to_ns, scenario_key, Derived, HostInfo, Report, RunConfig, Sample, ScenarioResult,
-    Status, ToolInfo, BASELINE_SCENARIO, SCHEMA, SELF_TIMED, TRAPLINE_VMM,
+    cycles_to_ns, scenario_key, Derived, Handling, HostInfo, Report, RunConfig, Sample,
+    ScenarioResult, Status, ToolInfo, BASELINE_SCENARIO, SCHEMA, SELF_TIMED, TRAPLINE_VMM,
 };
 pub use render::compare::render_comparison;
 pub use render::html::DATA_ID as HTML_DATA_ID;

@@ -181,6 +181,24 @@ pub struct Sample {
     /// Host-side exit counts during the loop, by kind (e.g. `pio-write`).
     #[serde(default)]
     pub exits: BTreeMap<String, u64>,
+    /// trapline's own handling of the exits that reached it during the
+    /// loop (the `--stat` profile's TSC pair), when profiled.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub handling: Option<Handling>,
+    /// KVM's own per-vCPU counters that moved during the loop (its binary
+    /// statistics: `exits`, `io_exits`, … in-kernel exits included).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub kvm_exits: BTreeMap<String, u64>,
+}
+
+/// Exits that reached trapline and the TSC cycles it spent on them, from
+/// KVM_RUN's return to the next KVM_RUN.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Handling {
+    /// Exits.
+    pub exits: u64,
+    /// Cycles.
+    pub cycles: u64,
 }
 
 impl Sample {
@@ -190,6 +208,8 @@ impl Sample {
             iterations,
             cycles,
             exits: BTreeMap::new(),
+            handling: None,
+            kvm_exits: BTreeMap::new(),
         }
     }
 
@@ -237,6 +257,14 @@ pub struct ScenarioResult {
     /// Host-side exits per loop iteration, by kind.
     #[serde(default)]
     pub exits_per_iter: BTreeMap<String, f64>,
+    /// trapline's own handling time per exit that reached it, in cycles
+    /// (one value per sample: its handling cycles over its exits),
+    /// measured directly with the TSC around each exit's handling.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub handling: Option<Stats>,
+    /// KVM's own counters per loop iteration (in-kernel exits included).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub kvm_exits_per_iter: BTreeMap<String, f64>,
     /// What the scenario verified, e.g. `eventfd count = N`.
     #[serde(default)]
     pub check: Option<String>,
@@ -260,6 +288,8 @@ impl ScenarioResult {
             net: None,
             ns_per_iter: None,
             exits_per_iter: BTreeMap::new(),
+            handling: None,
+            kvm_exits_per_iter: BTreeMap::new(),
             check: None,
             extra: BTreeMap::new(),
         }
@@ -371,6 +401,25 @@ impl ScenarioResult {
         self.exits_per_iter = totals
             .into_iter()
             .map(|(kind, count)| (kind, count as f64 / iterations as f64))
+            .collect();
+        let per_exit: Vec<f64> = self
+            .samples
+            .iter()
+            .filter_map(|s| s.handling)
+            .filter(|h| h.exits > 0)
+            .map(|h| h.cycles as f64 / h.exits as f64)
+            .collect();
+        self.handling = Stats::of(&per_exit);
+        let mut kvm: BTreeMap<String, u64> = BTreeMap::new();
+        for sample in self.samples.iter().filter(|s| s.iterations > 0) {
+            for (name, count) in &sample.kvm_exits {
+                let slot = kvm.entry(name.clone()).or_default();
+                *slot = slot.saturating_add(*count);
+            }
+        }
+        self.kvm_exits_per_iter = kvm
+            .into_iter()
+            .map(|(name, count)| (name, count as f64 / iterations as f64))
             .collect();
     }
 

@@ -301,6 +301,8 @@ fn all_page_in_browser() {
     assert_eq!(firsts, keys);
     let row = |k: &str| rows.iter().find(|c| c[0] == k).unwrap();
     assert_eq!(row("pio-user-out")[1..5], ["ok", "9,000", "8,900", "90.0"]);
+    // trapline's own handling per exit and KVM's exits per iteration.
+    assert_eq!(row("pio-user-out")[8..10], ["450", "1.00"]);
     // In-guest-timed scenarios have a median but no net.
     assert_eq!(row("eoi")[2..4], ["700", "–"]);
     assert_eq!(row("irqfd")[3], "–");
@@ -311,7 +313,7 @@ fn all_page_in_browser() {
         un[2].contains("\"datamatch\" &lt;needs&gt; it&lt;/script&gt;"),
         "{un:?}"
     );
-    assert!(dom.contains("<td class=\"span\" colspan=\"7\">"));
+    assert!(dom.contains("<td class=\"span\" colspan=\"9\">"));
     let derived = between(&dom, "<h3>Derived</h3>", "</ul>");
     assert!(derived.contains("<li>user-exit-premium = 6,000 cycles"));
     assert!(derived.contains("<li>vmm-rss-beyond-guest = 4.60 MiB"));
@@ -380,9 +382,13 @@ fn vmm_page_in_browser() {
     );
     assert_eq!(fp[1][1..], ["4.60 MiB", "≤ 4 MiB", "≤ 5 MiB", "fail"]);
     let cost = table_rows(&dom, "<h3>Cost per exit</h3>");
-    assert_eq!(cost.len(), 7);
+    assert_eq!(cost.len(), 10);
     assert_eq!(cost[0][..2], ["pio-user-out", "9,000 cyc"]);
     assert_eq!(cost[6][..2], ["premium-ratio-vs-raw-kvm", "3.00x"]);
+    // trapline's own handling per exit, measured directly; no unprofiled
+    // row in this report, so no overhead.
+    assert_eq!(cost[7][..2], ["handling-per-user-exit", "450 cyc"]);
+    assert_eq!(cost[8][..2], ["stat-overhead", "–"]);
     assert_eq!(check_charts(&dom, &html, 2), 2);
     check_data(&dom, &r);
 }

@@ -109,6 +109,9 @@ fn cost_per_exit_table() {
             "user-exit-premium",
             "dispatch-overhead",
             "premium-ratio-vs-raw-kvm",
+            "handling-per-user-exit",
+            "stat-overhead",
+            "stat-overhead-share-of-premium",
         ]
     );
     let row = |n: &str| rows.iter().find(|r| r["name"] == n).unwrap();
@@ -138,6 +141,7 @@ fn cost_per_exit_table() {
     assert!(k.contains("raw-kvm:pio-kernel-wildcard 3000\n"));
     assert!(k.contains("dispatch-overhead 2000\n"));
     assert!(!k.contains("premium-ratio"), "ratios are not cycles");
+    assert!(!k.contains("stat-overhead-share"), "ratios are not cycles");
     assert!(!k.contains("vmm-rss"), "the footprint is not cycles");
 }
 
@@ -155,7 +159,7 @@ fn markdown_csv_and_html() {
         lines[0],
         "table,name,kind,value,unit,net_cycles,ns,goal,firecracker,result,what"
     );
-    assert_eq!(lines.len(), 1 + 2 + 7);
+    assert_eq!(lines.len(), 1 + 2 + 10);
     assert!(lines[1].starts_with("footprint,vmm-cpu-to-first-kvm-run,derived,2.25,ms,,,3,8,pass,"));
     assert!(lines[2].starts_with("footprint,vmm-rss-beyond-guest,derived,4.5,MiB,,,4,5,fail,"));
     assert!(lines
@@ -215,7 +219,7 @@ fn missing_values_are_dashes_never_nan() {
     let empty = Report::new(Default::default(), Default::default(), Default::default());
     let j = json(&empty);
     assert_eq!(j["footprint"].as_array().unwrap().len(), 2);
-    assert_eq!(j["cost_per_exit"].as_array().unwrap().len(), 7);
+    assert_eq!(j["cost_per_exit"].as_array().unwrap().len(), 10);
     let t = render(&empty, Format::Table, View::Vmm);
     assert!(t.contains("footprint was not measured"));
     let h = render(&empty, Format::Html, View::Vmm);

@@ -45,6 +45,8 @@ impl Page for AllPage<'_> {
             ("min", Right),
             ("max", Right),
             ("ns", Right),
+            ("own cyc/exit", Right),
+            ("KVM exits/iter", Right),
             ("exits/iter", Left),
         ]);
         for s in &self.report.scenarios {
@@ -58,6 +60,10 @@ impl Page for AllPage<'_> {
                     cycles(st.min),
                     cycles(st.max),
                     opt(s.ns_per_iter, fmt::ns),
+                    opt(s.handling.as_ref().map(|h| h.median), cycles),
+                    opt(s.kvm_exits_per_iter.get("exits").copied(), |v| {
+                        format!("{v:.2}")
+                    }),
                     fmt::exits(&s.exits_per_iter),
                 ])),
                 _ => g.push(Row::spanned(vec![s.key(), s.status.to_string()], reason(s))),
@@ -83,7 +89,10 @@ impl Page for AllPage<'_> {
             ("mean", Right),
             ("stddev", Right),
             ("ns_per_iter", Right),
+            ("handling_median", Right),
+            ("handling_mad", Right),
             ("exits_per_iter", Left),
+            ("kvm_exits_per_iter", Left),
             ("check", Left),
             ("reason", Left),
             ("path", Left),
@@ -115,7 +124,20 @@ impl Page for AllPage<'_> {
                 num(|x| x.mean),
                 num(|x| x.stddev),
                 s.ns_per_iter.map(fmt::raw).unwrap_or_default(),
+                s.handling
+                    .as_ref()
+                    .map(|h| fmt::raw(h.median))
+                    .unwrap_or_default(),
+                s.handling
+                    .as_ref()
+                    .map(|h| fmt::raw(h.mad))
+                    .unwrap_or_default(),
                 exits.join(";"),
+                s.kvm_exits_per_iter
+                    .iter()
+                    .map(|(k, v)| format!("{k}={v}"))
+                    .collect::<Vec<_>>()
+                    .join(";"),
                 s.check.clone().unwrap_or_default(),
                 s.reason.clone().unwrap_or_default(),
                 s.path.clone(),

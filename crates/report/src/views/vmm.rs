@@ -7,8 +7,8 @@ use serde::Serialize;
 
 use super::common::{self, caption, finite, Measured};
 use crate::derive::{
-    names, DISPATCH_OVERHEAD, PREMIUM_RATIO_RAW_KVM_VMM, USER_EXIT_PREMIUM,
-    VMM_CPU_TO_FIRST_KVM_RUN, VMM_RSS_BEYOND_GUEST,
+    names, DISPATCH_OVERHEAD, HANDLING_PER_USER_EXIT, PREMIUM_RATIO_RAW_KVM_VMM, STAT_OVERHEAD,
+    STAT_OVERHEAD_SHARE, USER_EXIT_PREMIUM, VMM_CPU_TO_FIRST_KVM_RUN, VMM_RSS_BEYOND_GUEST,
 };
 use crate::model::{cycles_to_ns, Report, TRAPLINE_VMM};
 use crate::render::charts::{hbars, BarValue, HBars, Series};
@@ -205,14 +205,23 @@ pub const EXIT_SCENARIOS: [(&str, &str); 4] = [
 
 /// Derived rows of the cost table, in order, with their formula when the
 /// report cannot give one.
-pub const EXIT_DERIVED: [(&str, &str); 3] = [
+pub const EXIT_DERIVED: [(&str, &str); 6] = [
     (USER_EXIT_PREMIUM, "pio-user-out − pio-kernel-wildcard"),
     (DISPATCH_OVERHEAD, "pio-user-out − vmm-floor-pio"),
     (
         PREMIUM_RATIO_RAW_KVM_VMM,
         "user-exit-premium / raw-kvm:user-exit-premium",
     ),
+    (
+        HANDLING_PER_USER_EXIT,
+        "pio-user-out.handling.median: trapline's own cycles per exit, TSC-measured",
+    ),
+    (STAT_OVERHEAD, "pio-user-out − trapline-nostat:pio-user-out"),
+    (STAT_OVERHEAD_SHARE, "stat-overhead / user-exit-premium"),
 ];
+
+/// The rows of [`EXIT_DERIVED`] that are ratios (unit `x`).
+const RATIO_ROWS: [&str; 2] = [PREMIUM_RATIO_RAW_KVM_VMM, STAT_OVERHEAD_SHARE];
 
 fn scenario_path(report: &Report, vmm: &str, name: &str) -> String {
     report
@@ -238,7 +247,7 @@ impl ExitCostRow {
     }
 
     fn derived(report: &Report, name: &str, formula: &str) -> Self {
-        let unit = if name == PREMIUM_RATIO_RAW_KVM_VMM {
+        let unit = if RATIO_ROWS.contains(&name) {
             "x"
         } else {
             "cycles"
