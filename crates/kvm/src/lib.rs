@@ -1,6 +1,6 @@
 //! trapline's KVM core: opening /dev/kvm, the VM with its guest memory and
 //! in-kernel irqchip, vCPU creation (CPUID, boot registers), and the KVM_RUN
-//! loop with its kick.
+//! loop with its kick. [`stats_fd`] reads KVM's own binary statistics.
 //!
 //! The run loop ([`run::run_vcpu`]) is the hot path: it takes no lock,
 //! allocates nothing and logs nothing per exit. A vCPU is stopped by a
@@ -12,6 +12,7 @@ pub mod crash;
 mod error;
 pub mod kick;
 pub mod run;
+pub mod stats_fd;
 mod system;
 mod vm;
 
@@ -19,6 +20,7 @@ pub use cpu_state::{BootCpuState, CpuMode, Segment};
 pub use crash::CpuDump;
 pub use error::KvmError;
 pub use run::{run_vcpu, VcpuContext, VcpuEnd};
+pub use stats_fd::{StatsError, StatsFd, StatsSnapshot};
 pub use system::{HostKvm, KVM_PATH};
 pub use vm::{Vm, VmConfig};
 
