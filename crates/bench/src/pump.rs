@@ -139,6 +139,7 @@ mod tests {
             text: String::new(),
             exits: Default::default(),
             handling: None,
+            kernel: None,
         };
         tx.send(ev(UcallKind::IrqfdStart, [3, 0x1000, 0x2000, 0, 0, 0]))
             .unwrap();

@@ -8,6 +8,7 @@ use std::time::{Duration, Instant};
 
 use trapline_abi::{ResultStatus, UcallKind, PROBE_READ_VALUE};
 use trapline_devices::probe::ProbeRegister;
+use trapline_devices::ucall::{KernelExitCounts, KERNEL_EXIT_COUNTERS};
 use trapline_exit::{ExitKind, ExitSnapshot, HandlingTotals};
 use trapline_machine::{
     HostKvm, LabFixtures, Machine, MachineConfig, Outcome, RunReport, SeccompMode, SerialOutput,
@@ -77,6 +78,9 @@ struct Batch {
     exits: ExitSnapshot,
     /// trapline's handling of the exits between BEGIN and RESULT (profile on).
     handling: Option<HandlingTotals>,
+    /// KVM's own exit counters over the same window (profile on, and a
+    /// kernel with KVM's stats fd).
+    kernel: Option<KernelExitCounts>,
 }
 
 /// Everything one probe VM produced, by scenario id.
@@ -696,23 +700,30 @@ fn collect(
     serial: String,
     functions: u64,
 ) -> ProbeRun {
-    type Start = (ExitSnapshot, Option<HandlingTotals>);
+    type Start = (
+        ExitSnapshot,
+        Option<HandlingTotals>,
+        Option<KernelExitCounts>,
+    );
     let mut begun: BTreeMap<(usize, u64), Start> = BTreeMap::new();
     let mut batches: BTreeMap<u32, Vec<Batch>> = BTreeMap::new();
     for ev in pumped.events {
         match ev.kind {
             UcallKind::Begin => {
-                begun.insert((ev.vcpu, ev.args[0]), (ev.exits, ev.handling));
+                begun.insert((ev.vcpu, ev.args[0]), (ev.exits, ev.handling, ev.kernel));
             }
             UcallKind::Result => {
                 // A scenario the guest cannot run reports Unsupported with
                 // no BEGIN (and so no exits to count).
-                let (exits, handling) = match begun.remove(&(ev.vcpu, ev.args[0])) {
-                    Some((start, h0)) => (
+                let (exits, handling, kernel) = match begun.remove(&(ev.vcpu, ev.args[0])) {
+                    Some((start, h0, k0)) => (
                         ev.exits.since(&start),
                         ev.handling.zip(h0).map(|(h1, h0)| h1.since(&h0)),
+                        ev.kernel
+                            .zip(k0)
+                            .map(|(k1, k0)| std::array::from_fn(|i| k1[i].wrapping_sub(k0[i]))),
                     ),
-                    None => (ExitSnapshot::default(), None),
+                    None => (ExitSnapshot::default(), None, None),
                 };
                 batches.entry(ev.args[0] as u32).or_default().push(Batch {
                     iterations: ev.args[1],
@@ -721,6 +732,7 @@ fn collect(
                     status: ev.args[4],
                     exits,
                     handling,
+                    kernel,
                 });
             }
             _ => {}
@@ -750,6 +762,30 @@ fn loop_exits(b: &Batch) -> BTreeMap<String, u64> {
         }
     }
     m
+}
+
+/// KVM's own exit counters that moved during a batch, minus the RESULT
+/// ucall's own exit from `exits` (its BEGIN was counted before the first
+/// snapshot). Where the RESULT OUT also counts as an `io_exits` (not on
+/// hosts whose KVM emulates the guest's I/O), that counter reads one high
+/// per batch, i.e. 1/N per iteration.
+fn kernel_exits(b: &Batch) -> BTreeMap<String, u64> {
+    let Some(k) = b.kernel else {
+        return BTreeMap::new();
+    };
+    KERNEL_EXIT_COUNTERS
+        .iter()
+        .zip(k)
+        .map(|(name, n)| {
+            let n = if *name == "exits" {
+                n.saturating_sub(1)
+            } else {
+                n
+            };
+            (name.to_string(), n)
+        })
+        .filter(|(_, n)| *n > 0)
+        .collect()
 }
 
 fn absorb(
@@ -847,6 +883,7 @@ fn absorb(
             exits: h.exits,
             cycles: h.cycles,
         });
+        sample.kvm_exits = kernel_exits(last);
         a.samples.push(sample);
     }
 }

@@ -19,6 +19,32 @@ use trapline_exit::{
 };
 use vm_memory::{Bytes, GuestAddress, GuestMemoryMmap};
 
+/// KVM's own per-vCPU exit counters (its binary statistics) a ucall can be
+/// stamped with, so the lab sees in-kernel exits beside trapline's.
+pub const KERNEL_EXIT_COUNTERS: [&str; 10] = [
+    "exits",
+    "io_exits",
+    "mmio_exits",
+    "halt_exits",
+    "irq_exits",
+    "signal_exits",
+    "irq_window_exits",
+    "request_irq_exits",
+    "insn_emulation",
+    "hypercalls",
+];
+
+/// Values of [`KERNEL_EXIT_COUNTERS`], in order (0 where the kernel has no
+/// such counter).
+pub type KernelExitCounts = [u64; KERNEL_EXIT_COUNTERS.len()];
+
+/// Reads a vCPU's [`KERNEL_EXIT_COUNTERS`] (the machine implements it over
+/// KVM's stats fds). Called on the vCPU's own thread, during a ucall exit.
+pub trait KernelCounters: Send + Sync {
+    /// The counters now, or `None` when they cannot be read.
+    fn read(&self, vcpu: usize) -> Option<KernelExitCounts>;
+}
+
 /// One message as the host sees it.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct UcallEvent {
@@ -36,6 +62,9 @@ pub struct UcallEvent {
     /// With `--stat`'s profile on: the sending vCPU's exits and handling
     /// cycles so far, ucalls left out (see [`UcallPort::with_profiles`]).
     pub handling: Option<HandlingTotals>,
+    /// KVM's own exit counters of the sending vCPU, when a
+    /// [`KernelCounters`] reader was given (the ucall's own exit included).
+    pub kernel: Option<KernelExitCounts>,
 }
 
 /// Decode a raw message; `None` when it is not one.
@@ -68,6 +97,7 @@ pub struct UcallPort {
     counters: Arc<[Arc<ExitCounters>]>,
     sink: Option<Sender<UcallEvent>>,
     profiles: Vec<Arc<ExitProfile>>,
+    kernel: Option<Arc<dyn KernelCounters>>,
 }
 
 impl UcallPort {
@@ -84,7 +114,14 @@ impl UcallPort {
             counters,
             sink,
             profiles: Vec::new(),
+            kernel: None,
         }
+    }
+
+    /// Stamp each message with KVM's own exit counters of the sending vCPU.
+    pub fn with_kernel_counters(mut self, reader: Arc<dyn KernelCounters>) -> Self {
+        self.kernel = Some(reader);
+        self
     }
 
     /// Stamp each message with the sending vCPU's handling totals from
@@ -138,6 +175,7 @@ impl BusDevice for UcallPort {
             let handling = self.profiles.get(vcpu).map(|p| {
                 p.totals_excluding(ExitReason::PioOut, u64::from(trapline_abi::UCALL_PORT))
             });
+            let kernel = self.kernel.as_ref().and_then(|k| k.read(vcpu));
             // A receiver that went away just means nobody listens any more.
             let _ = sink.send(UcallEvent {
                 vcpu,
@@ -146,6 +184,7 @@ impl BusDevice for UcallPort {
                 text,
                 exits,
                 handling,
+                kernel,
             });
         }
         IoOutcome::Continue

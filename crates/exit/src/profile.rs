@@ -9,7 +9,8 @@
 //! update is a relaxed load and store (no locked instruction, no lock, no
 //! allocation). Keys live in a fixed open-addressing table allocated when
 //! the profile is made; a guest that touches more distinct addresses than
-//! the table holds has the rest counted under one overflow key.
+//! the table holds has the rest counted under one overflow key per reason
+//! (`*:POUT`, `*:R`, …), so counts by reason stay exact.
 
 use std::sync::atomic::{AtomicU64, Ordering::Acquire, Ordering::Relaxed, Ordering::Release};
 
@@ -17,6 +18,9 @@ use std::sync::atomic::{AtomicU64, Ordering::Acquire, Ordering::Relaxed, Orderin
 pub const KEY_SLOTS: usize = 256;
 /// How far a key is looked for past its hash slot before it overflows.
 const MAX_PROBE: usize = 16;
+/// The address a snapshot gives the overflow key of a reason: every
+/// address that found no slot.
+pub const OVERFLOW_ADDR: u64 = u64::MAX;
 /// log2 histogram buckets: bucket `b` counts handling times in
 /// `[2^(b-1), 2^b)` cycles (bucket 0: zero cycles); the last also holds
 /// everything longer.
@@ -42,12 +46,10 @@ pub enum ExitReason {
     Shutdown,
     /// Anything else (internal error, system event, …).
     Other,
-    /// Keys that did not fit the table.
-    Overflow,
 }
 
 impl ExitReason {
-    const ALL: [ExitReason; 9] = [
+    const ALL: [ExitReason; 8] = [
         ExitReason::PioIn,
         ExitReason::PioOut,
         ExitReason::MmioRead,
@@ -56,7 +58,6 @@ impl ExitReason {
         ExitReason::Interrupted,
         ExitReason::Shutdown,
         ExitReason::Other,
-        ExitReason::Overflow,
     ];
 
     fn from_tag(tag: u64) -> Option<ExitReason> {
@@ -87,15 +88,16 @@ impl ExitReason {
             ExitReason::Interrupted => "INTR",
             ExitReason::Shutdown => "SHUTDOWN",
             ExitReason::Other => "OTHER",
-            ExitReason::Overflow => "OTHER-KEYS",
         }
     }
 }
 
 /// A key as `perf kvm stat report` prints it: `0xf4:POUT`, `0xfebff000:W`,
-/// `HLT`.
+/// `HLT`; [`OVERFLOW_ADDR`] (addresses beyond the table) prints as `*:POUT`.
 pub fn perf_key(reason: ExitReason, addr: u64) -> String {
-    if reason.has_address() {
+    if reason.has_address() && addr == OVERFLOW_ADDR {
+        format!("*:{}", reason.perf_name())
+    } else if reason.has_address() {
         format!("{addr:#x}:{}", reason.perf_name())
     } else {
         reason.perf_name().to_string()
@@ -158,7 +160,8 @@ fn bump(c: &AtomicU64, n: u64) {
 #[derive(Debug)]
 pub struct ExitProfile {
     slots: Box<[Slot]>,
-    overflow: Slot,
+    /// One per reason ([`ExitReason`] as index − 1).
+    overflow: Box<[Slot]>,
     in_kvm: AtomicU64,
     in_vmm: AtomicU64,
     /// Every key together, so a reader can take a window's totals without
@@ -197,7 +200,7 @@ impl ExitProfile {
     pub fn new() -> Self {
         ExitProfile {
             slots: (0..KEY_SLOTS).map(|_| Slot::new()).collect(),
-            overflow: Slot::new(),
+            overflow: ExitReason::ALL.iter().map(|_| Slot::new()).collect(),
             in_kvm: AtomicU64::new(0),
             in_vmm: AtomicU64::new(0),
             all_exits: AtomicU64::new(0),
@@ -230,7 +233,7 @@ impl ExitProfile {
                 _ => {}
             }
         }
-        self.overflow.add(cycles);
+        self.overflow[tag as usize - 1].add(cycles);
     }
 
     /// Every exit recorded so far except those on one key (e.g. the
@@ -297,9 +300,11 @@ impl ExitProfile {
             })
             .filter(|k| k.count > 0)
             .collect();
-        let over = read(&self.overflow, ExitReason::Overflow, 0);
-        if over.count > 0 {
-            keys.push(over);
+        for (slot, reason) in self.overflow.iter().zip(ExitReason::ALL) {
+            let over = read(slot, reason, OVERFLOW_ADDR);
+            if over.count > 0 {
+                keys.push(over);
+            }
         }
         keys.sort_by(|a, b| {
             b.count
@@ -471,21 +476,29 @@ mod tests {
     }
 
     #[test]
-    fn more_keys_than_slots_overflow_into_one_key_and_nothing_is_lost() {
+    fn more_keys_than_slots_overflow_into_one_key_per_reason_and_nothing_is_lost() {
         let p = ExitProfile::new();
         let n = (KEY_SLOTS * 4) as u64;
         for addr in 0..n {
             p.record(ExitReason::MmioRead, 0x1000_0000 + addr * 4096, 5);
+            p.record(ExitReason::PioOut, addr, 7);
         }
         let s = p.snapshot();
-        assert_eq!(s.exits(), n);
-        let over = s
-            .keys
-            .iter()
-            .find(|k| k.reason == ExitReason::Overflow)
-            .unwrap();
-        assert!(over.count >= n - KEY_SLOTS as u64);
-        assert_eq!(over.key(), "OTHER-KEYS");
-        assert!(s.keys.len() <= KEY_SLOTS + 1);
+        assert_eq!(s.exits(), 2 * n);
+        for (reason, key) in [
+            (ExitReason::MmioRead, "*:R"),
+            (ExitReason::PioOut, "*:POUT"),
+        ] {
+            let of_reason: u64 = s
+                .keys
+                .iter()
+                .filter(|k| k.reason == reason)
+                .map(|k| k.count)
+                .sum();
+            assert_eq!(of_reason, n, "{key}: counts by reason stay exact");
+            let over = s.keys.iter().find(|k| k.key() == key).unwrap();
+            assert!(over.count > 0);
+        }
+        assert!(s.keys.len() <= KEY_SLOTS + ExitReason::ALL.len());
     }
 }

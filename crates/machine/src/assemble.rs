@@ -19,6 +19,7 @@ use trapline_kvm::{HostKvm, VcpuFd, Vm, VmConfig};
 use vmm_sys_util::eventfd::{EventFd, EFD_NONBLOCK};
 
 use crate::config::{LabFixtures, MachineConfig};
+use crate::kvm_stats::{KvmStats, UcallKernelCounters};
 use crate::layout::MAX_MEM_MIB;
 use crate::platform::{self, Platform, PlatformOptions};
 use crate::{boot, MachineError};
@@ -38,6 +39,8 @@ pub struct Machine {
     pub(crate) profiles: Option<Vec<Arc<ExitProfile>>>,
     /// Where metrics lines go during the run.
     pub(crate) metrics: Option<crate::config::MetricsSink>,
+    /// KVM's stats fds (with the profile).
+    pub(crate) kvm_stats: Option<KvmStats>,
     pub(crate) probe_pio: Arc<ProbeDevice>,
     pub(crate) probe_mmio: Arc<ProbeDevice>,
     pub(crate) timeout: Option<std::time::Duration>,
@@ -133,8 +136,14 @@ impl Machine {
                     .map(|_| Arc::new(ExitProfile::new()))
                     .collect()
             });
-        let ucall = UcallPort::new(vm.memory().clone(), counters.clone(), config.ucall_sink)
+        // KVM's own counters for the profile and the lab's ucalls; the
+        // reader gets the vCPUs' stats fds once they exist (below).
+        let ucall_kernel = Arc::new(UcallKernelCounters::default());
+        let mut ucall = UcallPort::new(vm.memory().clone(), counters.clone(), config.ucall_sink)
             .with_profiles(profiles.clone().unwrap_or_default());
+        if profiles.is_some() {
+            ucall = ucall.with_kernel_counters(ucall_kernel.clone());
+        }
         pio.insert("ucall", abi::UCALL_PORT.into(), 4, Arc::new(ucall))?;
         // The probe devices cover the lab's ports up to the PV doorbell,
         // which belongs to pci-testdev.
@@ -188,6 +197,11 @@ impl Machine {
             vcpus.push(vm.create_vcpu(i, (i == 0).then_some(&boot))?);
         }
         let tsc_khz = vcpus.first().and_then(|v| v.get_tsc_khz().ok());
+        let kvm_stats = profiles.is_some().then(|| {
+            let stats = KvmStats::open(vm.fd(), &vcpus);
+            ucall_kernel.set(stats.vcpu_fds());
+            stats
+        });
         let ring = if config.lab.coalesced {
             Some(Arc::new(CoalescedRing::map(&vcpus[0])?))
         } else {
@@ -203,6 +217,7 @@ impl Machine {
             mmio: Arc::new(mmio.build()),
             counters,
             profiles,
+            kvm_stats,
             metrics: config.metrics,
             probe_pio,
             probe_mmio,

@@ -10,6 +10,7 @@ mod boot;
 mod config;
 mod error;
 pub mod footprint;
+pub mod kvm_stats;
 pub mod layout;
 mod outcome;
 mod platform;

@@ -65,6 +65,7 @@ impl Machine {
             _ => None,
         };
         let first_run: Arc<std::sync::OnceLock<Duration>> = Arc::default();
+        let kvm_start = self.kvm_stats.as_ref().map(|k| k.snapshot());
         let started = Instant::now();
         for (index, mut vcpu) in self.vcpus.drain(..).enumerate() {
             let ctx = VcpuContext {
@@ -174,14 +175,31 @@ impl Machine {
         if let Some(m) = self.metrics.as_mut() {
             write_metrics(m, &mut metrics_lines, self.profiles.as_deref(), true);
         }
+        let (kvm_vm, mut kvm_vcpus) = match (&self.kvm_stats, &kvm_start) {
+            (Some(k), Some(start)) => {
+                let (vm, vcpus) = k.deltas(start, &k.snapshot());
+                (vm, vcpus.into_iter().map(Some).collect())
+            }
+            _ => (
+                Err("KVM's statistics were not opened".to_string()),
+                Vec::new(),
+            ),
+        };
         let stat = self.profiles.as_ref().map(|profiles| StatReport {
             wall,
             tsc_khz: self.tsc_khz,
             vcpus: profiles
                 .iter()
-                .map(|p| VcpuStat::from_snapshot(p.snapshot(), &self.pio, &self.mmio))
+                .enumerate()
+                .map(|(i, p)| {
+                    let mut v = VcpuStat::from_snapshot(p.snapshot(), &self.pio, &self.mmio);
+                    if let Some(k) = kvm_vcpus.get_mut(i).and_then(Option::take) {
+                        v.kvm = k;
+                    }
+                    v
+                })
                 .collect(),
-            kvm_vm: Err("KVM's binary statistics are not read yet".into()),
+            kvm_vm,
         });
         let exits = self.counters.iter().map(|c| c.snapshot()).collect();
         let guest = self.guest_host_range();

@@ -128,6 +128,7 @@ pub const VCPU: &[Rule] = &[
     allow!(SYS_writev, Any, "vectored writes through std's LineWriter on stdout"),
     allow!(SYS_read, Any, "devices read eventfds (doorbell and ioeventfd counters)"),
     allow!(SYS_eventfd2, Any, "PCI devices create a BAR's ioeventfds when the guest programs it"),
+    allow!(SYS_pread64, Any, "--stat and the lab read the vCPU's KVM statistics fd at ucalls"),
 ];
 
 /// The controller (the thread that called Machine::run) after the last
@@ -159,6 +160,11 @@ pub const VMM_MAIN: &[Rule] = &[
         "thread::sleep in stop and grace loops"
     ),
     allow!(SYS_nanosleep, Any, "thread::sleep on older glibc"),
+    allow!(
+        SYS_pread64,
+        Any,
+        "--stat reads KVM's statistics fds (opened before the filter) after the run"
+    ),
 ];
 
 /// A helper thread (eventfd consumer, irqfd writer) once its loop runs.
