@@ -30,6 +30,10 @@ pub enum FormatArg {
     Markdown,
     Csv,
     Kut,
+    // Bencher Metric Format JSON (median, min, max cycles per scenario).
+    Bmf,
+    // TAP version 13, one test point per scenario.
+    Tap,
 }
 
 #[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
@@ -154,6 +158,8 @@ fn format(f: FormatArg) -> Format {
         FormatArg::Markdown => Format::Markdown,
         FormatArg::Csv => Format::Csv,
         FormatArg::Kut => Format::Kut,
+        FormatArg::Bmf => Format::Bmf,
+        FormatArg::Tap => Format::Tap,
     }
 }
 

@@ -10,7 +10,7 @@
 //!
 //! Modules: [`model`] (serde types), [`stats`], [`derive`] (cross-scenario
 //! values), [`views`] (what to show), `render` (how: table, json, markdown,
-//! csv, kut, html, charts), [`compare`].
+//! csv, kut, html, charts, bmf, tap), [`compare`].
 
 pub mod compare;
 pub mod derive;

@@ -3,7 +3,7 @@
 use super::fmt::{cycles, opt};
 use super::grid::{Align, Grid, Row};
 use super::kut::KutLine;
-use super::{csv, html, kut, markdown, table, Format};
+use super::{bmf, csv, html, kut, markdown, table, tap, Format};
 use crate::compare::Comparison;
 
 fn comparison_grid(c: &Comparison) -> Grid {
@@ -53,7 +53,9 @@ fn comparison_grid(c: &Comparison) -> Grid {
 
 /// Renders `c` in `format`. Table, markdown, CSV and JSON are the natural
 /// ones; HTML is a small self-contained page with the table; kut prints the
-/// new side's medians (`(skipped)` for scenarios without one).
+/// new side's medians (`(skipped)` for scenarios without one); BMF gives
+/// each scenario's new/old `ratio` measure; TAP is a regression gate, a
+/// significant slowdown being `not ok`.
 pub fn render_comparison(c: &Comparison, format: Format) -> String {
     let header = format!("new: {}\nold: {}\n", c.new_label, c.old_label);
     match format {
@@ -100,5 +102,7 @@ pub fn render_comparison(c: &Comparison, format: Format) -> String {
             );
             html::document("trapline comparison", &body)
         }
+        Format::Bmf => bmf::comparison(c),
+        Format::Tap => tap::comparison(c),
     }
 }

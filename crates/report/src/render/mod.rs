@@ -1,6 +1,7 @@
 //! Output formats. A [`View`] decides *what* is shown (a [`Page`]); a
 //! [`Format`] decides *how*.
 
+pub(crate) mod bmf;
 pub(crate) mod charts;
 pub(crate) mod compare;
 pub(crate) mod csv;
@@ -11,6 +12,7 @@ pub(crate) mod json;
 pub(crate) mod kut;
 pub(crate) mod markdown;
 pub(crate) mod table;
+pub(crate) mod tap;
 
 use std::fmt::Write as _;
 
@@ -34,17 +36,24 @@ pub enum Format {
     Kut,
     /// One self-contained HTML file with inline SVG charts.
     Html,
+    /// Bencher Metric Format JSON: every measured scenario's median, min
+    /// and max cycles, whatever the view.
+    Bmf,
+    /// TAP version 13: one test point per scenario, whatever the view.
+    Tap,
 }
 
 impl Format {
     /// Every format.
-    pub const ALL: [Format; 6] = [
+    pub const ALL: [Format; 8] = [
         Format::Table,
         Format::Json,
         Format::Markdown,
         Format::Csv,
         Format::Kut,
         Format::Html,
+        Format::Bmf,
+        Format::Tap,
     ];
 
     /// The name on the command line.
@@ -56,6 +65,8 @@ impl Format {
             Format::Csv => "csv",
             Format::Kut => "kut",
             Format::Html => "html",
+            Format::Bmf => "bmf",
+            Format::Tap => "tap",
         }
     }
 
@@ -68,6 +79,8 @@ impl Format {
             Format::Csv => "csv",
             Format::Kut => "kut",
             Format::Html => "html",
+            Format::Bmf => "json",
+            Format::Tap => "tap",
         }
     }
 }
@@ -89,8 +102,10 @@ impl std::str::FromStr for Format {
             "csv" => Ok(Format::Csv),
             "kut" => Ok(Format::Kut),
             "html" => Ok(Format::Html),
+            "bmf" => Ok(Format::Bmf),
+            "tap" => Ok(Format::Tap),
             other => Err(format!(
-                "unknown format {other:?} (expected one of: table, json, markdown, csv, kut, html)"
+                "unknown format {other:?} (expected one of: table, json, markdown, csv, kut, html, bmf, tap)"
             )),
         }
     }
@@ -154,7 +169,8 @@ pub(crate) trait Page {
     }
 }
 
-/// Renders `report` in `format`, showing `view`.
+/// Renders `report` in `format`, showing `view` (BMF and TAP list every
+/// scenario whatever the view).
 pub fn render(report: &Report, format: Format, view: View) -> String {
     let page = crate::views::page(report, view);
     let page = page.as_ref();
@@ -165,6 +181,9 @@ pub fn render(report: &Report, format: Format, view: View) -> String {
         Format::Csv => csv::render(page),
         Format::Kut => kut::render(page),
         Format::Html => html::render(report, page),
+        // Machine formats keyed by scenario: the whole run, not the page.
+        Format::Bmf => bmf::render(report),
+        Format::Tap => tap::render(report),
     }
 }
 
