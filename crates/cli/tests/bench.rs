@@ -153,6 +153,8 @@ fn other_formats_and_views_render() {
         ("csv", "cpuid,"),
         ("markdown", "| cpuid"),
         ("table", "cpuid"),
+        ("bmf", "\"cpuid\": {"),
+        ("tap", "TAP version 13\n1..5\nok 1 - noop # "),
     ] {
         let mut b = a.clone();
         b.extend_from_slice(&["--format", fmt]);
