@@ -417,3 +417,51 @@ fn stat_files_one_per_run_and_bad_paths_are_usage_errors() {
     );
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// The hostile payload and the probe under `--stat`: counts by reason add
+/// up to the total, KVM counted at least as many exits as reached
+/// trapline, and the probe's timed OUTs land on the probe device's key.
+#[test]
+fn stat_under_the_hostile_payload_and_the_probe() {
+    if !kvm_present("--stat hostile/probe") {
+        return;
+    }
+    let json = |args: &[&str]| -> serde_json::Value {
+        let mut all = vec!["run", "--stat", "--stat-format", "json", "--timeout", "120"];
+        all.extend_from_slice(args);
+        let o = run(&all);
+        assert_eq!(code(&o), 1, "{}", stderr(&o));
+        serde_json::from_str(&stderr(&o)).expect("JSON on stderr")
+    };
+    let h = json(&["--kernel", "builtin:hostile", "--append", "n=3000"]);
+    let keys = h["total"]["keys"].as_array().unwrap();
+    let total = h["total"]["exits"].as_u64().unwrap();
+    assert_eq!(
+        keys.iter()
+            .map(|k| k["count"].as_u64().unwrap())
+            .sum::<u64>(),
+        total
+    );
+    assert!(
+        total >= 3000 / 2,
+        "most random accesses exit to trapline: {total}"
+    );
+    if let Some(kvm) = h["total"]["kvm"]["exits"].as_u64() {
+        assert!(kvm >= total, "KVM {kvm} < trapline {total}");
+    }
+    // The probe: `pio-user-out` (scenario 4), 4 warm-up + 16 timed OUTs
+    // to the probe port, one ucall BEGIN/RESULT pair per batch.
+    let p = json(&[
+        "--kernel",
+        "builtin:probe",
+        "--append",
+        "s=4 goal=1 min=16 max=16 warmup=4",
+    ]);
+    let keys = p["total"]["keys"].as_array().unwrap();
+    let probe = keys
+        .iter()
+        .find(|k| k["key"] == "0x704:POUT")
+        .expect("probe port key");
+    assert_eq!(probe["device"], "probe");
+    assert_eq!(probe["count"], 20, "{probe}");
+}
