@@ -294,8 +294,12 @@ fn exit_key(exit: &Result<VcpuExit<'_>, kvm_ioctls::Error>) -> (ExitReason, u64)
 /// `run` must point at a mapped kvm_run whose exit reason is KVM_EXIT_IO.
 #[inline(always)]
 unsafe fn io_size(run: *const kvm_run) -> usize {
-    debug_assert_eq!((*run).exit_reason, KVM_EXIT_IO);
-    ((*run).__bindgen_anon_1.io.size as usize).max(1)
+    // SAFETY: the caller promises a mapped kvm_run whose exit reason is
+    // KVM_EXIT_IO, so the io member of the union is the active one.
+    unsafe {
+        debug_assert_eq!((*run).exit_reason, KVM_EXIT_IO);
+        ((*run).__bindgen_anon_1.io.size as usize).max(1)
+    }
 }
 
 /// An OUT, possibly a string OUT (`rep outs`): each element is one access

@@ -123,7 +123,9 @@ const SYS_SECCOMP: libc::c_int = 1;
 unsafe fn si_syscall(info: *const libc::siginfo_t) -> i64 {
     let base = info.cast::<u8>();
     let off = 16 + std::mem::size_of::<*const libc::c_void>();
-    i64::from(std::ptr::read_unaligned(base.add(off).cast::<i32>()))
+    // SAFETY: the caller promises a siginfo_t (128 bytes); `_syscall` lies
+    // at `off` < 128 inside it, read unaligned as the union has no Rust type.
+    i64::from(unsafe { std::ptr::read_unaligned(base.add(off).cast::<i32>()) })
 }
 
 /// The second argument of the trapped syscall (an ioctl's request).
@@ -131,7 +133,9 @@ unsafe fn si_syscall(info: *const libc::siginfo_t) -> i64 {
 /// # Safety
 /// `ctx` must point at the ucontext_t of a signal frame.
 unsafe fn ioctl_request(ctx: *mut libc::c_void) -> u32 {
-    let uc = &*ctx.cast::<libc::ucontext_t>();
+    // SAFETY: the caller promises the signal frame's ucontext_t, valid for
+    // the handler's duration.
+    let uc = unsafe { &*ctx.cast::<libc::ucontext_t>() };
     uc.uc_mcontext.gregs[libc::REG_RSI as usize] as u32
 }
 

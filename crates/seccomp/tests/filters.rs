@@ -361,11 +361,9 @@ fn helper_waits_on_eventfds() {
         .unwrap();
     std::thread::sleep(Duration::from_millis(20));
     let five = 5u64.to_ne_bytes();
-    // SAFETY: 8-byte write to an eventfd.
-    assert_eq!(
-        unsafe { libc::write(evt.as_raw_fd(), five.as_ptr().cast(), 8) },
-        8
-    );
+    // SAFETY: an 8-byte write from a live 8-byte buffer to an eventfd.
+    let written = unsafe { libc::write(evt.as_raw_fd(), five.as_ptr().cast(), 8) };
+    assert_eq!(written, 8);
     assert_eq!(consumer.join().unwrap(), (1, 8, 5));
 }
 
