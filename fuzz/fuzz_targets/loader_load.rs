@@ -15,9 +15,11 @@
 //! - bytes 14..16: unused.
 //!
 //! Checks: never panics; page 0 is never written (unless the image itself
-//! loads there); a refused load writes nothing (sentinels in the loader area and over every segment stay);
+//! loads there); a refused load writes nothing (sentinels at the boot area's default place and over every segment stay);
 //! an accepted one put every segment's file bytes at its paddr with a
 //! zeroed tail, put the initrd page-aligned above the image and 1 MiB,
+//! put the boot area in RAM below 4 GiB clear of page 0, the segments, the
+//! initrd and the reserved ranges (the MBI inside it),
 //! kept everything out of reserved ranges and inside RAM, wrote the
 //! command line the MBI points at, and reported a sorted, disjoint memory
 //! map whose RAM entries are RAM and avoid every reserved range.
@@ -217,13 +219,24 @@ fuzz_target!(|data: &[u8]| {
     assert_eq!(setup.kind, info.kind);
     let span = info.span();
     assert_eq!(setup.image, span.start..span.end);
+    let area = setup.boot_area.range();
+    assert!(in_ram(runs, &area), "boot area {area:x?} outside RAM");
+    assert!(area.start >= PAGE_SIZE && area.end <= IDENTITY_MAP_END);
+    assert!(area.contains(&setup.mbi_address));
+    for res in &reserved {
+        assert!(
+            !overlaps(&area, &(res.base..res.base.saturating_add(res.len))),
+            "boot area over {}",
+            res.name
+        );
+    }
+    if let Some(r) = &setup.initrd {
+        assert!(!overlaps(&area, r), "boot area over the initrd");
+    }
     for s in info.segments.iter().filter(|s| s.memsz > 0) {
         let r = s.paddr..s.end();
         assert!(in_ram(runs, &r), "segment {s:?} outside RAM");
-        assert!(
-            !overlaps(&r, &(LOADER_AREA_START..LOADER_AREA_END)),
-            "segment over the loader area"
-        );
+        assert!(!overlaps(&r, &area), "segment over the boot area");
         assert!(
             !overlaps(&r, &(EBDA_START..HIGH_MEMORY_START)),
             "segment over the BIOS area"

@@ -1,7 +1,7 @@
-//! Guest RAM model, Multiboot memory map, and the low-memory boot area
-//! (GDT, page tables, MBI, module list, strings, mmap, command line).
+//! Guest RAM model, Multiboot memory map, and the boot area's bytes (GDT,
+//! page tables, MBI, module list, strings, mmap, command line, stack).
 //!
-//! The whole loader area is built in a host buffer and written to guest
+//! The whole boot area is built in a host buffer and written to guest
 //! memory in one go, so everything there is deterministic: bytes the loader
 //! does not set are zero, whatever the memory held before.
 
@@ -11,6 +11,7 @@ use vm_memory::{GuestMemoryBackend, GuestMemoryMmap, GuestMemoryRegion};
 
 use crate::gdt;
 use crate::layout::*;
+use crate::place::BootArea;
 use crate::Reserved;
 
 /// Multiboot memory map type of usable RAM.
@@ -86,7 +87,7 @@ fn merge(sorted: Vec<Range<u64>>) -> Vec<Range<u64>> {
 }
 
 /// `runs` minus every range in `holes` (both sorted by start; holes may overlap).
-fn subtract(runs: &[Range<u64>], holes: &[Range<u64>]) -> Vec<Range<u64>> {
+pub(crate) fn subtract(runs: &[Range<u64>], holes: &[Range<u64>]) -> Vec<Range<u64>> {
     let mut out = Vec::new();
     for run in runs {
         let mut cur = run.start;
@@ -128,18 +129,27 @@ pub struct MemoryMap {
 /// left out entirely, as on QEMU. `mem_upper` is where usable RAM starting at
 /// 1 MiB first stops (kvm-unit-tests hands `[edata, mem_upper KiB)` to its
 /// page allocator, so it must not run into a device range).
-pub fn memory_map(ram: &Ram, reserved: &[Reserved]) -> MemoryMap {
-    let fixed_reserved = [
+///
+/// A boot area moved from its default place is reserved too, so a guest
+/// that builds its allocator from the map (or from `mem_upper`, when the
+/// area sits at the top of RAM) does not hand out its own boot data. At the
+/// default place the map stays QEMU's shape (0..0x9FC00 all RAM), which is
+/// what guests written for QEMU have always seen.
+pub fn memory_map(ram: &Ram, reserved: &[Reserved], area: BootArea) -> MemoryMap {
+    let mut fixed_reserved = vec![
         EBDA_START..LOW_RAM_END,
         FIRMWARE_AREA_START..HIGH_MEMORY_START,
     ];
+    if !area.is_default() {
+        fixed_reserved.push(area.range());
+    }
     let mut device: Vec<Range<u64>> = reserved
         .iter()
         .map(reserved_range)
         .filter(|r| !r.is_empty())
         .collect();
 
-    let mut holes: Vec<Range<u64>> = fixed_reserved.to_vec();
+    let mut holes: Vec<Range<u64>> = fixed_reserved.clone();
     holes.push(LOW_RAM_END..FIRMWARE_AREA_START);
     holes.extend(device.iter().cloned());
     holes.sort_by_key(|r| r.start);
@@ -149,7 +159,7 @@ pub fn memory_map(ram: &Ram, reserved: &[Reserved]) -> MemoryMap {
     // a device range that duplicates or touches a fixed block (say the ACPI
     // area passed in again) yields one entry.
     device.retain(|r| r.start < IDENTITY_MAP_END);
-    let mut res: Vec<Range<u64>> = fixed_reserved.to_vec();
+    let mut res: Vec<Range<u64>> = fixed_reserved;
     res.extend(device);
     res.sort_by_key(|r| r.start);
     let res = merge(res);
@@ -194,8 +204,9 @@ pub mod mbi_flags {
 /// The boot loader name in the MBI.
 pub const BOOTLOADER_NAME: &str = "trapline";
 
-/// Inputs of the low area that vary per boot.
-pub struct LowArea<'a> {
+/// Inputs of the boot area that vary per boot.
+pub struct AreaContents<'a> {
+    pub area: BootArea,
     pub cmdline: &'a [u8],
     pub initrd: Option<Range<u64>>,
     pub map: &'a MemoryMap,
@@ -206,26 +217,31 @@ const PTE_PRESENT: u64 = 1 << 0;
 const PTE_WRITE: u64 = 1 << 1;
 const PTE_HUGE: u64 = 1 << 7;
 
-/// The bytes of `[LOADER_AREA_START, LOADER_AREA_END)`. The caller has
-/// checked that the command line and memory map fit their slots.
-pub fn low_area_bytes(a: &LowArea<'_>) -> Vec<u8> {
-    let mut buf = vec![0u8; (LOADER_AREA_END - LOADER_AREA_START) as usize];
-    let at = |addr: u64| (addr - LOADER_AREA_START) as usize;
+/// The bytes of the boot area, to be written at `a.area.base()`. Every
+/// pointer inside (page tables, MBI fields) is absolute, from the area's
+/// base. The caller has checked that the command line and memory map fit
+/// their slots and that the area lies below 4 GiB.
+pub fn boot_area_bytes(a: &AreaContents<'_>) -> Vec<u8> {
+    let area = a.area;
+    let mut buf = vec![0u8; BOOT_AREA_SIZE as usize];
+    let at = |addr: u64| (addr - area.base()) as usize;
     let put = |buf: &mut Vec<u8>, addr: u64, bytes: &[u8]| {
         let o = at(addr);
         buf[o..o + bytes.len()].copy_from_slice(bytes);
     };
     let put32 = |buf: &mut Vec<u8>, addr: u64, v: u32| put(buf, addr, &v.to_le_bytes());
     let put64 = |buf: &mut Vec<u8>, addr: u64, v: u64| put(buf, addr, &v.to_le_bytes());
+    // Checked by the caller: the whole area is below 4 GiB.
+    let addr32 = |addr: u64| addr as u32;
 
-    put(&mut buf, GDT_ADDR, &gdt::gdt_bytes());
+    put(&mut buf, area.gdt(), &gdt::gdt_bytes());
 
     // Identity map 0..4 GiB: PML4[0] -> PDPT; PDPT[i] -> PD i; PD i maps GiB
     // i with 512 2 MiB pages. The same shape kvm-unit-tests builds itself.
-    put64(&mut buf, PML4_ADDR, PDPT_ADDR | PTE_PRESENT | PTE_WRITE);
+    put64(&mut buf, area.pml4(), area.pdpt() | PTE_PRESENT | PTE_WRITE);
     for i in 0..PD_COUNT {
-        let pd = PD_ADDR + i * PAGE_SIZE;
-        put64(&mut buf, PDPT_ADDR + i * 8, pd | PTE_PRESENT | PTE_WRITE);
+        let pd = area.pd(i);
+        put64(&mut buf, area.pdpt() + i * 8, pd | PTE_PRESENT | PTE_WRITE);
         for j in 0..512u64 {
             let phys = (i << 30) | (j << 21);
             put64(
@@ -236,39 +252,40 @@ pub fn low_area_bytes(a: &LowArea<'_>) -> Vec<u8> {
         }
     }
 
-    put(&mut buf, CMDLINE_ADDR, a.cmdline); // NUL: buffer is zeroed
-    put(&mut buf, BOOTLOADER_NAME_ADDR, BOOTLOADER_NAME.as_bytes());
-    // MODULE_CMDLINE_ADDR holds "" (already zero).
+    put(&mut buf, area.cmdline(), a.cmdline); // NUL: buffer is zeroed
+    put(&mut buf, area.bootloader_name(), BOOTLOADER_NAME.as_bytes());
+    // area.module_cmdline() holds "" (already zero).
 
     for (i, e) in a.map.entries.iter().enumerate() {
-        let addr = MMAP_ADDR + i as u64 * MMAP_ENTRY_SIZE;
+        let addr = area.mmap() + i as u64 * MMAP_ENTRY_SIZE;
         put32(&mut buf, addr, (MMAP_ENTRY_SIZE - 4) as u32);
         put64(&mut buf, addr + 4, e.base);
         put64(&mut buf, addr + 12, e.len);
         put32(&mut buf, addr + 20, e.kind);
     }
 
+    let mbi = area.mbi();
     let mut flags = mbi_flags::MEM | mbi_flags::CMDLINE | mbi_flags::MMAP | mbi_flags::LOADER_NAME;
     if let Some(initrd) = &a.initrd {
         flags |= mbi_flags::MODS;
         // Bounds were checked below 4 GiB by the caller.
-        put32(&mut buf, MODULES_ADDR, initrd.start as u32);
-        put32(&mut buf, MODULES_ADDR + 4, initrd.end as u32);
-        put32(&mut buf, MODULES_ADDR + 8, MODULE_CMDLINE_ADDR as u32);
-        put32(&mut buf, MBI_ADDR + 20, 1);
-        put32(&mut buf, MBI_ADDR + 24, MODULES_ADDR as u32);
+        put32(&mut buf, area.modules(), initrd.start as u32);
+        put32(&mut buf, area.modules() + 4, initrd.end as u32);
+        put32(&mut buf, area.modules() + 8, addr32(area.module_cmdline()));
+        put32(&mut buf, mbi + 20, 1);
+        put32(&mut buf, mbi + 24, addr32(area.modules()));
     }
-    put32(&mut buf, MBI_ADDR, flags);
-    put32(&mut buf, MBI_ADDR + 4, MEM_LOWER_KIB);
-    put32(&mut buf, MBI_ADDR + 8, a.map.mem_upper);
-    put32(&mut buf, MBI_ADDR + 16, CMDLINE_ADDR as u32);
+    put32(&mut buf, mbi, flags);
+    put32(&mut buf, mbi + 4, MEM_LOWER_KIB);
+    put32(&mut buf, mbi + 8, a.map.mem_upper);
+    put32(&mut buf, mbi + 16, addr32(area.cmdline()));
     put32(
         &mut buf,
-        MBI_ADDR + 44,
+        mbi + 44,
         (a.map.entries.len() as u64 * MMAP_ENTRY_SIZE) as u32,
     );
-    put32(&mut buf, MBI_ADDR + 48, MMAP_ADDR as u32);
-    put32(&mut buf, MBI_ADDR + 64, BOOTLOADER_NAME_ADDR as u32);
+    put32(&mut buf, mbi + 48, addr32(area.mmap()));
+    put32(&mut buf, mbi + 64, addr32(area.bootloader_name()));
     buf
 }
 
@@ -307,6 +324,7 @@ mod tests {
                 end: 32 << 20,
             }]),
             &[],
+            BootArea::DEFAULT,
         );
         let got: Vec<(u64, u64, u32)> = m.entries.iter().map(|e| (e.base, e.len, e.kind)).collect();
         assert_eq!(
@@ -334,6 +352,7 @@ mod tests {
                 end: 16 << 20,
             }]),
             &r,
+            BootArea::DEFAULT,
         );
         assert_eq!(m.mem_upper, (0x80_0000 - 0x10_0000) / 1024);
         assert!(m.entries.contains(&MmapEntry {
@@ -341,5 +360,41 @@ mod tests {
             len: (16 << 20) - 0x80_1000,
             kind: MMAP_RAM
         }));
+    }
+
+    #[test]
+    fn a_moved_boot_area_is_reserved_and_cuts_mem_upper() {
+        let r = ram(&[Range {
+            start: 0,
+            end: 16 << 20,
+        }]);
+        let low = BootArea::at(0x9000);
+        let m = memory_map(&r, &[], low);
+        let got: Vec<(u64, u64, u32)> = m.entries.iter().map(|e| (e.base, e.len, e.kind)).collect();
+        assert_eq!(
+            got,
+            vec![
+                (0, 0x9000, MMAP_RAM),
+                (0x9000, BOOT_AREA_SIZE, MMAP_RESERVED),
+                (0x18000, 0x9FC00 - 0x18000, MMAP_RAM),
+                (0x9FC00, 0x400, MMAP_RESERVED),
+                (0xE0000, 0x20000, MMAP_RESERVED),
+                (0x100000, (16 << 20) - 0x100000, MMAP_RAM),
+            ]
+        );
+        let top = BootArea::at((16 << 20) - BOOT_AREA_SIZE);
+        let m = memory_map(&r, &[], top);
+        assert_eq!(
+            u64::from(m.mem_upper) * 1024,
+            top.base() - HIGH_MEMORY_START
+        );
+        assert_eq!(
+            m.entries.last(),
+            Some(&MmapEntry {
+                base: top.base(),
+                len: BOOT_AREA_SIZE,
+                kind: MMAP_RESERVED
+            })
+        );
     }
 }

@@ -244,15 +244,26 @@ pub enum LoadError {
         range: Span,
     },
 
-    /// Something would overlap memory the loader itself uses.
-    #[error("{what} overlaps {area} {range}, which trapline keeps for its boot structures: relink the image at 1 MiB or above")]
-    OverlapsLoaderArea {
+    /// Something would overlap the PC firmware area below 1 MiB.
+    #[error("{what} overlaps {area} {range}, which a PC keeps for firmware data (reported reserved, or absent, in the memory map): link the image elsewhere in RAM, below {ebda:#x} or at 1 MiB or above")]
+    OverlapsFirmwareArea {
         /// What was being placed.
         what: String,
         /// Name of the area.
         area: &'static str,
         /// The area.
         range: Span,
+        /// Where the area starts (the highest end a low image may have).
+        ebda: u64,
+    },
+
+    /// Image, initrd and device ranges leave no free RAM for the boot area.
+    #[error("no free {} KiB page-aligned range of guest RAM below 4 GiB is left for trapline's boot structures (GDT, page tables, Multiboot info, memory map, command line, boot stack) once the image, the initrd and the device ranges are placed in the {ram_mib} of RAM: give the VM more memory with --mem", .size / 1024)]
+    NoRoomForBootStructures {
+        /// Bytes the boot area needs.
+        size: u64,
+        /// RAM size.
+        ram_mib: Mib,
     },
 
     /// The initrd would not be addressable by 32-bit Multiboot module fields.
@@ -263,7 +274,7 @@ pub enum LoadError {
     },
 
     /// The command line does not fit its slot in low memory.
-    #[error("the guest command line is {len} bytes; at most {max} fit (it is copied to a fixed low-memory slot)")]
+    #[error("the guest command line is {len} bytes; at most {max} fit (it is copied to its slot among the boot structures)")]
     CmdlineTooLong {
         /// Its length in bytes.
         len: usize,

@@ -1,7 +1,8 @@
 //! The boot GDT and its decoding into plain segment fields.
 //!
-//! The loader writes [`GDT`] to [`crate::layout::GDT_ADDR`]; the KVM code
-//! loads GDTR with [`GDT_ADDR`](crate::layout::GDT_ADDR)/[`GDT_LIMIT`] and
+//! The loader writes [`GDT`] at the boot area's [`gdt`](crate::BootArea::gdt)
+//! (by default [`crate::layout::GDT_ADDR`]); the KVM code loads GDTR with
+//! that base ([`crate::BootSetup::gdt`]) and [`GDT_LIMIT`] and
 //! fills each `kvm_segment` from [`gdt_segment`], so the hidden segment state
 //! and the table in guest memory cannot disagree (a guest that reloads a
 //! selector gets what it already had). Nothing here depends on KVM types.

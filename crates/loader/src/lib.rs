@@ -15,13 +15,15 @@
 //!
 //! [`inspect`] parses and validates an image without touching guest memory
 //! (it is the fuzzing surface); [`load`] validates *every* placement first
-//! (RAM, device ranges, the loader's own area, command line, initrd) and only
-//! then writes, so a refused load leaves guest memory as it was. The result,
+//! (RAM, device ranges, the firmware area, command line, initrd), chooses
+//! where its own boot structures go ([`BootArea`]: their default place, or
+//! free RAM when the image is linked there) and only then writes, so a
+//! refused load leaves guest memory as it was. The result,
 //! [`BootSetup`], describes the boot vCPU's start state in plain numbers; the
 //! KVM crate turns it into registers (see [`gdt`] for the segment fields).
 //!
 //! Guest-physical placement of the loader's own structures is documented in
-//! [`layout`].
+//! [`layout`] and [`place`].
 
 #![deny(missing_docs)]
 
@@ -30,6 +32,7 @@ mod elf;
 mod error;
 pub mod gdt;
 pub mod layout;
+pub mod place;
 
 use std::io::Cursor;
 use std::ops::Range;
@@ -38,10 +41,11 @@ use linux_loader::loader::{elf::Elf as LinuxElf, KernelLoader};
 use vm_memory::{Bytes, GuestAddress, GuestMemoryMmap};
 
 pub use bootinfo::{mbi_flags, MmapEntry, BOOTLOADER_NAME, MMAP_RAM, MMAP_RESERVED};
-use bootinfo::{memory_map, reserved_range, LowArea, Ram, MMAP_MAX_ENTRIES};
+use bootinfo::{memory_map, reserved_range, AreaContents, Ram, MMAP_MAX_ENTRIES};
 pub use elf::{ImageInfo, ImageKind, LoadSegment, MultibootHeader, MULTIBOOT_HEADER_MAGIC};
 pub use error::{LoadError, Mib, Span};
 use layout::*;
+pub use place::BootArea;
 
 /// EAX at Multiboot entry: tells the kernel a Multiboot loader started it.
 pub const MULTIBOOT_BOOTLOADER_MAGIC: u32 = 0x2BAD_B002;
@@ -184,6 +188,10 @@ pub struct BootSetup {
     pub mem_upper_kib: u32,
     /// The memory map as written in the MBI.
     pub memory_map: Vec<MmapEntry>,
+    /// Where the boot structures were put (GDT, page tables, MBI, memory
+    /// map, command line, boot stack): their default place unless the image,
+    /// the initrd or a device range claims it.
+    pub boot_area: BootArea,
 }
 
 impl BootSetup {
@@ -220,15 +228,17 @@ pub fn inspect(image: &[u8]) -> Result<ImageInfo, LoadError> {
 /// Steps, all checks before any write:
 /// 1. [`inspect`] the image.
 /// 2. Check RAM covers 0–1 MiB; check every segment lies in RAM, outside the
-///    loader's low-memory area and the firmware area (see [`layout`]), and
+///    PC firmware area (EBDA, VGA hole, ACPI tables: see [`layout`]), and
 ///    outside every [`Reserved`] range.
 /// 3. Place the initrd at the first page boundary at or above both 1 MiB and
 ///    the image's highest byte (as QEMU does) and check it the same way, and
 ///    below 4 GiB (Multiboot module fields are 32-bit).
-/// 4. Build the command line and memory map and check they fit.
-/// 5. Copy segments (ELF64 via linux-loader), zero every `memsz - filesz`
+/// 4. Place the boot area ([`place`]) where no segment, initrd or device
+///    range is; only an image that leaves no free RAM for it is refused.
+/// 5. Build the command line and memory map and check they fit.
+/// 6. Copy segments (ELF64 via linux-loader), zero every `memsz - filesz`
 ///    tail explicitly (memory might not be fresh), copy the initrd, write the
-///    loader area (GDT, page tables, MBI, module list, mmap, strings, stack
+///    boot area (GDT, page tables, MBI, module list, mmap, strings, stack
 ///    space — zero-filled). Page 0 is never written.
 pub fn load(mem: &GuestMemoryMmap, req: &LoadRequest<'_>) -> Result<BootSetup, LoadError> {
     let info = inspect(req.image)?;
@@ -242,57 +252,15 @@ pub fn load(mem: &GuestMemoryMmap, req: &LoadRequest<'_>) -> Result<BootSetup, L
         return Err(LoadError::NoLowRam { found });
     }
 
-    // A machine that reserves part of the loader's own area is misconfigured;
-    // say so rather than write boot structures over its device.
-    for res in req.reserved {
-        let r = reserved_range(res);
-        if r.start < LOADER_AREA_END && LOADER_AREA_START < r.end {
-            return Err(LoadError::OverlapsReserved {
-                what: format!(
-                    "trapline's boot-structure area {}",
-                    Span {
-                        start: LOADER_AREA_START,
-                        end: LOADER_AREA_END
-                    }
-                ),
-                name: res.name,
-                range: Span {
-                    start: r.start,
-                    end: r.end,
-                },
-            });
-        }
-    }
-    for seg in info.segments.iter().filter(|s| s.memsz > 0) {
+    let loaded: Vec<&LoadSegment> = info.segments.iter().filter(|s| s.memsz > 0).collect();
+    for seg in &loaded {
         let what = format!("PT_LOAD segment {} ({})", seg.index, seg.span());
         check_placement(&what, seg.paddr..seg.end(), &ram, req.reserved)?;
     }
 
-    let (entry, code_selector) = match info.kind {
-        ImageKind::Multiboot32 => (
-            EntryMode::Protected32 {
-                // inspect() bounds ELF32 entries to 32 bits.
-                eip: info.entry as u32,
-                eax: MULTIBOOT_BOOTLOADER_MAGIC,
-                ebx: MBI_ADDR as u32,
-            },
-            gdt::SELECTOR_CODE32,
-        ),
-        ImageKind::Elf64 => {
-            if info.entry >= IDENTITY_MAP_END {
-                return Err(LoadError::EntryNotIdentityMapped { entry: info.entry });
-            }
-            (
-                EntryMode::Long64 {
-                    rip: info.entry,
-                    rsp: BOOT_STACK_TOP,
-                    rbx: MBI_ADDR,
-                    cr3: PML4_ADDR,
-                },
-                gdt::SELECTOR_CODE64,
-            )
-        }
-    };
+    if info.kind == ImageKind::Elf64 && info.entry >= IDENTITY_MAP_END {
+        return Err(LoadError::EntryNotIdentityMapped { entry: info.entry });
+    }
 
     let span = info.span();
     let initrd = match req.initrd {
@@ -313,9 +281,39 @@ pub fn load(mem: &GuestMemoryMmap, req: &LoadRequest<'_>) -> Result<BootSetup, L
         }
     };
 
+    let taken: Vec<Range<u64>> = loaded
+        .iter()
+        .map(|s| s.paddr..s.end())
+        .chain(initrd.clone())
+        .chain(req.reserved.iter().map(reserved_range))
+        .collect();
+    let area = place::place_boot_area(&ram, &taken)?;
+
+    let (entry, code_selector) = match info.kind {
+        ImageKind::Multiboot32 => (
+            EntryMode::Protected32 {
+                // inspect() bounds ELF32 entries to 32 bits; the boot area
+                // lies below 4 GiB.
+                eip: info.entry as u32,
+                eax: MULTIBOOT_BOOTLOADER_MAGIC,
+                ebx: area.mbi() as u32,
+            },
+            gdt::SELECTOR_CODE32,
+        ),
+        ImageKind::Elf64 => (
+            EntryMode::Long64 {
+                rip: info.entry,
+                rsp: area.stack_top(),
+                rbx: area.mbi(),
+                cr3: area.pml4(),
+            },
+            gdt::SELECTOR_CODE64,
+        ),
+    };
+
     let cmdline = build_cmdline(req.image_name, req.append)?;
 
-    let map = memory_map(&ram, req.reserved);
+    let map = memory_map(&ram, req.reserved, area);
     if map.entries.len() > MMAP_MAX_ENTRIES {
         return Err(LoadError::TooManyMmapEntries {
             entries: map.entries.len(),
@@ -348,28 +346,30 @@ pub fn load(mem: &GuestMemoryMmap, req: &LoadRequest<'_>) -> Result<BootSetup, L
     if let (Some(data), Some(range)) = (req.initrd, &initrd) {
         write(mem, "the initrd", range.start, data)?;
     }
-    let low = bootinfo::low_area_bytes(&LowArea {
+    let bytes = bootinfo::boot_area_bytes(&AreaContents {
+        area,
         cmdline: cmdline.as_bytes(),
         initrd: initrd.clone(),
         map: &map,
     });
-    write(mem, "the boot structures", LOADER_AREA_START, &low)?;
+    write(mem, "the boot structures", area.base(), &bytes)?;
 
     Ok(BootSetup {
         kind: info.kind,
         entry,
         gdt: GdtInfo {
-            base: GDT_ADDR,
+            base: area.gdt(),
             limit: gdt::GDT_LIMIT,
         },
         code_selector,
         data_selector: gdt::SELECTOR_DATA,
-        mbi_address: MBI_ADDR,
+        mbi_address: area.mbi(),
         image: span.start..span.end,
         initrd,
         cmdline,
         mem_upper_kib: map.mem_upper,
         memory_map: map.entries,
+        boot_area: area,
     })
 }
 
@@ -403,9 +403,10 @@ fn build_cmdline(image_name: &str, append: &str) -> Result<String, LoadError> {
 }
 
 /// Checks that `range` (non-empty) may receive loaded bytes: not over the
-/// loader's area or the firmware area, not over a device, all in RAM.
-/// Device ranges are checked before RAM because "give it more memory" is the
-/// wrong advice for an image linked over the LAPIC.
+/// PC firmware area, not over a device, all in RAM. (The boot area is placed
+/// afterwards, around whatever passes here.) Device ranges are checked before
+/// RAM because "give it more memory" is the wrong advice for an image linked
+/// over the LAPIC.
 fn check_placement(
     what: &str,
     range: Range<u64>,
@@ -416,24 +417,17 @@ fn check_placement(
         return Ok(());
     }
     let overlaps = |r: &Range<u64>| r.start < range.end && range.start < r.end;
-    let own = [
-        (
-            "the loader's boot-structure area",
-            LOADER_AREA_START..LOADER_AREA_END,
-        ),
-        ("the legacy BIOS/ACPI area", EBDA_START..HIGH_MEMORY_START),
-    ];
-    for (area, r) in own {
-        if overlaps(&r) {
-            return Err(LoadError::OverlapsLoaderArea {
-                what: what.to_string(),
-                area,
-                range: Span {
-                    start: r.start,
-                    end: r.end,
-                },
-            });
-        }
+    let firmware = EBDA_START..HIGH_MEMORY_START;
+    if overlaps(&firmware) {
+        return Err(LoadError::OverlapsFirmwareArea {
+            what: what.to_string(),
+            area: "the legacy BIOS/ACPI area",
+            range: Span {
+                start: firmware.start,
+                end: firmware.end,
+            },
+            ebda: EBDA_START,
+        });
     }
     for res in reserved {
         let r = reserved_range(res);

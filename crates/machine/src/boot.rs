@@ -28,11 +28,12 @@ pub(crate) fn cpu_state(setup: &BootSetup) -> BootCpuState {
     let (mode, rip, rsp, rax, rbx) = match setup.entry {
         EntryMode::Protected32 { eip, eax, ebx } => {
             // ESP is not part of the Multiboot contract; point it somewhere
-            // harmless (the loader's boot stack) rather than at 0.
+            // harmless (the boot stack, wherever the loader put the boot
+            // area) rather than at 0.
             (
                 CpuMode::Protected32,
                 eip.into(),
-                trapline_loader::layout::BOOT_STACK_TOP,
+                setup.boot_area.stack_top(),
                 eax.into(),
                 ebx.into(),
             )
