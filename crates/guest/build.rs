@@ -4,7 +4,9 @@
 //! and GNU as programs anyway, so this script drives gcc directly: compile
 //! the runtime and each payload freestanding, link at 4 MiB with
 //! `c/rt/flat.lds`, and for Multiboot payloads convert the ELF64 to ELF32
-//! with objcopy, exactly like kvm-unit-tests' `.flat` files. The ABI header
+//! with objcopy, exactly like kvm-unit-tests' `.flat` files. Low payloads
+//! (`realmode`) are self-contained assembly linked at 0x8000 with
+//! `c/rt/low.lds`, without the runtime, and converted the same way. The ABI header
 //! is generated from `trapline-abi`, never written by hand.
 
 use std::env;
@@ -42,6 +44,8 @@ enum Kind {
     Flat,
     /// Plain ELF64 with no Multiboot header.
     Elf64,
+    /// Multiboot v1 ELF32 linked below 1 MiB, no runtime (`c/rt/low.lds`).
+    Low,
 }
 
 /// (file name without extension, source, kind). The names are public API.
@@ -57,6 +61,7 @@ const PAYLOADS: &[(&str, &str, Kind)] = &[
     ("kutvmexit", "payloads/kutvmexit.c", Kind::Flat),
     ("ringer", "payloads/ringer.c", Kind::Flat),
     ("hello64", "payloads/hello64.c", Kind::Elf64),
+    ("realmode", "payloads/realmode.S", Kind::Low),
 ];
 
 const CFLAGS: &[&str] = &[
@@ -131,22 +136,30 @@ fn main() {
     let common: Vec<PathBuf> = RT_COMMON.iter().map(|s| compile(s)).collect();
     let flat: Vec<PathBuf> = RT_FLAT.iter().map(|s| compile(s)).collect();
     let elf64: Vec<PathBuf> = RT_ELF64.iter().map(|s| compile(s)).collect();
-    let lds = src.join("rt/flat.lds");
+    let flat_lds = src.join("rt/flat.lds");
+    let low_lds = src.join("rt/low.lds");
 
     for &(name, source, kind) in PAYLOADS {
-        let entry = if kind == Kind::Flat { &flat } else { &elf64 };
+        let (lds, runtime): (&Path, Vec<&PathBuf>) = match kind {
+            Kind::Flat => (&flat_lds, flat.iter().chain(&common).collect()),
+            Kind::Elf64 => (&flat_lds, elf64.iter().chain(&common).collect()),
+            Kind::Low => (&low_lds, Vec::new()),
+        };
         let elf = out.join(format!("{name}.elf"));
         let mut cmd = Command::new(&cc);
         cmd.args(LDFLAGS)
             .arg(format!("-Wl,-T,{}", lds.display()))
             .arg("-o")
             .arg(&elf)
-            .args(entry)
-            .args(&common)
+            .args(runtime)
             .arg(compile(source));
+        if kind == Kind::Low {
+            // One RWX segment is the point: code, data and stack in one page.
+            cmd.arg("-Wl,--no-warn-rwx-segments");
+        }
         run(cmd, &cc, "link", name);
 
-        if kind == Kind::Flat {
+        if kind != Kind::Elf64 {
             let mut cmd = Command::new(&objcopy);
             cmd.args(["-O", "elf32-i386"])
                 .arg(&elf)

@@ -5,54 +5,28 @@
 
 use std::collections::BTreeSet;
 use std::path::Path;
-use std::process::{Command, Output};
-use std::time::{Duration, Instant};
+use std::process::Output;
+use std::time::Duration;
 
 mod common;
 use common::*;
 
 /// Run on QEMU with kvm-unit-tests' usual devices, or `None` without QEMU.
 fn qemu(kernel: &Path, smp: u32, append: &str) -> Option<Output> {
-    let bin = std::env::var("TRAPLINE_QEMU").unwrap_or_else(|_| "qemu-system-x86_64".into());
-    if Command::new(&bin).arg("--version").output().is_err() {
-        eprintln!("SKIPPED QEMU comparison: {bin} is not installed — this comparison did NOT run");
-        return None;
-    }
-    let mut child = Command::new(&bin)
-        .args([
-            "-accel",
-            "kvm",
-            "-nodefaults",
-            "-no-reboot",
-            "-display",
-            "none",
-            "-serial",
-            "stdio",
-        ])
-        .args([
-            "-device",
-            "isa-debug-exit,iobase=0xf4,iosize=0x4",
+    let smp = smp.to_string();
+    common::qemu(
+        kernel,
+        &[
             "-device",
             "pci-testdev",
             "-device",
             "pc-testdev",
-        ])
-        .args(["-m", "128", "-smp", &smp.to_string(), "-append", append])
-        .arg("-kernel")
-        .arg(kernel)
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .ok()?;
-    let deadline = Instant::now() + Duration::from_secs(240);
-    while child.try_wait().ok()?.is_none() {
-        if Instant::now() > deadline {
-            let _ = child.kill();
-            break;
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    child.wait_with_output().ok()
+            "-smp",
+            &smp,
+            "-append",
+            append,
+        ],
+    )
 }
 
 /// The test names a vmexit-style run printed (`name cycles` or

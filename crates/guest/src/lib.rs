@@ -4,7 +4,8 @@
 //! The `.flat` payloads are kvm-unit-tests style Multiboot v1 images: ELF32
 //! (EM_386) files holding 64-bit code linked at 4 MiB, entered in 32-bit
 //! protected mode with EBX = Multiboot info. [`HELLO64`] is a plain ELF64
-//! entered directly in long mode. See `README.md` for each payload's
+//! entered directly in long mode. [`REALMODE`] is a `.flat` linked at
+//! 0x8000 that runs 16-bit real-mode code. See `README.md` for each payload's
 //! command line, ucalls and exit codes.
 
 macro_rules! payload {
@@ -40,6 +41,10 @@ pub const KUTVMEXIT: &[u8] = payload!("kutvmexit.flat");
 pub const RINGER: &[u8] = payload!("ringer.flat");
 /// A plain ELF64 entered in long mode; exits with 0x2a.
 pub const HELLO64: &[u8] = payload!("hello64.elf");
+/// A Multiboot image linked at 0x8000 (below 1 MiB, like kvm-unit-tests'
+/// real-mode tests) that drops to 16-bit real mode, computes a value there
+/// and exits through isa-debug-exit with 82 (status 165).
+pub const REALMODE: &[u8] = payload!("realmode.flat");
 
 /// Every payload by its public name.
 pub const PAYLOADS: &[(&str, &[u8])] = &[
@@ -54,6 +59,7 @@ pub const PAYLOADS: &[(&str, &[u8])] = &[
     ("kutvmexit", KUTVMEXIT),
     ("ringer", RINGER),
     ("hello64", HELLO64),
+    ("realmode", REALMODE),
 ];
 
 /// The payload called `name`, if there is one.

@@ -3,7 +3,8 @@
 #![allow(dead_code)]
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
 
 /// The binary under test.
 pub fn trapline() -> Command {
@@ -55,4 +56,50 @@ pub fn stderr(o: &Output) -> String {
 /// The exit status (a signal is a test failure).
 pub fn code(o: &Output) -> i32 {
     o.status.code().expect("exited with a status, not a signal")
+}
+
+/// Runs `kernel` under QEMU (`$TRAPLINE_QEMU`, else qemu-system-x86_64) with
+/// KVM, no default devices, COM1 on stdout, isa-debug-exit at 0xf4, 128 MiB
+/// and `-cpu qemu64` (QEMU 7.2 aborts with `-cpu host`/`max` on some AMD
+/// hosts; qemu64 is its default model anyway), plus `extra`. `None`, said
+/// loudly, when QEMU is not installed. A run past 240 s is killed.
+pub fn qemu(kernel: &Path, extra: &[&str]) -> Option<Output> {
+    let bin = std::env::var("TRAPLINE_QEMU").unwrap_or_else(|_| "qemu-system-x86_64".into());
+    if Command::new(&bin).arg("--version").output().is_err() {
+        eprintln!("SKIPPED QEMU comparison: {bin} is not installed — this comparison did NOT run");
+        return None;
+    }
+    let mut child = Command::new(&bin)
+        .args([
+            "-accel",
+            "kvm",
+            "-cpu",
+            "qemu64",
+            "-nodefaults",
+            "-no-reboot",
+            "-display",
+            "none",
+            "-serial",
+            "stdio",
+            "-device",
+            "isa-debug-exit,iobase=0xf4,iosize=0x4",
+            "-m",
+            "128",
+        ])
+        .args(extra)
+        .arg("-kernel")
+        .arg(kernel)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .ok()?;
+    let deadline = Instant::now() + Duration::from_secs(240);
+    while child.try_wait().ok()?.is_none() {
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    child.wait_with_output().ok()
 }
