@@ -313,8 +313,10 @@ fn elf64_entry_state_and_page_tables() {
     );
     assert_eq!((pde & !0x1F_FFFF) + (rip & 0x1F_FFFF), rip);
 
-    // The boot stack lies inside the loader area, which images may not use.
-    assert!(setup.image.start >= LOADER_AREA_END || setup.image.end <= LOADER_AREA_START);
+    // The boot stack lies inside the boot area, which the image does not use.
+    let area = setup.boot_area.range();
+    assert!(setup.image.start >= area.end || setup.image.end <= area.start);
+    assert!(area.contains(&(BOOT_STACK_TOP - 1)));
     // And it gets the same MBI.
     assert_eq!(
         rd_cstr(&mem, u64::from(rd32(&mem, MBI_ADDR + 16))),
