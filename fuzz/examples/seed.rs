@@ -310,6 +310,15 @@ fn loader(dir: &Path) {
     let mut img = h.to_vec();
     img.extend_from_slice(hello64);
     write(dir, "loader_load", "hello64-reserved", &img);
+    // An image linked at 0x8000: the boot area has to move out of its way.
+    let realmode = trapline_guest::payload("realmode").unwrap();
+    write(dir, "loader_inspect", "realmode.flat", realmode);
+    let mut h = [0u8; 16];
+    h[1] = 1 | 2; // initrd, machine holes
+    h[12..14].copy_from_slice(&300u16.to_le_bytes());
+    let mut img = h.to_vec();
+    img.extend_from_slice(realmode);
+    write(dir, "loader_load", "realmode-initrd", &img);
 }
 
 fn main() {
