@@ -22,6 +22,6 @@ pub use error::KvmError;
 pub use run::{run_vcpu, VcpuContext, VcpuEnd};
 pub use stats_fd::{StatsError, StatsFd, StatsSnapshot};
 pub use system::{HostKvm, KVM_PATH};
-pub use vm::{Vm, VmConfig};
+pub use vm::{Vm, VmConfig, IDENTITY_MAP_ADDR, TSS_ADDR};
 
 pub use kvm_ioctls::{VcpuFd, VmFd};
