@@ -658,7 +658,12 @@ fn run_probe(
             cfg.append.push_str(" x2apic=1");
         }
     }
-    cfg.irqchip = kind != MachineKind::NoIrqchip;
+    // Each machine gets the least it needs: the HLT scenario no interrupt
+    // controller at all (and so no PIT).
+    if kind == MachineKind::NoIrqchip {
+        cfg.irqchip = trapline_machine::Irqchip::None;
+        cfg.pit = false;
+    }
     cfg.serial = SerialOutput::Capture(serial.clone());
     cfg.timeout = Some(timeout);
     cfg.ucall_sink = Some(tx);
