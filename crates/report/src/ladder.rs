@@ -138,6 +138,49 @@ fn net(report: &Report, vmm: &str, name: &str) -> Option<(f64, f64)> {
     n.median.is_finite().then_some((n.median, n.mad + base_mad))
 }
 
+/// One piece's cost on one path: the difference of two rungs' net medians.
+#[derive(Clone, Debug, PartialEq, serde::Serialize)]
+pub struct Cost {
+    /// Cycles per iteration.
+    pub cycles: f64,
+    /// Sum of the MADs involved (both scenarios and both baselines).
+    pub spread: f64,
+}
+
+/// The cost of `rung`'s piece on `path` (`None` when either rung lacks it).
+pub fn piece_cost(report: &Report, rung: &Rung, path: &str) -> Option<Cost> {
+    let parent = rung.parent?;
+    let (a, am) = net(report, rung.vmm, path)?;
+    let (b, bm) = net(report, parent, path)?;
+    Some(Cost {
+        cycles: a - b,
+        spread: am + bm,
+    })
+}
+
+/// trapline's net minus the bare floor's on `path`: the whole gap.
+pub fn gap(report: &Report, path: &str) -> Option<Cost> {
+    let (t, tm) = net(report, TRAPLINE_VMM, path)?;
+    let (b, bm) = net(report, BARE, path)?;
+    Some(Cost {
+        cycles: t - b,
+        spread: tm + bm,
+    })
+}
+
+/// trapline's gross median over `trapline-pc`'s on `path`.
+pub fn vs_trapline_pc(report: &Report, path: &str) -> Option<f64> {
+    let gross = |vmm: &str| {
+        report
+            .scenario(vmm, path)
+            .filter(|s| s.is_measured())
+            .and_then(|s| s.stats.as_ref())
+            .map(|s| s.median)
+    };
+    let (t, p) = (gross(TRAPLINE_VMM)?, gross(TRAPLINE_PC)?);
+    (p > 0.0 && t.is_finite()).then(|| t / p)
+}
+
 /// The ladder's derived values: each piece's cost per in-kernel path, the
 /// whole gap between trapline and the bare floor, and trapline against a
 /// raw VM configured like it.
@@ -146,14 +189,12 @@ pub fn values(report: &Report) -> Vec<Derived> {
     for r in &RUNGS {
         let Some(parent) = r.parent else { continue };
         for path in KERNEL_PATHS {
-            let (Some((a, am)), Some((b, bm))) =
-                (net(report, r.vmm, path), net(report, parent, path))
-            else {
+            let Some(c) = piece_cost(report, r, path) else {
                 continue;
             };
             out.push(Derived {
                 name: piece_name(r.piece, path),
-                value: a - b,
+                value: c.cycles,
                 unit: "cycles".into(),
                 formula: format!(
                     "net {} − net {}",
@@ -162,48 +203,36 @@ pub fn values(report: &Report) -> Vec<Derived> {
                 ),
                 note: Some(format!(
                     "what {} costs per iteration of {path}; spread ±{:.0} cycles (sum of MADs)",
-                    r.what,
-                    am + bm
+                    r.what, c.spread
                 )),
             });
         }
     }
     for path in KERNEL_PATHS {
-        if let (Some((t, tm)), Some((b, bm))) =
-            (net(report, TRAPLINE_VMM, path), net(report, BARE, path))
-        {
+        if let Some(c) = gap(report, path) {
             out.push(Derived {
                 name: gap_name(path),
-                value: t - b,
+                value: c.cycles,
                 unit: "cycles".into(),
                 formula: format!("net {path} − net {}", scenario_key(BARE, path)),
                 note: Some(format!(
                     "the gap the ladder's pieces explain; spread ±{:.0} cycles (sum of MADs)",
-                    tm + bm
+                    c.spread
                 )),
             });
         }
-        let gross = |vmm: &str| {
-            report
-                .scenario(vmm, path)
-                .filter(|s| s.is_measured())
-                .and_then(|s| s.stats.as_ref())
-                .map(|s| s.median)
-        };
-        if let (Some(t), Some(p)) = (gross(TRAPLINE_VMM), gross(TRAPLINE_PC)) {
-            if p > 0.0 && t.is_finite() {
-                out.push(Derived {
-                    name: vs_name(path),
-                    value: t / p,
-                    unit: "x".into(),
-                    formula: format!("{path} / {}", scenario_key(TRAPLINE_PC, path)),
-                    note: Some(
-                        "trapline's gross cycles per iteration over a raw VM with the same \
-                         configuration (goal: within 5 %)"
-                            .into(),
-                    ),
-                });
-            }
+        if let Some(v) = vs_trapline_pc(report, path) {
+            out.push(Derived {
+                name: vs_name(path),
+                value: v,
+                unit: "x".into(),
+                formula: format!("{path} / {}", scenario_key(TRAPLINE_PC, path)),
+                note: Some(
+                    "trapline's gross cycles per iteration over a raw VM with the same \
+                     configuration (goal: within 5 %)"
+                        .into(),
+                ),
+            });
         }
     }
     out
