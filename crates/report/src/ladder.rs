@@ -37,7 +37,7 @@ pub const RUNGS: [Rung; 11] = [
         vmm: BARE,
         parent: None,
         piece: "bare",
-        what: "one 64 KiB memslot, a TSS, a bare KVM_RUN loop",
+        what: "one 8 MiB memslot, a TSS, a bare KVM_RUN loop",
     },
     Rung {
         vmm: "raw-kvm+idmap",

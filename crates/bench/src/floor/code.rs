@@ -7,9 +7,10 @@
 //! shifts a "net" figure by more than a whole ioeventfd exit. The loop
 //! bodies below are copied from the probe's compiled loops (`LOOP()` in
 //! `crates/guest/c/payloads/probe.c`: the operation, then `inc; cmp; jne`
-//! with gcc's register choice); a unit test finds each of them in the
-//! embedded probe at the recorded alignment, so a probe that compiles
-//! differently fails the test instead of silently skewing the floor.
+//! with gcc's register choice) and run at the probe's own addresses; a
+//! unit test finds each of them in the embedded probe at that page offset,
+//! so a probe that compiles differently fails the test instead of silently
+//! skewing the floor.
 //!
 //! Around the loop: `lfence; rdtsc` into r8/r9, the loop's EAX and EDX
 //! taken from r12/r13 (RDTSC clobbers them), the loop, `lfence; rdtsc`
@@ -87,14 +88,17 @@ impl FloorKind {
         }
     }
 
-    /// Where the probe's loop starts within its 64-byte cache line.
-    pub fn line_offset(self) -> u64 {
+    /// Where the probe's compiled loop starts (its guest-physical address:
+    /// the probe runs identity-mapped, linked at 4 MiB). The floor puts its
+    /// copy at the same address, so the two share page, cache line and
+    /// large page.
+    pub fn probe_addr(self) -> u64 {
         match self {
-            FloorKind::Noop => 0x12,
-            FloorKind::PioUserOut => 0x03,
-            FloorKind::PioKernelWildcard => 0x31,
-            FloorKind::MmioKernelWildcard => 0x1a,
-            FloorKind::RamRead => 0x1f,
+            FloorKind::Noop => 0x40_2052,
+            FloorKind::PioUserOut => 0x40_1f83,
+            FloorKind::PioKernelWildcard => 0x40_1f31,
+            FloorKind::MmioKernelWildcard => 0x40_1e5a,
+            FloorKind::RamRead => 0x40_1d9f,
         }
     }
 
@@ -136,13 +140,12 @@ const PROLOGUE: &[u8] = &[
     0x44, 0x89, 0xea, // mov edx, r13d
 ];
 
-/// The guest code for one kind, laid out from `base`: returns the bytes
-/// and the entry point (RIP). The loop starts at `base + 0x100 +
-/// line_offset`, the prologue right before it, the epilogue right after.
-pub fn program(kind: FloorKind, base: u64) -> (Vec<u8>, u64) {
-    let loop_at = 0x100 + kind.line_offset();
-    let entry = loop_at - PROLOGUE.len() as u64;
-    let mut c = vec![0xf4; entry as usize]; // hlt padding, never executed
+/// The guest code for one kind: returns the bytes, the address they go
+/// to and the entry point (RIP). The loop starts at the probe's own
+/// address, the prologue right before it, the epilogue right after.
+pub fn program(kind: FloorKind) -> (Vec<u8>, u64, u64) {
+    let entry = kind.probe_addr() - PROLOGUE.len() as u64;
+    let mut c = Vec::new();
     c.extend_from_slice(PROLOGUE);
     c.extend_from_slice(kind.body());
     c.extend_from_slice(&[
@@ -158,7 +161,7 @@ pub fn program(kind: FloorKind, base: u64) -> (Vec<u8>, u64) {
         0xee, // out dx, al
         0xeb, 0xfe, // jmp $ (never re-entered)
     ]);
-    (c, base + entry)
+    (c, entry, entry)
 }
 
 #[cfg(test)]
@@ -183,11 +186,12 @@ mod tests {
         for kind in FloorKind::ALL {
             let at = find_all(probe, kind.body());
             assert!(
-                at.iter().any(|&i| i as u64 % 64 == kind.line_offset()),
-                "{}: the probe's loop is not these bytes at line offset {:#x} (found at {at:x?}); \
-                 disassemble probe.elf's run() and update floor/code.rs",
+                at.iter()
+                    .any(|&i| i as u64 % 4096 == kind.probe_addr() % 4096),
+                "{}: the probe's loop is not these bytes at {:#x} (found at file offsets \
+                 {at:x?}); disassemble probe.elf's run() and update floor/code.rs",
                 kind.name(),
-                kind.line_offset()
+                kind.probe_addr()
             );
         }
     }
@@ -195,11 +199,12 @@ mod tests {
     #[test]
     fn every_jump_lands_on_the_loop_start() {
         for kind in FloorKind::ALL {
-            let (code, entry) = program(kind, 0x1000);
-            let start = (entry - 0x1000) as usize + PROLOGUE.len();
+            let (code, at, entry) = program(kind);
+            assert_eq!(at, entry);
+            let start = PROLOGUE.len();
             let body = kind.body();
             assert_eq!(&code[start..start + body.len()], body);
-            assert_eq!((0x1000 + start as u64) % 64, kind.line_offset());
+            assert_eq!(at + start as u64, kind.probe_addr());
             let disp = body[body.len() - 1] as i8 as isize;
             assert_eq!(body.len() as isize + disp, 0, "{}", kind.name());
         }

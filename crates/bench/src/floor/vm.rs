@@ -24,18 +24,16 @@ use super::code::{self, FloorKind, DONE_PORT};
 /// The bare floor's TSS (Intel needs one before the first entry on hosts
 /// without unrestricted guest; the address is the first floor's).
 const BARE_TSS_ADDR: usize = 0xfffb_d000;
-/// Where the code goes.
-const CODE_ADDR: u64 = 0x8000;
-/// The word `ram-read` loads (same page offset as nothing in particular:
-/// an ordinary, already-touched RAM word).
-const RAM_WORD: u64 = 0x9028;
+/// The word `ram-read` loads: where the probe's `ram_word` is (its .data).
+const RAM_WORD: u64 = 0x40_b028;
 const PML4: u64 = 0x1000;
 const PDPT: u64 = 0x2000;
 /// Four page directories, 0x3000–0x6fff: the low 4 GiB in 2 MiB pages,
 /// as the probe's own page tables map it.
 const PD: u64 = 0x3000;
-/// The bare floor's RAM: page tables, code and the RAM word.
-const BARE_MEM: usize = 0x10000;
+/// The bare floor's RAM: page tables, and the code and RAM word where
+/// the probe has them (above 4 MiB).
+const BARE_MEM: usize = 8 << 20;
 
 /// Which interrupt controller the VM has.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -257,8 +255,8 @@ impl RawVm {
             vcpu.set_cpuid2(&cpuid).map_err(err("KVM_SET_CPUID2"))?;
         }
         page_tables(&mem)?;
-        let (code, entry) = code::program(kind, CODE_ADDR);
-        mem.write_slice(&code, GuestAddress(CODE_ADDR))
+        let (code, at, entry) = code::program(kind);
+        mem.write_slice(&code, GuestAddress(at))
             .map_err(|e| format!("raw floor: writing the code: {e}"))?;
         mem.write_obj(abi::PROBE_READ_VALUE, GuestAddress(RAM_WORD))
             .map_err(|e| format!("raw floor: writing the RAM word: {e}"))?;
@@ -404,12 +402,12 @@ fn page_tables(mem: &GuestMemoryMmap) -> Result<(), String> {
         mem.write_obj(v, GuestAddress(at))
             .map_err(|e| format!("raw floor: page tables: {e}"))
     };
-    w(PDPT | 0x3, PML4)?; // present, writable
+    w(PDPT | 0x23, PML4)?; // present, writable, accessed
     for i in 0..4u64 {
-        w((PD + i * 0x1000) | 0x3, PDPT + i * 8)?;
+        w((PD + i * 0x1000) | 0x23, PDPT + i * 8)?;
         for j in 0..512u64 {
             let gpa = (i << 30) | (j << 21);
-            w(gpa | 0x83, PD + i * 0x1000 + j * 8)?; // present, writable, PS
+            w(gpa | 0xe3, PD + i * 0x1000 + j * 8)?; // present, writable, accessed, dirty, PS
         }
     }
     Ok(())
@@ -448,4 +446,42 @@ fn long_mode(s: &mut kvm_bindings::kvm_sregs) {
     s.cr4 = 1 << 5; // PAE
     s.cr0 = (1 << 0) | (1 << 4) | (1 << 5) | (1 << 31); // PE, ET, NE, PG
     s.efer = (1 << 8) | (1 << 10); // LME, LMA
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// KVM's own counters per iteration of each loop on the bare floor
+    /// (a diagnostic: `cargo test -p trapline-bench --lib kvm_counters --
+    /// --ignored --nocapture`).
+    #[test]
+    #[ignore]
+    fn kvm_counters_per_iteration() {
+        let kvm = Kvm::new().expect("/dev/kvm");
+        for kind in FloorKind::ALL {
+            let mut vm = RawVm::new(&kvm, Pieces::BARE, kind).expect("VM");
+            vm.measure(1000).expect("warm-up");
+            let stats = trapline_kvm::StatsFd::open_vcpu(&vm.vcpu).expect("stats fd");
+            let a = stats.read().unwrap();
+            let s = vm.measure(10_000).expect("run");
+            let b = stats.read().unwrap();
+            let d: Vec<String> = b
+                .moved_since(&a)
+                .iter()
+                .filter_map(|d| match d.value {
+                    trapline_kvm::stats_fd::DeltaValue::Count(n) => {
+                        Some(format!("{}={:.2}", d.desc.name, n as f64 / 10_000.0))
+                    }
+                    _ => None,
+                })
+                .collect();
+            println!(
+                "{}: {} cyc/iter; {}",
+                kind.name(),
+                s.cycles / 10_000,
+                d.join(" ")
+            );
+        }
+    }
 }
