@@ -658,11 +658,11 @@ fn run_probe(
             cfg.append.push_str(" x2apic=1");
         }
     }
-    // Each machine gets the least it needs: the HLT scenario no interrupt
-    // controller at all (and so no PIT).
+    // Each machine gets the least it needs: no scenario uses the PIT, and
+    // the HLT scenario needs no interrupt controller at all.
+    cfg.pit = false;
     if kind == MachineKind::NoIrqchip {
         cfg.irqchip = trapline_machine::Irqchip::None;
-        cfg.pit = false;
     }
     cfg.serial = SerialOutput::Capture(serial.clone());
     cfg.timeout = Some(timeout);
