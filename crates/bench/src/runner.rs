@@ -20,6 +20,7 @@ use crate::doorbell::Consumer;
 use crate::floor::{self, FloorKind};
 use crate::progress::Progress;
 use crate::pump::{self, PumpResult};
+use trapline_report::ladder::{self, Rung};
 
 /// How to run the lab.
 #[derive(Clone, Debug)]
@@ -102,7 +103,8 @@ struct ProbeRun {
 #[derive(Clone, Debug)]
 enum Unit {
     Probe(MachineKind, Vec<&'static Scenario>),
-    Floor(FloorKind),
+    /// One loop on one rung of the raw-KVM floor ladder.
+    Floor(&'static Rung, FloorKind),
     /// The same probe on QEMU, for scenarios of one machine kind.
     Peer(MachineKind, Vec<&'static Scenario>),
     /// Main-machine scenarios on a VM without the exit profile, for the
@@ -114,7 +116,7 @@ impl Unit {
     fn label(&self) -> String {
         match self {
             Unit::Probe(k, s) => format!("{k:?} VM, {} scenario(s)", s.len()),
-            Unit::Floor(k) => format!("raw KVM floor: {}", k.name()),
+            Unit::Floor(r, k) => format!("raw KVM floor {}: {}", r.vmm, k.name()),
             Unit::Peer(k, s) => format!("QEMU {k:?} VM, {} scenario(s)", s.len()),
             Unit::Unprofiled(s) => format!("unprofiled VM, {} scenario(s)", s.len()),
         }
@@ -138,17 +140,23 @@ fn selected(opts: &LabOptions) -> Vec<&'static Scenario> {
     v
 }
 
-fn selected_floor(opts: &LabOptions) -> Vec<FloorKind> {
-    let mut v: Vec<FloorKind> = FloorKind::ALL
-        .into_iter()
-        .filter(|k| {
-            opts.only
-                .as_deref()
-                .is_none_or(|p| catalog::matches(p, "raw-kvm", k.name()))
-        })
-        .collect();
-    if !v.is_empty() && !v.contains(&FloorKind::Noop) {
-        v.insert(0, FloorKind::Noop);
+/// The ladder's (rung, loop) pairs selected, each rung with its noop
+/// baseline whenever anything else of it is.
+fn selected_floor(opts: &LabOptions) -> Vec<(&'static Rung, FloorKind)> {
+    let mut v = Vec::new();
+    for rung in &ladder::RUNGS {
+        let mut kinds: Vec<FloorKind> = floor::ladder::kinds(rung)
+            .into_iter()
+            .filter(|k| {
+                opts.only
+                    .as_deref()
+                    .is_none_or(|p| catalog::matches(p, rung.vmm, k.name()))
+            })
+            .collect();
+        if !kinds.is_empty() && !kinds.contains(&FloorKind::Noop) {
+            kinds.insert(0, FloorKind::Noop);
+        }
+        v.extend(kinds.into_iter().map(|k| (rung, k)));
     }
     v
 }
@@ -159,13 +167,10 @@ pub fn listing() -> Vec<(&'static str, &'static str, &'static str, &'static str)
         .iter()
         .map(|s| ("trapline", s.name, s.group, s.path))
         .collect();
-    for k in FloorKind::ALL {
-        v.push((
-            "raw-kvm",
-            k.name(),
-            "floor",
-            "the same PIO loop on /dev/kvm with no VMM around it (real mode, bare run loop)",
-        ));
+    for rung in &ladder::RUNGS {
+        for k in floor::ladder::kinds(rung) {
+            v.push((rung.vmm, k.name(), "floor", rung.what));
+        }
     }
     v
 }
@@ -187,8 +192,10 @@ pub fn run_lab(kvm: &HostKvm, opts: &LabOptions) -> Result<Report, String> {
     }
     let mut acc: BTreeMap<&'static str, Acc> =
         scenarios.iter().map(|s| (s.name, Acc::default())).collect();
-    let mut floor_acc: BTreeMap<&'static str, Acc> =
-        floors.iter().map(|k| (k.name(), Acc::default())).collect();
+    let mut floor_acc: BTreeMap<(&'static str, &'static str), Acc> = floors
+        .iter()
+        .map(|(r, k)| ((r.vmm, k.name()), Acc::default()))
+        .collect();
     let mut peer_acc: BTreeMap<&'static str, Acc> = BTreeMap::new();
     let peer_dir = std::env::temp_dir().join(format!("trapline-peer-{}", std::process::id()));
     let mut peer_units: Vec<(MachineKind, Vec<&'static Scenario>)> = Vec::new();
@@ -285,7 +292,7 @@ pub fn run_lab(kvm: &HostKvm, opts: &LabOptions) -> Result<Report, String> {
         if !unprofiled.is_empty() {
             units.push(Unit::Unprofiled(unprofiled.clone()));
         }
-        units.extend(floors.iter().map(|k| Unit::Floor(*k)));
+        units.extend(floors.iter().map(|(r, k)| Unit::Floor(r, *k)));
         for (kind, list) in &peer_units {
             let mut order = list.clone();
             let len = order.len();
@@ -375,15 +382,21 @@ pub fn run_lab(kvm: &HostKvm, opts: &LabOptions) -> Result<Report, String> {
                         absorb_peer(&mut peer_acc, &list, res);
                     }
                 }
-                Unit::Floor(kind) => {
-                    let a = floor_acc.entry(kind.name()).or_default();
-                    match floor::measure_to_goal(
-                        kvm.kvm(),
-                        kind,
-                        opts.goal_cycles,
-                        opts.min_iters as u32,
-                        opts.max_iters.min(u32::MAX as u64) as u32,
-                    ) {
+                Unit::Floor(rung, kind) => {
+                    let a = floor_acc.entry((rung.vmm, kind.name())).or_default();
+                    let measured = floor::ladder::pieces(rung.vmm)
+                        .ok_or_else(|| format!("no pieces for the rung {}", rung.vmm))
+                        .and_then(|pieces| {
+                            floor::measure_to_goal(
+                                kvm.kvm(),
+                                pieces,
+                                kind,
+                                opts.goal_cycles,
+                                opts.min_iters,
+                                opts.max_iters,
+                            )
+                        });
+                    match measured {
                         Ok(s) => absorb_floor(a, kind, s),
                         Err(e) => {
                             a.failure.get_or_insert(e);
@@ -427,14 +440,10 @@ pub fn run_lab(kvm: &HostKvm, opts: &LabOptions) -> Result<Report, String> {
             a,
         ));
     }
-    for k in &floors {
-        let a = floor_acc.remove(k.name()).unwrap_or_default();
-        let r = ScenarioResult::new(
-            k.name(),
-            "floor",
-            "the same PIO loop on /dev/kvm with no VMM around it",
-        )
-        .with_vmm(trapline_report::derive::names::RAW_KVM_VMM);
+    for (rung, k) in &floors {
+        let a = floor_acc.remove(&(rung.vmm, k.name())).unwrap_or_default();
+        let r =
+            ScenarioResult::new(k.name(), "floor", floor::ladder::path(rung)).with_vmm(rung.vmm);
         report.push(finish_result(r, a));
     }
     for s in &unprofiled {
@@ -649,7 +658,12 @@ fn run_probe(
             cfg.append.push_str(" x2apic=1");
         }
     }
-    cfg.irqchip = kind != MachineKind::NoIrqchip;
+    // Each machine gets the least it needs: no scenario uses the PIT, and
+    // the HLT scenario needs no interrupt controller at all.
+    cfg.pit = false;
+    if kind == MachineKind::NoIrqchip {
+        cfg.irqchip = trapline_machine::Irqchip::None;
+    }
     cfg.serial = SerialOutput::Capture(serial.clone());
     cfg.timeout = Some(timeout);
     cfg.ucall_sink = Some(tx);
@@ -1099,20 +1113,27 @@ fn absorb_floor(a: &mut Acc, kind: FloorKind, s: floor::FloorSample) {
     let ok = match kind {
         FloorKind::Noop => s.user_exits == 0,
         FloorKind::PioUserOut => s.user_exits == n,
-        FloorKind::PioKernelWildcard => s.user_exits == 0 && s.eventfd_count == n,
+        FloorKind::PioKernelWildcard | FloorKind::MmioKernelWildcard => {
+            s.user_exits == 0 && s.eventfd_count == n
+        }
+        FloorKind::RamRead => s.user_exits == 0 && s.value == u64::from(PROBE_READ_VALUE),
     };
     if !ok {
         a.failure.get_or_insert(format!(
-            "{}: {} user exits and eventfd count {} for {n} iterations",
+            "{}: {} user exits, eventfd count {}, value {:#x} for {n} iterations",
             kind.name(),
             s.user_exits,
-            s.eventfd_count
+            s.eventfd_count,
+            s.value
         ));
     }
     a.check.get_or_insert_with(|| match kind {
         FloorKind::Noop => "0 exits".into(),
         FloorKind::PioUserOut => "one user exit per iteration".into(),
-        FloorKind::PioKernelWildcard => "0 exits; eventfd count = iterations".into(),
+        FloorKind::PioKernelWildcard | FloorKind::MmioKernelWildcard => {
+            "0 exits; eventfd count = iterations".into()
+        }
+        FloorKind::RamRead => "0 exits; the value read checked".into(),
     });
     let mut sample = Sample::new(n, s.cycles);
     if s.user_exits > 0 {

@@ -54,6 +54,15 @@ pub struct RunArgs {
     /// config-space reads never exit (writes still do).
     #[arg(long)]
     pub ecam_ro: bool,
+    /// Interrupt controllers KVM emulates: `kernel` (LAPICs, IOAPIC and
+    /// PICs in the kernel), `split` (LAPICs only) or `none`. A guest that
+    /// touches one the VM lacks ends the run with status 14.
+    #[arg(long, value_enum, default_value = "kernel", value_name = "MODE")]
+    pub irqchip: IrqchipArg,
+    /// Run without the in-kernel PIT (implied by --irqchip split|none,
+    /// since KVM's PIT needs its PIC).
+    #[arg(long)]
+    pub no_pit: bool,
     /// Run without seccomp filters (to debug with strace or gdb).
     #[arg(long)]
     pub no_seccomp: bool,
@@ -72,6 +81,28 @@ pub struct RunArgs {
     /// the end, to FILE.
     #[arg(long, value_name = "FILE")]
     pub metrics_path: Option<PathBuf>,
+}
+
+/// `--irqchip`.
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum IrqchipArg {
+    /// LAPICs, IOAPIC and PICs in the kernel (and the PIT, unless --no-pit).
+    Kernel,
+    /// LAPICs in the kernel; no IOAPIC, PIC or PIT.
+    Split,
+    /// No interrupt controller or PIT: HLT exits to trapline.
+    None,
+}
+
+impl IrqchipArg {
+    /// The machine's setting.
+    pub fn mode(self) -> trapline_machine::Irqchip {
+        match self {
+            IrqchipArg::Kernel => trapline_machine::Irqchip::Kernel,
+            IrqchipArg::Split => trapline_machine::Irqchip::Split,
+            IrqchipArg::None => trapline_machine::Irqchip::None,
+        }
+    }
 }
 
 /// `--stat-format`.

@@ -17,7 +17,7 @@ use std::path::PathBuf;
 use clap::{CommandFactory, Parser};
 use trapline_machine::status;
 
-use crate::args::{Cli, DeviceArg, RunArgs, SerialSpec};
+use crate::args::{Cli, DeviceArg, IrqchipArg, RunArgs, SerialSpec};
 use crate::run_cmd;
 
 /// The QEMU version trapline claims in `-version` and `-h`. A compatibility
@@ -121,6 +121,10 @@ pub struct QemuRun {
     pub serial: Option<SerialSpec>,
     pub nographic: bool,
     pub nodefaults: bool,
+    /// `-machine kernel_irqchip=on|split|off`.
+    pub irqchip: Option<IrqchipArg>,
+    /// `-machine pit=off`.
+    pub no_pit: bool,
     /// Printed as `trapline: warning: …` before the run.
     pub warnings: Vec<String>,
 }
@@ -150,6 +154,8 @@ impl QemuRun {
         a.serial = serial;
         // Harnesses wrap QEMU in `timeout` themselves: no --timeout here.
         a.devices = self.devices;
+        a.irqchip = self.irqchip.unwrap_or(a.irqchip);
+        a.no_pit = self.no_pit;
         Ok(a)
     }
 }
@@ -226,7 +232,7 @@ pub fn parse<S: AsRef<str>>(args: &[S]) -> Result<Action, String> {
             // (status 10). -name only titles QEMU's windows and logs.
             "no-reboot" | "enable-kvm" | "no-user-config" | "name" => {}
             "machine" | "M" => {
-                if parse_machine(v)? {
+                if parse_machine(v, &mut q)? {
                     return Ok(Action::ListMachines);
                 }
             }
@@ -531,9 +537,9 @@ fn check_accel(v: &str, spelling: &str) -> Result<(), String> {
     }
 }
 
-/// `-machine [type=]pc[,accel=kvm][,pit=on|off][,kernel_irqchip=on]`.
+/// `-machine [type=]pc[,accel=kvm][,pit=on|off][,kernel_irqchip=on|split|off]`.
 /// `Ok(true)`: `-machine help`.
-fn parse_machine(v: &str) -> Result<bool, String> {
+fn parse_machine(v: &str, q: &mut QemuRun) -> Result<bool, String> {
     for (i, item) in split_opts(v).iter().enumerate() {
         let (k, val) = match item.split_once('=') {
             Some(kv) => kv,
@@ -550,14 +556,19 @@ fn parse_machine(v: &str) -> Result<bool, String> {
                 ))
             }
             ("accel", a) => check_accel(a, &format!("-machine accel={a}"))?,
-            // The guest never programs the PIT unless it wants it, so the
-            // in-kernel PIT that trapline always creates stays quiet.
-            ("pit", "on" | "off") => {}
-            ("kernel_irqchip" | "kernel-irqchip", "on" | "true" | "yes") => {}
+            ("pit", "on") => q.no_pit = false,
+            ("pit", "off") => q.no_pit = true,
+            ("kernel_irqchip" | "kernel-irqchip", "on" | "true" | "yes") => {
+                q.irqchip = Some(IrqchipArg::Kernel)
+            }
+            ("kernel_irqchip" | "kernel-irqchip", "split") => q.irqchip = Some(IrqchipArg::Split),
+            ("kernel_irqchip" | "kernel-irqchip", "off" | "false" | "no") => {
+                q.irqchip = Some(IrqchipArg::None)
+            }
             _ => {
                 return Err(format!(
                     "unsupported -machine property '{item}' (trapline accepts pc, accel=kvm, \
-                     pit=on|off, kernel_irqchip=on)"
+                     pit=on|off, kernel_irqchip=on|split|off)"
                 ))
             }
         }
@@ -614,7 +625,7 @@ QEMU options trapline accepts (two dashes work too, as in QEMU):
   -serial stdio|none|file:PATH
                     COM1 (default stdio; unconnected under -nodefaults)
   -display none, -vga none, -nographic (= -display none -serial stdio)
-  -machine [pc,]accel=kvm[,pit=on|off][,kernel_irqchip=on]    (also -M)
+  -machine [pc,]accel=kvm[,pit=on|off][,kernel_irqchip=on|split|off]    (also -M)
   -accel kvm, -enable-kvm
   -global kvm-pit.lost_tick_policy=discard
   -cpu MODEL[,…]    accepted with a warning: the guest gets the CPUID KVM supports
@@ -805,6 +816,25 @@ mod tests {
         assert_eq!(a.serial, SerialSpec::Stdio);
         assert_eq!(a.devices, vec![DeviceArg::PcTestdev, DeviceArg::PciTestdev]);
         assert!(a.timeout.is_none() && !a.ecam_ro);
+        // -machine pit=off: no PIT, as in QEMU.
+        assert!(a.no_pit);
+        assert_eq!(a.irqchip, IrqchipArg::Kernel);
+    }
+
+    #[test]
+    fn kernel_irqchip_and_pit_map_onto_irqchip_and_no_pit() {
+        for (machine, irqchip, no_pit) in [
+            ("pc", IrqchipArg::Kernel, false),
+            ("pc,kernel_irqchip=on", IrqchipArg::Kernel, false),
+            ("pc,kernel_irqchip=split", IrqchipArg::Split, false),
+            ("pc,kernel-irqchip=off,pit=off", IrqchipArg::None, true),
+            ("pit=off,pit=on", IrqchipArg::Kernel, false),
+        ] {
+            let a = run_of(&["-machine", machine, "-kernel", "k"])
+                .into_run_args()
+                .unwrap();
+            assert_eq!((a.irqchip, a.no_pit), (irqchip, no_pit), "{machine}");
+        }
     }
 
     #[test]
@@ -1075,10 +1105,6 @@ mod tests {
                 "'dirty-ring-size=65536'",
             ),
             (&["-machine", "q35"], "'q35'"),
-            (
-                &["-machine", "pc,kernel_irqchip=split"],
-                "kernel_irqchip=split",
-            ),
             (&["-machine", "pc,usb=on"], "'usb=on'"),
             (&["-machine", "pc,pit=maybe"], "'pit=maybe'"),
             (

@@ -112,6 +112,9 @@ pub fn run(a: RunArgs) -> i32 {
     cfg.pci_testdev = a.devices.contains(&DeviceArg::PciTestdev);
     cfg.pc_testdev = a.devices.contains(&DeviceArg::PcTestdev);
     cfg.ecam_ro = a.ecam_ro;
+    cfg.irqchip = a.irqchip.mode();
+    // KVM's PIT needs its PIC: only the full irqchip has one.
+    cfg.pit = !a.no_pit && cfg.irqchip.has_ioapic_and_pic();
     let footprint = std::env::var_os("TRAPLINE_FOOTPRINT").is_some();
     cfg.measure_footprint = footprint;
     cfg.seccomp = if a.no_seccomp {

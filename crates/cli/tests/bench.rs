@@ -236,3 +236,57 @@ fn bad_bench_input_is_a_clear_usage_error() {
         assert!(text(&o).1.contains("--list"));
     }
 }
+
+/// The floor ladder: every rung runs the probe's in-kernel loops on a raw
+/// VM and passes its check (eventfd counts, the value read); the derived
+/// values give each piece's cost, the whole gap and trapline against the
+/// raw VM configured like it, and `--view vmm` shows them as a table.
+#[test]
+fn the_floor_ladder_runs_every_rung_and_prices_every_piece() {
+    if !kvm_present("bench floor ladder") {
+        return;
+    }
+    let mut a = SMALL.to_vec();
+    a.extend_from_slice(&[
+        "--only",
+        "noop,pio-kernel-wildcard,mmio-kernel-wildcard,ram-read",
+        "--no-stat",
+        "--format",
+        "json",
+        "--view",
+        "vmm",
+    ]);
+    let o = run(&a);
+    let (out, err) = text(&o);
+    assert_eq!(o.status.code(), Some(0), "stderr: {err}\nstdout: {out}");
+    let v: serde_json::Value = serde_json::from_str(&out).expect("stdout is JSON");
+    let ladder = v["ladder"].as_array().expect("the vmm view has the ladder");
+    for piece in [
+        "idmap",
+        "cpuid",
+        "irqchip",
+        "pit",
+        "ioeventfds",
+        "coalesced",
+        "memslots",
+        "irqfd",
+        "split-irqchip",
+        "64-ioeventfds",
+    ] {
+        let row = ladder
+            .iter()
+            .find(|r| r["name"] == format!("piece:{piece}"))
+            .unwrap_or_else(|| panic!("piece:{piece} missing: {ladder:?}"));
+        for (i, path) in ["pio", "mmio", "ram"].iter().enumerate() {
+            assert!(
+                row["values"][i]["cycles"].as_f64().is_some(),
+                "piece:{piece} has no {path} cost: {row}"
+            );
+        }
+    }
+    let vs = ladder
+        .iter()
+        .find(|r| r["name"] == "trapline-vs-trapline-pc")
+        .unwrap();
+    assert!(vs["values"][0]["cycles"].as_f64().unwrap() > 0.0, "{vs}");
+}

@@ -465,3 +465,81 @@ fn stat_under_the_hostile_payload_and_the_probe() {
     assert_eq!(probe["device"], "probe");
     assert_eq!(probe["count"], 20, "{probe}");
 }
+
+/// A guest that touches an interrupt controller the VM was built without
+/// ends with status 14 and a message naming the device and the flag; the
+/// same guest runs where the VM has it. `builtin:smp` reads its LAPIC ID;
+/// `builtin:kutvmexit`'s inl_from_kernel reads the PIC's ELCR (0x4d0).
+#[test]
+fn an_absent_interrupt_controller_is_a_clear_error_not_a_hang() {
+    if !kvm_present("absent interrupt controller") {
+        return;
+    }
+    let o = run(&[
+        "run",
+        "--kernel",
+        "builtin:smp",
+        "--irqchip",
+        "none",
+        "--timeout",
+        "120",
+    ]);
+    let err = stderr(&o);
+    assert_eq!(code(&o), 14, "stderr: {err}");
+    assert!(err.contains("the local APIC (MMIO 0xfee00000)"), "{err}");
+    assert!(err.contains("--irqchip kernel or --irqchip split"), "{err}");
+
+    // QEMU's spelling of the same machine.
+    let o = run(&[
+        "-machine",
+        "pc,kernel_irqchip=off",
+        "-kernel",
+        "builtin:smp",
+        "-nodefaults",
+    ]);
+    assert_eq!(code(&o), 14, "stderr: {}", stderr(&o));
+
+    // A split irqchip has the LAPIC (the same guest passes, on 2 vCPUs)
+    // but no PIC.
+    let o = run(&[
+        "run",
+        "--kernel",
+        "builtin:smp",
+        "--smp",
+        "2",
+        "--append",
+        "cpus=2",
+        "--irqchip",
+        "split",
+        "--timeout",
+        "120",
+    ]);
+    assert_eq!(code(&o), 1, "stderr: {}", stderr(&o));
+    let o = run(&[
+        "run",
+        "--kernel",
+        "builtin:kutvmexit",
+        "--append",
+        "inl_from_kernel",
+        "--irqchip",
+        "split",
+        "--timeout",
+        "120",
+    ]);
+    let err = stderr(&o);
+    assert_eq!(code(&o), 14, "stderr: {err}");
+    assert!(err.contains("the 8259 PIC"), "{err}");
+    assert!(err.contains("--irqchip kernel"), "{err}");
+
+    // Without LAPICs there is no SMP: refused before the guest starts.
+    let o = run(&[
+        "run",
+        "--kernel",
+        "builtin:smp",
+        "--smp",
+        "2",
+        "--irqchip",
+        "none",
+    ]);
+    assert_eq!(code(&o), 2, "stderr: {}", stderr(&o));
+}

@@ -2,6 +2,7 @@
 //! [`trapline_exit::BusDevice`] (`&self`, any width, any offset) and none of
 //! them can be driven into a panic by a guest.
 
+pub mod absent;
 pub mod acpi;
 pub mod debug_exit;
 pub mod doorbell;

@@ -2,7 +2,7 @@
 
 use std::sync::Arc;
 
-use crate::device::{fill_all_ones, BusDevice, IoOutcome};
+use crate::device::{fill_all_ones, BusDevice, IoOutcome, StopReason};
 
 /// Errors while building a bus. They name both ranges so the machine
 /// builder's message points at the two devices that collide.
@@ -50,6 +50,9 @@ pub struct Mapping {
     pub name: &'static str,
     /// The device.
     pub device: Arc<dyn BusDevice>,
+    /// [`BusDevice::read_stops`], asked once when the range was inserted,
+    /// so a read costs no extra call.
+    pub read_stops: Option<StopReason>,
 }
 
 impl std::fmt::Debug for Mapping {
@@ -98,11 +101,13 @@ impl BusBuilder {
                 old_len: old.last - old.base + 1,
             });
         }
+        let read_stops = device.read_stops();
         self.maps.push(Mapping {
             base,
             last,
             name,
             device,
+            read_stops,
         });
         Ok(())
     }
@@ -155,7 +160,7 @@ impl Bus {
         match self.find(addr) {
             Some(m) => {
                 m.device.read(vcpu, m.base, addr - m.base, data);
-                Access::Handled(IoOutcome::Continue)
+                Access::Handled(m.read_stops.map_or(IoOutcome::Continue, IoOutcome::Stop))
             }
             None => {
                 fill_all_ones(data);

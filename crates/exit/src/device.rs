@@ -11,6 +11,43 @@ pub enum StopReason {
     /// The guest asked for a reset; trapline has no firmware to reset into,
     /// so this ends the run like QEMU's `-no-reboot`.
     Reset,
+    /// The guest touched an interrupt controller or timer the VM was built
+    /// without (`--irqchip split|none`, `--no-pit`).
+    AbsentDevice(AbsentDevice),
+}
+
+/// An interrupt controller or timer a VM may be built without.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum AbsentDevice {
+    /// The two 8259 PICs (ports 0x20-0x21, 0xA0-0xA1, ELCR 0x4D0-0x4D1).
+    Pic,
+    /// The 8254 PIT (ports 0x40-0x43, port B at 0x61).
+    Pit,
+    /// The IOAPIC (MMIO 0xFEC00000).
+    Ioapic,
+    /// The local APIC page (MMIO 0xFEE00000).
+    Lapic,
+}
+
+impl AbsentDevice {
+    /// The device and where it lives, in words.
+    pub fn what(self) -> &'static str {
+        match self {
+            AbsentDevice::Pic => "the 8259 PIC (ports 0x20-0x21, 0xa0-0xa1, 0x4d0-0x4d1)",
+            AbsentDevice::Pit => "the 8254 PIT (ports 0x40-0x43, 0x61)",
+            AbsentDevice::Ioapic => "the IOAPIC (MMIO 0xfec00000)",
+            AbsentDevice::Lapic => "the local APIC (MMIO 0xfee00000)",
+        }
+    }
+
+    /// The `trapline run` flag that gives the VM the device.
+    pub fn remedy(self) -> &'static str {
+        match self {
+            AbsentDevice::Pic | AbsentDevice::Ioapic => "--irqchip kernel",
+            AbsentDevice::Pit => "--irqchip kernel without --no-pit",
+            AbsentDevice::Lapic => "--irqchip kernel or --irqchip split",
+        }
+    }
 }
 
 /// What the vCPU loop does after a device handled an access.
@@ -36,6 +73,11 @@ pub trait BusDevice: Send + Sync {
     fn read(&self, vcpu: usize, base: u64, offset: u64, data: &mut [u8]);
     /// A guest write.
     fn write(&self, vcpu: usize, base: u64, offset: u64, data: &[u8]) -> IoOutcome;
+    /// Whether every read, once answered, stops the VM (a device the VM
+    /// was built without). Asked once, when the device is put on a bus.
+    fn read_stops(&self) -> Option<StopReason> {
+        None
+    }
 }
 
 /// Fill a read buffer with all-ones: what an unclaimed bus line reads as.

@@ -12,6 +12,6 @@ pub mod profile;
 mod stats;
 
 pub use bus::{Access, Bus, BusBuilder, BusError, Mapping};
-pub use device::{fill_all_ones, BusDevice, IoOutcome, StopReason};
+pub use device::{fill_all_ones, AbsentDevice, BusDevice, IoOutcome, StopReason};
 pub use profile::{ExitProfile, ExitReason, HandlingTotals, ProfileSnapshot};
 pub use stats::{ExitCounters, ExitKind, ExitSnapshot};

@@ -175,15 +175,17 @@ fn run_loop<const PROFILE: bool>(
                     counters.bump(ExitKind::PioRead);
                     // SAFETY: as above.
                     let size = unsafe { io_size(run_ptr) };
-                    pio_in(ctx, port, data, size);
-                    IoOutcome::Continue
+                    pio_in(ctx, port, data, size)
                 }
                 Ok(VcpuExit::MmioRead(addr, data)) => {
                     counters.bump(ExitKind::MmioRead);
-                    if ctx.mmio.read(ctx.index, addr, data) == Access::Unmapped {
-                        counters.bump(ExitKind::UnmappedMmio);
+                    match ctx.mmio.read(ctx.index, addr, data) {
+                        Access::Handled(o) => o,
+                        Access::Unmapped => {
+                            counters.bump(ExitKind::UnmappedMmio);
+                            IoOutcome::Continue
+                        }
                     }
-                    IoOutcome::Continue
                 }
                 Ok(VcpuExit::MmioWrite(addr, data)) => {
                     counters.bump(ExitKind::MmioWrite);
@@ -199,6 +201,13 @@ fn run_loop<const PROFILE: bool>(
                     // Only without an in-kernel irqchip; resume (the lab's
                     // `hlt` scenario measures exactly this round trip).
                     counters.bump(ExitKind::Hlt);
+                    IoOutcome::Continue
+                }
+                Ok(VcpuExit::IoapicEoi(_)) => {
+                    // Split irqchip only: an EOI for a level-triggered
+                    // vector, for a user-space IOAPIC. trapline has none
+                    // (no pin is ever raised), so there is nothing to do.
+                    counters.bump(ExitKind::Other);
                     IoOutcome::Continue
                 }
                 Ok(VcpuExit::Intr) => {
@@ -318,10 +327,16 @@ fn pio_out(ctx: &VcpuContext, port: u16, data: &[u8], size: usize) -> IoOutcome 
 
 /// An IN, possibly a string IN.
 #[inline]
-fn pio_in(ctx: &VcpuContext, port: u16, data: &mut [u8], size: usize) {
+fn pio_in(ctx: &VcpuContext, port: u16, data: &mut [u8], size: usize) -> IoOutcome {
+    let mut outcome = IoOutcome::Continue;
     for chunk in data.chunks_mut(size) {
-        if ctx.pio.read(ctx.index, port as u64, chunk) == Access::Unmapped {
-            ctx.counters.bump(ExitKind::UnmappedPio);
+        match ctx.pio.read(ctx.index, port as u64, chunk) {
+            Access::Unmapped => ctx.counters.bump(ExitKind::UnmappedPio),
+            // A stopping read (an absent device) still completes the
+            // string; the VM stops after it.
+            Access::Handled(IoOutcome::Stop(r)) => outcome = IoOutcome::Stop(r),
+            Access::Handled(IoOutcome::Continue) => {}
         }
     }
+    outcome
 }

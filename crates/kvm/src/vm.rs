@@ -3,14 +3,12 @@
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::Arc;
 
-use kvm_bindings::{
-    kvm_pit_config, kvm_userspace_memory_region, CpuId, KVM_MAX_CPUID_ENTRIES,
-    KVM_PIT_SPEAKER_DUMMY,
-};
+use kvm_bindings::{kvm_userspace_memory_region, CpuId, KVM_MAX_CPUID_ENTRIES};
 use kvm_ioctls::{VcpuFd, VmFd};
 use vm_memory::{GuestAddress, GuestMemoryBackend, GuestMemoryMmap, GuestMemoryRegion};
 
 use crate::cpu_state::BootCpuState;
+use crate::irqchip::{self, Irqchip};
 use crate::{cpuid, HostKvm, KvmError};
 
 /// Identity-map page KVM needs on Intel (real-mode guests without
@@ -29,9 +27,11 @@ pub struct VmConfig {
     pub mem_bytes: u64,
     /// Number of vCPUs (1..=64).
     pub vcpus: u32,
-    /// Create the in-kernel irqchip (LAPIC, IOAPIC, PICs) and PIT. Without
-    /// it HLT exits to user space, which one lab scenario measures.
-    pub irqchip: bool,
+    /// The interrupt controllers KVM emulates. Without any, HLT exits to
+    /// user space, which one lab scenario measures.
+    pub irqchip: Irqchip,
+    /// The in-kernel PIT (needs [`Irqchip::Kernel`]).
+    pub pit: bool,
 }
 
 /// A KVM VM with its guest memory.
@@ -44,7 +44,8 @@ pub struct Vm {
 }
 
 impl Vm {
-    /// Create the VM, map RAM at slot 0, and set up the irqchip and PIT.
+    /// Create the VM, map RAM at slot 0, and set up the irqchip and PIT as
+    /// configured.
     pub fn new(kvm: &HostKvm, config: VmConfig) -> Result<Self, KvmError> {
         if config.vcpus == 0 || config.vcpus > MAX_VCPUS {
             return Err(KvmError::Config(format!(
@@ -68,16 +69,7 @@ impl Vm {
             .map_err(KvmError::ioctl("KVM_SET_IDENTITY_MAP_ADDR"))?;
         fd.set_tss_address(TSS_ADDR as usize)
             .map_err(KvmError::ioctl("KVM_SET_TSS_ADDR"))?;
-        if config.irqchip {
-            fd.create_irq_chip()
-                .map_err(KvmError::ioctl("KVM_CREATE_IRQCHIP"))?;
-            let pit = kvm_pit_config {
-                flags: KVM_PIT_SPEAKER_DUMMY,
-                ..Default::default()
-            };
-            fd.create_pit2(pit)
-                .map_err(KvmError::ioctl("KVM_CREATE_PIT2"))?;
-        }
+        irqchip::create(&fd, config.irqchip, config.pit)?;
         let memory =
             GuestMemoryMmap::<()>::from_ranges(&[(GuestAddress(0), config.mem_bytes as usize)])
                 .map_err(|e| KvmError::Memory {

@@ -23,7 +23,8 @@ fn vm_and_vcpu_stats_name_the_usual_counters_and_read_twice() {
         VmConfig {
             mem_bytes: 2 << 20,
             vcpus: 1,
-            irqchip: true,
+            irqchip: trapline_kvm::Irqchip::Kernel,
+            pit: true,
         },
     )
     .expect("VM");

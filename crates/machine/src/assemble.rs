@@ -94,12 +94,19 @@ impl Machine {
                 config.mem_mib
             )));
         }
+        if config.vcpus > 1 && !config.irqchip.has_lapic() {
+            return Err(MachineError::Config(format!(
+                "--smp {} needs local APICs to start the other vCPUs: use --irqchip kernel or split",
+                config.vcpus
+            )));
+        }
         let vm = Vm::new(
             kvm,
             VmConfig {
                 mem_bytes: config.mem_mib << 20,
                 vcpus: config.vcpus,
                 irqchip: config.irqchip,
+                pit: config.pit,
             },
         )?;
         let boot = boot::load_image(&vm, &config)?;
@@ -189,6 +196,7 @@ impl Machine {
             &mut pio,
             &mut mmio,
         )?;
+        crate::interrupts::install_absent(config.irqchip, config.pit, &mut pio, &mut mmio)?;
         let mut fastpaths = lab_fastpaths(kvm, &vm, config.lab)?;
         fastpaths.doorbell_user = Some(doorbell_fd);
 
@@ -393,7 +401,7 @@ fn lab_fastpaths(kvm: &HostKvm, vm: &Vm, lab: LabFixtures) -> Result<Fastpaths, 
                 .insert(name, IoEvent::register(fd.clone(), space, addr, m)?);
         }
     }
-    if lab.irqfd && vm.config().irqchip {
+    if lab.irqfd && vm.config().irqchip.has_ioapic_and_pic() {
         f.irqfd = Some(IrqFd::register(fd.clone(), abi::IRQFD_GSI)?);
     }
     if lab.ro_memslot {

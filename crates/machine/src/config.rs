@@ -60,8 +60,11 @@ pub struct MachineConfig {
     pub mem_mib: u64,
     /// Number of vCPUs (1..=64).
     pub vcpus: u32,
-    /// In-kernel irqchip and PIT (on unless a lab scenario needs HLT exits).
-    pub irqchip: bool,
+    /// The interrupt controllers KVM emulates (`--irqchip`): the full
+    /// in-kernel irqchip unless the guest needs less.
+    pub irqchip: trapline_kvm::Irqchip,
+    /// The in-kernel PIT (needs the full irqchip; `--no-pit` turns it off).
+    pub pit: bool,
     /// The guest image bytes.
     pub kernel: Vec<u8>,
     /// How the image is named on the guest's command line (argv0).
@@ -110,13 +113,14 @@ pub struct MetricsSink {
 }
 
 impl MachineConfig {
-    /// A machine for `kernel` with defaults: 128 MiB, 1 vCPU, irqchip on,
+    /// A machine for `kernel` with defaults: 128 MiB, 1 vCPU, irqchip and PIT,
     /// serial to stdout, no timeout.
     pub fn new(kernel: Vec<u8>, kernel_name: impl Into<String>) -> Self {
         Self {
             mem_mib: 128,
             vcpus: 1,
-            irqchip: true,
+            irqchip: trapline_kvm::Irqchip::Kernel,
+            pit: true,
             kernel,
             kernel_name: kernel_name.into(),
             append: String::new(),

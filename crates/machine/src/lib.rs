@@ -10,6 +10,7 @@ mod boot;
 mod config;
 mod error;
 pub mod footprint;
+mod interrupts;
 pub mod kvm_stats;
 pub mod layout;
 mod outcome;
@@ -26,4 +27,4 @@ pub use stat::StatReport;
 
 pub use trapline_devices::serial::SerialOutput;
 pub use trapline_devices::ucall::UcallEvent;
-pub use trapline_kvm::{HostKvm, KvmError};
+pub use trapline_kvm::{HostKvm, Irqchip, KvmError};

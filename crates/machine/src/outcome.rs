@@ -1,6 +1,6 @@
 //! How a run ended, and the process exit status for it.
 
-use trapline_exit::StopReason;
+use trapline_exit::{AbsentDevice, StopReason};
 use trapline_kvm::VcpuEnd;
 
 /// Process exit statuses `trapline run` uses. Debug-exit statuses are
@@ -21,6 +21,9 @@ pub mod status {
     /// KVM could not run the guest (internal error, failed entry, an exit
     /// trapline does not handle).
     pub const KVM_FAILURE: i32 = 12;
+    /// The guest touched an interrupt controller or timer the VM was built
+    /// without (`--irqchip split|none`, `--no-pit`).
+    pub const ABSENT_DEVICE: i32 = 14;
     /// `--timeout` expired.
     pub const TIMEOUT: i32 = 124;
 }
@@ -43,6 +46,13 @@ pub enum Outcome {
     },
     /// The timeout expired first.
     Timeout,
+    /// The guest touched a device the VM was built without.
+    AbsentDevice {
+        /// Which vCPU.
+        vcpu: usize,
+        /// The device.
+        device: AbsentDevice,
+    },
     /// KVM could not run the guest.
     KvmFailure {
         /// Which vCPU.
@@ -61,6 +71,9 @@ impl Outcome {
             VcpuEnd::Device(StopReason::DebugExit(v)) => Outcome::DebugExit(v),
             VcpuEnd::Device(StopReason::PowerOff) => Outcome::PowerOff,
             VcpuEnd::Device(StopReason::Reset) => Outcome::Reset,
+            VcpuEnd::Device(StopReason::AbsentDevice(device)) => {
+                Outcome::AbsentDevice { vcpu, device }
+            }
             VcpuEnd::TripleFault { rip } => Outcome::TripleFault { vcpu, rip },
             VcpuEnd::InternalError {
                 suberror,
@@ -113,6 +126,7 @@ impl Outcome {
             Outcome::Reset | Outcome::TripleFault { .. } => status::TRIPLE_FAULT,
             Outcome::Timeout => status::TIMEOUT,
             Outcome::KvmFailure { .. } => status::KVM_FAILURE,
+            Outcome::AbsentDevice { .. } => status::ABSENT_DEVICE,
         }
     }
 
@@ -138,6 +152,11 @@ impl Outcome {
             }
             Outcome::Timeout => "timeout expired before the guest exited".into(),
             Outcome::KvmFailure { vcpu, detail } => format!("vCPU {vcpu}: {detail}"),
+            Outcome::AbsentDevice { vcpu, device } => format!(
+                "vCPU {vcpu} touched {}, which this VM was built without: run it with {}",
+                device.what(),
+                device.remedy()
+            ),
         }
     }
 }
@@ -156,6 +175,7 @@ mod tests {
             status::VMM_ERROR,
             status::TRIPLE_FAULT,
             status::KVM_FAILURE,
+            status::ABSENT_DEVICE,
             status::TIMEOUT,
         ];
         for (i, a) in all.iter().enumerate() {

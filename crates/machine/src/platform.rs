@@ -197,12 +197,15 @@ pub(crate) fn build(
         PM_IO_LEN,
         Arc::new(PmIo::new()),
     )?;
-    mmio.insert(
-        "lapic-fallback",
-        LAPIC_PAGE_BASE,
-        LAPIC_PAGE_LEN,
-        Arc::new(LapicFallback),
-    )?;
+    if cfg.irqchip.has_lapic() {
+        // Without LAPICs the page is an absent device (crate::interrupts).
+        mmio.insert(
+            "lapic-fallback",
+            LAPIC_PAGE_BASE,
+            LAPIC_PAGE_LEN,
+            Arc::new(LapicFallback),
+        )?;
+    }
 
     if opts.pc_testdev {
         let dev = PcTestdev::new(

@@ -177,6 +177,7 @@ pub fn standard(report: &Report) -> Vec<Derived> {
     };
     out.extend(vs_raw);
     out.extend(profile_values(report, &out));
+    out.extend(crate::ladder::values(report));
     out
 }
 

@@ -15,6 +15,7 @@
 pub mod compare;
 pub mod derive;
 pub mod error;
+pub mod ladder;
 pub mod model;
 mod render;
 pub mod stats;

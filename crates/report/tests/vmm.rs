@@ -285,3 +285,47 @@ fn self_timed_scenarios_have_no_net() {
     let eoi = c.lines().find(|l| l.starts_with("eoi,")).unwrap();
     assert_eq!(eoi.split(',').nth(7), Some(""), "{eoi}");
 }
+
+/// With rungs of the floor ladder in the report, the view adds a table of
+/// what each piece costs per in-kernel path, the gap and trapline against
+/// `trapline-pc`; its JSON and CSV carry the same numbers.
+#[test]
+fn the_ladder_table_shows_each_piece_with_its_spread() {
+    let mut r = vmm_report();
+    r.push(ok("ram-read", "memslot", 1200.0));
+    for (vmm, wildcard, ram) in [
+        ("raw-kvm", 3000.0, 1000.0),
+        ("raw-kvm+idmap", 3000.0, 1000.0),
+        ("raw-kvm+cpuid", 3000.0, 1000.0),
+        ("raw-kvm+irqchip", 3400.0, 1000.0),
+        ("trapline-pc", 3500.0, 1100.0),
+    ] {
+        if vmm != "raw-kvm" {
+            r.push(ok("noop", "baseline", 90.0).with_vmm(vmm));
+            r.push(ok("pio-kernel-wildcard", "floor", wildcard).with_vmm(vmm));
+        }
+        r.push(ok("ram-read", "floor", ram).with_vmm(vmm));
+    }
+    r.finish();
+    let irq = r.derived("piece:irqchip:pio-kernel-wildcard").unwrap();
+    assert_eq!(irq.value, 400.0);
+    let v = json(&r);
+    let ladder = v["ladder"].as_array().expect("ladder rows");
+    let row = ladder
+        .iter()
+        .find(|x| x["name"] == "piece:irqchip")
+        .unwrap();
+    assert_eq!(row["values"][0]["cycles"], 400.0);
+    assert!(row["values"][1].is_null(), "mmio not measured: {row}");
+    let t = render(&r, Format::Table, View::Vmm);
+    assert!(t.contains("The floor ladder"), "{t}");
+    assert!(line(&t, "piece:irqchip").contains("400"), "{t}");
+    no_nan(&t, "table");
+    let c = render(&r, Format::Csv, View::Vmm);
+    assert!(
+        c.contains("ladder,piece:irqchip:pio-kernel-wildcard,derived,400,cycles"),
+        "{c}"
+    );
+    // trapline-pc has no memslots rung below it here: no irqfd piece.
+    assert!(r.derived("piece:irqfd:pio-kernel-wildcard").is_none());
+}

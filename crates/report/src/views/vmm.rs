@@ -1,7 +1,8 @@
 //! The `vmm` view: trapline's own footprint (CPU time to the first KVM_RUN,
 //! resident memory beyond guest RAM) against its goals and Firecracker's
 //! published promises, then what one user-space exit costs in trapline's
-//! dispatch, beside a bare KVM_RUN loop.
+//! dispatch, beside a bare KVM_RUN loop; and the floor ladder, what each
+//! piece of the VM's configuration costs per in-kernel exit.
 
 use serde::Serialize;
 
@@ -300,6 +301,84 @@ pub struct VmmView {
     pub footprint: Vec<FootprintRow>,
     /// Scenarios ([`EXIT_SCENARIOS`]), then derived values ([`EXIT_DERIVED`]).
     pub cost_per_exit: Vec<ExitCostRow>,
+    /// The floor ladder: what each piece of trapline's VM configuration
+    /// costs per in-kernel exit (empty when no rung was measured).
+    pub ladder: Vec<LadderRow>,
+}
+
+/// One row of the ladder table: a piece (or the whole gap, or trapline
+/// against `trapline-pc`) and its cost on each in-kernel path, in
+/// [`crate::ladder::KERNEL_PATHS`] order.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct LadderRow {
+    /// `piece:<piece>`, `floor-gap` or `trapline-vs-trapline-pc`.
+    pub name: String,
+    /// `cycles` or `x`.
+    pub unit: &'static str,
+    /// Per path: the cost (cycles with spread) or ratio, when measured.
+    pub values: Vec<Option<crate::ladder::Cost>>,
+    /// What it is.
+    pub what: String,
+}
+
+impl LadderRow {
+    fn rows(report: &Report) -> Vec<LadderRow> {
+        use crate::ladder::{self, Cost, KERNEL_PATHS, RUNGS};
+        let mut rows = Vec::new();
+        for r in RUNGS.iter().filter(|r| r.parent.is_some()) {
+            rows.push(LadderRow {
+                name: format!("piece:{}", r.piece),
+                unit: "cycles",
+                values: KERNEL_PATHS
+                    .iter()
+                    .map(|p| ladder::piece_cost(report, r, p))
+                    .collect(),
+                what: format!("{} (over {})", r.what, r.parent.unwrap_or_default()),
+            });
+        }
+        rows.push(LadderRow {
+            name: "floor-gap".into(),
+            unit: "cycles",
+            values: KERNEL_PATHS
+                .iter()
+                .map(|p| ladder::gap(report, p))
+                .collect(),
+            what: "trapline's net minus the bare floor's: what the pieces add up to".into(),
+        });
+        rows.push(LadderRow {
+            name: "trapline-vs-trapline-pc".into(),
+            unit: "x",
+            values: KERNEL_PATHS
+                .iter()
+                .map(|p| {
+                    ladder::vs_trapline_pc(report, p).map(|v| Cost {
+                        cycles: v,
+                        spread: 0.0,
+                    })
+                })
+                .collect(),
+            what: "trapline's gross cycles over a raw VM configured like it (goal: within 5 %)"
+                .into(),
+        });
+        // Only when some rung above the bare floor was measured: the gap
+        // alone explains nothing.
+        let pieces = rows.len() - 2;
+        if rows[..pieces]
+            .iter()
+            .all(|r| r.values.iter().all(Option::is_none))
+        {
+            return Vec::new();
+        }
+        rows
+    }
+
+    fn cell(&self, i: usize) -> String {
+        match (self.values.get(i).cloned().flatten(), self.unit) {
+            (None, _) => "–".to_string(),
+            (Some(c), "x") => fmt::ratio_x(c.cycles),
+            (Some(c), _) => format!("{} ±{}", fmt::cycles(c.cycles), fmt::cycles(c.spread)),
+        }
+    }
 }
 
 /// The footprint values as a number with its unit: `2.14 CPU-ms`.
@@ -333,6 +412,7 @@ impl VmmView {
             firecracker_source: FIRECRACKER_SOURCE,
             footprint,
             cost_per_exit,
+            ladder: LadderRow::rows(report),
         }
     }
 
@@ -344,6 +424,29 @@ impl VmmView {
     /// The cost row called `name` (scenario key or derived name).
     pub fn cost_row(&self, name: &str) -> Option<&ExitCostRow> {
         self.cost_per_exit.iter().find(|r| r.name == name)
+    }
+
+    /// The ladder table: cycles per iteration (net of each rung's noop)
+    /// with the spread (sum of MADs), per in-kernel path.
+    fn ladder_grid(&self) -> Grid {
+        use Align::{Left, Right};
+        let mut g = Grid::new(&[
+            ("piece", Left),
+            ("pio ioeventfd", Right),
+            ("mmio ioeventfd", Right),
+            ("RAM read", Right),
+            ("what", Left),
+        ]);
+        for r in &self.ladder {
+            g.push(Row::cells(vec![
+                r.name.clone(),
+                r.cell(0),
+                r.cell(1),
+                r.cell(2),
+                r.what.clone(),
+            ]));
+        }
+        g
     }
 
     /// The second table, for people.
@@ -409,7 +512,15 @@ impl Page for VmmView {
     }
 
     fn extra_grids(&self) -> Vec<(String, Grid)> {
-        vec![("Cost per exit".to_string(), self.cost_grid())]
+        let mut v = vec![("Cost per exit".to_string(), self.cost_grid())];
+        if !self.ladder.is_empty() {
+            v.push((
+                "The floor ladder: what each piece of the VM configuration costs per in-kernel exit"
+                    .to_string(),
+                self.ladder_grid(),
+            ));
+        }
+        v
     }
 
     /// Both tables in one: `table` says which; raw numbers, empty when absent.
@@ -443,6 +554,24 @@ impl Page for VmmView {
                 r.result(),
                 r.formula.clone().unwrap_or_else(|| r.what.to_string()),
             ]));
+        }
+        for r in &self.ladder {
+            for (i, path) in crate::ladder::KERNEL_PATHS.iter().enumerate() {
+                let v = r.values.get(i).cloned().flatten();
+                g.push(Row::cells(vec![
+                    "ladder".to_string(),
+                    format!("{}:{path}", r.name),
+                    "derived".to_string(),
+                    raw(v.as_ref().map(|c| c.cycles)),
+                    r.unit.to_string(),
+                    String::new(),
+                    String::new(),
+                    String::new(),
+                    String::new(),
+                    String::new(),
+                    r.what.clone(),
+                ]));
+            }
         }
         for r in &self.cost_per_exit {
             g.push(Row::cells(vec![
@@ -484,6 +613,16 @@ impl Page for VmmView {
              loop overhead cancels. raw-kvm rows are a bare KVM_RUN loop with no VMM around it."
                 .to_string(),
         );
+        if !self.ladder.is_empty() {
+            notes.push(
+                "The floor ladder: raw /dev/kvm VMs running the probe's own loops (same bytes, \
+                 same alignment), each rung with one more piece of trapline's configuration up \
+                 to trapline-pc, configured like trapline's lab machine. A piece's cost is its \
+                 rung's net median minus the rung below's, with the spread (sum of the four \
+                 MADs); a negative or within-spread cost is no cost."
+                    .to_string(),
+            );
+        }
         if self.footprint.iter().all(|r| r.this_host.is_none()) {
             notes.push(format!(
                 "The footprint was not measured in this run (it needs the trapline binary: `{} \
