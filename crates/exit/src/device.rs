@@ -11,6 +11,10 @@ pub enum StopReason {
     /// The guest asked for a reset; trapline has no firmware to reset into,
     /// so this ends the run like QEMU's `-no-reboot`.
     Reset,
+    /// The guest entered ACPI S3 (suspend to RAM): every vCPU stops, the
+    /// machine waits for a wake event and resumes the guest at its FACS
+    /// waking vector. Not the end of the run.
+    Suspend,
 }
 
 /// What the vCPU loop does after a device handled an access.
