@@ -15,6 +15,7 @@ pub mod layout;
 mod outcome;
 mod platform;
 mod run;
+pub mod sleep;
 pub mod stat;
 
 pub use assemble::{LabReadout, Machine};

@@ -57,7 +57,8 @@ impl Outcome {
     /// From the first vCPU that ended for a reason other than being stopped.
     pub(crate) fn from_end(vcpu: usize, end: VcpuEnd) -> Option<Outcome> {
         Some(match end {
-            VcpuEnd::Stopped => return None,
+            // Handled by the run loop (the vCPU parks); never an end.
+            VcpuEnd::Stopped | VcpuEnd::Device(StopReason::Suspend) => return None,
             VcpuEnd::Device(StopReason::DebugExit(v)) => Outcome::DebugExit(v),
             VcpuEnd::Device(StopReason::PowerOff) => Outcome::PowerOff,
             VcpuEnd::Device(StopReason::Reset) => Outcome::Reset,

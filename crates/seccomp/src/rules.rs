@@ -72,6 +72,12 @@ pub const VCPU_IOCTLS: &[KvmIoctl] = &[
     // PCI devices (pci-testdev) move their ioeventfds when the guest
     // reprograms a BAR, on the vCPU thread that took the config write.
     ioctls::IOEVENTFD,
+    // Resume from ACPI S3: each vCPU thread puts its own vCPU in real mode
+    // at the waking vector (boot vCPU) or back in wait-for-SIPI (the
+    // others) before its next KVM_RUN.
+    ioctls::SET_REGS,
+    ioctls::SET_SREGS,
+    ioctls::SET_MP_STATE,
 ];
 
 /// Ioctls the controller makes after the vCPU threads are running: none
