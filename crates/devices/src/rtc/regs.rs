@@ -60,6 +60,8 @@ pub const B_PIE: u8 = 0x40;
 pub const B_AIE: u8 = 0x20;
 /// Register B: update-ended interrupt enable.
 pub const B_UIE: u8 = 0x10;
+/// Register B: square-wave output enable.
+pub const B_SQWE: u8 = 0x08;
 /// Register B: data mode binary (clear: BCD).
 pub const B_DM_BINARY: u8 = 0x04;
 /// Register B: 24-hour mode (clear: 12-hour with bit 7 = PM).
@@ -247,7 +249,10 @@ impl RegisterFile {
             return 0;
         }
         let mut f = 0;
-        if let Some(p) = self.period_cycles() {
+        // As QEMU: the periodic divider runs (and PF sets) only while the
+        // periodic interrupt or the square wave is enabled.
+        let periodic_on = self.reg(REG_B) & (B_PIE | B_SQWE) != 0;
+        if let Some(p) = self.period_cycles().filter(|_| periodic_on) {
             if Self::cycles(t1) / p > Self::cycles(t0) / p {
                 f |= C_PF;
             }
@@ -585,9 +590,15 @@ mod tests {
         assert_eq!(r.read(REG_C, now + SEC), 0, "read clears");
         r.write(REG_B, B_24H | B_AIE, now + SEC);
         assert_eq!(r.read(REG_C, now + 2 * SEC), C_IRQF | C_UF | C_AF);
-        // The periodic flag, 1024 Hz.
+        // The periodic flag, 1024 Hz: only while PIE (or SQWE) is on, as
+        // in QEMU.
         r.write(REG_A, A_DEFAULT, now + 2 * SEC);
-        assert_eq!(r.read(REG_C, now + 2 * SEC + SEC / 1000), C_PF);
+        assert_eq!(r.read(REG_C, now + 2 * SEC + SEC / 1000), 0);
+        r.write(REG_B, B_24H | B_SQWE, now + 3 * SEC);
+        let t = now + 3 * SEC + SEC / 1000;
+        assert_eq!(r.read(REG_C, t), C_PF | C_AF | C_UF);
+        r.write(REG_B, B_24H | B_PIE, t);
+        assert_eq!(r.read(REG_C, t + SEC / 1000), C_IRQF | C_PF);
     }
 
     #[test]
