@@ -120,4 +120,9 @@ fn s3_with_no_wake_event_sleeps_until_the_timeout() {
         stderr(&o)
     );
     assert!(stdout(&o).contains("s3: entering S3"));
+    assert!(
+        stderr(&o).contains("while the guest was suspended (ACPI S3)"),
+        "{}",
+        stderr(&o)
+    );
 }

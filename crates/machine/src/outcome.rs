@@ -43,6 +43,9 @@ pub enum Outcome {
     },
     /// The timeout expired first.
     Timeout,
+    /// The timeout expired while the guest slept in ACPI S3 and no wake
+    /// event it had enabled came.
+    TimeoutAsleep,
     /// KVM could not run the guest.
     KvmFailure {
         /// Which vCPU.
@@ -112,7 +115,7 @@ impl Outcome {
             Outcome::DebugExit(v) => trapline_devices::debug_exit::exit_status(*v),
             Outcome::PowerOff => status::POWER_OFF,
             Outcome::Reset | Outcome::TripleFault { .. } => status::TRIPLE_FAULT,
-            Outcome::Timeout => status::TIMEOUT,
+            Outcome::Timeout | Outcome::TimeoutAsleep => status::TIMEOUT,
             Outcome::KvmFailure { .. } => status::KVM_FAILURE,
         }
     }
@@ -138,6 +141,10 @@ impl Outcome {
                 format!("guest triple-faulted on vCPU {vcpu}")
             }
             Outcome::Timeout => "timeout expired before the guest exited".into(),
+            Outcome::TimeoutAsleep => "timeout expired while the guest was suspended (ACPI S3) \
+                waiting for a wake event: it enables the RTC alarm with RTC_EN in PM1_EN (and \
+                AIE in the RTC), or the PM timer with TMR_EN"
+                .into(),
             Outcome::KvmFailure { vcpu, detail } => format!("vCPU {vcpu}: {detail}"),
         }
     }
@@ -165,6 +172,7 @@ mod tests {
         }
         assert_eq!(Outcome::DebugExit(1).exit_status(), 3);
         assert_eq!(Outcome::Timeout.exit_status(), 124);
+        assert_eq!(Outcome::TimeoutAsleep.exit_status(), 124);
     }
 
     #[test]

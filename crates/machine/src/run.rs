@@ -276,7 +276,7 @@ impl Machine {
         };
         sleeper.enter();
         if sleeper.wait(deadline) == SleepEnd::Deadline {
-            return Some(Outcome::Timeout);
+            return Some(Outcome::TimeoutAsleep);
         }
         let vector = sleep::waking_vector(self.vm.memory(), self.platform.facs);
         if vector == 0 {
