@@ -176,6 +176,21 @@ mod tests {
     }
 
     #[test]
+    fn tmr_en_wakes_at_the_pm_timer_carry() {
+        // The carry comes every 2.34 s: the wait ends within that.
+        let (pm, rtc, (_tx, rx)) = (PmIo::new(), rtc(), channel());
+        let _ = pm.write(0, 0x600, 2, &PM1_TMR_EN.to_le_bytes());
+        let s = Sleeper {
+            pm: &pm,
+            rtc: &rtc,
+            rtc_alarms: &rx,
+        };
+        let deadline = Instant::now() + Duration::from_secs(60);
+        assert_eq!(s.wait(Some(deadline)), SleepEnd::Woke(Wake::PmTimer));
+        assert_eq!(pm1_sts(&pm) & PM1_WAK_STS, PM1_WAK_STS);
+    }
+
+    #[test]
     fn vcpu_zero_goes_to_the_vector_the_others_wait_for_sipi() {
         assert_eq!(resume_at(0, 0x1000), ResumeAt::WakingVector(0x1000));
         assert_eq!(resume_at(3, 0x1000), ResumeAt::WaitForSipi);

@@ -12,7 +12,10 @@
  * exit value 0x2a (status 85) proves real mode, DS = 0, CS from the
  * vector and that RAM was kept. Any failure before suspending exits 1;
  * still running after the S3 request exits 2. With `rtc-wake=0` RTC_EN
- * stays clear, so nothing the payload arms wakes the machine.
+ * stays clear, so nothing the payload arms wakes the machine. With
+ * `x2apic=1` the BSP switches its APIC to x2APIC mode first, as
+ * kvm-unit-tests' start-up code does where CPUID allows it: the waking
+ * vector must still be reached (firmware hands over in xAPIC mode).
  */
 #include "rt.h"
 #include "cmos.h"
@@ -119,6 +122,14 @@ int main(int argc, char **argv)
     cmos_write(RTC_HOURS_ALARM, RTC_ALARM_DONT_CARE);
     cmos_write(RTC_REG_B, cmos_read(RTC_REG_B) | REG_B_AIE);
 
+    if (cmdline_u64("x2apic", 0)) {
+        u32 r[4];
+        cpuid(1, 0, r);
+        if (!(r[2] & (1u << 21)))
+            fail("x2apic=1, but CPUID has no x2APIC");
+        wrmsr(MSR_APIC_BASE, rdmsr(MSR_APIC_BASE) | APIC_BASE_EN | APIC_BASE_EXTD);
+        printf("s3: x2APIC on\n");
+    }
     mmio_write32(0, GPA0_VALUE);
     printf("s3: entering S3\n");
     outw(pm1a_cnt, (u16)(PM1_CNT_SLP_EN | slp_typ << PM1_CNT_SLP_TYP_SHIFT));
