@@ -155,11 +155,11 @@ impl Machine {
         let mut running = threads.len();
         while outcome.is_none() && running > 0 {
             // Wake for whichever comes first: a vCPU ending, the timeout,
-            // the next metrics line.
-            let wake = match (deadline, next_metrics) {
-                (Some(d), Some(m)) => Some(d.min(m)),
-                (d, m) => d.or(m),
-            };
+            // the next metrics line, re-kicking vCPUs not yet parked for S3.
+            let rekick = suspending
+                .load(Ordering::Acquire)
+                .then(|| Instant::now() + REKICK);
+            let wake = [deadline, next_metrics, rekick].into_iter().flatten().min();
             let next = match wake {
                 Some(w) => rx.recv_timeout(w.saturating_duration_since(Instant::now())),
                 None => rx.recv().map_err(|_| RecvTimeoutError::Disconnected),
@@ -200,9 +200,19 @@ impl Machine {
                     outcome = Some(Outcome::Timeout)
                 }
                 Err(RecvTimeoutError::Timeout) => {
+                    let now = Instant::now();
                     if let (Some(m), Some(at)) = (self.metrics.as_mut(), next_metrics.as_mut()) {
-                        write_metrics(m, &mut metrics_lines, self.profiles.as_deref(), false);
-                        *at += m.interval;
+                        if now >= *at {
+                            write_metrics(m, &mut metrics_lines, self.profiles.as_deref(), false);
+                            *at += m.interval;
+                        }
+                    }
+                    if suspending.load(Ordering::Acquire) {
+                        for (t, _) in threads.iter().zip(&parked).filter(|(_, p)| !**p) {
+                            if let Some(t) = t {
+                                let _ = t.kill(kick::kick_signal());
+                            }
+                        }
                     }
                 }
                 Err(RecvTimeoutError::Disconnected) => break,
