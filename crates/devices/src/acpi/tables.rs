@@ -5,6 +5,10 @@
 use super::aml;
 use crate::pm_timer::{PmPorts, PM1_CNT_LEN, PM1_EVT_LEN, PM_TMR_LEN, S3_SLP_TYP, S5_SLP_TYP};
 
+/// The CMOS index of the RTC's century register (FADT CENTURY), as QEMU
+/// declares it: Linux then reads the full year from the RTC.
+const RTC_CENTURY_INDEX: u8 = crate::rtc::regs::REG_CENTURY;
+
 /// OEM fields of every header.
 const OEM_ID: &[u8; 6] = b"TRAPLN";
 const OEM_TABLE_ID: &[u8; 8] = b"TRAPLINE";
@@ -291,7 +295,7 @@ pub(super) fn fadt(p: &FadtParams) -> Vec<u8> {
         .u8(0) // 105 DUTY_WIDTH
         .u8(0) // 106 DAY_ALRM
         .u8(0) // 107 MON_ALRM
-        .u8(0) // 108 CENTURY
+        .u8(RTC_CENTURY_INDEX) // 108 CENTURY: the RTC's century byte, as QEMU
         .u16(IAPC_BOOT_ARCH) // 109
         .u8(0) // 111 reserved
         .u32(FADT_FLAGS) // 112 Flags

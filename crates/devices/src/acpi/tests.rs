@@ -314,3 +314,11 @@ fn tables_do_not_overlap_and_are_aligned() {
     }
     assert!(t.bytes.iter().zip(&covered).all(|(&b, &c)| c || b == 0));
 }
+
+#[test]
+fn fadt_names_the_rtc_century_register_like_qemu() {
+    let t = build(1);
+    let fadt = t.tables.iter().find(|i| &i.signature == b"FACP").unwrap();
+    let o = (fadt.gpa - t.base) as usize;
+    assert_eq!(t.bytes[o + 108], 0x32);
+}
