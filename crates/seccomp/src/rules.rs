@@ -96,7 +96,7 @@ pub const VMM_MAIN_IOCTLS: &[KvmIoctl] = &[
 /// Ioctls a helper thread may make.
 pub const HELPER_IOCTLS: &[KvmIoctl] = &[
     // Interrupt injection from a helper, the baseline an irqfd is
-    // compared with.
+    // compared with; the RTC's timer thread pulsing ISA IRQ 8.
     ioctls::IRQ_LINE,
     ioctls::SIGNAL_MSI,
 ];
