@@ -152,8 +152,11 @@ impl Rtc {
     /// Read a CMOS register as the guest would (for tests and tools).
     pub fn read_register(&self, index: u8) -> u8 {
         let now = self.clock.now_ns();
-        let v = self.lock().regs.read(index & !NMI_MASK, now);
-        self.changed.notify_one();
+        let index = index & !NMI_MASK;
+        let v = self.lock().regs.read(index, now);
+        if index == regs::REG_C {
+            self.changed.notify_one();
+        }
         v
     }
 }
@@ -166,8 +169,10 @@ impl BusDevice for Rtc {
         for (i, b) in data.iter_mut().enumerate() {
             *b = match offset.checked_add(i as u64) {
                 Some(1) => {
-                    touched = true;
                     let index = g.index;
+                    // Only a read of C changes what the timer waits for;
+                    // polling A or the time must not wake it.
+                    touched |= index == regs::REG_C;
                     g.regs.read(index, now)
                 }
                 _ => 0xff,
@@ -196,8 +201,12 @@ impl BusDevice for Rtc {
                 _ => {}
             }
         }
+        let data_written = offset == 1 || (offset == 0 && data.len() > 1);
         drop(g);
-        self.changed.notify_one();
+        if data_written {
+            // A register changed: the next event may have moved.
+            self.changed.notify_one();
+        }
         IoOutcome::Continue
     }
 }
