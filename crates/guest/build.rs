@@ -60,6 +60,8 @@ const PAYLOADS: &[(&str, &str, Kind)] = &[
     ("compat", "payloads/compat.c", Kind::Flat),
     ("kutvmexit", "payloads/kutvmexit.c", Kind::Flat),
     ("ringer", "payloads/ringer.c", Kind::Flat),
+    ("rtc", "payloads/rtc.c", Kind::Flat),
+    ("s3", "payloads/s3.c", Kind::Flat),
     ("hello64", "payloads/hello64.c", Kind::Elf64),
     ("realmode", "payloads/realmode.S", Kind::Low),
 ];

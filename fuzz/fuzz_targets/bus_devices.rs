@@ -12,8 +12,8 @@
 //!   LAPIC fallback, probe pattern, doorbells, pc-testdev scratch register
 //!   and IoMem); the MMIO doorbell's eventfd and leak counts;
 //! - only isa-debug-exit, the Bochs port ("Shutdown") and the PM1 control
-//!   register (SLP_EN with SLP_TYP 0) may stop the VM, exactly when they
-//!   should.
+//!   register (SLP_EN with SLP_TYP 0: power-off, 1: S3 suspend) may stop
+//!   the VM, exactly when they should.
 
 #![no_main]
 
@@ -39,7 +39,7 @@ struct Model {
 
 /// Devices whose reads change state (so a second read may differ).
 fn read_has_side_effects(name: &str) -> bool {
-    matches!(name, "com1" | "fw_cfg")
+    matches!(name, "com1" | "fw_cfg" | "rtc")
 }
 
 fn check_read(
@@ -144,6 +144,9 @@ fn check_write(model: &mut Model, name: Option<&str>, offset: u64, data: &[u8], 
             match 5u64.checked_sub(offset).and_then(|i| data.get(i as usize)) {
                 Some(&b) if b & 0x20 != 0 && (b >> 2) & 7 == 0 => {
                     IoOutcome::Stop(StopReason::PowerOff)
+                }
+                Some(&b) if b & 0x20 != 0 && (b >> 2) & 7 == 1 => {
+                    IoOutcome::Stop(StopReason::Suspend)
                 }
                 _ => IoOutcome::Continue,
             }

@@ -25,6 +25,7 @@ use trapline_devices::pci::{
 };
 use trapline_devices::pm_timer::{Clock, PmIo, PmTimer, PM_IO_BASE, PM_IO_LEN};
 use trapline_devices::power::BochsShutdown;
+use trapline_devices::rtc::{CmosMemory, Rtc, RTC_PORT, RTC_PORT_LEN};
 use trapline_devices::probe::{ProbeDevice, ProbeSpace};
 use trapline_devices::serial::{SerialOutput, Uart, UART_LEN};
 use trapline_devices::ucall::{UcallEvent, UcallPort};
@@ -512,7 +513,7 @@ impl Machine {
 
         let mut pio = BusBuilder::new();
         let mut mmio = BusBuilder::new();
-        let p: [(&'static str, u64, u64, Arc<dyn BusDevice>); 8] = [
+        let p: [(&'static str, u64, u64, Arc<dyn BusDevice>); 9] = [
             (
                 "com1",
                 abi::COM1_PORT.into(),
@@ -560,6 +561,21 @@ impl Machine {
                 BARE_PM_TIMER_PORT,
                 4,
                 Arc::new(PmTimer::with_clock(clock.clone())),
+            ),
+            (
+                "rtc",
+                RTC_PORT.into(),
+                RTC_PORT_LEN,
+                // 2026-01-01 when the input's clock reads 0.
+                Arc::new(Rtc::with_clock(
+                    clock.clone(),
+                    1_767_225_600_000_000_000,
+                    CmosMemory {
+                        ram_below_4g: 128 << 20,
+                        ram_above_4g: 0,
+                        cpus: 1,
+                    },
+                )),
             ),
         ];
         for (name, base, len, dev) in p {

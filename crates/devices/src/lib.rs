@@ -15,5 +15,6 @@ pub mod pci;
 pub mod pm_timer;
 pub mod power;
 pub mod probe;
+pub mod rtc;
 pub mod serial;
 pub mod ucall;

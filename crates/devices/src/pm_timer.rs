@@ -14,12 +14,13 @@
 //! ticks in the background. Reading it takes no lock, because vmexit's
 //! `inl_from_pmtimer` hammers it from every vCPU at once.
 //!
-//! Power-off: a write to PM1a_CNT with SLP_EN set and SLP_TYP equal to
+//! Sleep: a write to PM1a_CNT with SLP_EN set and SLP_TYP equal to
 //! [`S5_SLP_TYP`] (the value the DSDT's `_S5` package declares) stops the VM
-//! with [`StopReason::PowerOff`]. Other sleep types (S3 and friends) are not
-//! modelled: trapline has no firmware to resume into, and the DSDT declares
-//! only `_S5`, so a well-behaved guest never asks for them; such writes are
-//! accepted and ignored.
+//! with [`StopReason::PowerOff`]; with [`S3_SLP_TYP`] (`_S3`) it stops the
+//! vCPUs with [`StopReason::Suspend`], and the machine waits for a wake
+//! event the PM1 enable bits allow ([`PmIo::enable`]: RTC alarm, PM timer
+//! carry), marks it with [`PmIo::wake`] and resumes at the FACS waking
+//! vector. Other sleep types (S1, S4) are not declared and are ignored.
 
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Instant;
@@ -41,6 +42,9 @@ const NANOS_PER_SEC: u128 = 1_000_000_000;
 /// `_S5 = Package {0, 0, 0, 0}` and its PM1 control decoder powers off on
 /// type 0, so a guest that hard-codes QEMU's value behaves the same here.
 pub const S5_SLP_TYP: u8 = 0;
+/// SLP_TYP value meaning S3 (suspend to RAM). 1, like QEMU's `_S3`
+/// (kvm-unit-tests' s3 test hard-codes it: it writes 0x2400).
+pub const S3_SLP_TYP: u8 = 1;
 
 /// Base port of the PIIX4-style PM block (QEMU's `-machine pc`).
 pub const PM_IO_BASE: u16 = 0x600;
@@ -67,6 +71,16 @@ pub const PM_TMR_LEN: u8 = PM_TIMER_REG_LEN as u8;
 
 /// PM1_STS.TMR_STS: set whenever bit 23 of the counter toggles.
 const TMR_STS: u16 = 1 << 0;
+/// PM1_STS.PWRBTN_STS / PM1_EN.PWRBTN_EN.
+pub const PM1_PWRBTN: u16 = 1 << 8;
+/// PM1_STS.RTC_STS / PM1_EN.RTC_EN: the RTC alarm (may wake from S3).
+pub const PM1_RTC: u16 = 1 << 10;
+/// PM1_EN.TMR_EN: the PM timer's carry out of bit 23 (may wake from S3).
+pub const PM1_TMR_EN: u16 = 1 << 0;
+/// PM1_STS.WAK_STS: set when the machine wakes from a sleep state.
+pub const PM1_WAK_STS: u16 = 1 << 15;
+/// The PM1_STS bits stored (and cleared by writing 1).
+const PM1_STS_STORED: u16 = PM1_PWRBTN | PM1_RTC | PM1_WAK_STS;
 /// PM1_CNT.SCI_EN: reads as 1 because the FADT has no SMI_CMD port, which
 /// per the ACPI spec means the platform is always in ACPI mode.
 const SCI_EN: u16 = 1 << 0;
@@ -225,6 +239,8 @@ impl<C: Clock> BusDevice for PmTimer<C> {
 struct Pm1Regs {
     /// PM1_EN as last written.
     enable: u16,
+    /// PM1_STS's stored bits ([`PM1_STS_STORED`]).
+    status: u16,
     /// PM1_CNT's stored bits ([`PM1_CNT_STORED`]).
     control: u16,
     /// `ticks >> 23` when TMR_STS was last cleared: TMR_STS is set exactly
@@ -291,6 +307,27 @@ impl<C: Clock> PmIo<C> {
         self.regs.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
+    /// PM1_EN as the guest last wrote it: which events may wake the
+    /// machine from S3.
+    pub fn enable(&self) -> u16 {
+        self.regs().enable
+    }
+
+    /// The machine woke from a sleep state because of `events`
+    /// (PM1_STS bits such as [`PM1_RTC`]): set them and WAK_STS.
+    pub fn wake(&self, events: u16) {
+        self.regs().status |= (events & PM1_STS_STORED) | PM1_WAK_STS;
+    }
+
+    /// Nanoseconds until the timer's next carry out of bit 23 (what sets
+    /// TMR_STS and, with TMR_EN, wakes the machine).
+    pub fn until_timer_carry_ns(&self) -> u64 {
+        let ticks = self.timer.ticks();
+        let next = ((ticks >> (PM_TIMER_BITS - 1)) + 1) << (PM_TIMER_BITS - 1);
+        let delta = u128::from(next - ticks);
+        u64::try_from((delta * NANOS_PER_SEC).div_ceil(u128::from(PM_TIMER_HZ))).unwrap_or(u64::MAX)
+    }
+
     fn tmr_epoch_now(&self) -> u64 {
         self.timer.ticks() >> (PM_TIMER_BITS - 1)
     }
@@ -301,11 +338,12 @@ impl<C: Clock> PmIo<C> {
         let regs = self.regs();
         match reg {
             PM1_STS => {
-                if self.tmr_epoch_now() != regs.tmr_epoch {
+                let tmr = if self.tmr_epoch_now() != regs.tmr_epoch {
                     TMR_STS
                 } else {
                     0
-                }
+                };
+                tmr | regs.status
             }
             PM1_EN => regs.enable,
             _ => regs.control | SCI_EN,
@@ -363,6 +401,7 @@ impl<C: Clock> BusDevice for PmIo<C> {
         if let Some(epoch) = epoch_now {
             regs.tmr_epoch = epoch;
         }
+        regs.status &= !(sts.value & sts.mask & PM1_STS_STORED);
         regs.enable = en.merge(regs.enable);
         if cnt.mask == 0 {
             return IoOutcome::Continue;
@@ -376,6 +415,9 @@ impl<C: Clock> BusDevice for PmIo<C> {
             let slp_typ = ((written & SLP_TYP_MASK) >> SLP_TYP_SHIFT) as u8;
             if slp_typ == S5_SLP_TYP {
                 return IoOutcome::Stop(StopReason::PowerOff);
+            }
+            if slp_typ == S3_SLP_TYP {
+                return IoOutcome::Stop(StopReason::Suspend);
             }
         }
         IoOutcome::Continue
@@ -527,6 +569,40 @@ mod tests {
     }
 
     #[test]
+    fn s3_suspends_and_wake_sets_the_status_bits() {
+        let (_, pm) = fake();
+        // kvm-unit-tests' s3: RTC_EN in PM1_EN, then 0x2400 to PM1a_CNT.
+        assert_eq!(
+            write(&pm, PM1_EN, u64::from(PM1_RTC), 2),
+            IoOutcome::Continue
+        );
+        assert_eq!(pm.enable(), PM1_RTC);
+        assert_eq!(
+            write(&pm, PM1_CNT, 0x2400, 2),
+            IoOutcome::Stop(StopReason::Suspend)
+        );
+        pm.wake(PM1_RTC);
+        let sts = read(&pm, PM1_STS, 2) as u16;
+        assert_eq!(sts & (PM1_WAK_STS | PM1_RTC), PM1_WAK_STS | PM1_RTC);
+        // Write-1-to-clear.
+        assert_eq!(
+            write(&pm, PM1_STS, u64::from(PM1_WAK_STS | PM1_RTC), 2),
+            IoOutcome::Continue
+        );
+        assert_eq!(read(&pm, PM1_STS, 2) as u16 & (PM1_WAK_STS | PM1_RTC), 0);
+    }
+
+    #[test]
+    fn timer_carry_is_at_most_one_period_away() {
+        let (clock, pm) = fake();
+        let period = (1u64 << 23) * 1_000_000_000 / PM_TIMER_HZ;
+        let first = pm.until_timer_carry_ns();
+        assert!(first > 0 && first <= period + 1, "{first}");
+        clock.set(first);
+        assert!(pm.until_timer_carry_ns() > period - 1_000);
+    }
+
+    #[test]
     fn other_control_writes_continue() {
         let (_, pm) = fake();
         // SLP_TYP = S5 without SLP_EN: stored, no power-off.
@@ -536,8 +612,8 @@ mod tests {
             IoOutcome::Continue
         );
         assert_eq!(read(&pm, PM1_CNT, 2), u64::from(typ(5) | SCI_EN));
-        // SLP_EN with another type (S3 = 1 under QEMU): ignored.
-        for t in 1..8 {
+        // SLP_EN with an undeclared type (S1, S4 ...): ignored.
+        for t in 2..8 {
             if t == u16::from(S5_SLP_TYP) {
                 continue;
             }

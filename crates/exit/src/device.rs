@@ -14,6 +14,10 @@ pub enum StopReason {
     /// The guest touched an interrupt controller or timer the VM was built
     /// without (`--irqchip split|none`, `--no-pit`).
     AbsentDevice(AbsentDevice),
+    /// The guest entered ACPI S3 (suspend to RAM): every vCPU stops, the
+    /// machine waits for a wake event and resumes the guest at its FACS
+    /// waking vector. Not the end of the run.
+    Suspend,
 }
 
 /// An interrupt controller or timer a VM may be built without.

@@ -39,6 +39,13 @@ pub const KUTVMEXIT: &[u8] = payload!("kutvmexit.flat");
 /// The doorbell reliability test: `cpus=N` CPUs ring `n=` times each on
 /// `path=` at once, each reports COUNT(apic id, rings); exits 0.
 pub const RINGER: &[u8] = payload!("ringer.flat");
+/// The MC146818 RTC: CMOS bytes, the UIP cycle, register C, the alarm
+/// interrupt on IRQ 8; a `PASS:`/`FAIL:` line per check, exits 0 when all
+/// pass.
+pub const RTC: &[u8] = payload!("rtc.flat");
+/// ACPI S3 with an RTC alarm wake: resumes at a real-mode FACS waking
+/// vector that exits with 0x2a (status 85).
+pub const S3: &[u8] = payload!("s3.flat");
 /// A plain ELF64 entered in long mode; exits with 0x2a.
 pub const HELLO64: &[u8] = payload!("hello64.elf");
 /// A Multiboot image linked at 0x8000 (below 1 MiB, like kvm-unit-tests'
@@ -58,6 +65,8 @@ pub const PAYLOADS: &[(&str, &[u8])] = &[
     ("compat", COMPAT),
     ("kutvmexit", KUTVMEXIT),
     ("ringer", RINGER),
+    ("rtc", RTC),
+    ("s3", S3),
     ("hello64", HELLO64),
     ("realmode", REALMODE),
 ];

@@ -192,6 +192,7 @@ impl Machine {
                 pc_testdev: config.pc_testdev,
                 ecam_ro: config.ecam_ro,
                 any_length: kvm.has_ioeventfd_any_length(),
+                seccomp: config.seccomp != crate::SeccompMode::Off,
             },
             &mut pio,
             &mut mmio,

@@ -16,6 +16,7 @@ pub mod layout;
 mod outcome;
 mod platform;
 mod run;
+pub mod sleep;
 pub mod stat;
 
 pub use assemble::{LabReadout, Machine};

@@ -53,6 +53,9 @@ pub enum Outcome {
         /// The device.
         device: AbsentDevice,
     },
+    /// The timeout expired while the guest slept in ACPI S3 and no wake
+    /// event it had enabled came.
+    TimeoutAsleep,
     /// KVM could not run the guest.
     KvmFailure {
         /// Which vCPU.
@@ -67,7 +70,8 @@ impl Outcome {
     /// From the first vCPU that ended for a reason other than being stopped.
     pub(crate) fn from_end(vcpu: usize, end: VcpuEnd) -> Option<Outcome> {
         Some(match end {
-            VcpuEnd::Stopped => return None,
+            // Handled by the run loop (the vCPU parks); never an end.
+            VcpuEnd::Stopped | VcpuEnd::Device(StopReason::Suspend) => return None,
             VcpuEnd::Device(StopReason::DebugExit(v)) => Outcome::DebugExit(v),
             VcpuEnd::Device(StopReason::PowerOff) => Outcome::PowerOff,
             VcpuEnd::Device(StopReason::Reset) => Outcome::Reset,
@@ -124,7 +128,7 @@ impl Outcome {
             Outcome::DebugExit(v) => trapline_devices::debug_exit::exit_status(*v),
             Outcome::PowerOff => status::POWER_OFF,
             Outcome::Reset | Outcome::TripleFault { .. } => status::TRIPLE_FAULT,
-            Outcome::Timeout => status::TIMEOUT,
+            Outcome::Timeout | Outcome::TimeoutAsleep => status::TIMEOUT,
             Outcome::KvmFailure { .. } => status::KVM_FAILURE,
             Outcome::AbsentDevice { .. } => status::ABSENT_DEVICE,
         }
@@ -151,6 +155,10 @@ impl Outcome {
                 format!("guest triple-faulted on vCPU {vcpu}")
             }
             Outcome::Timeout => "timeout expired before the guest exited".into(),
+            Outcome::TimeoutAsleep => "timeout expired while the guest was suspended (ACPI S3) \
+                waiting for a wake event: it enables the RTC alarm with RTC_EN in PM1_EN (and \
+                AIE in the RTC), or the PM timer with TMR_EN"
+                .into(),
             Outcome::KvmFailure { vcpu, detail } => format!("vCPU {vcpu}: {detail}"),
             Outcome::AbsentDevice { vcpu, device } => format!(
                 "vCPU {vcpu} touched {}, which this VM was built without: run it with {}",
@@ -184,6 +192,7 @@ mod tests {
         }
         assert_eq!(Outcome::DebugExit(1).exit_status(), 3);
         assert_eq!(Outcome::Timeout.exit_status(), 124);
+        assert_eq!(Outcome::TimeoutAsleep.exit_status(), 124);
     }
 
     #[test]

@@ -1,8 +1,10 @@
 //! The PC platform around the CPU: PCI (host bridge, CF8/CFC and ECAM,
 //! optional pci-testdev), fw_cfg, ACPI tables, the PM block with its timer,
-//! the LAPIC-page fallback and (optionally) pc-testdev.
+//! the MC146818 RTC/CMOS with its interrupt thread, the LAPIC-page fallback
+//! and (optionally) pc-testdev.
 
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::mpsc::{channel, Receiver};
 use std::sync::Arc;
 
 use kvm_ioctls::VmFd;
@@ -15,6 +17,8 @@ use trapline_devices::pci::{
     ShadowSink, Space,
 };
 use trapline_devices::pm_timer::{PmIo, PmPorts, PM_IO_BASE, PM_IO_LEN};
+use trapline_devices::rtc::timer::RtcTimer;
+use trapline_devices::rtc::{CmosMemory, Rtc, RTC_PORT, RTC_PORT_LEN};
 use trapline_exit::BusBuilder;
 use trapline_fastpath::{Datamatch, IoEvent, ReadOnlyRegion};
 use trapline_kvm::Vm;
@@ -127,6 +131,8 @@ pub(crate) struct PlatformOptions {
     pub pc_testdev: bool,
     pub ecam_ro: bool,
     pub any_length: bool,
+    /// Install the helper seccomp filter on the RTC's timer thread.
+    pub seccomp: bool,
 }
 
 /// What the machine keeps of the platform after building it.
@@ -134,6 +140,16 @@ pub(crate) struct Platform {
     pub pci: PciDevices,
     /// Kept alive: the ECAM read-only memslot lives in the shadow sink.
     pub _ecam_ro: bool,
+    /// The PM block (S3: wake enables and status).
+    pub pm: Arc<PmIo>,
+    /// The RTC (S3: the shutdown status byte).
+    pub rtc: Arc<Rtc>,
+    /// One message per RTC alarm with AIE set: the S3 wake source.
+    pub rtc_alarms: Receiver<()>,
+    /// The RTC's interrupt thread; stopped and joined when dropped.
+    pub _rtc_timer: RtcTimer,
+    /// Guest-physical address of the FACS (the waking vector is at +12).
+    pub facs: u64,
 }
 
 /// Build the platform devices, map them on the buses and write the ACPI
@@ -191,12 +207,45 @@ pub(crate) fn build(
         FW_CFG_IO_LEN,
         Arc::new(fw_cfg),
     )?;
-    pio.insert(
-        "acpi-pm",
-        PM_IO_BASE.into(),
-        PM_IO_LEN,
-        Arc::new(PmIo::new()),
-    )?;
+    let pm = Arc::new(PmIo::new());
+    pio.insert("acpi-pm", PM_IO_BASE.into(), PM_IO_LEN, pm.clone())?;
+    let rtc = Arc::new(Rtc::new(CmosMemory {
+        ram_below_4g: cfg.mem_bytes,
+        ram_above_4g: 0,
+        cpus,
+    }));
+    pio.insert("rtc", RTC_PORT.into(), RTC_PORT_LEN, rtc.clone())?;
+    let (alarm_tx, rtc_alarms) = channel();
+    let helper_filter = if opts.seccomp {
+        Some(trapline_seccomp::filter(
+            trapline_seccomp::ThreadKind::Helper,
+        )?)
+    } else {
+        None
+    };
+    let rtc_timer = RtcTimer::spawn(
+        rtc.clone(),
+        Arc::new(KvmIrqLines {
+            vm: vm.fd().clone(),
+        }),
+        Box::new(move || {
+            // The receiver is gone only when the machine is being dropped.
+            let _ = alarm_tx.send(());
+        }),
+        Box::new(move || {
+            if let Some(f) = helper_filter {
+                if let Err(e) =
+                    trapline_seccomp::install_program(trapline_seccomp::ThreadKind::Helper, &f)
+                {
+                    eprintln!("trapline: warning: RTC timer thread runs without seccomp: {e}");
+                }
+            }
+        }),
+    )
+    .map_err(|source| MachineError::Host {
+        what: "spawning the RTC timer thread",
+        source,
+    })?;
     if cfg.irqchip.has_lapic() {
         // Without LAPICs the page is an absent device (crate::interrupts).
         mmio.insert(
@@ -247,8 +296,18 @@ pub(crate) fn build(
                 "ACPI tables do not fit in guest RAM ({e}): use --mem 1 or more"
             ))
         })?;
+    let facs = acpi
+        .tables
+        .iter()
+        .find(|t| &t.signature == b"FACS")
+        .map_or(0, |t| t.gpa);
     Ok(Platform {
         pci,
         _ecam_ro: opts.ecam_ro,
+        pm,
+        rtc,
+        rtc_alarms,
+        _rtc_timer: rtc_timer,
+        facs,
     })
 }

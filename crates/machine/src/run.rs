@@ -1,17 +1,24 @@
 //! Running a machine: one thread per vCPU, a controller that waits for the
 //! first vCPU to end (or the timeout), then kicks and joins the rest.
+//!
+//! ACPI S3 (a PM1a control write with the `_S3` sleep type) does not end a
+//! vCPU thread: that vCPU reports [`StopReason::Suspend`] and parks, the
+//! controller stops and parks the others the same way, sleeps until a wake
+//! event ([`crate::sleep`]), then sends each parked thread where its vCPU
+//! resumes; the thread sets its registers itself and enters KVM_RUN again.
 
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::mpsc::{channel, RecvTimeoutError};
+use std::sync::mpsc::{channel, Receiver, RecvTimeoutError, Sender};
 use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-use trapline_exit::ExitSnapshot;
-use trapline_kvm::{kick, run_vcpu, VcpuContext, VcpuEnd};
+use trapline_exit::{ExitSnapshot, StopReason};
+use trapline_kvm::{kick, resume::resume, run_vcpu, ResumeAt, VcpuContext, VcpuEnd};
 use vmm_sys_util::signal::Killable;
 
 use crate::assemble::LabReadout;
+use crate::sleep::{self, SleepEnd, Sleeper};
 use crate::stat::{MetricsLines, StatReport, VcpuStat};
 use crate::SeccompMode;
 use crate::{Machine, MachineError, Outcome};
@@ -40,6 +47,8 @@ pub struct RunReport {
     pub vmm_rss_bytes: Option<u64>,
     /// The exit profile (only with `MachineConfig::profile`).
     pub stat: Option<StatReport>,
+    /// How many times the guest suspended to S3 and was woken.
+    pub resumes: u32,
 }
 
 impl Machine {
@@ -65,6 +74,10 @@ impl Machine {
             _ => None,
         };
         let first_run: Arc<std::sync::OnceLock<Duration>> = Arc::default();
+        // Set while the machine is suspending or asleep: a vCPU stopped
+        // then parks instead of ending.
+        let suspending = Arc::new(AtomicBool::new(false));
+        let mut resume_txs: Vec<Sender<ResumeAt>> = Vec::with_capacity(self.vcpus.len());
         let kvm_start = self.kvm_stats.as_ref().map(|k| k.snapshot());
         let started = Instant::now();
         for (index, mut vcpu) in self.vcpus.drain(..).enumerate() {
@@ -82,6 +95,9 @@ impl Machine {
             let tx = tx.clone();
             let filter = vcpu_filter.clone();
             let first_run = first_run.clone();
+            let suspending = suspending.clone();
+            let (resume_tx, resume_rx) = channel::<ResumeAt>();
+            resume_txs.push(resume_tx);
             let spawned = std::thread::Builder::new()
                 .name(format!("vcpu{index}"))
                 .spawn(move || {
@@ -95,7 +111,7 @@ impl Machine {
                         Some(Err(e)) => VcpuEnd::Unhandled {
                             what: format!("seccomp: {e}"),
                         },
-                        _ => run_vcpu(&mut vcpu, &ctx),
+                        _ => run_with_sleeps(&mut vcpu, &ctx, &suspending, &resume_rx, &tx),
                     };
                     kick::disarm();
                     // The controller may already have gone (it gave up on a
@@ -131,22 +147,48 @@ impl Machine {
         }
 
         let deadline = self.timeout.map(|t| started + t);
+        let mut parked = vec![false; threads.len()];
+        let mut resumes = 0u32;
         let mut metrics_lines = MetricsLines::default();
         let mut next_metrics = self.metrics.as_ref().map(|m| started + m.interval);
         let mut outcome = None;
         let mut running = threads.len();
         while outcome.is_none() && running > 0 {
             // Wake for whichever comes first: a vCPU ending, the timeout,
-            // the next metrics line.
-            let wake = match (deadline, next_metrics) {
-                (Some(d), Some(m)) => Some(d.min(m)),
-                (d, m) => d.or(m),
-            };
+            // the next metrics line, re-kicking vCPUs not yet parked for S3.
+            let rekick = suspending
+                .load(Ordering::Acquire)
+                .then(|| Instant::now() + REKICK);
+            let wake = [deadline, next_metrics, rekick].into_iter().flatten().min();
             let next = match wake {
                 Some(w) => rx.recv_timeout(w.saturating_duration_since(Instant::now())),
                 None => rx.recv().map_err(|_| RecvTimeoutError::Disconnected),
             };
             match next {
+                Ok((index, VcpuEnd::Device(StopReason::Suspend))) => {
+                    parked[index] = true;
+                    if !suspending.swap(true, Ordering::AcqRel) {
+                        // The first vCPU to ask: stop the others (they
+                        // park too, seeing `suspending`).
+                        for (i, s) in stops.iter().enumerate() {
+                            s.store(true, Ordering::Release);
+                            if let Some(t) = threads[i].as_ref().filter(|_| !parked[i]) {
+                                let _ = t.kill(kick::kick_signal());
+                            }
+                        }
+                    }
+                    let all_parked = threads.iter().zip(&parked).all(|(t, p)| t.is_none() || *p);
+                    if all_parked {
+                        // Nothing runs now; a vCPU stopped after the resume
+                        // must end, not park.
+                        suspending.store(false, Ordering::Release);
+                        parked.iter_mut().for_each(|p| *p = false);
+                        match self.sleep_and_resume(deadline, &resume_txs) {
+                            Some(o) => outcome = Some(o),
+                            None => resumes += 1,
+                        }
+                    }
+                }
                 Ok((index, end)) => {
                     running -= 1;
                     if let Some(t) = threads[index].take() {
@@ -158,15 +200,27 @@ impl Machine {
                     outcome = Some(Outcome::Timeout)
                 }
                 Err(RecvTimeoutError::Timeout) => {
+                    let now = Instant::now();
                     if let (Some(m), Some(at)) = (self.metrics.as_mut(), next_metrics.as_mut()) {
-                        write_metrics(m, &mut metrics_lines, self.profiles.as_deref(), false);
-                        *at += m.interval;
+                        if now >= *at {
+                            write_metrics(m, &mut metrics_lines, self.profiles.as_deref(), false);
+                            *at += m.interval;
+                        }
+                    }
+                    if suspending.load(Ordering::Acquire) {
+                        for (t, _) in threads.iter().zip(&parked).filter(|(_, p)| !**p) {
+                            if let Some(t) = t {
+                                let _ = t.kill(kick::kick_signal());
+                            }
+                        }
                     }
                 }
                 Err(RecvTimeoutError::Disconnected) => break,
             }
         }
         let wall = started.elapsed();
+        // Parked vCPU threads end when their resume channel closes.
+        drop(resume_txs);
         let stuck = stop_all(&stops, &mut threads, &rx);
         let outcome = outcome.unwrap_or(Outcome::PowerOff);
         if let Some(index) = stuck {
@@ -213,7 +267,77 @@ impl Machine {
                 .as_mut()
                 .and_then(|f| crate::footprint::rss_outside_from(f, guest.0, guest.1)),
             stat,
+            resumes,
         })
+    }
+
+    /// Every vCPU is parked in S3: sleep until a wake event, then send
+    /// each vCPU where it resumes. Returns the outcome if the run ends
+    /// instead (the deadline, or no waking vector to resume at).
+    fn sleep_and_resume(
+        &self,
+        deadline: Option<Instant>,
+        resume_txs: &[Sender<ResumeAt>],
+    ) -> Option<Outcome> {
+        let sleeper = Sleeper {
+            pm: &self.platform.pm,
+            rtc: &self.platform.rtc,
+            rtc_alarms: &self.platform.rtc_alarms,
+        };
+        sleeper.enter();
+        if sleeper.wait(deadline) == SleepEnd::Deadline {
+            return Some(Outcome::TimeoutAsleep);
+        }
+        let vector = sleep::waking_vector(self.vm.memory(), self.platform.facs);
+        if vector == 0 {
+            // Firmware with no waking vector reboots; trapline has nothing
+            // to reboot into.
+            return Some(Outcome::Reset);
+        }
+        for (i, tx) in resume_txs.iter().enumerate() {
+            // A thread that already ended has dropped its receiver.
+            let _ = tx.send(sleep::resume_at(i, vector));
+        }
+        None
+    }
+}
+
+/// A vCPU thread's life: run until something ends it; when the machine
+/// suspends (this vCPU asked for S3, or was stopped while `suspending`),
+/// report [`StopReason::Suspend`], wait for where to resume, set the vCPU
+/// there and run again. A closed resume channel ends the thread.
+fn run_with_sleeps(
+    vcpu: &mut trapline_kvm::VcpuFd,
+    ctx: &VcpuContext,
+    suspending: &AtomicBool,
+    resume_rx: &Receiver<ResumeAt>,
+    tx: &Sender<(usize, VcpuEnd)>,
+) -> VcpuEnd {
+    loop {
+        let end = run_vcpu(vcpu, ctx);
+        let parks = match end {
+            VcpuEnd::Device(StopReason::Suspend) => true,
+            VcpuEnd::Stopped => suspending.load(Ordering::Acquire),
+            _ => false,
+        };
+        if !parks {
+            return end;
+        }
+        if tx
+            .send((ctx.index, VcpuEnd::Device(StopReason::Suspend)))
+            .is_err()
+        {
+            return VcpuEnd::Stopped;
+        }
+        let Ok(at) = resume_rx.recv() else {
+            return VcpuEnd::Stopped;
+        };
+        if let Err(e) = resume(vcpu, at) {
+            return VcpuEnd::Unhandled {
+                what: format!("resuming from S3: {e}"),
+            };
+        }
+        ctx.stop.store(false, Ordering::Release);
     }
 }
 

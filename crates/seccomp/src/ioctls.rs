@@ -10,8 +10,8 @@
 use std::mem::size_of;
 
 use kvm_bindings::{
-    kvm_coalesced_mmio_zone, kvm_ioeventfd, kvm_irq_level, kvm_irqfd, kvm_msi, kvm_regs, kvm_sregs,
-    kvm_translation, kvm_userspace_memory_region,
+    kvm_coalesced_mmio_zone, kvm_ioeventfd, kvm_irq_level, kvm_irqfd, kvm_mp_state, kvm_msi,
+    kvm_regs, kvm_sregs, kvm_translation, kvm_userspace_memory_region,
 };
 
 const KVMIO: u32 = 0xAE;
@@ -41,6 +41,12 @@ pub const KVM_RUN: u32 = io(0x80);
 pub const KVM_GET_REGS: u32 = ior(0x81, size_of::<kvm_regs>());
 /// Read the special registers (vCPU fd).
 pub const KVM_GET_SREGS: u32 = ior(0x83, size_of::<kvm_sregs>());
+/// Write the general registers (vCPU fd).
+pub const KVM_SET_REGS: u32 = iow(0x82, size_of::<kvm_regs>());
+/// Write the special registers (vCPU fd).
+pub const KVM_SET_SREGS: u32 = iow(0x84, size_of::<kvm_sregs>());
+/// Set the vCPU's multiprocessing state (vCPU fd).
+pub const KVM_SET_MP_STATE: u32 = iow(0x99, size_of::<kvm_mp_state>());
 /// Translate a guest-virtual address through the vCPU's page tables (vCPU fd).
 pub const KVM_TRANSLATE: u32 = iowr(0x85, size_of::<kvm_translation>());
 /// Add, move or delete a memslot (VM fd).
@@ -79,6 +85,9 @@ macro_rules! kvm_ioctl {
 pub(crate) const RUN: KvmIoctl = kvm_ioctl!(KVM_RUN);
 pub(crate) const GET_REGS: KvmIoctl = kvm_ioctl!(KVM_GET_REGS);
 pub(crate) const GET_SREGS: KvmIoctl = kvm_ioctl!(KVM_GET_SREGS);
+pub(crate) const SET_REGS: KvmIoctl = kvm_ioctl!(KVM_SET_REGS);
+pub(crate) const SET_SREGS: KvmIoctl = kvm_ioctl!(KVM_SET_SREGS);
+pub(crate) const SET_MP_STATE: KvmIoctl = kvm_ioctl!(KVM_SET_MP_STATE);
 pub(crate) const TRANSLATE: KvmIoctl = kvm_ioctl!(KVM_TRANSLATE);
 pub(crate) const SET_USER_MEMORY_REGION: KvmIoctl = kvm_ioctl!(KVM_SET_USER_MEMORY_REGION);
 pub(crate) const IRQ_LINE: KvmIoctl = kvm_ioctl!(KVM_IRQ_LINE);
@@ -93,6 +102,9 @@ pub(crate) const ALL: &[KvmIoctl] = &[
     RUN,
     GET_REGS,
     GET_SREGS,
+    SET_REGS,
+    SET_SREGS,
+    SET_MP_STATE,
     TRANSLATE,
     SET_USER_MEMORY_REGION,
     IRQ_LINE,
@@ -114,6 +126,9 @@ mod tests {
             (KVM_RUN, 0x0000_ae80),
             (KVM_GET_REGS, 0x8090_ae81),
             (KVM_GET_SREGS, 0x8138_ae83),
+            (KVM_SET_REGS, 0x4090_ae82),
+            (KVM_SET_SREGS, 0x4138_ae84),
+            (KVM_SET_MP_STATE, 0x4004_ae99),
             (KVM_TRANSLATE, 0xc018_ae85),
             (KVM_SET_USER_MEMORY_REGION, 0x4020_ae46),
             (KVM_IRQ_LINE, 0x4008_ae61),

@@ -72,6 +72,12 @@ pub const VCPU_IOCTLS: &[KvmIoctl] = &[
     // PCI devices (pci-testdev) move their ioeventfds when the guest
     // reprograms a BAR, on the vCPU thread that took the config write.
     ioctls::IOEVENTFD,
+    // Resume from ACPI S3: each vCPU thread puts its own vCPU in real mode
+    // at the waking vector (boot vCPU) or back in wait-for-SIPI (the
+    // others) before its next KVM_RUN.
+    ioctls::SET_REGS,
+    ioctls::SET_SREGS,
+    ioctls::SET_MP_STATE,
 ];
 
 /// Ioctls the controller makes after the vCPU threads are running: none
@@ -90,7 +96,7 @@ pub const VMM_MAIN_IOCTLS: &[KvmIoctl] = &[
 /// Ioctls a helper thread may make.
 pub const HELPER_IOCTLS: &[KvmIoctl] = &[
     // Interrupt injection from a helper, the baseline an irqfd is
-    // compared with.
+    // compared with; the RTC's timer thread pulsing ISA IRQ 8.
     ioctls::IRQ_LINE,
     ioctls::SIGNAL_MSI,
 ];

@@ -204,6 +204,8 @@ pub struct Parsed {
     pub fadt: Option<Fadt>,
     /// The `_S5` package's first value (SLP_TYPa), if the DSDT has one.
     pub s5_slp_typ: Option<u8>,
+    /// The `_S3` package's first value (SLP_TYPa), if the DSDT has one.
+    pub s3_slp_typ: Option<u8>,
     /// The MADT, if listed.
     pub madt: Option<Madt>,
     /// MCFG allocations, if an MCFG is listed.
@@ -429,7 +431,8 @@ pub fn parse(base: u64, bytes: &[u8]) -> Result<Parsed, ParseError> {
                     let dsdt_addr = u64::from(fadt.dsdt);
                     let d = sdt(&mem, dsdt_addr, Some("DSDT"))?;
                     note(d, dsdt_addr, &mut tables);
-                    out.s5_slp_typ = find_s5(&d[36..]);
+                    out.s5_slp_typ = find_sleep_type(&d[36..], b"_S5_");
+                    out.s3_slp_typ = find_sleep_type(&d[36..], b"_S3_");
                 }
                 out.fadt = Some(fadt);
             }
@@ -609,10 +612,10 @@ fn decode_madt(t: &[u8], addr: u64) -> Result<Madt, ParseError> {
     Ok(m)
 }
 
-/// Find `Name(_S5_, Package(){ SLP_TYPa, ... })` in AML and return
-/// SLP_TYPa. Handles the encodings iasl emits for small integers.
-fn find_s5(aml: &[u8]) -> Option<u8> {
-    let at = aml.windows(4).position(|w| w == b"_S5_")? + 4;
+/// Find `Name(<name>, Package(){ SLP_TYPa, ... })` (`_S3_`, `_S5_`) in AML
+/// and return SLP_TYPa. Handles the encodings iasl emits for small integers.
+fn find_sleep_type(aml: &[u8], name: &[u8; 4]) -> Option<u8> {
+    let at = aml.windows(4).position(|w| w == name)? + 4;
     let rest = aml.get(at..)?;
     if *rest.first()? != 0x12 {
         return None; // not a PackageOp

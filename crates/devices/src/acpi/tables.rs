@@ -3,7 +3,11 @@
 //! it goes. Field offsets follow the ACPI 6.x spec, chapter 5.2.
 
 use super::aml;
-use crate::pm_timer::{PmPorts, PM1_CNT_LEN, PM1_EVT_LEN, PM_TMR_LEN, S5_SLP_TYP};
+use crate::pm_timer::{PmPorts, PM1_CNT_LEN, PM1_EVT_LEN, PM_TMR_LEN, S3_SLP_TYP, S5_SLP_TYP};
+
+/// The CMOS index of the RTC's century register (FADT CENTURY), as QEMU
+/// declares it: Linux then reads the full year from the RTC.
+const RTC_CENTURY_INDEX: u8 = crate::rtc::regs::REG_CENTURY;
 
 /// OEM fields of every header.
 const OEM_ID: &[u8; 6] = b"TRAPLN";
@@ -229,11 +233,13 @@ pub(super) fn facs() -> Vec<u8> {
     b
 }
 
-/// The DSDT: just `Name(_S5, Package(4) {S5_SLP_TYP, S5_SLP_TYP, 0, 0})`,
-/// so the sleep type an OS writes for soft-off is exactly the one
-/// [`crate::pm_timer::PmIo`] powers off on.
+/// The DSDT: just `Name(_S3, Package(4) {S3_SLP_TYP, S3_SLP_TYP, 0, 0})`
+/// and the same for `_S5`, so the sleep types an OS writes for suspend and
+/// soft-off are exactly the ones [`crate::pm_timer::PmIo`] acts on (QEMU's
+/// values: 1 and 0).
 pub(super) fn dsdt() -> Vec<u8> {
     let mut body = Vec::new();
+    aml::named_package(&mut body, b"_S3_", &[S3_SLP_TYP, S3_SLP_TYP, 0, 0]);
     aml::named_package(&mut body, b"_S5_", &[S5_SLP_TYP, S5_SLP_TYP, 0, 0]);
     let mut t = Table::new(b"DSDT", DSDT_REVISION);
     t.raw(&body);
@@ -289,7 +295,7 @@ pub(super) fn fadt(p: &FadtParams) -> Vec<u8> {
         .u8(0) // 105 DUTY_WIDTH
         .u8(0) // 106 DAY_ALRM
         .u8(0) // 107 MON_ALRM
-        .u8(0) // 108 CENTURY
+        .u8(RTC_CENTURY_INDEX) // 108 CENTURY: the RTC's century byte, as QEMU
         .u16(IAPC_BOOT_ARCH) // 109
         .u8(0) // 111 reserved
         .u32(FADT_FLAGS) // 112 Flags

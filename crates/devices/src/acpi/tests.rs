@@ -2,7 +2,7 @@
 
 use super::parse::{parse, IoApic, LocalApic, McfgAlloc, ParseError, SourceOverride};
 use super::*;
-use crate::pm_timer::S5_SLP_TYP;
+use crate::pm_timer::{S3_SLP_TYP, S5_SLP_TYP};
 
 fn build(cpus: u32) -> AcpiTables {
     AcpiBuilder::new().cpus(cpus).build().unwrap()
@@ -104,6 +104,7 @@ fn fadt_matches_qemu_pm_layout() {
     assert_eq!(facs.addr % 64, 0);
     assert_eq!(p.find("DSDT").unwrap().addr, u64::from(f.dsdt));
     assert_eq!(p.s5_slp_typ, Some(S5_SLP_TYP));
+    assert_eq!(p.s3_slp_typ, Some(S3_SLP_TYP));
 }
 
 #[test]
@@ -312,4 +313,12 @@ fn tables_do_not_overlap_and_are_aligned() {
         covered[o..o + i.len].iter_mut().for_each(|c| *c = true);
     }
     assert!(t.bytes.iter().zip(&covered).all(|(&b, &c)| c || b == 0));
+}
+
+#[test]
+fn fadt_names_the_rtc_century_register_like_qemu() {
+    let t = build(1);
+    let fadt = t.tables.iter().find(|i| &i.signature == b"FACP").unwrap();
+    let o = (fadt.gpa - t.base) as usize;
+    assert_eq!(t.bytes[o + 108], 0x32);
 }

@@ -1,0 +1,198 @@
+//! ACPI S3 on the controller: once every vCPU has stopped, wait for a wake
+//! event the guest enabled in PM1_EN, mark it in PM1_STS (with WAK_STS),
+//! and say where the vCPUs go: the boot vCPU to the FACS waking vector,
+//! the others back to wait-for-SIPI (see `trapline_kvm::resume`).
+//!
+//! Wake events, as QEMU honours them: the RTC alarm (with AIE set in the
+//! RTC and RTC_EN in PM1_EN) and the PM timer's carry out of bit 23 (with
+//! TMR_EN). The power button (PWRBTN_EN) has no host-side source in
+//! trapline, so it never wakes the machine. The run's timeout still ends
+//! the run while it sleeps.
+
+use std::sync::mpsc::{Receiver, RecvTimeoutError};
+use std::time::{Duration, Instant};
+
+use trapline_devices::pm_timer::{PmIo, PM1_RTC, PM1_TMR_EN};
+use trapline_devices::rtc::Rtc;
+use trapline_kvm::ResumeAt;
+use vm_memory::{Bytes, GuestAddress, GuestMemoryMmap};
+
+/// Offset of the 32-bit firmware waking vector in the FACS.
+const FACS_WAKING_VECTOR: u64 = 12;
+/// How long to wait at most when nothing but the timeout can wake the
+/// machine (the wait is re-armed; this only bounds one sleep).
+const IDLE_WAIT: Duration = Duration::from_secs(3600);
+
+/// Why the machine woke.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Wake {
+    /// The RTC alarm.
+    Rtc,
+    /// The PM timer's carry.
+    PmTimer,
+}
+
+/// How a sleep ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SleepEnd {
+    /// A wake event; the vCPUs resume.
+    Woke(Wake),
+    /// The run's deadline passed first.
+    Deadline,
+}
+
+/// The devices a sleeping machine watches.
+pub(crate) struct Sleeper<'a> {
+    pub pm: &'a PmIo,
+    pub rtc: &'a Rtc,
+    pub rtc_alarms: &'a Receiver<()>,
+}
+
+impl Sleeper<'_> {
+    /// Enter S3: forget alarms that fired while the guest was still
+    /// running (they were not wake events), mark the CMOS shutdown byte.
+    pub fn enter(&self) {
+        while self.rtc_alarms.try_recv().is_ok() {}
+        self.rtc.notify_suspend();
+    }
+
+    /// Wait for an enabled wake event or `deadline`; on a wake, set the
+    /// PM1 status bits.
+    pub fn wait(&self, deadline: Option<Instant>) -> SleepEnd {
+        loop {
+            let enable = self.pm.enable();
+            let now = Instant::now();
+            if deadline.is_some_and(|d| now >= d) {
+                return SleepEnd::Deadline;
+            }
+            let carry = (enable & PM1_TMR_EN != 0)
+                .then(|| now + Duration::from_nanos(self.pm.until_timer_carry_ns()));
+            let until = [deadline, carry]
+                .into_iter()
+                .flatten()
+                .min()
+                .unwrap_or(now + IDLE_WAIT);
+            match self
+                .rtc_alarms
+                .recv_timeout(until.saturating_duration_since(now))
+            {
+                Ok(()) if enable & PM1_RTC != 0 => {
+                    self.pm.wake(PM1_RTC);
+                    return SleepEnd::Woke(Wake::Rtc);
+                }
+                // An alarm the guest did not enable as a wake event.
+                Ok(()) => {}
+                Err(RecvTimeoutError::Timeout) => {
+                    if carry.is_some_and(|c| Instant::now() >= c) {
+                        // TMR_STS follows from the timer itself.
+                        self.pm.wake(0);
+                        return SleepEnd::Woke(Wake::PmTimer);
+                    }
+                }
+                // The RTC thread is gone: only the deadline can end this.
+                Err(RecvTimeoutError::Disconnected) => {
+                    std::thread::sleep(
+                        deadline.map_or(IDLE_WAIT, |d| d.saturating_duration_since(Instant::now())),
+                    );
+                }
+            }
+        }
+    }
+}
+
+/// The FACS firmware waking vector the guest wrote (0: none).
+pub(crate) fn waking_vector(memory: &GuestMemoryMmap, facs: u64) -> u32 {
+    if facs == 0 {
+        return 0;
+    }
+    memory
+        .read_obj::<u32>(GuestAddress(facs + FACS_WAKING_VECTOR))
+        .unwrap_or(0)
+}
+
+/// Where vCPU `index` resumes.
+pub(crate) fn resume_at(index: usize, vector: u32) -> ResumeAt {
+    if index == 0 {
+        ResumeAt::WakingVector(vector)
+    } else {
+        ResumeAt::WaitForSipi
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::mpsc::channel;
+    use trapline_devices::pm_timer::PM1_WAK_STS;
+    use trapline_devices::rtc::CmosMemory;
+    use trapline_exit::BusDevice;
+
+    fn rtc() -> Rtc {
+        Rtc::new(CmosMemory {
+            ram_below_4g: 1 << 20,
+            ram_above_4g: 0,
+            cpus: 1,
+        })
+    }
+
+    fn pm1_sts(pm: &PmIo) -> u16 {
+        let mut b = [0u8; 2];
+        pm.read(0, 0x600, 0, &mut b);
+        u16::from_le_bytes(b)
+    }
+
+    #[test]
+    fn an_enabled_rtc_alarm_wakes_and_sets_wak_sts() {
+        let (pm, rtc, (tx, rx)) = (PmIo::new(), rtc(), channel());
+        let _ = pm.write(0, 0x600, 2, &PM1_RTC.to_le_bytes());
+        let s = Sleeper {
+            pm: &pm,
+            rtc: &rtc,
+            rtc_alarms: &rx,
+        };
+        tx.send(()).unwrap();
+        s.enter();
+        assert_eq!(rtc.read_register(0x0f), 0xfe);
+        tx.send(()).unwrap();
+        assert_eq!(s.wait(None), SleepEnd::Woke(Wake::Rtc));
+        assert_eq!(
+            pm1_sts(&pm) & (PM1_WAK_STS | PM1_RTC),
+            PM1_WAK_STS | PM1_RTC
+        );
+    }
+
+    #[test]
+    fn a_disabled_alarm_does_not_wake_and_the_deadline_ends_the_wait() {
+        let (pm, rtc, (tx, rx)) = (PmIo::new(), rtc(), channel());
+        let s = Sleeper {
+            pm: &pm,
+            rtc: &rtc,
+            rtc_alarms: &rx,
+        };
+        tx.send(()).unwrap();
+        let deadline = Instant::now() + Duration::from_millis(50);
+        assert_eq!(s.wait(Some(deadline)), SleepEnd::Deadline);
+        assert_eq!(pm1_sts(&pm) & PM1_WAK_STS, 0);
+    }
+
+    #[test]
+    fn tmr_en_wakes_at_the_pm_timer_carry() {
+        // The carry comes every 2.34 s: the wait ends within that.
+        let (pm, rtc, (_tx, rx)) = (PmIo::new(), rtc(), channel());
+        let _ = pm.write(0, 0x600, 2, &PM1_TMR_EN.to_le_bytes());
+        let s = Sleeper {
+            pm: &pm,
+            rtc: &rtc,
+            rtc_alarms: &rx,
+        };
+        let deadline = Instant::now() + Duration::from_secs(60);
+        assert_eq!(s.wait(Some(deadline)), SleepEnd::Woke(Wake::PmTimer));
+        assert_eq!(pm1_sts(&pm) & PM1_WAK_STS, PM1_WAK_STS);
+    }
+
+    #[test]
+    fn vcpu_zero_goes_to_the_vector_the_others_wait_for_sipi() {
+        assert_eq!(resume_at(0, 0x1000), ResumeAt::WakingVector(0x1000));
+        assert_eq!(resume_at(3, 0x1000), ResumeAt::WaitForSipi);
+    }
+}
