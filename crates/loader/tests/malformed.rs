@@ -9,6 +9,7 @@ use trapline_loader::*;
 fn req<'a>(image: &'a [u8]) -> LoadRequest<'a> {
     LoadRequest {
         fresh_memory: false,
+        rsdp: None,
         image,
         image_name: "t.flat",
         append: "",
