@@ -105,6 +105,7 @@ pub fn run(a: RunArgs) -> i32 {
     cfg.metrics = metrics;
     cfg.vcpus = a.smp;
     cfg.mem_mib = a.mem;
+    cfg.cpu = a.cpu;
     cfg.append = a.append;
     cfg.initrd = initrd;
     cfg.serial = serial;

@@ -548,16 +548,6 @@ fn elf64_with_note(note: Vec<u8>) -> Vec<u8> {
     b.build()
 }
 
-fn note(namesz: u32, descsz: u32, n_type: u32, name: &[u8], desc: &[u8]) -> Vec<u8> {
-    let mut v = Vec::new();
-    v.extend_from_slice(&namesz.to_le_bytes());
-    v.extend_from_slice(&descsz.to_le_bytes());
-    v.extend_from_slice(&n_type.to_le_bytes());
-    v.extend_from_slice(name);
-    v.extend_from_slice(desc);
-    v
-}
-
 #[test]
 fn elf64_notes_are_checked_before_linux_loader_sees_them() {
     // Well-formed notes (including a Xen PVH entry note) load fine.

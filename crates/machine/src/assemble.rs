@@ -107,6 +107,7 @@ impl Machine {
                 mem_bytes: config.mem_mib << 20,
                 vcpus: config.vcpus,
                 irqchip: config.irqchip,
+                cpu: config.cpu.clone(),
             },
         )?;
         let boot = boot::load_image(&vm, &config)?;

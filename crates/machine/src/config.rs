@@ -62,6 +62,8 @@ pub struct MachineConfig {
     pub vcpus: u32,
     /// In-kernel irqchip and PIT (on unless a lab scenario needs HLT exits).
     pub irqchip: bool,
+    /// The CPU model (`--cpu`; default `host`).
+    pub cpu: trapline_kvm::CpuModel,
     /// The guest image bytes.
     pub kernel: Vec<u8>,
     /// How the image is named on the guest's command line (argv0).
@@ -117,6 +119,7 @@ impl MachineConfig {
             mem_mib: 128,
             vcpus: 1,
             irqchip: true,
+            cpu: trapline_kvm::CpuModel::default(),
             kernel,
             kernel_name: kernel_name.into(),
             append: String::new(),

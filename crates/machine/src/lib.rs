@@ -26,4 +26,4 @@ pub use stat::StatReport;
 
 pub use trapline_devices::serial::SerialOutput;
 pub use trapline_devices::ucall::UcallEvent;
-pub use trapline_kvm::{HostKvm, KvmError};
+pub use trapline_kvm::{CpuModel, HostKvm, KvmError};
