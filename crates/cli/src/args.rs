@@ -50,6 +50,11 @@ pub struct RunArgs {
     /// Where COM1 output goes: `stdio`, `file:PATH` or `none`.
     #[arg(long, default_value = "stdio", value_parser = parse_serial)]
     pub serial: SerialSpec,
+    /// With the console on a terminal, keep Ctrl-C, Ctrl-Z and Ctrl-\ as
+    /// signals to trapline instead of bytes for the guest (Ctrl-A x quits
+    /// either way).
+    #[arg(long)]
+    pub tty_signals: bool,
     /// Stop the guest after this many seconds (exit status 124).
     #[arg(long, value_name = "SECS", value_parser = parse_timeout)]
     pub timeout: Option<std::time::Duration>,

@@ -6,7 +6,8 @@
 //! (SSE2-era: leaf 1 EDX's base set, SSE3 and CX16, the 64-bit extended
 //! bits, no leaf-7 features), keeping what KVM itself provides on every
 //! model (x2APIC, TSC deadline, the hypervisor bit and KVM's paravirtual
-//! leaves 0x40000000-0x40000001 with kvm-clock). Then each `+flag`/`-flag`
+//! leaves 0x40000000-0x40000001 with kvm-clock; every model gets QEMU's
+//! default paravirtual feature set, see [`QEMU_DEFAULT_KVM_FEATURES`]). Then each `+flag`/`-flag`
 //! sets or clears one named bit, for a feature a guest or a host cannot
 //! handle (`qemu64,-cx16`).
 
@@ -133,6 +134,37 @@ const FEATURES: &[(&str, u32, Reg, u32)] = &[
     ("lm", 0x8000_0001, Reg::Edx, 29),
 ];
 
+/// KVM's paravirtual feature leaf.
+pub const KVM_CPUID_FEATURES: u32 = 0x4000_0001;
+
+/// The paravirtual features QEMU enables by default (its `kvm_default_props`
+/// and the `kvmclock` feature word): kvm-clock (both MSR sets) with its
+/// stable bit, no-op port-0x80 delay, async page faults (with their
+/// interrupt), steal time, PV EOI. KVM_GET_SUPPORTED_CPUID offers more
+/// (PV spinlock unhalt, PV IPIs and TLB flushes, poll control, …), which make
+/// the guest depend on hypercalls and on the host scheduling its vCPUs
+/// together; an SMP Linux guest stalled in its AP bring-up with all of them.
+pub const QEMU_DEFAULT_KVM_FEATURES: u32 = (1 << 0) // KVM_FEATURE_CLOCKSOURCE
+    | (1 << 1) // NOP_IO_DELAY
+    | (1 << 3) // CLOCKSOURCE2
+    | (1 << 4) // ASYNC_PF
+    | (1 << 5) // STEAL_TIME
+    | (1 << 6) // PV_EOI
+    | (1 << 14) // ASYNC_PF_INT
+    | (1 << 24); // CLOCKSOURCE_STABLE_BIT
+
+/// Limits KVM's paravirtual features (leaf 0x40000001 EAX) to
+/// [`QEMU_DEFAULT_KVM_FEATURES`]; the signature leaf 0x40000000
+/// ("KVMKVMKVM") is KVM's own.
+pub fn qemu_default_kvm_features(entries: &mut [kvm_cpuid_entry2]) {
+    for e in entries
+        .iter_mut()
+        .filter(|e| e.function == KVM_CPUID_FEATURES)
+    {
+        e.eax &= QEMU_DEFAULT_KVM_FEATURES;
+    }
+}
+
 /// The feature names `+flag`/`-flag` accept.
 pub fn feature_names() -> impl Iterator<Item = &'static str> {
     FEATURES.iter().map(|f| f.0)
@@ -227,6 +259,7 @@ impl CpuModel {
     /// A `+flag` sets the bit even where the host lacks it: KVM then refuses
     /// or ignores it, as it would for QEMU's `enforce`-less models.
     pub fn apply(&self, entries: &mut [kvm_cpuid_entry2]) {
+        qemu_default_kvm_features(entries);
         if self.base == CpuBase::Qemu64 {
             for e in entries.iter_mut() {
                 match e.function {
@@ -371,7 +404,7 @@ mod tests {
         assert!(feature(&e, 1, 'd', 26), "sse2");
         assert!(!feature(&e, 7, 'b', 20), "no smap");
         assert!(feature(&e, 0x8000_0001, 'd', 29), "lm");
-        assert_eq!(e[3].eax, !0, "KVM's PV leaf untouched");
+        assert_eq!(e[3].eax, QEMU_DEFAULT_KVM_FEATURES, "QEMU's PV set");
         assert_eq!(m.to_string(), "qemu64,-cx16,+popcnt");
     }
 
@@ -380,7 +413,9 @@ mod tests {
         for spec in ["host", "max"] {
             let mut e = all_ones();
             CpuModel::parse(spec).unwrap().apply(&mut e);
-            assert_eq!(e, all_ones());
+            let mut want = all_ones();
+            want[3].eax = QEMU_DEFAULT_KVM_FEATURES;
+            assert_eq!(e, want);
         }
         let mut e = all_ones();
         CpuModel::parse("host,smap=off,sse4_2=off")

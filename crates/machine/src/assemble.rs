@@ -50,6 +50,8 @@ pub struct Machine {
     pub(crate) tsc_khz: Option<u32>,
     /// COM1, for console input.
     pub(crate) uart: Arc<Uart>,
+    /// See [`MachineConfig::console_input`].
+    pub(crate) console_input: Option<bool>,
     pub(crate) vm: Vm,
 }
 
@@ -250,6 +252,7 @@ impl Machine {
             lab: config.lab,
             tsc_khz,
             uart,
+            console_input: config.console_input,
             vm,
         })
     }

@@ -74,6 +74,10 @@ pub struct MachineConfig {
     pub initrd: Option<Vec<u8>>,
     /// Where COM1 output goes.
     pub serial: SerialOutput,
+    /// Feed the process's stdin to COM1's receiver (`trapline run` with
+    /// the console on stdio); `Some(true)` also handles `Ctrl-A x` (a
+    /// terminal in raw mode).
+    pub console_input: Option<bool>,
     /// End the run after this long.
     pub timeout: Option<Duration>,
     /// Where ucall messages go (none: dropped).
@@ -125,6 +129,7 @@ impl MachineConfig {
             append: String::new(),
             initrd: None,
             serial: SerialOutput::Stdout,
+            console_input: None,
             timeout: None,
             ucall_sink: None,
             lab: LabFixtures::default(),

@@ -8,6 +8,7 @@
 mod assemble;
 mod boot;
 mod config;
+pub mod console;
 mod error;
 pub mod footprint;
 pub mod kvm_stats;
