@@ -155,6 +155,14 @@ pub fn inspect(image: &[u8]) -> Result<ImageInfo, LoadError> {
     // A file shorter than the magic that matches it so far is a truncated
     // ELF; anything else without the magic is not ELF at all.
     let magic = b"\x7fELF";
+    // A bzImage: boot_flag 0xAA55 at 0x1FE and "HdrS" at 0x202.
+    if rd::<2>(image, 0x1fe) == Some([0x55, 0xaa]) && rd::<4>(image, 0x202) == Some(*b"HdrS") {
+        let v = u16_at(image, 0x206).unwrap_or(0);
+        return Err(LoadError::BzImage {
+            major: (v >> 8) as u8,
+            minor: v as u8,
+        });
+    }
     if !image.starts_with(magic) {
         if image.len() < magic.len() && magic.starts_with(image) {
             return Err(LoadError::Truncated {

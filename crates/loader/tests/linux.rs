@@ -142,4 +142,21 @@ fn a_file_that_is_no_kernel_gets_a_clear_error() {
             assert!(msg.contains(word), "'{msg}' should name {word}");
         }
     }
+    // A bzImage is recognised by its setup header and pointed at vmlinux.
+    let mut bz = vec![0u8; 0x1000];
+    bz[0x1fe..0x200].copy_from_slice(&[0x55, 0xaa]);
+    bz[0x202..0x206].copy_from_slice(b"HdrS");
+    bz[0x206..0x208].copy_from_slice(&0x020fu16.to_le_bytes());
+    let e = inspect(&bz).unwrap_err();
+    assert!(
+        matches!(
+            e,
+            LoadError::BzImage {
+                major: 2,
+                minor: 15
+            }
+        ),
+        "{e}"
+    );
+    assert!(e.to_string().contains("vmlinux"), "{e}");
 }

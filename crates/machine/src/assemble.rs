@@ -148,6 +148,18 @@ impl Machine {
             abi::DEBUG_EXIT_LEN.into(),
             Arc::new(DebugExit),
         )?;
+        // i8042: Linux reboots through it (command 0xFE on port 0x64).
+        for (name, port) in [
+            ("i8042-data", trapline_devices::i8042::I8042_DATA_PORT),
+            ("i8042", trapline_devices::i8042::I8042_COMMAND_PORT),
+        ] {
+            pio.insert(
+                name,
+                port.into(),
+                1,
+                Arc::new(trapline_devices::i8042::I8042),
+            )?;
+        }
         pio.insert(
             "bochs-shutdown",
             abi::BOCHS_SHUTDOWN_PORT.into(),
