@@ -267,12 +267,10 @@ impl CpuModel {
                         e.edx &= QEMU64_1_EDX;
                         e.ecx &= QEMU64_1_ECX;
                     }
-                    7 => {
-                        if e.index == 0 {
-                            e.ebx = 0;
-                            e.ecx = 0;
-                            e.edx = 0;
-                        }
+                    7 if e.index == 0 => {
+                        e.ebx = 0;
+                        e.ecx = 0;
+                        e.edx = 0;
                     }
                     0x8000_0001 => {
                         e.edx &= QEMU64_EXT_EDX;

@@ -4,7 +4,6 @@
 mod common;
 
 use common::*;
-use trapline_loader::layout::*;
 use trapline_loader::linux::pvh::*;
 use trapline_loader::*;
 
