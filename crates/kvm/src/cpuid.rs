@@ -132,7 +132,13 @@ const FEATURES: &[(&str, u32, Reg, u32)] = &[
     ("pdpe1gb", 0x8000_0001, Reg::Edx, 26),
     ("rdtscp", 0x8000_0001, Reg::Edx, 27),
     ("lm", 0x8000_0001, Reg::Edx, 29),
+    ("invtsc", 0x8000_0007, Reg::Edx, 8),
 ];
+
+/// Invariant TSC (0x80000007 EDX bit 8): hidden unless `+invtsc`, as QEMU
+/// hides it from every model unless asked (it blocks migration there), so a
+/// guest sees the same TSC promises on both VMMs.
+const INVTSC: (u32, u32) = (0x8000_0007, 1 << 8);
 
 /// KVM's paravirtual feature leaf.
 pub const KVM_CPUID_FEATURES: u32 = 0x4000_0001;
@@ -260,6 +266,9 @@ impl CpuModel {
     /// or ignores it, as it would for QEMU's `enforce`-less models.
     pub fn apply(&self, entries: &mut [kvm_cpuid_entry2]) {
         qemu_default_kvm_features(entries);
+        for e in entries.iter_mut().filter(|e| e.function == INVTSC.0) {
+            e.edx &= !INVTSC.1;
+        }
         if self.base == CpuBase::Qemu64 {
             for e in entries.iter_mut() {
                 match e.function {
@@ -376,7 +385,7 @@ mod tests {
     }
 
     fn all_ones() -> Vec<kvm_cpuid_entry2> {
-        [1u32, 7, 0x8000_0001, 0x4000_0001]
+        [1u32, 7, 0x8000_0001, 0x4000_0001, 0x8000_0007]
             .iter()
             .map(|&function| kvm_cpuid_entry2 {
                 function,
@@ -413,7 +422,13 @@ mod tests {
             CpuModel::parse(spec).unwrap().apply(&mut e);
             let mut want = all_ones();
             want[3].eax = QEMU_DEFAULT_KVM_FEATURES;
+            want[4].edx &= !(1 << 8);
             assert_eq!(e, want);
+            let mut e = all_ones();
+            CpuModel::parse(&format!("{spec},+invtsc"))
+                .unwrap()
+                .apply(&mut e);
+            assert!(feature(&e, 0x8000_0007, 'd', 8), "+invtsc shows it");
         }
         let mut e = all_ones();
         CpuModel::parse("host,smap=off,sse4_2=off")
