@@ -18,8 +18,9 @@ done
 
 # Two tests need programs a bare machine lacks, and skip, loudly, without
 # them: the HTML report's browser test (crates/report/tests/browser.rs,
-# headless Chromium) and the QEMU comparisons (`trapline bench --peer qemu`,
-# crates/cli/tests/{peer,kut_compat}.rs). CI starts from a bare machine, so
+# headless Chromium), the QEMU comparisons (`trapline bench --peer qemu`,
+# crates/cli/tests/{peer,kut_compat}.rs) and xz for the Linux boot tests
+# (crates/cli/tests/linux.rs). CI starts from a bare machine, so
 # install Debian's packages when they are missing and apt-get is here (the
 # package lists are refreshed only if a plain install fails). A failed
 # install is a warning, not an error: those tests then skip.
@@ -46,6 +47,7 @@ ensure_package() { # ensure_package PACKAGE WHAT BINARY...
 }
 ensure_package chromium "the browser test" chromium chromium-browser google-chrome
 ensure_package qemu-system-x86 "the QEMU comparisons" qemu-system-x86_64
+ensure_package xz-utils "the Linux boot tests (vmlinux.xz)" xz
 
 # A few seconds of every fuzz target (fuzz/, cargo-fuzz on the nightly
 # toolchain the machine has): a crash fails the run. Installing cargo-fuzz

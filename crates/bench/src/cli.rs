@@ -46,6 +46,9 @@ pub enum ViewArg {
     VmexitArm,
     Seeds,
     Vmm,
+    /// Boot the shared tiny Linux and time it (beside QEMU microvm with
+    /// `--peer qemu`); not a probe run.
+    LinuxBoot,
 }
 
 /// `trapline bench` arguments.
@@ -102,6 +105,9 @@ pub struct BenchArgs {
     /// Also run the same probe on a peer VMM, interleaved, for a side-by-side ratio.
     #[arg(long, value_enum)]
     pub peer: Option<PeerArg>,
+    /// vCPUs for `--view linux-boot`.
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=64))]
+    pub linux_smp: u32,
     /// Run trapline's VMs without the exit profile: no handling times per
     /// exit, and no `stat-overhead` row.
     #[arg(long)]
@@ -173,6 +179,8 @@ fn view(v: ViewArg) -> View {
         ViewArg::VmexitArm => View::VmexitArm,
         ViewArg::Seeds => View::Seeds,
         ViewArg::Vmm => View::Vmm,
+        // Handled before any probe run (see `main`).
+        ViewArg::LinuxBoot => View::All,
     }
 }
 
@@ -205,6 +213,13 @@ pub fn main(args: BenchArgs) -> i32 {
                 return status::USAGE;
             }
         }
+    }
+    if args.view == ViewArg::LinuxBoot {
+        let repeat = args.repeat.unwrap_or(if args.quick { 1 } else { 3 });
+        // A boot takes ~20 s on an idle host: give the default VM timeout
+        // room for a loaded one.
+        let timeout = args.timeout.max(Duration::from_secs(600));
+        return crate::linux_boot::main(args.linux_smp, repeat, options.peer.as_ref(), timeout);
     }
     let kvm = match HostKvm::open_from_env() {
         Ok(k) => k,

@@ -9,6 +9,7 @@ pub mod doorbell;
 pub mod fw_cfg;
 #[cfg(test)]
 mod hostile;
+pub mod i8042;
 pub mod lapic_fallback;
 pub mod pc_testdev;
 pub mod pci;

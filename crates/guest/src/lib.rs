@@ -16,6 +16,8 @@ macro_rules! payload {
 
 /// Prints a greeting and its argv, ucall DONE, exits with `exit=<n>`.
 pub const HELLO: &[u8] = payload!("hello.flat");
+/// Reads a line from COM1 (polling) and prints it back: console input.
+pub const ECHO: &[u8] = payload!("echo.flat");
 /// Starts `cpus=N` vCPUs with INIT/SIPI; each checks in.
 pub const SMP: &[u8] = payload!("smp.flat");
 /// `n=` random PIO and MMIO accesses (`seed=`), then COUNT ucalls.
@@ -56,6 +58,7 @@ pub const REALMODE: &[u8] = payload!("realmode.flat");
 /// Every payload by its public name.
 pub const PAYLOADS: &[(&str, &[u8])] = &[
     ("hello", HELLO),
+    ("echo", ECHO),
     ("smp", SMP),
     ("hostile", HOSTILE),
     ("triple", TRIPLE),

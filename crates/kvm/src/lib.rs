@@ -19,6 +19,7 @@ mod system;
 mod vm;
 
 pub use cpu_state::{BootCpuState, CpuMode, Segment};
+pub use cpuid::{CpuBase, CpuModel};
 pub use crash::CpuDump;
 pub use error::KvmError;
 pub use irqchip::Irqchip;

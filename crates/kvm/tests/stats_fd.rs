@@ -25,6 +25,7 @@ fn vm_and_vcpu_stats_name_the_usual_counters_and_read_twice() {
             vcpus: 1,
             irqchip: trapline_kvm::Irqchip::Kernel,
             pit: true,
+            cpu: Default::default(),
         },
     )
     .expect("VM");

@@ -31,8 +31,17 @@ pub enum LoadError {
     },
 
     /// The image does not start with `\x7fELF`.
-    #[error("the guest image is not an ELF file (it does not start with \\x7fELF): trapline boots ELF executables (a kvm-unit-tests .flat is one); raw binaries and bzImages are not supported")]
+    #[error("the guest image is not an ELF file (it does not start with \\x7fELF): trapline boots a Multiboot ELF32 (a kvm-unit-tests .flat), an ELF64, or a Linux vmlinux through its PVH note; raw binaries and bzImages are not supported")]
     NotElf,
+
+    /// A Linux bzImage (the `HdrS` setup header at 0x202).
+    #[error("the guest image is a Linux bzImage (boot protocol {major}.{minor:02}): trapline boots Linux through the PVH entry of its vmlinux instead (the ELF in the kernel build tree, or extract it with the kernel's scripts/extract-vmlinux), e.g. trapline run --kernel vmlinux --initrd … --append 'console=ttyS0'")]
+    BzImage {
+        /// Boot protocol major version.
+        major: u8,
+        /// Boot protocol minor version.
+        minor: u8,
+    },
 
     /// `EI_CLASS` is neither ELFCLASS32 nor ELFCLASS64.
     #[error("the guest image has ELF class {0} (EI_CLASS); expected 1 (ELF32) or 2 (ELF64)")]

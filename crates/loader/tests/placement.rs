@@ -20,6 +20,7 @@ fn req<'a>(image: &'a [u8]) -> LoadRequest<'a> {
         append: "a b",
         initrd: None,
         reserved: &[],
+        rsdp: None,
     }
 }
 

@@ -8,6 +8,7 @@
 mod assemble;
 mod boot;
 mod config;
+pub mod console;
 mod error;
 pub mod footprint;
 mod interrupts;
@@ -28,4 +29,4 @@ pub use stat::StatReport;
 
 pub use trapline_devices::serial::SerialOutput;
 pub use trapline_devices::ucall::UcallEvent;
-pub use trapline_kvm::{HostKvm, Irqchip, KvmError};
+pub use trapline_kvm::{CpuModel, HostKvm, Irqchip, KvmError};

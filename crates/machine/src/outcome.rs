@@ -16,7 +16,7 @@ pub mod status {
     pub const NO_KVM: i32 = 6;
     /// Any other host-side failure (a KVM ioctl, a file, a thread).
     pub const VMM_ERROR: i32 = 8;
-    /// The guest triple-faulted (KVM_EXIT_SHUTDOWN) or asked for a reset.
+    /// The guest triple-faulted (KVM_EXIT_SHUTDOWN).
     pub const TRIPLE_FAULT: i32 = 10;
     /// KVM could not run the guest (internal error, failed entry, an exit
     /// trapline does not handle).
@@ -126,8 +126,10 @@ impl Outcome {
     pub fn exit_status(&self) -> i32 {
         match self {
             Outcome::DebugExit(v) => trapline_devices::debug_exit::exit_status(*v),
-            Outcome::PowerOff => status::POWER_OFF,
-            Outcome::Reset | Outcome::TripleFault { .. } => status::TRIPLE_FAULT,
+            // A reboot the guest asked for ends the run as cleanly as a
+            // power-off (QEMU's -no-reboot exits 0 too).
+            Outcome::PowerOff | Outcome::Reset => status::POWER_OFF,
+            Outcome::TripleFault { .. } => status::TRIPLE_FAULT,
             Outcome::Timeout | Outcome::TimeoutAsleep => status::TIMEOUT,
             Outcome::KvmFailure { .. } => status::KVM_FAILURE,
             Outcome::AbsentDevice { .. } => status::ABSENT_DEVICE,
