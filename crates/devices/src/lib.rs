@@ -16,3 +16,4 @@ pub mod power;
 pub mod probe;
 pub mod serial;
 pub mod ucall;
+pub mod virtio;
