@@ -40,6 +40,8 @@ pub struct RunReport {
     pub vmm_rss_bytes: Option<u64>,
     /// The exit profile (only with `MachineConfig::profile`).
     pub stat: Option<StatReport>,
+    /// Each virtio device's counters, in `--disk` order.
+    pub virtio: Vec<crate::VirtioReadout>,
 }
 
 impl Machine {
@@ -64,6 +66,8 @@ impl Machine {
             SeccompMode::All => Some(trapline_seccomp::filter(ThreadKind::VmmMain)?),
             _ => None,
         };
+        // The ioeventfd path's worker, before the vCPUs can notify.
+        let virtio_worker = self.virtio.spawn_worker(self.seccomp != SeccompMode::Off)?;
         let first_run: Arc<std::sync::OnceLock<Duration>> = Arc::default();
         let kvm_start = self.kvm_stats.as_ref().map(|k| k.snapshot());
         let started = Instant::now();
@@ -168,6 +172,7 @@ impl Machine {
         }
         let wall = started.elapsed();
         let stuck = stop_all(&stops, &mut threads, &rx);
+        drop(virtio_worker);
         let outcome = outcome.unwrap_or(Outcome::PowerOff);
         if let Some(index) = stuck {
             return Err(MachineError::VcpuStuck(index));
@@ -213,6 +218,7 @@ impl Machine {
                 .as_mut()
                 .and_then(|f| crate::footprint::rss_outside_from(f, guest.0, guest.1)),
             stat,
+            virtio: self.virtio.readout(),
         })
     }
 }
