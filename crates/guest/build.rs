@@ -56,6 +56,7 @@ const PAYLOADS: &[(&str, &str, Kind)] = &[
     ("compat", "payloads/compat.c", Kind::Flat),
     ("kutvmexit", "payloads/kutvmexit.c", Kind::Flat),
     ("ringer", "payloads/ringer.c", Kind::Flat),
+    ("vblk", "payloads/vblk.c", Kind::Flat),
     ("hello64", "payloads/hello64.c", Kind::Elf64),
 ];
 

@@ -38,6 +38,10 @@ pub const KUTVMEXIT: &[u8] = payload!("kutvmexit.flat");
 /// The doorbell reliability test: `cpus=N` CPUs ring `n=` times each on
 /// `path=` at once, each reports COUNT(apic id, rings); exits 0.
 pub const RINGER: &[u8] = payload!("ringer.flat");
+/// A minimal virtio-blk driver for the first `--disk`: reads sector 0,
+/// writes and flushes sector `wsector=`, times reads and writes with
+/// `bench=N`; exits 0 when every request completed as expected.
+pub const VBLK: &[u8] = payload!("vblk.flat");
 /// A plain ELF64 entered in long mode; exits with 0x2a.
 pub const HELLO64: &[u8] = payload!("hello64.elf");
 
@@ -53,6 +57,7 @@ pub const PAYLOADS: &[(&str, &[u8])] = &[
     ("compat", COMPAT),
     ("kutvmexit", KUTVMEXIT),
     ("ringer", RINGER),
+    ("vblk", VBLK),
     ("hello64", HELLO64),
 ];
 
