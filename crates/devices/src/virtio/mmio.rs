@@ -256,17 +256,22 @@ impl VirtioMmio {
     }
 
     fn read_reg(&self, offset: u64) -> u32 {
+        // The interrupt handler's registers never wait for the lock, which
+        // the thread serving a queue holds while it does disk I/O.
+        match offset {
+            reg::MAGIC => return MAGIC,
+            reg::VERSION => return VERSION,
+            reg::DEVICE_ID => return self.device_type,
+            reg::VENDOR_ID => return VENDOR_ID,
+            reg::INTERRUPT_STATUS => return self.interrupt.status(),
+            reg::CONFIG_GENERATION => return 0,
+            _ => {}
+        }
         let st = self.lock();
         let queue = st.queues.get(st.queue_sel as usize);
         match offset {
-            reg::MAGIC => MAGIC,
-            reg::VERSION => VERSION,
-            reg::DEVICE_ID => self.device_type,
-            reg::VENDOR_ID => VENDOR_ID,
             reg::DEVICE_FEATURES => st.status.device_features(),
-            reg::INTERRUPT_STATUS => self.interrupt.status(),
             reg::STATUS => st.status.status().into(),
-            reg::CONFIG_GENERATION => 0,
             queue_regs::offsets::NUM_MAX
             | queue_regs::offsets::NUM
             | queue_regs::offsets::READY => queue.map_or(0, |q| q.read(offset)),
@@ -275,9 +280,10 @@ impl VirtioMmio {
     }
 
     fn write_reg(&self, offset: u64, value: u32) {
-        if offset == QUEUE_NOTIFY_OFFSET {
-            self.notify(value);
-            return;
+        match offset {
+            QUEUE_NOTIFY_OFFSET => return self.notify(value),
+            reg::INTERRUPT_ACK => return self.interrupt.ack(value),
+            _ => {}
         }
         let mut guard = self.lock();
         let st = &mut *guard;
@@ -286,7 +292,6 @@ impl VirtioMmio {
             reg::DRIVER_FEATURES => st.status.write_driver_features(value),
             reg::DRIVER_FEATURES_SEL => st.status.select_driver_features(value),
             reg::QUEUE_SEL => st.queue_sel = value,
-            reg::INTERRUPT_ACK => self.interrupt.ack(value),
             reg::STATUS => match st.status.write_status(value as u8) {
                 StatusChange::Reset => {
                     st.queues.iter_mut().for_each(QueueSlot::reset);
