@@ -37,7 +37,9 @@ pub struct RunArgs {
     /// Guest command line (after argv0, which is the image path, as QEMU does).
     #[arg(long, default_value = "")]
     pub append: String,
-    /// A file handed to the guest as its one Multiboot module.
+    /// A file handed to the guest as its one Multiboot module
+    /// (`builtin:vblktest`: an initramfs whose /init checks and times
+    /// /dev/vda).
     #[arg(long, value_name = "FILE")]
     pub initrd: Option<PathBuf>,
     /// Where COM1 output goes: `stdio`, `file:PATH` or `none`.

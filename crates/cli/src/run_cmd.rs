@@ -40,6 +40,10 @@ pub fn run(a: RunArgs) -> i32 {
         Err(e) => return fail(status::BAD_IMAGE, e),
     };
     let initrd = match &a.initrd {
+        // Built-in initramfs images for Linux guests.
+        Some(p) if p.as_os_str() == "builtin:vblktest" => {
+            Some(trapline_guest::linux_vblk_initramfs())
+        }
         Some(p) => match std::fs::read(p) {
             Ok(b) => Some(b),
             Err(e) => {

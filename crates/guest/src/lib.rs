@@ -61,10 +61,28 @@ pub const PAYLOADS: &[(&str, &[u8])] = &[
     ("hello64", HELLO64),
 ];
 
+/// `/init` for Linux guests that checks and times `/dev/vda` (see
+/// `c/linux/vblktest.c`): an i386 static binary.
+pub const LINUX_VBLKTEST: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/vblktest"));
+
+/// An uncompressed newc initramfs whose `/init` is [`LINUX_VBLKTEST`]
+/// (with empty /dev, /proc and /sys to mount on).
+pub fn linux_vblk_initramfs() -> Vec<u8> {
+    use cpio::Entry;
+    cpio::newc(&[
+        Entry::Dir("dev", 0o755),
+        Entry::Dir("proc", 0o755),
+        Entry::Dir("sys", 0o755),
+        Entry::File("init", 0o755, LINUX_VBLKTEST),
+    ])
+}
+
 /// The payload called `name`, if there is one.
 pub fn payload(name: &str) -> Option<&'static [u8]> {
     PAYLOADS.iter().find(|(n, _)| *n == name).map(|(_, b)| *b)
 }
+
+pub mod cpio;
 
 #[cfg(test)]
 mod tests;
