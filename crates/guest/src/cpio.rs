@@ -37,7 +37,7 @@ fn header(out: &mut Vec<u8>, ino: u32, mode: u32, size: usize, name: &str) {
 }
 
 fn pad4(out: &mut Vec<u8>) {
-    while out.len() % 4 != 0 {
+    while !out.len().is_multiple_of(4) {
         out.push(0);
     }
 }
