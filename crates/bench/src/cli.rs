@@ -285,14 +285,16 @@ fn virtio_view(args: &BenchArgs) -> i32 {
     };
     match crate::virtio::measure(&opts) {
         Ok(results) => {
-            print!(
-                "{}",
-                crate::virtio::render(
-                    &results,
-                    &opts,
-                    "not run: it boots the Linux guest, and Linux does not boot on trapline on this branch yet"
-                )
-            );
+            let qemu = qemu_rows(args, &opts);
+            let note = match &qemu {
+                Ok(_) => "below (Linux's virtio-blk driver and vblktest: another guest than builtin:vblk, compare paths within a VMM)".to_string(),
+                Err(e) => format!("not run: {e}"),
+            };
+            print!("{}", crate::virtio::render(&results, &opts, &note));
+            if let Ok(rows) = qemu {
+                println!();
+                print!("{}", crate::virtio::render_qemu(&rows));
+            }
             status::OK
         }
         Err(e) => {
@@ -300,4 +302,36 @@ fn virtio_view(args: &BenchArgs) -> i32 {
             status::SCENARIO_FAILED
         }
     }
+}
+
+/// QEMU microvm with Linux and vblktest, ioeventfd on and off: needs QEMU
+/// and a Linux kernel (`TRAPLINE_LINUX_KERNEL`, an uncompressed vmlinux
+/// with PVH entry, like ../shared/guests/linux/vmlinux.xz).
+fn qemu_rows(
+    args: &BenchArgs,
+    opts: &crate::virtio::VirtioOptions,
+) -> Result<Vec<(bool, Vec<crate::virtio::LinuxBench>)>, String> {
+    let qemu = crate::peer::find()?;
+    let kernel = std::env::var_os("TRAPLINE_LINUX_KERNEL")
+        .map(PathBuf::from)
+        .ok_or("set TRAPLINE_LINUX_KERNEL to a vmlinux with a PVH entry (e.g. ../shared/guests/linux/vmlinux.xz, decompressed)")?;
+    let disk = std::env::temp_dir().join(format!(
+        "trapline-bench-qemu-disk-{}.img",
+        std::process::id()
+    ));
+    let f = std::fs::File::create(&disk).map_err(|e| format!("{}: {e}", disk.display()))?;
+    f.set_len(64 << 20)
+        .map_err(|e| format!("{}: {e}", disk.display()))?;
+    let secs = if args.quick { 1 } else { 3 };
+    // A boot takes tens of seconds of emulated kernel code on these hosts.
+    let timeout = opts.timeout.max(Duration::from_secs(300));
+    let rows = [true, false]
+        .into_iter()
+        .map(|on| {
+            crate::virtio::qemu_linux(&qemu.binary, &kernel, &disk, on, secs, timeout)
+                .map(|r| (on, r))
+        })
+        .collect();
+    let _ = std::fs::remove_file(&disk);
+    rows
 }

@@ -326,9 +326,160 @@ mod tests {
     }
 
     #[test]
+    fn parses_linux_lines() {
+        let r = parse_linux("x\nVBLK-BENCH op=write size=65536 ops=200 ns=1000000000 iops=200 lat_us=5000\nVBLK-BENCH op=read size=4096 ops=0 ns=1 iops=0 lat_us=0\n");
+        assert_eq!(
+            r,
+            vec![LinuxBench {
+                op: "write".into(),
+                size: 65536,
+                iops: 200.0,
+                lat_us: 5000.0
+            }]
+        );
+    }
+
+    #[test]
     fn medians() {
         assert_eq!(median(vec![3.0, 1.0, 2.0]), 2.0);
         assert_eq!(median(vec![4.0, 1.0, 2.0, 3.0]), 2.5);
         assert_eq!(median(vec![]), 0.0);
     }
+}
+
+/// One `VBLK-BENCH` line of the Linux guest program.
+#[derive(Clone, Debug, PartialEq)]
+pub struct LinuxBench {
+    /// `read` or `write`.
+    pub op: String,
+    /// Request size in bytes.
+    pub size: u32,
+    /// Requests per second.
+    pub iops: f64,
+    /// Mean latency in µs.
+    pub lat_us: f64,
+}
+
+/// Parse `VBLK-BENCH op=read size=4096 ops=N ns=T iops=I lat_us=L` lines
+/// (IOPS and latency recomputed from ops and ns, which are exact).
+pub fn parse_linux(stdout: &str) -> Vec<LinuxBench> {
+    stdout
+        .lines()
+        .filter_map(|l| l.trim().strip_prefix("VBLK-BENCH "))
+        .filter_map(|l| {
+            let f = |k: &str| {
+                l.split_whitespace()
+                    .find_map(|w| w.strip_prefix(k)?.strip_prefix('='))
+            };
+            let ops: f64 = f("ops")?.parse().ok()?;
+            let ns: f64 = f("ns")?.parse().ok()?;
+            if ops == 0.0 || ns == 0.0 {
+                return None;
+            }
+            Some(LinuxBench {
+                op: f("op")?.to_string(),
+                size: f("size")?.parse().ok()?,
+                iops: ops * 1e9 / ns,
+                lat_us: ns / ops / 1e3,
+            })
+        })
+        .collect()
+}
+
+/// QEMU's microvm booting `kernel` with the `vblktest` initramfs and
+/// `virtio-blk-device` on `disk` (modern virtio-mmio; `ioeventfd` on or
+/// off on the transport), `secs` seconds per I/O kind.
+pub fn qemu_linux(
+    qemu: &Path,
+    kernel: &Path,
+    disk: &Path,
+    ioeventfd: bool,
+    secs: u64,
+    timeout: Duration,
+) -> Result<Vec<LinuxBench>, String> {
+    let dir = std::env::temp_dir().join(format!("trapline-bench-qemu-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    let initrd = dir.join("vblktest.cpio");
+    std::fs::write(&initrd, trapline_guest::linux_vblk_initramfs())
+        .map_err(|e| format!("{}: {e}", initrd.display()))?;
+    let mut cmd = Command::new("timeout");
+    cmd.arg(format!("{}", timeout.as_secs().max(1)))
+        .arg(qemu)
+        .args([
+            "-M",
+            "microvm",
+            "-nodefaults",
+            "-display",
+            "none",
+            "-serial",
+            "stdio",
+        ])
+        // QEMU 7.2 aborts with -cpu host on some AMD hosts (see peer.rs).
+        .args([
+            "-accel",
+            "kvm",
+            "-cpu",
+            "qemu64,-cx16",
+            "-m",
+            "128",
+            "-no-reboot",
+        ])
+        .arg("-kernel")
+        .arg(kernel)
+        .arg("-initrd")
+        .arg(&initrd)
+        .args([
+            "-append",
+            &format!("console=ttyS0 panic=-1 quiet vblk.bench={secs}"),
+        ])
+        .args(["-global", "virtio-mmio.force-legacy=false"])
+        .args([
+            "-global",
+            &format!(
+                "virtio-mmio.ioeventfd={}",
+                if ioeventfd { "on" } else { "off" }
+            ),
+        ])
+        .arg("-drive")
+        .arg(format!(
+            "id=vda,file={},format=raw,if=none,cache=none,aio=threads",
+            disk.display()
+        ))
+        .args(["-device", "virtio-blk-device,drive=vda"]);
+    let o = cmd
+        .output()
+        .map_err(|e| format!("cannot run {}: {e}", qemu.display()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let o = o?;
+    let out = String::from_utf8_lossy(&o.stdout);
+    let rows = parse_linux(&out);
+    if rows.is_empty() {
+        return Err(format!(
+            "QEMU microvm printed no VBLK-BENCH lines ({}):\n{out}{}",
+            o.status,
+            String::from_utf8_lossy(&o.stderr)
+        ));
+    }
+    Ok(rows)
+}
+
+/// QEMU's rows as text.
+pub fn render_qemu(rows: &[(bool, Vec<LinuxBench>)]) -> String {
+    let mut s = format!(
+        "{:<22} {:<6} {:>6} {:>9} {:>12}\n",
+        "QEMU microvm + Linux", "op", "size", "IOPS", "latency µs"
+    );
+    for (ioeventfd, list) in rows {
+        for r in list {
+            s += &format!(
+                "{:<22} {:<6} {:>5}K {:>9.0} {:>12.1}\n",
+                format!("ioeventfd={}", if *ioeventfd { "on" } else { "off" }),
+                r.op,
+                r.size / 1024,
+                r.iops,
+                r.lat_us
+            );
+        }
+    }
+    s
 }

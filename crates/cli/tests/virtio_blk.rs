@@ -159,3 +159,95 @@ fn missing_or_unreadable_disks_are_usage_errors() {
         assert!(stdout(&o).is_empty(), "the guest never started");
     }
 }
+
+/// The Linux kernel for the Linux end-to-end test: `TRAPLINE_LINUX_KERNEL`,
+/// else the project's shared build (`../shared/guests/linux/vmlinux.xz`,
+/// decompressed with xz into the test's scratch directory).
+fn linux_kernel() -> Option<std::path::PathBuf> {
+    if let Some(p) = std::env::var_os("TRAPLINE_LINUX_KERNEL") {
+        return Some(p.into());
+    }
+    let xz = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../../shared/guests/linux/vmlinux.xz");
+    if !xz.exists() {
+        return None;
+    }
+    let out = tmp("vmlinux");
+    let o = std::process::Command::new("xz")
+        .arg("-dc")
+        .arg(&xz)
+        .output()
+        .ok()?;
+    if !o.status.success() {
+        return None;
+    }
+    std::fs::write(&out, o.stdout).ok()?;
+    Some(out)
+}
+
+/// Linux's own virtio-blk driver on every path: one boot per combination
+/// reads the host's bytes and writes its own, and a read-only disk refuses
+/// the write. Ignored until Linux boots on trapline (issue 15: the PVH
+/// entry); run it with `cargo test -p trapline --test virtio_blk -- --ignored`.
+#[test]
+#[ignore]
+fn linux_reads_and_writes_vda_on_every_path() {
+    if !kvm_present("linux_reads_and_writes_vda_on_every_path") {
+        return;
+    }
+    let Some(kernel) = linux_kernel() else {
+        eprintln!("SKIPPED linux_reads_and_writes_vda_on_every_path: no Linux kernel (set TRAPLINE_LINUX_KERNEL) — this test did NOT run");
+        return;
+    };
+    let kernel = kernel.to_str().unwrap().to_owned();
+    for (notify, irq, ro) in [
+        ("exit", "line", false),
+        ("exit", "irqfd", false),
+        ("ioeventfd", "line", false),
+        ("ioeventfd", "irqfd", false),
+        ("ioeventfd", "irqfd", true),
+    ] {
+        let what = format!(
+            "Linux, --virtio-notify {notify} --virtio-irq {irq}{}",
+            if ro { ", ro" } else { "" }
+        );
+        let (path, bytes) = disk(&format!("linux-{notify}-{irq}-{ro}.img"));
+        let disk_arg = format!("{}{}", path.display(), if ro { ",ro" } else { "" });
+        let o = run(&[
+            "run",
+            "--kernel",
+            &kernel,
+            "--initrd",
+            "builtin:vblktest",
+            "--disk",
+            &disk_arg,
+            "--virtio-notify",
+            notify,
+            "--virtio-irq",
+            irq,
+            "--timeout",
+            "300",
+            "--append",
+            "console=ttyS0 panic=-1 quiet vblk.woff=65536 exitport=0xf4",
+        ]);
+        let out = stdout(&o);
+        assert!(out.contains("VBLK-DONE"), "{what}: {out}\n{}", stderr(&o));
+        assert!(
+            out.contains(&format!("VBLK-READ ret=4096 head={}", hex(&bytes[..16]))),
+            "{what}: Linux read the host's bytes:\n{out}"
+        );
+        let after = std::fs::read(&path).unwrap();
+        if ro {
+            assert!(!out.contains("VBLK-WRITE ret=4096"), "{what}: {out}");
+            assert_eq!(after, bytes, "{what}: the file is untouched");
+        } else {
+            assert!(out.contains("VBLK-WRITE ret=4096 fsync=0"), "{what}: {out}");
+            assert!(
+                after[65536..].starts_with(b"LINUX-WROTE-65536"),
+                "{what}: the host reads Linux's write"
+            );
+            assert_eq!(after[..65536], bytes[..65536], "{what}");
+            assert_eq!(after[65536 + 4096..], bytes[65536 + 4096..], "{what}");
+        }
+    }
+}
