@@ -18,7 +18,7 @@ typedef unsigned long long u64;
 
 enum { NR_exit = 1, NR_read = 3, NR_write = 4, NR_open = 5, NR_close = 6, NR_lseek = 19,
        NR_mount = 21, NR_fsync = 118, NR_reboot = 88, NR_pread64 = 180, NR_pwrite64 = 181,
-       NR_clock_gettime = 265 };
+       NR_clock_gettime64 = 403 };
 #define O_RDONLY 0
 #define O_RDWR 2
 #define O_DIRECT 040000
@@ -101,10 +101,13 @@ static long pwrite_(long fd, const void *b, ul n, u64 off)
 	return sys5(NR_pwrite64, fd, (long)b, (long)n, (long)(ul)off, (long)(ul)(off >> 32));
 }
 
+/* CLOCK_MONOTONIC in ns, 0 on failure. clock_gettime64: the 32-bit-time
+ * call is gone from kernels without CONFIG_COMPAT_32BIT_TIME. */
 static u64 now_ns(void)
 {
-	struct { long s, ns; } ts;
-	sys3(NR_clock_gettime, 1 /* CLOCK_MONOTONIC */, &ts, 0);
+	struct { long long s, ns; } ts = { 0, 0 };
+	if (sys3(NR_clock_gettime64, 1, &ts, 0) != 0)
+		return 0;
 	return (u64)ts.s * 1000000000ull + (u64)ts.ns;
 }
 
@@ -142,6 +145,10 @@ static void bench(long fd, int write, ul size, u64 secs, u64 span)
 {
 	u64 ops = 0, off = 0, t0 = now_ns(), end = t0 + secs * 1000000000ull, t;
 	long r = 0;
+	if (!t0) {
+		puts_("VBLK-BENCH clock_gettime64 failed\n");
+		return;
+	}
 	do {
 		r = write ? pwrite_(fd, io, size, off) : pread_(fd, io, size, off);
 		if (r != (long)size)
