@@ -47,6 +47,7 @@ enum Kind {
 /// (file name without extension, source, kind). The names are public API.
 const PAYLOADS: &[(&str, &str, Kind)] = &[
     ("hello", "payloads/hello.c", Kind::Flat),
+    ("echo", "payloads/echo.c", Kind::Flat),
     ("smp", "payloads/smp.c", Kind::Flat),
     ("hostile", "payloads/hostile.c", Kind::Flat),
     ("triple", "payloads/triple.c", Kind::Flat),

@@ -172,6 +172,7 @@ fuzz_target!(|data: &[u8]| {
         // The memories are reused across runs (and hold sentinels), so
         // BSS must be zeroed explicitly.
         fresh_memory: false,
+        rsdp: (flags & 2 != 0).then_some(0xE_0000),
     };
 
     let info = inspect(image).ok();

@@ -15,7 +15,8 @@ pub struct Cli {
 
 #[derive(Subcommand, Debug)]
 pub enum Command {
-    /// Boot a guest image (Multiboot v1 ELF32 or ELF64) and run it to its end.
+    /// Boot a guest image (Multiboot v1 ELF32, ELF64, or Linux's vmlinux
+    /// through its PVH note) and run it to its end.
     Run(RunArgs),
     /// Measure exit costs from inside a guest (the lab).
     Bench(trapline_bench::cli::BenchArgs),
@@ -31,20 +32,30 @@ pub struct RunArgs {
     /// Number of vCPUs.
     #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=64))]
     pub smp: u32,
+    /// CPU model: `host` (default: what KVM supports), `max` (the same
+    /// under KVM) or `qemu64`, then `,+flag`/`,-flag` edits (QEMU's `-cpu`
+    /// spelling, e.g. `qemu64,-cx16`).
+    #[arg(long, value_name = "MODEL", default_value = "host", value_parser = trapline_machine::CpuModel::parse)]
+    pub cpu: trapline_machine::CpuModel,
     /// Guest RAM in MiB.
     #[arg(long, default_value_t = 128, value_parser = clap::value_parser!(u64).range(1..=3072))]
     pub mem: u64,
     /// Guest command line (after argv0, which is the image path, as QEMU does).
     #[arg(long, default_value = "")]
     pub append: String,
-    /// A file handed to the guest as its one Multiboot module
-    /// (`builtin:vblktest`: an initramfs whose /init checks and times
-    /// /dev/vda).
+    /// A file handed to the guest as its initrd: Multiboot module 0, or
+    /// Linux's initramfs (PVH module). `builtin:vblktest` is an initramfs
+    /// whose /init checks and times /dev/vda.
     #[arg(long, value_name = "FILE")]
     pub initrd: Option<PathBuf>,
     /// Where COM1 output goes: `stdio`, `file:PATH` or `none`.
     #[arg(long, default_value = "stdio", value_parser = parse_serial)]
     pub serial: SerialSpec,
+    /// With the console on a terminal, keep Ctrl-C, Ctrl-Z and Ctrl-\ as
+    /// signals to trapline instead of bytes for the guest (Ctrl-A x quits
+    /// either way).
+    #[arg(long)]
+    pub tty_signals: bool,
     /// Stop the guest after this many seconds (exit status 124).
     #[arg(long, value_name = "SECS", value_parser = parse_timeout)]
     pub timeout: Option<std::time::Duration>,

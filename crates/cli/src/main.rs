@@ -4,6 +4,7 @@
 mod args;
 mod qemu;
 mod run_cmd;
+mod tty;
 
 use std::process::ExitCode;
 

@@ -7,7 +7,7 @@
 //! them into a [`RunArgs`] and let [`run_cmd::run`] build and run the machine,
 //! so the exit statuses are `trapline run`'s. Anything else is refused by
 //! name with status 2; nothing is dropped silently, and what is accepted but
-//! ignored is listed in the README (and `-cpu` says so on stderr).
+//! ignored is listed in the README.
 
 use std::ffi::{OsStr, OsString};
 use std::fmt::Display;
@@ -116,6 +116,7 @@ pub struct QemuRun {
     pub append: Option<String>,
     pub initrd: Option<PathBuf>,
     pub smp: Option<u32>,
+    pub cpu: Option<trapline_machine::CpuModel>,
     pub mem_mib: Option<u64>,
     pub devices: Vec<DeviceArg>,
     pub serial: Option<SerialSpec>,
@@ -144,6 +145,7 @@ impl QemuRun {
         // truth for every flag QEMU has no spelling for), then apply ours.
         let mut a = native_defaults(&kernel)?;
         a.smp = self.smp.unwrap_or(a.smp);
+        a.cpu = self.cpu.unwrap_or(a.cpu);
         a.mem = self.mem_mib.unwrap_or(a.mem);
         a.append = self.append.unwrap_or(a.append);
         a.initrd = self.initrd;
@@ -245,11 +247,9 @@ pub fn parse<S: AsRef<str>>(args: &[S]) -> Result<Action, String> {
                 if is_help(v) {
                     return Ok(Action::ListCpus);
                 }
-                q.warnings.push(format!(
-                    "-cpu {v} ignored: trapline gives every vCPU the CPUID that KVM supports on \
-                     this host (KVM_GET_SUPPORTED_CPUID, with per-vCPU APIC IDs); it does not \
-                     apply QEMU CPU models, vendors or +/-flags"
-                ));
+                q.cpu = Some(
+                    trapline_machine::CpuModel::parse(v).map_err(|e| format!("-cpu {v}: {e}"))?,
+                );
             }
             "h" | "help" => return Ok(Action::Help),
             "version" => return Ok(Action::Version),
@@ -617,7 +617,7 @@ QEMU options trapline accepts (two dashes work too, as in QEMU):
   -machine [pc,]accel=kvm[,pit=on|off][,kernel_irqchip=on]    (also -M)
   -accel kvm, -enable-kvm
   -global kvm-pit.lost_tick_policy=discard
-  -cpu MODEL[,…]    accepted with a warning: the guest gets the CPUID KVM supports
+  -cpu MODEL[,…]    host (default), max or qemu64, then +flag/-flag (qemu64,-cx16)
                     on this host; QEMU models and flags are ignored
   -name NAME, -nodefaults, -no-reboot, -no-user-config    accepted
   -h, -help, --help, -version, --version
@@ -696,8 +696,9 @@ pub fn main(argv: impl IntoIterator<Item = OsString>) -> i32 {
         ),
         Action::ListCpus => print_out(
             "Available CPUs:\n\
-             x86 host             (trapline: every -cpu stands for the CPUID KVM supports on \
-             this host; models and flags are ignored)\n",
+             x86 host             KVM processor with all supported host features\n\
+             x86 max              Enables all features supported by the accelerator in the current host\n\
+             x86 qemu64           QEMU Virtual CPU version 2.5+\n",
         ),
         Action::ListAccels => print_out("Accelerators supported in QEMU binary:\nkvm\n"),
     }
@@ -875,11 +876,20 @@ mod tests {
     }
 
     #[test]
-    fn cpu_is_accepted_with_a_warning() {
-        let q = run_of(&["-cpu", "qemu64,+x2apic,+tsc-deadline", "-kernel", "k"]);
-        assert_eq!(q.warnings.len(), 1);
-        assert!(q.warnings[0].contains("qemu64,+x2apic"), "{:?}", q.warnings);
-        assert!(q.warnings[0].contains("KVM supports"), "{:?}", q.warnings);
+    fn cpu_models_and_flags_are_honoured() {
+        let q = run_of(&["-cpu", "qemu64,+x2apic,-cx16", "-kernel", "k"]);
+        assert!(q.warnings.is_empty(), "{:?}", q.warnings);
+        assert_eq!(
+            q.cpu.as_ref().map(|c| c.to_string()).as_deref(),
+            Some("qemu64,+x2apic,-cx16")
+        );
+        let q = run_of(&["-cpu", "max,vendor=GenuineIntel", "-kernel", "k"]);
+        assert_eq!(q.warnings.len(), 1, "{:?}", q.warnings);
+        assert!(
+            q.warnings[0].contains("vendor=GenuineIntel"),
+            "{:?}",
+            q.warnings
+        );
         assert_eq!(parse(&["-cpu", "help"]), Ok(Action::ListCpus));
         assert_eq!(parse(&["-cpu", "?"]), Ok(Action::ListCpus));
     }

@@ -133,8 +133,19 @@ pub fn run(a: RunArgs) -> i32 {
     cfg.metrics = metrics;
     cfg.vcpus = a.smp;
     cfg.mem_mib = a.mem;
+    cfg.cpu = a.cpu;
     cfg.append = a.append;
     cfg.initrd = initrd;
+    // The console: stdin goes to COM1 when its output is on stdio; a
+    // terminal is put in raw mode for the run and restored after it.
+    let tty = match a.serial {
+        SerialSpec::Stdio => {
+            let tty = crate::tty::RawTerminal::enter(a.tty_signals);
+            cfg.console_input = Some(tty.is_some());
+            tty
+        }
+        _ => None,
+    };
     cfg.serial = serial;
     cfg.timeout = a.timeout;
     cfg.pci_testdev = a.devices.contains(&DeviceArg::PciTestdev);
@@ -157,7 +168,9 @@ pub fn run(a: RunArgs) -> i32 {
             start.elapsed().as_secs_f64() * 1e3
         );
     }
-    match machine.run() {
+    let result = machine.run();
+    drop(tty);
+    match result {
         Ok(report) => {
             if footprint {
                 // One machine-readable line for `trapline bench --view vmm`.

@@ -2,8 +2,10 @@
 //!
 //! vm-superio keeps the line status at "transmitter empty" because output
 //! is written synchronously, so a guest polling LSR bit 5 never spins (a
-//! wrong LSR cost one VMM 15 s of boot). Only THR output is wired up: the
-//! guests trapline runs poll rather than take the UART interrupt.
+//! wrong LSR cost one VMM 15 s of boot). Its interrupt (ISA IRQ 4) goes out
+//! through an eventfd bound to the in-kernel irqchip ([`Uart::with_irq`]):
+//! Linux's 8250 driver waits for THR-empty and RX interrupts. Input bytes
+//! (stdin) arrive through [`Uart::enqueue_input`].
 
 use std::fs::File;
 use std::io::{self, Write};
@@ -11,6 +13,7 @@ use std::sync::{Arc, Mutex};
 
 use trapline_exit::{fill_all_ones, BusDevice, IoOutcome};
 use vm_superio::{Serial, Trigger};
+use vmm_sys_util::eventfd::EventFd;
 
 /// Number of UART registers.
 pub const UART_LEN: u64 = 8;
@@ -65,27 +68,59 @@ impl Write for SerialWriter {
     }
 }
 
-/// The UART's interrupt line is not connected (guests poll).
-pub struct NoInterrupt;
+/// The UART's interrupt line: an irqfd's eventfd (one edge per write), or
+/// not connected (no irqchip: guests poll).
+pub struct UartIrq(Option<EventFd>);
 
-impl Trigger for NoInterrupt {
+impl Trigger for UartIrq {
     type E = io::Error;
     fn trigger(&self) -> io::Result<()> {
-        Ok(())
+        match &self.0 {
+            Some(fd) => fd.write(1),
+            None => Ok(()),
+        }
     }
 }
 
 /// A 16550 UART on the PIO bus.
 pub struct Uart {
-    inner: Mutex<Serial<NoInterrupt, vm_superio::serial::NoEvents, SerialWriter>>,
+    inner: Mutex<Serial<UartIrq, vm_superio::serial::NoEvents, SerialWriter>>,
 }
 
 impl Uart {
-    /// A UART writing to `out`.
+    /// A UART writing to `out`, its interrupt line not connected.
     pub fn new(out: SerialOutput) -> Self {
         Self {
-            inner: Mutex::new(Serial::new(NoInterrupt, SerialWriter(out))),
+            inner: Mutex::new(Serial::new(UartIrq(None), SerialWriter(out))),
         }
+    }
+
+    /// A UART writing to `out` that raises its interrupt by writing to
+    /// `irq` (an eventfd registered as an irqfd on the UART's GSI).
+    pub fn with_irq(out: SerialOutput, irq: EventFd) -> Self {
+        Self {
+            inner: Mutex::new(Serial::new(UartIrq(Some(irq)), SerialWriter(out))),
+        }
+    }
+
+    /// Queues bytes typed at the console for the guest to read (RBR), and
+    /// raises the RX interrupt if the guest enabled it. Returns how many
+    /// fit: the FIFO holds 64, the rest are for the caller to retry.
+    pub fn enqueue_input(&self, bytes: &[u8]) -> usize {
+        let mut s = self.inner.lock().unwrap_or_else(|e| e.into_inner());
+        let room = s.fifo_capacity().min(bytes.len());
+        if room == 0 {
+            return 0;
+        }
+        s.enqueue_raw_bytes(&bytes[..room]).unwrap_or(0)
+    }
+
+    /// Room left in the receive FIFO.
+    pub fn input_room(&self) -> usize {
+        self.inner
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .fifo_capacity()
     }
 }
 

@@ -15,6 +15,8 @@ macro_rules! payload {
 
 /// Prints a greeting and its argv, ucall DONE, exits with `exit=<n>`.
 pub const HELLO: &[u8] = payload!("hello.flat");
+/// Reads a line from COM1 (polling) and prints it back: console input.
+pub const ECHO: &[u8] = payload!("echo.flat");
 /// Starts `cpus=N` vCPUs with INIT/SIPI; each checks in.
 pub const SMP: &[u8] = payload!("smp.flat");
 /// `n=` random PIO and MMIO accesses (`seed=`), then COUNT ucalls.
@@ -48,6 +50,7 @@ pub const HELLO64: &[u8] = payload!("hello64.elf");
 /// Every payload by its public name.
 pub const PAYLOADS: &[(&str, &[u8])] = &[
     ("hello", HELLO),
+    ("echo", ECHO),
     ("smp", SMP),
     ("hostile", HOSTILE),
     ("triple", TRIPLE),

@@ -17,6 +17,7 @@ mod system;
 mod vm;
 
 pub use cpu_state::{BootCpuState, CpuMode, Segment};
+pub use cpuid::{CpuBase, CpuModel};
 pub use crash::CpuDump;
 pub use error::KvmError;
 pub use run::{run_vcpu, VcpuContext, VcpuEnd};

@@ -32,6 +32,8 @@ pub struct VmConfig {
     /// Create the in-kernel irqchip (LAPIC, IOAPIC, PICs) and PIT. Without
     /// it HLT exits to user space, which one lab scenario measures.
     pub irqchip: bool,
+    /// The CPU model every vCPU gets (`--cpu`).
+    pub cpu: cpuid::CpuModel,
 }
 
 /// A KVM VM with its guest memory.
@@ -98,10 +100,11 @@ impl Vm {
             unsafe { fd.set_user_memory_region(desc) }
                 .map_err(KvmError::ioctl("KVM_SET_USER_MEMORY_REGION (RAM)"))?;
         }
-        let cpuid = kvm
+        let mut cpuid = kvm
             .kvm()
             .get_supported_cpuid(KVM_MAX_CPUID_ENTRIES)
             .map_err(KvmError::ioctl("KVM_GET_SUPPORTED_CPUID"))?;
+        config.cpu.apply(cpuid.as_mut_slice());
         let slots = memory.num_regions() as u32;
         Ok(Self {
             fd: Arc::new(fd),

@@ -24,6 +24,7 @@ fn vm_and_vcpu_stats_name_the_usual_counters_and_read_twice() {
             mem_bytes: 2 << 20,
             vcpus: 1,
             irqchip: true,
+            cpu: Default::default(),
         },
     )
     .expect("VM");

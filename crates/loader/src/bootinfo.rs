@@ -117,6 +117,7 @@ pub fn reserved_range(r: &Reserved) -> Range<u64> {
 /// The memory map and `mem_upper` the guest is told about.
 #[derive(Debug, Clone)]
 pub struct MemoryMap {
+    /// The entries, sorted by base.
     pub entries: Vec<MmapEntry>,
     /// KiB of contiguous usable RAM from 1 MiB (0 if none).
     pub mem_upper: u32,

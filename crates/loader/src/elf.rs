@@ -16,6 +16,10 @@ pub enum ImageKind {
     /// ELF64 EM_X86_64 ET_EXEC: entered in long mode on the loader's identity
     /// map of the first 4 GiB.
     Elf64,
+    /// ELF64 with a Xen `XEN_ELFNOTE_PHYS32_ENTRY` note (Linux's `vmlinux`):
+    /// entered at the note's address in flat 32-bit protected mode, paging
+    /// off, EBX = an `hvm_start_info` (the PVH boot ABI).
+    Pvh,
 }
 
 /// One PT_LOAD program header, in physical addresses.
@@ -63,7 +67,8 @@ pub struct MultibootHeader {
 pub struct ImageInfo {
     /// How the image boots.
     pub kind: ImageKind,
-    /// Entry point (`e_entry`), a physical address inside a loaded segment.
+    /// Entry point, a physical address inside a loaded segment: `e_entry`,
+    /// or for [`ImageKind::Pvh`] the PVH note's 32-bit entry.
     pub entry: u64,
     /// The PT_LOAD segments in program-header order (including any with
     /// `memsz == 0`, which load nothing).
@@ -254,13 +259,16 @@ pub fn inspect(image: &[u8]) -> Result<ImageInfo, LoadError> {
     }
 
     let mut segments = Vec::new();
+    let mut pvh_entry = None;
     for index in 0..usize::from(phnum) {
         let ph = phoff + index as u64 * u64::from(phentsize);
         let p_type = u32_at(image, ph).ok_or_else(table_out)?;
         if p_type == PT_NOTE && class.bits == 64 {
             let offset = u64_at(image, ph + 8).ok_or_else(table_out)?;
             let filesz = u64_at(image, ph + 32).ok_or_else(table_out)?;
-            check_notes(image, index, offset, filesz)?;
+            if let Some(e) = check_notes(image, index, offset, filesz)? {
+                pvh_entry.get_or_insert(u64::from(e));
+            }
         }
         if p_type != PT_LOAD {
             continue;
@@ -344,7 +352,9 @@ pub fn inspect(image: &[u8]) -> Result<ImageInfo, LoadError> {
     }
 
     // The entry must be a byte that came from the file: jumping into BSS or
-    // unloaded memory would execute zeros or garbage.
+    // unloaded memory would execute zeros or garbage. A PVH image is
+    // entered at its note's address, so that is the one that must be there.
+    let entry = pvh_entry.unwrap_or(entry);
     if !segments
         .iter()
         .any(|s| entry >= s.paddr && entry - s.paddr < s.filesz)
@@ -364,6 +374,8 @@ pub fn inspect(image: &[u8]) -> Result<ImageInfo, LoadError> {
     Ok(ImageInfo {
         kind: if class.bits == 32 {
             ImageKind::Multiboot32
+        } else if pvh_entry.is_some() {
+            ImageKind::Pvh
         } else {
             ImageKind::Elf64
         },
@@ -379,7 +391,13 @@ pub fn inspect(image: &[u8]) -> Result<ImageInfo, LoadError> {
 /// the 4-byte address it promises. linux-loader walks these notes when it
 /// copies an ELF64 image; checking them here means that an image
 /// [`inspect`] accepts cannot then fail half-way through [`crate::load`].
-fn check_notes(image: &[u8], index: usize, offset: u64, filesz: u64) -> Result<(), LoadError> {
+/// Returns the first PVH entry address found.
+fn check_notes(
+    image: &[u8],
+    index: usize,
+    offset: u64,
+    filesz: u64,
+) -> Result<Option<u32>, LoadError> {
     const XEN_ELFNOTE_PHYS32_ENTRY: u32 = 18;
     let bad = |reason: String| LoadError::BadNote { index, reason };
     let end = match offset.checked_add(filesz) {
@@ -393,6 +411,7 @@ fn check_notes(image: &[u8], index: usize, offset: u64, filesz: u64) -> Result<(
     };
     let align4 = |v: u32| (u64::from(v) + 3) & !3;
     let mut at = offset;
+    let mut pvh = None;
     while at < end {
         if end - at < 12 {
             return Err(bad(format!("{} stray bytes after the last note", end - at)));
@@ -416,9 +435,17 @@ fn check_notes(image: &[u8], index: usize, offset: u64, filesz: u64) -> Result<(
                 "the Xen PVH entry note at file offset {at:#x} has a {descsz}-byte descriptor; it needs 4"
             )));
         }
+        if n_type == XEN_ELFNOTE_PHYS32_ENTRY
+            && namesz == 4
+            && rd::<4>(image, at + 12) == Some(*b"Xen\0")
+        {
+            // descsz >= 4 checked above; the descriptor follows the
+            // 4-byte-padded name and lies inside the segment.
+            pvh = pvh.or(u32_at(image, at + 12 + align4(namesz)));
+        }
         at += size;
     }
-    Ok(())
+    Ok(pvh)
 }
 
 /// Finds the Multiboot v1 header the way QEMU does: the first 4-byte-aligned

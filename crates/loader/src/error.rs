@@ -31,7 +31,7 @@ pub enum LoadError {
     },
 
     /// The image does not start with `\x7fELF`.
-    #[error("the guest image is not an ELF file (it does not start with \\x7fELF): trapline boots ELF executables (a kvm-unit-tests .flat is one); raw binaries and bzImages are not supported")]
+    #[error("the guest image is not an ELF file (it does not start with \\x7fELF) nor a Linux bzImage: trapline boots a Multiboot ELF32 (a kvm-unit-tests .flat), an ELF64, a Linux vmlinux through its PVH note, or a bzImage; raw binaries are not supported")]
     NotElf,
 
     /// `EI_CLASS` is neither ELFCLASS32 nor ELFCLASS64.

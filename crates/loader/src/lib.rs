@@ -12,6 +12,9 @@
 //!   on an identity map of the first 4 GiB that the loader writes, with RBX =
 //!   the same MBI (so one guest runtime can read its command line, memory and
 //!   initrd the same way in both cases).
+//! * **Pvh** — an ELF64 with a Xen `XEN_ELFNOTE_PHYS32_ENTRY` note (Linux's
+//!   `vmlinux`): entered at the note's address in flat 32-bit protected mode
+//!   with EBX = an `hvm_start_info` (see [`linux::pvh`]).
 //!
 //! [`inspect`] parses and validates an image without touching guest memory
 //! (it is the fuzzing surface); [`load`] validates *every* placement first
@@ -30,6 +33,7 @@ mod elf;
 mod error;
 pub mod gdt;
 pub mod layout;
+pub mod linux;
 
 use std::io::Cursor;
 use std::ops::Range;
@@ -37,6 +41,7 @@ use std::ops::Range;
 use linux_loader::loader::{elf::Elf as LinuxElf, KernelLoader};
 use vm_memory::{Bytes, GuestAddress, GuestMemoryMmap};
 
+pub use bootinfo::MemoryMap;
 pub use bootinfo::{mbi_flags, MmapEntry, BOOTLOADER_NAME, MMAP_RAM, MMAP_RESERVED};
 use bootinfo::{memory_map, reserved_range, LowArea, Ram, MMAP_MAX_ENTRIES};
 pub use elf::{ImageInfo, ImageKind, LoadSegment, MultibootHeader, MULTIBOOT_HEADER_MAGIC};
@@ -112,6 +117,9 @@ pub struct LoadRequest<'a> {
     pub initrd: Option<&'a [u8]>,
     /// Device ranges the machine owns.
     pub reserved: &'a [Reserved],
+    /// Guest-physical address of the ACPI RSDP, told to a PVH kernel
+    /// (`hvm_start_info.rsdp_paddr`); `None`: it scans for it.
+    pub rsdp: Option<u64>,
     /// The caller promises guest RAM is freshly mapped anonymous memory
     /// that nothing has written yet, so it already reads as zero: BSS is
     /// then not written. Writing it would fault in every page of it (a
@@ -171,7 +179,8 @@ pub struct BootSetup {
     pub code_selector: u16,
     /// Selector for DS, ES, FS, GS and SS.
     pub data_selector: u16,
-    /// Guest-physical address of the Multiboot info block.
+    /// Guest-physical address of the Multiboot info block (of the
+    /// `hvm_start_info` for [`ImageKind::Pvh`]).
     pub mbi_address: u64,
     /// Guest-physical bytes the image occupies (lowest segment start to
     /// highest segment end, BSS included).
@@ -278,6 +287,15 @@ pub fn load(mem: &GuestMemoryMmap, req: &LoadRequest<'_>) -> Result<BootSetup, L
             },
             gdt::SELECTOR_CODE32,
         ),
+        ImageKind::Pvh => (
+            EntryMode::Protected32 {
+                // The PVH note's address is 32 bits.
+                eip: info.entry as u32,
+                eax: 0,
+                ebx: linux::pvh::START_INFO_ADDR as u32,
+            },
+            gdt::SELECTOR_CODE32,
+        ),
         ImageKind::Elf64 => {
             if info.entry >= IDENTITY_MAP_END {
                 return Err(LoadError::EntryNotIdentityMapped { entry: info.entry });
@@ -313,7 +331,12 @@ pub fn load(mem: &GuestMemoryMmap, req: &LoadRequest<'_>) -> Result<BootSetup, L
         }
     };
 
-    let cmdline = build_cmdline(req.image_name, req.append)?;
+    let cmdline = if info.kind == ImageKind::Pvh {
+        // Linux reads its parameters from the first word on.
+        check_cmdline(req.append.to_string())?
+    } else {
+        build_cmdline(req.image_name, req.append)?
+    };
 
     let map = memory_map(&ram, req.reserved);
     if map.entries.len() > MMAP_MAX_ENTRIES {
@@ -333,7 +356,7 @@ pub fn load(mem: &GuestMemoryMmap, req: &LoadRequest<'_>) -> Result<BootSetup, L
                 write(mem, "a PT_LOAD segment", seg.paddr, bytes)?;
             }
         }
-        ImageKind::Elf64 => {
+        ImageKind::Elf64 | ImageKind::Pvh => {
             // The project's ELF loader does the copy; our own checks above
             // already guarantee every segment it will touch is valid RAM.
             LinuxElf::load(mem, None, &mut Cursor::new(req.image), None)
@@ -348,11 +371,20 @@ pub fn load(mem: &GuestMemoryMmap, req: &LoadRequest<'_>) -> Result<BootSetup, L
     if let (Some(data), Some(range)) = (req.initrd, &initrd) {
         write(mem, "the initrd", range.start, data)?;
     }
-    let low = bootinfo::low_area_bytes(&LowArea {
-        cmdline: cmdline.as_bytes(),
-        initrd: initrd.clone(),
-        map: &map,
-    });
+    let low = if info.kind == ImageKind::Pvh {
+        linux::pvh::low_area_bytes(&linux::pvh::PvhArea {
+            cmdline: cmdline.as_bytes(),
+            initrd: initrd.clone(),
+            map: &map,
+            rsdp: req.rsdp.unwrap_or(0),
+        })
+    } else {
+        bootinfo::low_area_bytes(&LowArea {
+            cmdline: cmdline.as_bytes(),
+            initrd: initrd.clone(),
+            map: &map,
+        })
+    };
     write(mem, "the boot structures", LOADER_AREA_START, &low)?;
 
     Ok(BootSetup {
@@ -389,6 +421,11 @@ fn build_cmdline(image_name: &str, append: &str) -> Result<String, LoadError> {
     } else {
         format!("{name} {append}")
     };
+    check_cmdline(cmdline)
+}
+
+/// Refuses a command line with a NUL or too long for its slot.
+fn check_cmdline(cmdline: String) -> Result<String, LoadError> {
     if cmdline.contains('\0') {
         return Err(LoadError::CmdlineNul);
     }

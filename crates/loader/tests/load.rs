@@ -12,6 +12,7 @@ const MIB: u64 = 1 << 20;
 fn req<'a>(image: &'a [u8]) -> LoadRequest<'a> {
     LoadRequest {
         fresh_memory: false,
+        rsdp: None,
         image,
         image_name: "x86/vmexit.flat",
         append: "",
@@ -83,6 +84,7 @@ fn fresh_memory_is_trusted_to_be_zero_and_bss_is_left_alone() {
         &mem,
         &LoadRequest {
             fresh_memory: true,
+            rsdp: None,
             ..req(&image)
         },
     )
@@ -142,6 +144,7 @@ fn mbi_fields_with_args_and_initrd() {
         &mem,
         &LoadRequest {
             fresh_memory: false,
+            rsdp: None,
             image: &image,
             image_name: "x86/vmexit.flat",
             append: "cpuid inl_from_pmtimer",
@@ -346,6 +349,7 @@ fn kvm_unit_tests_shaped_flat_in_32_mib() {
         &mem,
         &LoadRequest {
             fresh_memory: false,
+            rsdp: None,
             image: &image,
             image_name: "x86/vmexit.flat",
             append: "cpuid",

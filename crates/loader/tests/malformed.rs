@@ -9,6 +9,7 @@ use trapline_loader::*;
 fn req<'a>(image: &'a [u8]) -> LoadRequest<'a> {
     LoadRequest {
         fresh_memory: false,
+        rsdp: None,
         image,
         image_name: "t.flat",
         append: "",
@@ -545,16 +546,6 @@ fn elf64_with_note(note: Vec<u8>) -> Vec<u8> {
         memsz: 0,
     });
     b.build()
-}
-
-fn note(namesz: u32, descsz: u32, n_type: u32, name: &[u8], desc: &[u8]) -> Vec<u8> {
-    let mut v = Vec::new();
-    v.extend_from_slice(&namesz.to_le_bytes());
-    v.extend_from_slice(&descsz.to_le_bytes());
-    v.extend_from_slice(&n_type.to_le_bytes());
-    v.extend_from_slice(name);
-    v.extend_from_slice(desc);
-    v
 }
 
 #[test]

@@ -134,6 +134,7 @@ fn load_never_panics_on_mutated_images() {
             &mem,
             &LoadRequest {
                 fresh_memory: false,
+                rsdp: None,
                 image: &img,
                 image_name: "fuzz.flat",
                 append: "a b c",
@@ -171,6 +172,7 @@ fn every_truncation_of_valid_images_is_handled() {
                 &mem,
                 &LoadRequest {
                     fresh_memory: false,
+                    rsdp: None,
                     image: img,
                     image_name: "t",
                     append: "",

@@ -49,8 +49,15 @@ pub struct Machine {
     pub(crate) measure_footprint: bool,
     pub(crate) lab: LabFixtures,
     pub(crate) tsc_khz: Option<u32>,
+    /// COM1, for console input.
+    pub(crate) uart: Arc<Uart>,
+    /// See [`MachineConfig::console_input`].
+    pub(crate) console_input: Option<bool>,
     pub(crate) vm: Vm,
 }
+
+/// COM1's ISA IRQ (and GSI: the IOAPIC's pins 0-15 are the ISA IRQs).
+pub const COM1_GSI: u32 = 4;
 
 /// The lab's fast paths, kept alive for the run.
 #[derive(Default)]
@@ -60,6 +67,8 @@ pub(crate) struct Fastpaths {
     pub(crate) ro: Option<ReadOnlyRegion>,
     pub(crate) irqfd: Option<IrqFd>,
     pub(crate) doorbell_user: Option<EventFd>,
+    /// COM1's interrupt line.
+    pub(crate) uart_irq: Option<IrqFd>,
 }
 
 /// What the lab uses while the VM runs: the doorbells' eventfds (for its
@@ -101,6 +110,7 @@ impl Machine {
                 mem_bytes: config.mem_mib << 20,
                 vcpus: config.vcpus,
                 irqchip: config.irqchip,
+                cpu: config.cpu.clone(),
             },
         )?;
         let virtio_config = std::mem::take(&mut config.virtio);
@@ -123,12 +133,26 @@ impl Machine {
         let probe_mmio = Arc::new(ProbeDevice::new(ProbeSpace::Mmio));
 
         let mut pio = BusBuilder::new();
-        pio.insert(
-            "com1",
-            abi::COM1_PORT.into(),
-            UART_LEN,
-            Arc::new(Uart::new(config.serial)),
-        )?;
+        // COM1's IRQ 4 through the in-kernel irqchip: Linux's 8250 driver
+        // is interrupt-driven (THR empty, data received).
+        let uart_irq = if config.irqchip {
+            Some(IrqFd::register(vm.fd().clone(), COM1_GSI)?)
+        } else {
+            None
+        };
+        let uart = Arc::new(match &uart_irq {
+            Some(irq) => Uart::with_irq(
+                config.serial,
+                irq.eventfd()
+                    .try_clone()
+                    .map_err(|source| MachineError::Host {
+                        what: "eventfd",
+                        source,
+                    })?,
+            ),
+            None => Uart::new(config.serial),
+        });
+        pio.insert("com1", abi::COM1_PORT.into(), UART_LEN, uart.clone())?;
         pio.insert(
             "isa-debug-exit",
             abi::DEBUG_EXIT_PORT.into(),
@@ -203,6 +227,7 @@ impl Machine {
         let virtio = crate::virtio::VirtioSet::build(&vm, virtio_config, &mut mmio)?;
         let mut fastpaths = lab_fastpaths(kvm, &vm, config.lab)?;
         fastpaths.doorbell_user = Some(doorbell_fd);
+        fastpaths.uart_irq = uart_irq;
 
         let mut vcpus = Vec::with_capacity(config.vcpus as usize);
         for i in 0..config.vcpus {
@@ -239,6 +264,8 @@ impl Machine {
             measure_footprint: config.measure_footprint,
             lab: config.lab,
             tsc_khz,
+            uart,
+            console_input: config.console_input,
             vm,
         })
     }

@@ -66,6 +66,7 @@ pub(crate) fn load_image(vm: &Vm, config: &MachineConfig) -> Result<BootCpuState
         vm.memory(),
         &LoadRequest {
             fresh_memory: true,
+            rsdp: Some(trapline_devices::acpi::ACPI_AREA_BASE),
             image: &config.kernel,
             image_name: &config.kernel_name,
             append: &config.append,

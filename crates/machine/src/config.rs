@@ -109,6 +109,8 @@ pub struct MachineConfig {
     pub vcpus: u32,
     /// In-kernel irqchip and PIT (on unless a lab scenario needs HLT exits).
     pub irqchip: bool,
+    /// The CPU model (`--cpu`; default `host`).
+    pub cpu: trapline_kvm::CpuModel,
     /// The guest image bytes.
     pub kernel: Vec<u8>,
     /// How the image is named on the guest's command line (argv0).
@@ -119,6 +121,10 @@ pub struct MachineConfig {
     pub initrd: Option<Vec<u8>>,
     /// Where COM1 output goes.
     pub serial: SerialOutput,
+    /// Feed the process's stdin to COM1's receiver (`trapline run` with
+    /// the console on stdio); `Some(true)` also handles `Ctrl-A x` (a
+    /// terminal in raw mode).
+    pub console_input: Option<bool>,
     /// End the run after this long.
     pub timeout: Option<Duration>,
     /// Where ucall messages go (none: dropped).
@@ -166,11 +172,13 @@ impl MachineConfig {
             mem_mib: 128,
             vcpus: 1,
             irqchip: true,
+            cpu: trapline_kvm::CpuModel::default(),
             kernel,
             kernel_name: kernel_name.into(),
             append: String::new(),
             initrd: None,
             serial: SerialOutput::Stdout,
+            console_input: None,
             timeout: None,
             ucall_sink: None,
             lab: LabFixtures::default(),

@@ -8,6 +8,7 @@
 mod assemble;
 mod boot;
 mod config;
+pub mod console;
 mod error;
 pub mod footprint;
 pub mod kvm_stats;
@@ -30,4 +31,4 @@ pub use virtio::VirtioReadout;
 
 pub use trapline_devices::serial::SerialOutput;
 pub use trapline_devices::ucall::UcallEvent;
-pub use trapline_kvm::{HostKvm, KvmError};
+pub use trapline_kvm::{CpuModel, HostKvm, KvmError};

@@ -117,6 +117,21 @@ impl Machine {
                 }
             }
         }
+        if let Some(escape) = self.console_input {
+            let filter = match self.seccomp {
+                SeccompMode::Off => None,
+                _ => Some(trapline_seccomp::filter(ThreadKind::Helper)?),
+            };
+            if let Err(source) =
+                crate::console::spawn(self.uart.clone(), escape, tx.clone(), filter)
+            {
+                stop_all(&stops, &mut threads, &rx);
+                return Err(MachineError::Host {
+                    what: "spawning the console thread",
+                    source,
+                });
+            }
+        }
         drop(tx);
         // Opened now, read after the run: the main thread's filter allows
         // reading an open file but not opening one.
@@ -151,6 +166,8 @@ impl Machine {
                 None => rx.recv().map_err(|_| RecvTimeoutError::Disconnected),
             };
             match next {
+                // Ctrl-A x on the console.
+                Ok((crate::console::CONSOLE_INDEX, _)) => outcome = Some(Outcome::PowerOff),
                 Ok((index, end)) => {
                     running -= 1;
                     if let Some(t) = threads[index].take() {

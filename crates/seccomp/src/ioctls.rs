@@ -87,6 +87,12 @@ pub(crate) const UNREGISTER_COALESCED_MMIO: KvmIoctl = kvm_ioctl!(KVM_UNREGISTER
 pub(crate) const IRQFD: KvmIoctl = kvm_ioctl!(KVM_IRQFD);
 pub(crate) const IOEVENTFD: KvmIoctl = kvm_ioctl!(KVM_IOEVENTFD);
 pub(crate) const SIGNAL_MSI: KvmIoctl = kvm_ioctl!(KVM_SIGNAL_MSI);
+/// Not KVM's: the terminal's TCSETS (`tcsetattr(TCSANOW)`), `<asm/ioctls.h>`.
+pub const TCSETS: u32 = 0x5402;
+pub(crate) const TCSETS_IOCTL: KvmIoctl = KvmIoctl {
+    name: "TCSETS",
+    request: TCSETS,
+};
 
 /// Every ioctl this module knows, for name lookups.
 pub(crate) const ALL: &[KvmIoctl] = &[
@@ -101,6 +107,7 @@ pub(crate) const ALL: &[KvmIoctl] = &[
     IRQFD,
     IOEVENTFD,
     SIGNAL_MSI,
+    TCSETS_IOCTL,
 ];
 
 #[cfg(test)]

@@ -85,6 +85,9 @@ pub const VMM_MAIN_IOCTLS: &[KvmIoctl] = &[
     ioctls::SET_USER_MEMORY_REGION,
     // Dropping an IrqFd unbinds it (KVM_IRQFD with DEASSIGN).
     ioctls::IRQFD,
+    // `trapline run` puts the terminal back (raw mode off) after the run,
+    // Ctrl-A x included; fd 0's tcsetattr.
+    ioctls::TCSETS_IOCTL,
 ];
 
 /// Ioctls a helper thread may make.

@@ -252,3 +252,29 @@ pub fn read_mmap(mem: &GuestMemoryMmap, addr: u64, len: u32) -> Vec<(u64, u64, u
     }
     out
 }
+
+/// One ELF note (name and descriptor already padded by the caller).
+pub fn note(namesz: u32, descsz: u32, n_type: u32, name: &[u8], desc: &[u8]) -> Vec<u8> {
+    let mut v = Vec::new();
+    v.extend_from_slice(&namesz.to_le_bytes());
+    v.extend_from_slice(&descsz.to_le_bytes());
+    v.extend_from_slice(&n_type.to_le_bytes());
+    v.extend_from_slice(name);
+    v.extend_from_slice(desc);
+    v
+}
+
+/// The ELF64 test image with a Xen PVH entry note (`XEN_ELFNOTE_PHYS32_ENTRY`,
+/// type 18) pointing at `entry`, like a Linux `vmlinux`.
+pub fn pvh_image(entry: u32) -> Vec<u8> {
+    let mut b = elf64_builder();
+    let mut n = note(4, 4, 1, b"GNU\0", &[0; 4]);
+    n.extend(note(4, 4, 18, b"Xen\0", &entry.to_le_bytes()));
+    b.segs.push(Seg {
+        p_type: PT_NOTE,
+        paddr: 0,
+        data: n,
+        memsz: 0,
+    });
+    b.build()
+}

@@ -1,0 +1,115 @@
+//! Linux boots on trapline: the shared tiny Linux 6.1 (`vmlinux`, PVH
+//! entry) and its initramfs run to `TINYLINUX-DONE` and end through
+//! isa-debug-exit (`exitport=0xf4`: the guest writes 0, trapline exits 1),
+//! on one vCPU and on two (where `/proc/interrupts` must list CPU1).
+//!
+//! The kernel comes from `../shared/guests/linux/` beside the repository
+//! (or `TRAPLINE_LINUX_DIR`); `vmlinux.xz` is decompressed with `xz` into
+//! this test's scratch directory. Without the files, or without /dev/kvm,
+//! the tests say loudly that they did not run. A boot takes ~15-20 s on an
+//! idle host and minutes on a loaded one: the timeout is generous.
+
+mod common;
+
+use std::path::PathBuf;
+use std::process::Command;
+use std::sync::OnceLock;
+
+use common::{code, kvm_present, stderr, stdout, tmp, trapline};
+
+/// Where the shared guests live.
+fn linux_dir() -> PathBuf {
+    match std::env::var_os("TRAPLINE_LINUX_DIR") {
+        Some(d) => PathBuf::from(d),
+        None => PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/guests/linux"),
+    }
+}
+
+/// The decompressed kernel, or `None` (said loudly) when it is missing.
+fn vmlinux(test: &str) -> Option<PathBuf> {
+    static KERNEL: OnceLock<Option<PathBuf>> = OnceLock::new();
+    let k = KERNEL.get_or_init(|| {
+        let xz = linux_dir().join("vmlinux.xz");
+        if !xz.exists() {
+            return None;
+        }
+        let out = tmp("vmlinux");
+        let o = Command::new("xz")
+            .arg("-dc")
+            .arg(&xz)
+            .output()
+            .expect("run xz (apt-get install xz-utils)");
+        assert!(o.status.success(), "xz -dc {}: {:?}", xz.display(), o);
+        std::fs::write(&out, &o.stdout).unwrap();
+        Some(out)
+    });
+    if k.is_none() {
+        eprintln!(
+            "SKIPPED {test}: {} has no vmlinux.xz (set TRAPLINE_LINUX_DIR) — this Linux test did NOT run",
+            linux_dir().display()
+        );
+    }
+    k.clone()
+}
+
+/// Boots the shared kernel with the 32-bit init; returns stdout, stderr and
+/// the exit status.
+fn boot(test: &str, extra: &[&str]) -> Option<(String, String, i32)> {
+    if !kvm_present(test) {
+        return None;
+    }
+    let kernel = vmlinux(test)?;
+    let initrd = linux_dir().join("initramfs-tinit32.cpio.gz");
+    let o = trapline()
+        .arg("run")
+        .arg("--kernel")
+        .arg(&kernel)
+        .arg("--initrd")
+        .arg(&initrd)
+        .args([
+            "--append",
+            "console=ttyS0 panic=-1 exitport=0xf4",
+            "--timeout",
+            "900",
+        ])
+        .args(extra)
+        .output()
+        .expect("spawn trapline");
+    Some((stdout(&o), stderr(&o), code(&o)))
+}
+
+#[test]
+fn linux_boots_to_init_and_exits_through_isa_debug_exit() {
+    let Some((out, err, status)) =
+        boot("linux_boots_to_init_and_exits_through_isa_debug_exit", &[])
+    else {
+        return;
+    };
+    assert!(out.contains("TINYLINUX-INIT-OK"), "{out}\n{err}");
+    assert!(out.contains("TINYLINUX-DONE"), "{out}\n{err}");
+    assert!(
+        out.contains("console=ttyS0"),
+        "init echoes its command line: {out}"
+    );
+    assert_eq!(status, 1, "isa-debug-exit with 0 → 1\n{out}\n{err}");
+}
+
+#[test]
+fn linux_brings_up_both_cpus_with_smp_2() {
+    let Some((out, err, status)) = boot("linux_brings_up_both_cpus_with_smp_2", &["--smp", "2"])
+    else {
+        return;
+    };
+    assert!(out.contains("TINYLINUX-DONE"), "{out}\n{err}");
+    assert!(out.contains("Brought up 1 node, 2 CPUs"), "{out}");
+    // /proc/interrupts' header names every online CPU.
+    let header = out
+        .lines()
+        .find(|l| l.trim_start().starts_with("CPU0"))
+        .unwrap_or_default();
+    assert!(
+        header.contains("CPU1"),
+        "/proc/interrupts header: {header:?}\n{out}"
+    );
+    assert_eq!(status, 1, "{out}\n{err}");
+}

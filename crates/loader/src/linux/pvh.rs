@@ -1,0 +1,105 @@
+//! The PVH start of day: `hvm_start_info` and what it points at.
+//!
+//! Placement reuses the loader's low area (see [`crate::layout`]): the GDT
+//! where every image has it, the start info in the Multiboot info block's
+//! slot, the module list in the Multiboot module list's slot, the memory
+//! map in the Multiboot memory map's slot (both entry formats are 24
+//! bytes), and the command line in its usual slot.
+
+use linux_loader::loader::elf::start_info::{
+    hvm_memmap_table_entry, hvm_modlist_entry, hvm_start_info,
+};
+use vm_memory::ByteValued;
+
+use crate::bootinfo::MemoryMap;
+use crate::gdt;
+use crate::layout::*;
+
+/// `hvm_start_info.magic`: "xEn3" with the high bit of each byte cleared.
+pub const XEN_HVM_START_MAGIC: u32 = 0x336e_c578;
+/// Version 1 of the structure carries the memory map.
+pub const START_INFO_VERSION: u32 = 1;
+
+/// Where the `hvm_start_info` goes (EBX at entry).
+pub const START_INFO_ADDR: u64 = MBI_ADDR;
+/// Where the module list goes (one entry: the initrd).
+pub const MODLIST_ADDR: u64 = MODULES_ADDR;
+/// Where the memory map goes.
+pub const MEMMAP_ADDR: u64 = MMAP_ADDR;
+
+const _: () = {
+    assert!(std::mem::size_of::<hvm_start_info>() as u64 <= MODULES_ADDR - MBI_ADDR);
+    assert!(std::mem::size_of::<hvm_modlist_entry>() as u64 <= BOOTLOADER_NAME_ADDR - MODULES_ADDR);
+    assert!(std::mem::size_of::<hvm_memmap_table_entry>() as u64 == MMAP_ENTRY_SIZE);
+};
+
+/// What varies per PVH boot.
+pub struct PvhArea<'a> {
+    /// The command line, without its NUL.
+    pub cmdline: &'a [u8],
+    /// Where the initrd was put.
+    pub initrd: Option<std::ops::Range<u64>>,
+    /// RAM, reserved low areas and device ranges.
+    pub map: &'a MemoryMap,
+    /// The RSDP's address (0: the kernel scans for it).
+    pub rsdp: u64,
+}
+
+/// The `hvm_start_info` for a boot.
+pub fn start_info(a: &PvhArea<'_>) -> hvm_start_info {
+    hvm_start_info {
+        magic: XEN_HVM_START_MAGIC,
+        version: START_INFO_VERSION,
+        flags: 0,
+        nr_modules: u32::from(a.initrd.is_some()),
+        modlist_paddr: if a.initrd.is_some() { MODLIST_ADDR } else { 0 },
+        cmdline_paddr: CMDLINE_ADDR,
+        rsdp_paddr: a.rsdp,
+        memmap_paddr: MEMMAP_ADDR,
+        memmap_entries: a.map.entries.len() as u32,
+        reserved: 0,
+    }
+}
+
+/// The memory map in the PVH format (types are E820's, as Multiboot's are).
+pub fn memmap(map: &MemoryMap) -> Vec<hvm_memmap_table_entry> {
+    map.entries
+        .iter()
+        .map(|e| hvm_memmap_table_entry {
+            addr: e.base,
+            size: e.len,
+            type_: e.kind,
+            reserved: 0,
+        })
+        .collect()
+}
+
+/// The bytes of `[LOADER_AREA_START, LOADER_AREA_END)` for a PVH boot. The
+/// caller has checked the command line and the map fit their slots.
+pub fn low_area_bytes(a: &PvhArea<'_>) -> Vec<u8> {
+    let mut buf = vec![0u8; (LOADER_AREA_END - LOADER_AREA_START) as usize];
+    let put = |buf: &mut Vec<u8>, addr: u64, bytes: &[u8]| {
+        let o = (addr - LOADER_AREA_START) as usize;
+        buf[o..o + bytes.len()].copy_from_slice(bytes);
+    };
+    put(&mut buf, GDT_ADDR, &gdt::gdt_bytes());
+    put(&mut buf, START_INFO_ADDR, start_info(a).as_slice());
+    if let Some(initrd) = &a.initrd {
+        let m = hvm_modlist_entry {
+            paddr: initrd.start,
+            size: initrd.end - initrd.start,
+            cmdline_paddr: 0,
+            reserved: 0,
+        };
+        put(&mut buf, MODLIST_ADDR, m.as_slice());
+    }
+    for (i, e) in memmap(a.map).iter().enumerate() {
+        put(
+            &mut buf,
+            MEMMAP_ADDR + i as u64 * MMAP_ENTRY_SIZE,
+            e.as_slice(),
+        );
+    }
+    put(&mut buf, CMDLINE_ADDR, a.cmdline); // NUL: the buffer is zeroed
+    buf
+}
