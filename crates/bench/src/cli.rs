@@ -324,7 +324,7 @@ fn qemu_rows(
         .map_err(|e| format!("{}: {e}", disk.display()))?;
     let secs = if args.quick { 1 } else { 3 };
     // A boot takes tens of seconds of emulated kernel code on these hosts.
-    let timeout = opts.timeout.max(Duration::from_secs(300));
+    let timeout = opts.timeout.max(Duration::from_secs(900));
     let rows = [true, false]
         .into_iter()
         .map(|on| {

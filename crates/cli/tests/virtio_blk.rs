@@ -187,8 +187,9 @@ fn linux_kernel() -> Option<std::path::PathBuf> {
 }
 
 /// Linux's own virtio-blk driver on every path: one boot per combination
-/// reads the host's bytes and writes its own, and a read-only disk refuses
-/// the write. Five boots of ~20 s each (minutes on a loaded host).
+/// reads the host's bytes from /dev/vda and writes its own, and cannot write
+/// the read-only /dev/vdb. Four boots of ~20 s each on an idle host
+/// (minutes on a loaded one).
 #[test]
 fn linux_reads_and_writes_vda_on_every_path() {
     if !kvm_present("linux_reads_and_writes_vda_on_every_path") {
@@ -199,19 +200,16 @@ fn linux_reads_and_writes_vda_on_every_path() {
         return;
     };
     let kernel = kernel.to_str().unwrap().to_owned();
-    for (notify, irq, ro) in [
-        ("exit", "line", false),
-        ("exit", "irqfd", false),
-        ("ioeventfd", "line", false),
-        ("ioeventfd", "irqfd", false),
-        ("ioeventfd", "irqfd", true),
+    for (notify, irq) in [
+        ("exit", "line"),
+        ("exit", "irqfd"),
+        ("ioeventfd", "line"),
+        ("ioeventfd", "irqfd"),
     ] {
-        let what = format!(
-            "Linux, --virtio-notify {notify} --virtio-irq {irq}{}",
-            if ro { ", ro" } else { "" }
-        );
-        let (path, bytes) = disk(&format!("linux-{notify}-{irq}-{ro}.img"));
-        let disk_arg = format!("{}{}", path.display(), if ro { ",ro" } else { "" });
+        let what = format!("Linux, --virtio-notify {notify} --virtio-irq {irq}");
+        let (vda, bytes) = disk(&format!("linux-{notify}-{irq}.img"));
+        let (vdb, ro_bytes) = disk(&format!("linux-{notify}-{irq}-ro.img"));
+        let vdb_arg = format!("{},ro", vdb.display());
         let o = run(&[
             "run",
             "--kernel",
@@ -219,7 +217,9 @@ fn linux_reads_and_writes_vda_on_every_path() {
             "--initrd",
             "builtin:vblktest",
             "--disk",
-            &disk_arg,
+            vda.to_str().unwrap(),
+            "--disk",
+            &vdb_arg,
             "--virtio-notify",
             notify,
             "--virtio-irq",
@@ -231,22 +231,27 @@ fn linux_reads_and_writes_vda_on_every_path() {
         ]);
         let out = stdout(&o);
         assert!(out.contains("VBLK-DONE"), "{what}: {out}\n{}", stderr(&o));
+        assert_eq!(code(&o), 1, "{what}: isa-debug-exit 0\n{out}");
         assert!(
             out.contains(&format!("VBLK-READ ret=4096 head={}", hex(&bytes[..16]))),
             "{what}: Linux read the host's bytes:\n{out}"
         );
-        let after = std::fs::read(&path).unwrap();
-        if ro {
-            assert!(!out.contains("VBLK-WRITE ret=4096"), "{what}: {out}");
-            assert_eq!(after, bytes, "{what}: the file is untouched");
-        } else {
-            assert!(out.contains("VBLK-WRITE ret=4096 fsync=0"), "{what}: {out}");
-            assert!(
-                after[65536..].starts_with(b"LINUX-WROTE-65536"),
-                "{what}: the host reads Linux's write"
-            );
-            assert_eq!(after[..65536], bytes[..65536], "{what}");
-            assert_eq!(after[65536 + 4096..], bytes[65536 + 4096..], "{what}");
-        }
+        assert!(out.contains("VBLK-WRITE ret=4096 fsync=0"), "{what}: {out}");
+        let after = std::fs::read(&vda).unwrap();
+        assert!(
+            after[65536..].starts_with(b"LINUX-WROTE-65536"),
+            "{what}: the host reads Linux's write"
+        );
+        assert_eq!(after[..65536], bytes[..65536], "{what}");
+        assert_eq!(after[65536 + 4096..], bytes[65536 + 4096..], "{what}");
+        // The read-only disk: Linux refuses to open it for writing and the
+        // write through a read-only descriptor fails; the file is untouched.
+        assert!(out.contains("VBLK-VDB-OPEN-RW err="), "{what}: {out}");
+        assert!(out.contains("VBLK-VDB-WRITE ret=-"), "{what}: {out}");
+        assert_eq!(
+            std::fs::read(&vdb).unwrap(),
+            ro_bytes,
+            "{what}: /dev/vdb untouched"
+        );
     }
 }

@@ -10,6 +10,8 @@
  *   - with vblk.bench=SECS, O_DIRECT reads and writes of 4 KiB and 64 KiB
  *     for SECS seconds each, one request in flight, printing
  *     `VBLK-BENCH op=read size=4096 ops=N ns=T iops=I lat_us=L`;
+ * then, when a second disk /dev/vdb exists, tries to write it (expected
+ * read-only: `VBLK-VDB-OPEN-RW err=-30`, `VBLK-VDB-WRITE ret=-9`),
  * then `VBLK-DONE`, the isa-debug-exit write named by exitport= (as
  * tinit does), and power-off.
  */
@@ -247,6 +249,27 @@ void __attribute__((noreturn, used)) start_c(void)
 				for (int w = 0; w < 1 + rw; w++)
 					bench(fd, w, s ? 65536 : 4096, secs, span);
 		}
+		sys3(NR_close, fd, 0, 0);
+	}
+	/* A second disk, if any, is expected read-only: both ways of writing
+	 * it must fail (open for writing, and a write through a read-only fd). */
+	fd = sys3(NR_open, "/dev/vdb", O_RDWR | O_DIRECT, 0);
+	if (fd >= 0) {
+		puts_("VBLK-VDB-OPEN-RW ok\n");
+		sys3(NR_close, fd, 0, 0);
+	} else {
+		puts_("VBLK-VDB-OPEN-RW err=");
+		puti(fd);
+		puts_("\n");
+	}
+	fd = sys3(NR_open, "/dev/vdb", O_RDONLY | O_DIRECT, 0);
+	if (fd >= 0) {
+		for (int i = 0; i < 4096; i++)
+			io[i] = 0xee;
+		r = pwrite_(fd, io, 4096, 0);
+		puts_("VBLK-VDB-WRITE ret=");
+		puti(r);
+		puts_("\n");
 		sys3(NR_close, fd, 0, 0);
 	}
 	puts_("VBLK-DONE\n");
