@@ -11,7 +11,9 @@
  *     for SECS seconds each, one request in flight, printing
  *     `VBLK-BENCH op=read size=4096 ops=N ns=T iops=I lat_us=L`;
  * then, when a second disk /dev/vdb exists, tries to write it (expected
- * read-only: `VBLK-VDB-OPEN-RW err=-30`, `VBLK-VDB-WRITE ret=-9`),
+ * read-only): through a read-write descriptor if Linux gives one
+ * (`VBLK-VDB-OPEN-RW ok`, `VBLK-VDB-WRITE-RW ret=-1`: EPERM) and through a
+ * read-only one (`VBLK-VDB-WRITE ret=-9`),
  * then `VBLK-DONE`, the isa-debug-exit write named by exitport= (as
  * tinit does), and power-off.
  */
@@ -255,7 +257,13 @@ void __attribute__((noreturn, used)) start_c(void)
 	 * it must fail (open for writing, and a write through a read-only fd). */
 	fd = sys3(NR_open, "/dev/vdb", O_RDWR | O_DIRECT, 0);
 	if (fd >= 0) {
-		puts_("VBLK-VDB-OPEN-RW ok\n");
+		/* Linux opens a read-only disk for writing; the write fails. */
+		for (int i = 0; i < 4096; i++)
+			io[i] = 0xee;
+		r = pwrite_(fd, io, 4096, 0);
+		puts_("VBLK-VDB-OPEN-RW ok\nVBLK-VDB-WRITE-RW ret=");
+		puti(r);
+		puts_("\n");
 		sys3(NR_close, fd, 0, 0);
 	} else {
 		puts_("VBLK-VDB-OPEN-RW err=");
