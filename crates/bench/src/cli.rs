@@ -292,8 +292,23 @@ fn virtio_view(args: &BenchArgs) -> i32 {
             };
             print!("{}", crate::virtio::render(&results, &opts, &note));
             if let Ok(rows) = qemu {
+                let rows: Vec<_> = rows
+                    .into_iter()
+                    .map(|(on, r)| (format!("ioeventfd={}", if on { "on" } else { "off" }), r))
+                    .collect();
                 println!();
-                print!("{}", crate::virtio::render_qemu(&rows));
+                print!(
+                    "{}",
+                    crate::virtio::render_linux("QEMU microvm + Linux", &rows)
+                );
+                // The same guest on trapline's paths.
+                match linux_rows(args, &opts) {
+                    Ok(rows) => {
+                        println!();
+                        print!("{}", crate::virtio::render_linux("trapline + Linux", &rows));
+                    }
+                    Err(e) => println!("\ntrapline + Linux: not run: {e}"),
+                }
             }
             status::OK
         }
@@ -330,6 +345,34 @@ fn qemu_rows(
         .map(|on| {
             crate::virtio::qemu_linux(&qemu.binary, &kernel, &disk, on, secs, timeout)
                 .map(|r| (on, r))
+        })
+        .collect();
+    let _ = std::fs::remove_file(&disk);
+    rows
+}
+
+/// trapline's four paths with Linux and vblktest (the guest QEMU runs).
+fn linux_rows(
+    args: &BenchArgs,
+    opts: &crate::virtio::VirtioOptions,
+) -> Result<Vec<(String, Vec<crate::virtio::LinuxBench>)>, String> {
+    let kernel = std::env::var_os("TRAPLINE_LINUX_KERNEL")
+        .map(PathBuf::from)
+        .ok_or("TRAPLINE_LINUX_KERNEL is not set")?;
+    let disk = std::env::temp_dir().join(format!(
+        "trapline-bench-linux-disk-{}.img",
+        std::process::id()
+    ));
+    let f = std::fs::File::create(&disk).map_err(|e| format!("{}: {e}", disk.display()))?;
+    f.set_len(64 << 20)
+        .map_err(|e| format!("{}: {e}", disk.display()))?;
+    let secs = if args.quick { 1 } else { 3 };
+    let timeout = opts.timeout.max(Duration::from_secs(900));
+    let rows = crate::virtio::PATHS
+        .into_iter()
+        .map(|p| {
+            crate::virtio::trapline_linux(&opts.exe, &kernel, &disk, p, secs, timeout)
+                .map(|r| (format!("{} + {}", p.0, p.1), r))
         })
         .collect();
     let _ = std::fs::remove_file(&disk);

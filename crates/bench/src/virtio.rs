@@ -463,17 +463,55 @@ pub fn qemu_linux(
     Ok(rows)
 }
 
-/// QEMU's rows as text.
-pub fn render_qemu(rows: &[(bool, Vec<LinuxBench>)]) -> String {
+/// trapline booting `kernel` with the `vblktest` initramfs on `disk`, on
+/// one notify × irq path, `secs` seconds per I/O kind (Linux's own driver:
+/// the same guest as [`qemu_linux`]).
+pub fn trapline_linux(
+    exe: &Path,
+    kernel: &Path,
+    disk: &Path,
+    path: (&str, &str),
+    secs: u64,
+    timeout: Duration,
+) -> Result<Vec<LinuxBench>, String> {
+    let o = Command::new(exe)
+        .args(["run", "--kernel"])
+        .arg(kernel)
+        .args(["--initrd", "builtin:vblktest", "--disk"])
+        .arg(disk)
+        .args(["--virtio-notify", path.0, "--virtio-irq", path.1])
+        .args(["--timeout", &format!("{}", timeout.as_secs().max(1))])
+        .args([
+            "--append",
+            &format!("console=ttyS0 panic=-1 quiet vblk.bench={secs} exitport=0xf4"),
+        ])
+        .output()
+        .map_err(|e| format!("cannot run {}: {e}", exe.display()))?;
+    let out = String::from_utf8_lossy(&o.stdout);
+    let rows = parse_linux(&out);
+    if rows.is_empty() {
+        return Err(format!(
+            "trapline + Linux on --virtio-notify {} --virtio-irq {} printed no VBLK-BENCH lines ({}):\n{out}{}",
+            path.0,
+            path.1,
+            o.status,
+            String::from_utf8_lossy(&o.stderr)
+        ));
+    }
+    Ok(rows)
+}
+
+/// Linux rows (trapline's paths or QEMU's) as text, titled `title`.
+pub fn render_linux(title: &str, rows: &[(String, Vec<LinuxBench>)]) -> String {
     let mut s = format!(
         "{:<22} {:<6} {:>6} {:>9} {:>12}\n",
-        "QEMU microvm + Linux", "op", "size", "IOPS", "latency µs"
+        title, "op", "size", "IOPS", "latency µs"
     );
-    for (ioeventfd, list) in rows {
+    for (label, list) in rows {
         for r in list {
             s += &format!(
                 "{:<22} {:<6} {:>5}K {:>9.0} {:>12.1}\n",
-                format!("ioeventfd={}", if *ioeventfd { "on" } else { "off" }),
+                label,
                 r.op,
                 r.size / 1024,
                 r.iops,
