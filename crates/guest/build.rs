@@ -63,6 +63,7 @@ const PAYLOADS: &[(&str, &str, Kind)] = &[
     ("ringer", "payloads/ringer.c", Kind::Flat),
     ("rtc", "payloads/rtc.c", Kind::Flat),
     ("s3", "payloads/s3.c", Kind::Flat),
+    ("vblk", "payloads/vblk.c", Kind::Flat),
     ("hello64", "payloads/hello64.c", Kind::Elf64),
     ("realmode", "payloads/realmode.S", Kind::Low),
 ];
@@ -170,7 +171,37 @@ fn main() {
             run(cmd, &objcopy, "convert to elf32-i386", name);
         }
     }
+
+    // Linux user-space programs (the /init of initramfs images the crate
+    // packs at run time): libc-free, i386 ABI with `int $0x80` syscalls,
+    // like ../shared/guests/linux/tinit.c.
+    for &(name, source) in LINUX_PROGRAMS {
+        let mut cmd = Command::new(&cc);
+        cmd.args([
+            "-m32",
+            "-static",
+            "-nostdlib",
+            "-ffreestanding",
+            "-fno-pic",
+            "-fno-pie",
+            "-no-pie",
+            "-fno-stack-protector",
+            "-fno-asynchronous-unwind-tables",
+            "-fcf-protection=none",
+            "-Os",
+            "-Wall",
+            "-Wextra",
+            "-Wl,--build-id=none",
+        ])
+        .arg("-o")
+        .arg(out.join(name))
+        .arg(src.join(source));
+        run(cmd, &cc, "build the Linux program", name);
+    }
 }
+
+/// (output name, source): /init programs for Linux guests.
+const LINUX_PROGRAMS: &[(&str, &str)] = &[("vblktest", "linux/vblktest.c")];
 
 /// Tables the C side needs beyond `c_header()` (the scenario name table),
 /// still taken from `trapline-abi` so nothing is duplicated by hand.

@@ -321,6 +321,33 @@ fn loader(dir: &Path) {
     write(dir, "loader_load", "realmode-initrd", &img);
 }
 
+/// Seeds for virtio_blk: a driver's setup, then one request
+/// (header + data + status descriptors, made available and notified).
+fn virtio_blk(dir: &Path) {
+    let request = |read_only: bool, kind: u32, data_flags: u16| {
+        let mut e = Enc::new();
+        e.u8(read_only.into());
+        // op 6: setup with VERSION_1 | EVENT_IDX | FLUSH, 16 entries.
+        e.u8(6).u64(1 << 32 | 1 << 29 | 1 << 9).u16(16);
+        // op 4: the request header at 0x4000.
+        let mut h = [0u8; 16];
+        h[..4].copy_from_slice(&kind.to_le_bytes());
+        h[8..].copy_from_slice(&3u64.to_le_bytes());
+        e.u8(4).u16(0x4000).u8(16).bytes(&h);
+        // op 3: descriptors 0..3.
+        e.u8(3).u8(0).u32(0x4000).u32(16).u16(1).u16(1);
+        e.u8(3).u8(1).u32(0x8000).u32(1024).u16(data_flags).u16(2);
+        e.u8(3).u8(2).u32(0x5000).u32(1).u16(2).u16(0);
+        // op 5: head 0 available, notify queue 0.
+        e.u8(5).u16(0).u32(0);
+        e.0
+    };
+    write(dir, "virtio_blk", "read", &request(false, 0, 3));
+    write(dir, "virtio_blk", "write", &request(false, 1, 1));
+    write(dir, "virtio_blk", "ro-write", &request(true, 1, 1));
+    write(dir, "virtio_blk", "get-id", &request(false, 8, 3));
+}
+
 fn main() {
     let dir = std::env::args()
         .nth(1)
@@ -335,6 +362,7 @@ fn main() {
     pci_testdev(&dir);
     acpi(&dir);
     loader(&dir);
+    virtio_blk(&dir);
     let _ = encode_width;
     println!("seeds written under {}", dir.display());
 }

@@ -49,6 +49,8 @@ pub enum ViewArg {
     /// Boot the shared tiny Linux and time it (beside QEMU microvm with
     /// `--peer qemu`); not a probe run.
     LinuxBoot,
+    /// virtio-blk I/O on each notify × irq path (its own experiment).
+    Virtio,
 }
 
 /// `trapline bench` arguments.
@@ -181,6 +183,8 @@ fn view(v: ViewArg) -> View {
         ViewArg::Vmm => View::Vmm,
         // Handled before any probe run (see `main`).
         ViewArg::LinuxBoot => View::All,
+        // Never reaches the report: `--view virtio` runs its own experiment.
+        ViewArg::Virtio => View::All,
     }
 }
 
@@ -191,6 +195,9 @@ pub fn main(args: BenchArgs) -> i32 {
             println!("{:<10} {:<24} {:<10} {path}", vmm, name, group);
         }
         return status::OK;
+    }
+    if args.view == ViewArg::Virtio {
+        return virtio_view(&args);
     }
     // Read the old report first: a bad file should fail before minutes of
     // measuring, not after.
@@ -272,4 +279,117 @@ pub fn main(args: BenchArgs) -> i32 {
         );
         status::SCENARIO_FAILED
     }
+}
+
+/// `--view virtio`: builtin:vblk through child `trapline run`s.
+fn virtio_view(args: &BenchArgs) -> i32 {
+    let Ok(exe) = std::env::current_exe() else {
+        eprintln!("trapline bench: error: cannot find the trapline binary to run children");
+        return status::LAB_ERROR;
+    };
+    if let Err(e) = HostKvm::open_from_env() {
+        eprintln!("trapline bench: error: {e}");
+        return status::NO_KVM;
+    }
+    let opts = crate::virtio::VirtioOptions {
+        exe,
+        reps: if args.quick { 100 } else { 500 },
+        repeat: args.repeat.unwrap_or(if args.quick { 1 } else { 3 }),
+        timeout: args.timeout,
+        seccomp: !args.no_seccomp,
+    };
+    match crate::virtio::measure(&opts) {
+        Ok(results) => {
+            let qemu = qemu_rows(args, &opts);
+            let note = match &qemu {
+                Ok(_) => "below (Linux's virtio-blk driver and vblktest: another guest than builtin:vblk, compare paths within a VMM)".to_string(),
+                Err(e) => format!("not run: {e}"),
+            };
+            print!("{}", crate::virtio::render(&results, &opts, &note));
+            if let Ok(rows) = qemu {
+                let rows: Vec<_> = rows
+                    .into_iter()
+                    .map(|(on, r)| (format!("ioeventfd={}", if on { "on" } else { "off" }), r))
+                    .collect();
+                println!();
+                print!(
+                    "{}",
+                    crate::virtio::render_linux("QEMU microvm + Linux", &rows)
+                );
+                // The same guest on trapline's paths.
+                match linux_rows(args, &opts) {
+                    Ok(rows) => {
+                        println!();
+                        print!("{}", crate::virtio::render_linux("trapline + Linux", &rows));
+                    }
+                    Err(e) => println!("\ntrapline + Linux: not run: {e}"),
+                }
+            }
+            status::OK
+        }
+        Err(e) => {
+            eprintln!("trapline bench: error: {e}");
+            status::SCENARIO_FAILED
+        }
+    }
+}
+
+/// QEMU microvm with Linux and vblktest, ioeventfd on and off: needs QEMU
+/// and a Linux kernel (`TRAPLINE_LINUX_KERNEL`, an uncompressed vmlinux
+/// with PVH entry, like ../shared/guests/linux/vmlinux.xz).
+fn qemu_rows(
+    args: &BenchArgs,
+    opts: &crate::virtio::VirtioOptions,
+) -> Result<Vec<(bool, Vec<crate::virtio::LinuxBench>)>, String> {
+    let qemu = crate::peer::find()?;
+    let kernel = std::env::var_os("TRAPLINE_LINUX_KERNEL")
+        .map(PathBuf::from)
+        .ok_or("set TRAPLINE_LINUX_KERNEL to a vmlinux with a PVH entry (e.g. ../shared/guests/linux/vmlinux.xz, decompressed)")?;
+    let disk = std::env::temp_dir().join(format!(
+        "trapline-bench-qemu-disk-{}.img",
+        std::process::id()
+    ));
+    let f = std::fs::File::create(&disk).map_err(|e| format!("{}: {e}", disk.display()))?;
+    f.set_len(64 << 20)
+        .map_err(|e| format!("{}: {e}", disk.display()))?;
+    let secs = if args.quick { 1 } else { 3 };
+    // A boot takes tens of seconds of emulated kernel code on these hosts.
+    let timeout = opts.timeout.max(Duration::from_secs(900));
+    let rows = [true, false]
+        .into_iter()
+        .map(|on| {
+            crate::virtio::qemu_linux(&qemu.binary, &kernel, &disk, on, secs, timeout)
+                .map(|r| (on, r))
+        })
+        .collect();
+    let _ = std::fs::remove_file(&disk);
+    rows
+}
+
+/// trapline's four paths with Linux and vblktest (the guest QEMU runs).
+fn linux_rows(
+    args: &BenchArgs,
+    opts: &crate::virtio::VirtioOptions,
+) -> Result<Vec<(String, Vec<crate::virtio::LinuxBench>)>, String> {
+    let kernel = std::env::var_os("TRAPLINE_LINUX_KERNEL")
+        .map(PathBuf::from)
+        .ok_or("TRAPLINE_LINUX_KERNEL is not set")?;
+    let disk = std::env::temp_dir().join(format!(
+        "trapline-bench-linux-disk-{}.img",
+        std::process::id()
+    ));
+    let f = std::fs::File::create(&disk).map_err(|e| format!("{}: {e}", disk.display()))?;
+    f.set_len(64 << 20)
+        .map_err(|e| format!("{}: {e}", disk.display()))?;
+    let secs = if args.quick { 1 } else { 3 };
+    let timeout = opts.timeout.max(Duration::from_secs(900));
+    let rows = crate::virtio::PATHS
+        .into_iter()
+        .map(|p| {
+            crate::virtio::trapline_linux(&opts.exe, &kernel, &disk, p, secs, timeout)
+                .map(|r| (format!("{} + {}", p.0, p.1), r))
+        })
+        .collect();
+    let _ = std::fs::remove_file(&disk);
+    rows
 }

@@ -14,5 +14,6 @@ mod progress;
 pub mod pump;
 pub mod runner;
 mod time;
+pub mod virtio;
 
 pub use runner::{listing, run_lab, LabOptions};

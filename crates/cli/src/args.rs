@@ -44,7 +44,8 @@ pub struct RunArgs {
     #[arg(long, default_value = "")]
     pub append: String,
     /// A file handed to the guest as its initrd: Multiboot module 0, or
-    /// Linux's initramfs (PVH module).
+    /// Linux's initramfs (PVH module). `builtin:vblktest` is an initramfs
+    /// whose /init checks and times /dev/vda.
     #[arg(long, value_name = "FILE")]
     pub initrd: Option<PathBuf>,
     /// Where COM1 output goes: `stdio`, `file:PATH` or `none`.
@@ -93,6 +94,74 @@ pub struct RunArgs {
     /// the end, to FILE.
     #[arg(long, value_name = "FILE")]
     pub metrics_path: Option<PathBuf>,
+    /// A virtio-blk disk backed by the file PATH (`PATH,ro`: read-only,
+    /// writes fail with an I/O error). Repeatable: the first is the guest's
+    /// /dev/vda. Announced to Linux on its command line.
+    #[arg(long = "disk", value_name = "PATH[,ro]", value_parser = parse_disk)]
+    pub disks: Vec<DiskSpec>,
+    /// How virtio queue notifications reach trapline: `ioeventfd` (a KVM
+    /// ioeventfd, served by a worker thread) or `exit` (served on the
+    /// vCPU thread inside the MMIO exit).
+    #[arg(long, value_enum, default_value = "ioeventfd", value_name = "PATH")]
+    pub virtio_notify: VirtioNotifyArg,
+    /// How virtio completions interrupt the guest: `irqfd` or `line`
+    /// (KVM_IRQ_LINE).
+    #[arg(long, value_enum, default_value = "irqfd", value_name = "PATH")]
+    pub virtio_irq: VirtioIrqArg,
+    /// Offer VIRTIO_RING_F_EVENT_IDX (notification suppression) to the
+    /// driver.
+    #[arg(long, value_enum, default_value = "on", value_name = "on|off")]
+    pub virtio_event_idx: OnOff,
+}
+
+/// A parsed `--disk`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct DiskSpec {
+    /// The image file.
+    pub path: PathBuf,
+    /// `,ro`.
+    pub read_only: bool,
+}
+
+fn parse_disk(s: &str) -> Result<DiskSpec, String> {
+    let (path, read_only) = match s.strip_suffix(",ro") {
+        Some(p) => (p, true),
+        None => (s.strip_suffix(",rw").unwrap_or(s), false),
+    };
+    if path.is_empty() {
+        return Err(format!("'{s}': expected PATH or PATH,ro"));
+    }
+    Ok(DiskSpec {
+        path: PathBuf::from(path),
+        read_only,
+    })
+}
+
+/// `--virtio-notify`.
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum VirtioNotifyArg {
+    /// Served in the MMIO exit on the vCPU thread.
+    Exit,
+    /// A KVM ioeventfd with a datamatch on the queue index, and a worker.
+    Ioeventfd,
+}
+
+/// `--virtio-irq`.
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum VirtioIrqArg {
+    /// KVM_IRQ_LINE from the thread that completed the request.
+    Line,
+    /// An irqfd bound to the device's GSI.
+    Irqfd,
+}
+
+/// An on/off switch.
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum OnOff {
+    /// On.
+    On,
+    /// Off.
+    Off,
 }
 
 /// `--irqchip`.
@@ -209,6 +278,16 @@ mod tests {
             "pc-testdev",
             "--ecam-ro",
             "--no-seccomp",
+            "--disk",
+            "a.img",
+            "--disk",
+            "b.img,ro",
+            "--virtio-notify",
+            "exit",
+            "--virtio-irq",
+            "line",
+            "--virtio-event-idx",
+            "off",
         ])
         .unwrap()
         .command
@@ -221,6 +300,33 @@ mod tests {
         assert_eq!(a.devices, vec![DeviceArg::PciTestdev, DeviceArg::PcTestdev]);
         assert!(a.ecam_ro);
         assert!(a.no_seccomp);
+        assert_eq!(
+            a.disks,
+            vec![
+                DiskSpec {
+                    path: "a.img".into(),
+                    read_only: false
+                },
+                DiskSpec {
+                    path: "b.img".into(),
+                    read_only: true
+                }
+            ]
+        );
+        assert_eq!(a.virtio_notify, VirtioNotifyArg::Exit);
+        assert_eq!(a.virtio_irq, VirtioIrqArg::Line);
+        assert_eq!(a.virtio_event_idx, OnOff::Off);
+    }
+
+    #[test]
+    fn virtio_defaults_are_the_fast_paths() {
+        let Command::Run(a) = parse(&["run", "--kernel", "x.elf"]).unwrap().command else {
+            panic!()
+        };
+        assert!(a.disks.is_empty());
+        assert_eq!(a.virtio_notify, VirtioNotifyArg::Ioeventfd);
+        assert_eq!(a.virtio_irq, VirtioIrqArg::Irqfd);
+        assert_eq!(a.virtio_event_idx, OnOff::On);
     }
 
     #[test]
@@ -237,6 +343,10 @@ mod tests {
             &["run", "--kernel", "k", "--timeout", "abc"],
             &["run", "--kernel", "k", "--bogus"],
             &["run", "--kernel", "k", "--device", "virtio-net"],
+            &["run", "--kernel", "k", "--disk", ",ro"],
+            &["run", "--kernel", "k", "--disk", ""],
+            &["run", "--kernel", "k", "--virtio-notify", "pio"],
+            &["run", "--kernel", "k", "--virtio-irq", "msi"],
             &["frobnicate"],
         ] {
             let e = parse(bad).unwrap_err();

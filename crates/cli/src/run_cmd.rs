@@ -3,9 +3,14 @@
 use std::fs::OpenOptions;
 use std::time::Instant;
 
-use trapline_machine::{status, HostKvm, Machine, MachineConfig, MachineError, SerialOutput};
+use trapline_devices::virtio::block::DiskFile;
+use trapline_machine::{
+    status, HostKvm, Machine, MachineConfig, MachineError, SerialOutput, VirtioIrq, VirtioNotify,
+};
 
-use crate::args::{DeviceArg, RunArgs, SerialSpec, StatFormat};
+use crate::args::{
+    DeviceArg, OnOff, RunArgs, SerialSpec, StatFormat, VirtioIrqArg, VirtioNotifyArg,
+};
 
 fn fail(code: i32, msg: impl std::fmt::Display) -> i32 {
     eprintln!("trapline: error: {msg}");
@@ -35,6 +40,10 @@ pub fn run(a: RunArgs) -> i32 {
         Err(e) => return fail(status::BAD_IMAGE, e),
     };
     let initrd = match &a.initrd {
+        // Built-in initramfs images for Linux guests.
+        Some(p) if p.as_os_str() == "builtin:vblktest" => {
+            Some(trapline_guest::linux_vblk_initramfs())
+        }
         Some(p) => match std::fs::read(p) {
             Ok(b) => Some(b),
             Err(e) => {
@@ -96,11 +105,30 @@ pub fn run(a: RunArgs) -> i32 {
         },
         None => None,
     };
+    // Disks too: a missing or unreadable file is a usage error before the
+    // guest starts.
+    let mut disks = Vec::with_capacity(a.disks.len());
+    for d in &a.disks {
+        match DiskFile::open(&d.path, d.read_only) {
+            Ok(f) => disks.push(f),
+            Err(e) => return fail(status::USAGE, format!("--disk: {e}")),
+        }
+    }
     let kvm = match HostKvm::open_from_env() {
         Ok(k) => k,
         Err(e) => return fail(status::NO_KVM, e),
     };
     let mut cfg = MachineConfig::new(kernel, a.kernel.clone());
+    cfg.virtio.disks = disks;
+    cfg.virtio.notify = match a.virtio_notify {
+        VirtioNotifyArg::Exit => VirtioNotify::Exit,
+        VirtioNotifyArg::Ioeventfd => VirtioNotify::Ioeventfd,
+    };
+    cfg.virtio.irq = match a.virtio_irq {
+        VirtioIrqArg::Line => VirtioIrq::Line,
+        VirtioIrqArg::Irqfd => VirtioIrq::Irqfd,
+    };
+    cfg.virtio.event_idx = a.virtio_event_idx == OnOff::On;
     cfg.profile = stat.is_some();
     cfg.metrics = metrics;
     cfg.vcpus = a.smp;
@@ -158,6 +186,13 @@ pub fn run(a: RunArgs) -> i32 {
             }
             if let (Some(sink), Some(st)) = (stat, &report.stat) {
                 sink.write(st);
+                // One machine-readable line per disk, beside the profile.
+                for (i, v) in report.virtio.iter().enumerate() {
+                    eprintln!(
+                        "trapline-virtio disk={i} notifies={} completions={} interrupts={} reads={} writes={} flushes={} errors={} resets_requested={}",
+                        v.notifies, v.completions, v.interrupts, v.reads, v.writes, v.flushes, v.errors, v.resets_requested
+                    );
+                }
             }
             let o = &report.outcome;
             if !matches!(

@@ -19,3 +19,4 @@ pub mod probe;
 pub mod rtc;
 pub mod serial;
 pub mod ucall;
+pub mod virtio;

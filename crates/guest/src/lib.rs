@@ -48,6 +48,10 @@ pub const RTC: &[u8] = payload!("rtc.flat");
 /// ACPI S3 with an RTC alarm wake: resumes at a real-mode FACS waking
 /// vector that exits with 0x2a (status 85).
 pub const S3: &[u8] = payload!("s3.flat");
+/// A minimal virtio-blk driver for the first `--disk`: reads sector 0,
+/// writes and flushes sector `wsector=`, times reads and writes with
+/// `bench=N`; exits 0 when every request completed as expected.
+pub const VBLK: &[u8] = payload!("vblk.flat");
 /// A plain ELF64 entered in long mode; exits with 0x2a.
 pub const HELLO64: &[u8] = payload!("hello64.elf");
 /// A Multiboot image linked at 0x8000 (below 1 MiB, like kvm-unit-tests'
@@ -70,14 +74,33 @@ pub const PAYLOADS: &[(&str, &[u8])] = &[
     ("ringer", RINGER),
     ("rtc", RTC),
     ("s3", S3),
+    ("vblk", VBLK),
     ("hello64", HELLO64),
     ("realmode", REALMODE),
 ];
+
+/// `/init` for Linux guests that checks and times `/dev/vda` (see
+/// `c/linux/vblktest.c`): an i386 static binary.
+pub const LINUX_VBLKTEST: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/vblktest"));
+
+/// An uncompressed newc initramfs whose `/init` is [`LINUX_VBLKTEST`]
+/// (with empty /dev, /proc and /sys to mount on).
+pub fn linux_vblk_initramfs() -> Vec<u8> {
+    use cpio::Entry;
+    cpio::newc(&[
+        Entry::Dir("dev", 0o755),
+        Entry::Dir("proc", 0o755),
+        Entry::Dir("sys", 0o755),
+        Entry::File("init", 0o755, LINUX_VBLKTEST),
+    ])
+}
 
 /// The payload called `name`, if there is one.
 pub fn payload(name: &str) -> Option<&'static [u8]> {
     PAYLOADS.iter().find(|(n, _)| *n == name).map(|(_, b)| *b)
 }
+
+pub mod cpio;
 
 #[cfg(test)]
 mod tests;

@@ -29,6 +29,7 @@ pub struct Machine {
     // Field order is drop order: fast paths and vCPUs go before the VM
     // whose fd they use, and the VM before its memory.
     pub(crate) fastpaths: Fastpaths,
+    pub(crate) virtio: crate::virtio::VirtioSet,
     pub(crate) platform: Platform,
     pub(crate) vcpus: Vec<VcpuFd>,
     pub(crate) ring: Option<Arc<CoalescedRing>>,
@@ -96,7 +97,7 @@ pub struct LabReadout {
 
 impl Machine {
     /// Build a machine on `kvm` from `config`.
-    pub fn build(kvm: &HostKvm, config: MachineConfig) -> Result<Machine, MachineError> {
+    pub fn build(kvm: &HostKvm, mut config: MachineConfig) -> Result<Machine, MachineError> {
         if config.mem_mib == 0 || config.mem_mib > MAX_MEM_MIB {
             return Err(MachineError::Config(format!(
                 "--mem {}: guest RAM must be 1 to {MAX_MEM_MIB} MiB",
@@ -119,6 +120,16 @@ impl Machine {
                 cpu: config.cpu.clone(),
             },
         )?;
+        let virtio_config = std::mem::take(&mut config.virtio);
+        if !virtio_config.disks.is_empty() {
+            // The devices are announced where Linux looks for them
+            // without firmware tables: its command line.
+            let words = crate::virtio::cmdline(virtio_config.disks.len());
+            config.append = match config.append.trim() {
+                "" => words,
+                a => format!("{a} {words}"),
+            };
+        }
         let boot = boot::load_image(&vm, &config)?;
 
         let counters: Arc<[Arc<ExitCounters>]> = (0..config.vcpus)
@@ -234,6 +245,7 @@ impl Machine {
             &mut mmio,
         )?;
         crate::interrupts::install_absent(config.irqchip, config.pit, &mut pio, &mut mmio)?;
+        let virtio = crate::virtio::VirtioSet::build(&vm, virtio_config, &mut mmio)?;
         let mut fastpaths = lab_fastpaths(kvm, &vm, config.lab)?;
         fastpaths.doorbell_user = Some(doorbell_fd);
         fastpaths.uart_irq = uart_irq;
@@ -256,6 +268,7 @@ impl Machine {
 
         Ok(Machine {
             fastpaths,
+            virtio,
             platform,
             vcpus,
             ring,

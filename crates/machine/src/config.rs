@@ -54,6 +54,53 @@ pub enum SeccompMode {
     All,
 }
 
+/// How a virtio queue notification reaches the device
+/// (`--virtio-notify`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum VirtioNotify {
+    /// The QueueNotify write exits to trapline and the queue is served on
+    /// the vCPU thread, inside the exit.
+    Exit,
+    /// A KVM ioeventfd (datamatch on the queue index) takes the write in
+    /// the kernel; a worker thread serves the queue.
+    #[default]
+    Ioeventfd,
+}
+
+/// How a virtio completion interrupt reaches the guest (`--virtio-irq`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum VirtioIrq {
+    /// KVM_IRQ_LINE from whichever thread served the queue.
+    Line,
+    /// An irqfd bound to the device's GSI.
+    #[default]
+    Irqfd,
+}
+
+/// virtio devices and their paths.
+#[derive(Debug, Default)]
+pub struct VirtioConfig {
+    /// Block devices in order (the first is the guest's /dev/vda), opened
+    /// before the machine is built so that a bad path is a usage error.
+    pub disks: Vec<trapline_devices::virtio::block::DiskFile>,
+    /// The notification path.
+    pub notify: VirtioNotify,
+    /// The interrupt path.
+    pub irq: VirtioIrq,
+    /// Offer VIRTIO_RING_F_EVENT_IDX (notification suppression).
+    pub event_idx: bool,
+}
+
+impl VirtioConfig {
+    /// No devices; the fast paths and EVENT_IDX on.
+    pub fn new() -> Self {
+        Self {
+            event_idx: true,
+            ..Default::default()
+        }
+    }
+}
+
 /// How to build a machine.
 pub struct MachineConfig {
     /// Guest RAM in MiB (1..=3072).
@@ -106,6 +153,8 @@ pub struct MachineConfig {
     /// `--metrics-path`: Firecracker-style metrics lines, one per
     /// interval and one at the end (needs `profile`).
     pub metrics: Option<MetricsSink>,
+    /// virtio-mmio devices (`--disk`); announced on the guest command line.
+    pub virtio: VirtioConfig,
 }
 
 /// Where and how often metrics lines go.
@@ -144,6 +193,7 @@ impl MachineConfig {
             measure_footprint: false,
             profile: false,
             metrics: None,
+            virtio: VirtioConfig::new(),
         }
     }
 }

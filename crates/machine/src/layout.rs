@@ -7,6 +7,7 @@
 //!  ...          RAM up to --mem (at most 3 GiB)
 //!  0xC000_0000  PCI ECAM window (bus 0: 1 MiB)
 //!  0xD000_0000  trapline probe MMIO window (lab)
+//!  0xD800_0000  virtio-mmio devices (4 KiB each, up to 8)
 //!  0xE000_0000  PCI MMIO BAR window
 //!  0xFEC0_0000  IOAPIC (KVM)
 //!  0xFEE0_0000  LAPIC (KVM)
@@ -39,6 +40,15 @@ pub const KVM_PRIVATE_BASE: u64 = 0xfeff_c000;
 /// Size of [`KVM_PRIVATE_BASE`].
 pub const KVM_PRIVATE_LEN: u64 = 0x4000;
 
+/// First virtio-mmio device window (4 KiB each, consecutive).
+pub const VIRTIO_MMIO_BASE: u64 = 0xd800_0000;
+/// The GSI (IOAPIC pin, ISA IRQ number) of each virtio device in order:
+/// ISA IRQs no other trapline device uses (0/2 PIT, 1, 3/4 COM ports,
+/// 8 RTC, 9 SCI stay free), so Linux's legacy identity mapping applies.
+pub const VIRTIO_GSIS: [u32; 8] = [5, 6, 7, 10, 11, 12, 14, 15];
+/// Size of the virtio window.
+pub const VIRTIO_MMIO_WINDOW: u64 = 0x10_0000;
+
 /// A guest-physical range the machine owns, which no image may overlap.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Hole {
@@ -61,6 +71,11 @@ pub const HOLES: &[Hole] = &[
         base: abi::PROBE_MMIO_BASE,
         len: abi::PROBE_MMIO_LEN,
         name: "trapline probe window",
+    },
+    Hole {
+        base: VIRTIO_MMIO_BASE,
+        len: VIRTIO_MMIO_WINDOW,
+        name: "virtio-mmio devices",
     },
     Hole {
         base: PCI_MMIO_BASE,

@@ -19,13 +19,17 @@ mod platform;
 mod run;
 pub mod sleep;
 pub mod stat;
+pub mod virtio;
 
 pub use assemble::{LabReadout, Machine};
-pub use config::{LabFixtures, MachineConfig, MetricsSink, SeccompMode};
+pub use config::{
+    LabFixtures, MachineConfig, MetricsSink, SeccompMode, VirtioConfig, VirtioIrq, VirtioNotify,
+};
 pub use error::MachineError;
 pub use outcome::{status, Outcome};
 pub use run::RunReport;
 pub use stat::StatReport;
+pub use virtio::VirtioReadout;
 
 pub use trapline_devices::serial::SerialOutput;
 pub use trapline_devices::ucall::UcallEvent;

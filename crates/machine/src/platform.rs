@@ -112,9 +112,10 @@ impl PageFlusher for MprotectFlusher {
     }
 }
 
-/// pc-testdev's ISA IRQ ports drive KVM_IRQ_LINE.
-struct KvmIrqLines {
-    vm: Arc<VmFd>,
+/// pc-testdev's ISA IRQ ports and virtio's `--virtio-irq line` drive
+/// KVM_IRQ_LINE.
+pub(crate) struct KvmIrqLines {
+    pub(crate) vm: Arc<VmFd>,
 }
 
 impl IrqLine for KvmIrqLines {

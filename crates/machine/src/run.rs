@@ -49,6 +49,8 @@ pub struct RunReport {
     pub stat: Option<StatReport>,
     /// How many times the guest suspended to S3 and was woken.
     pub resumes: u32,
+    /// Each virtio device's counters, in `--disk` order.
+    pub virtio: Vec<crate::VirtioReadout>,
 }
 
 impl Machine {
@@ -73,6 +75,8 @@ impl Machine {
             SeccompMode::All => Some(trapline_seccomp::filter(ThreadKind::VmmMain)?),
             _ => None,
         };
+        // The ioeventfd path's worker, before the vCPUs can notify.
+        let virtio_worker = self.virtio.spawn_worker(self.seccomp != SeccompMode::Off)?;
         let first_run: Arc<std::sync::OnceLock<Duration>> = Arc::default();
         // Set while the machine is suspending or asleep: a vCPU stopped
         // then parks instead of ending.
@@ -239,6 +243,7 @@ impl Machine {
         // Parked vCPU threads end when their resume channel closes.
         drop(resume_txs);
         let stuck = stop_all(&stops, &mut threads, &rx);
+        drop(virtio_worker);
         let outcome = outcome.unwrap_or(Outcome::PowerOff);
         if let Some(index) = stuck {
             return Err(MachineError::VcpuStuck(index));
@@ -285,6 +290,7 @@ impl Machine {
                 .and_then(|f| crate::footprint::rss_outside_from(f, guest.0, guest.1)),
             stat,
             resumes,
+            virtio: self.virtio.readout(),
         })
     }
 

@@ -10,6 +10,7 @@
 //! |------|------|----------------|
 //! | [`ThreadKind::Vcpu`] | on the vCPU thread, right before its first `KVM_RUN` | **trap**: report, exit 159 |
 //! | [`ThreadKind::Helper`] | on the helper thread, before its loop | **trap**: report, exit 159 |
+//! | [`ThreadKind::VirtioWorker`] | on the virtio notify worker, before its loop | **trap**: report, exit 159 |
 //! | [`ThreadKind::VmmMain`] | on the controller, after the last vCPU thread is spawned | **`EPERM`** |
 //!
 //! # Why these default actions
@@ -78,18 +79,26 @@ pub enum ThreadKind {
     VmmMain,
     /// A helper thread: an eventfd consumer or irqfd writer.
     Helper,
+    /// The virtio notify worker: serves queues signalled by ioeventfds.
+    VirtioWorker,
 }
 
 impl ThreadKind {
     /// Every kind.
-    pub const ALL: [ThreadKind; 3] = [ThreadKind::Vcpu, ThreadKind::VmmMain, ThreadKind::Helper];
+    pub const ALL: [ThreadKind; 4] = [
+        ThreadKind::Vcpu,
+        ThreadKind::VmmMain,
+        ThreadKind::Helper,
+        ThreadKind::VirtioWorker,
+    ];
 
-    /// Short name (`vcpu`, `vmm-main`, `helper`).
+    /// Short name (`vcpu`, `vmm-main`, `helper`, `virtio-worker`).
     pub fn name(self) -> &'static str {
         match self {
             ThreadKind::Vcpu => "vcpu",
             ThreadKind::VmmMain => "vmm-main",
             ThreadKind::Helper => "helper",
+            ThreadKind::VirtioWorker => "virtio-worker",
         }
     }
 }
@@ -131,7 +140,7 @@ pub enum SeccompError {
 /// What a filter does with a syscall that is not on its list.
 pub fn default_action(kind: ThreadKind) -> SeccompAction {
     match kind {
-        ThreadKind::Vcpu | ThreadKind::Helper => SeccompAction::Trap,
+        ThreadKind::Vcpu | ThreadKind::Helper | ThreadKind::VirtioWorker => SeccompAction::Trap,
         ThreadKind::VmmMain => SeccompAction::Errno(libc::EPERM as u32),
     }
 }
@@ -369,11 +378,12 @@ mod tests {
 mod readme {
     use super::*;
 
-    const SECTIONS: [(&str, &[Rule]); 4] = [
+    const SECTIONS: [(&str, &[Rule]); 5] = [
         ("every kind (runtime)", rules::RUNTIME),
         ("vcpu", rules::VCPU),
         ("vmm-main", rules::VMM_MAIN),
         ("helper", rules::HELPER),
+        ("virtio-worker", rules::VIRTIO_WORKER),
     ];
 
     fn table(list: &[Rule]) -> String {

@@ -137,7 +137,9 @@ pub const VCPU: &[Rule] = &[
     allow!(SYS_writev, Any, "vectored writes through std's LineWriter on stdout"),
     allow!(SYS_read, Any, "devices read eventfds (doorbell and ioeventfd counters)"),
     allow!(SYS_eventfd2, Any, "PCI devices create a BAR's ioeventfds when the guest programs it"),
-    allow!(SYS_pread64, Any, "--stat and the lab read the vCPU's KVM statistics fd at ucalls"),
+    allow!(SYS_pread64, Any, "--stat and the lab read the vCPU's KVM statistics fd at ucalls; virtio-blk reads its disk file when it serves a queue in the exit (--virtio-notify exit)"),
+    allow!(SYS_pwrite64, Any, "virtio-blk writes its disk file when it serves a queue in the exit (--virtio-notify exit)"),
+    allow!(SYS_fdatasync, Any, "virtio-blk flush requests served in the exit make earlier writes durable before completing"),
 ];
 
 /// The controller (the thread that called Machine::run) after the last
@@ -219,6 +221,47 @@ pub const HELPER: &[Rule] = &[
     allow!(SYS_nanosleep, Any, "thread::sleep on older glibc"),
 ];
 
+/// Ioctls the virtio notify worker may make.
+pub const VIRTIO_WORKER_IOCTLS: &[KvmIoctl] = &[
+    // Completions raised through KVM_IRQ_LINE (--virtio-irq line).
+    ioctls::IRQ_LINE,
+];
+
+/// The virtio notify worker (`--virtio-notify ioeventfd`) once its loop
+/// runs: wait on the devices' ioeventfds, serve the queue (disk I/O),
+/// signal the completion.
+pub const VIRTIO_WORKER: &[Rule] = &[
+    allow!(
+        SYS_ioctl,
+        Ioctls(VIRTIO_WORKER_IOCTLS),
+        "completion interrupts through KVM_IRQ_LINE (--virtio-irq line)"
+    ),
+    allow!(
+        SYS_epoll_wait,
+        Any,
+        "wait on the devices' ioeventfds (epoll set built before install)"
+    ),
+    allow!(
+        SYS_epoll_pwait,
+        Any,
+        "wait on the devices' ioeventfds (glibc's epoll_wait)"
+    ),
+    allow!(SYS_read, Any, "consume an ioeventfd's count"),
+    allow!(
+        SYS_write,
+        Any,
+        "signal a completion through an irqfd (--virtio-irq irqfd); panic messages to stderr"
+    ),
+    allow!(SYS_writev, Any, "vectored writes through std's LineWriter"),
+    allow!(SYS_pread64, Any, "virtio-blk reads its disk file"),
+    allow!(SYS_pwrite64, Any, "virtio-blk writes its disk file"),
+    allow!(
+        SYS_fdatasync,
+        Any,
+        "virtio-blk flush requests make earlier writes durable before completing"
+    ),
+];
+
 impl Rule {
     /// The syscall's name, as in `man 2` (`futex`).
     pub fn name(&self) -> &'static str {
@@ -232,6 +275,7 @@ pub fn rules(kind: ThreadKind) -> Vec<&'static Rule> {
         ThreadKind::Vcpu => VCPU,
         ThreadKind::VmmMain => VMM_MAIN,
         ThreadKind::Helper => HELPER,
+        ThreadKind::VirtioWorker => VIRTIO_WORKER,
     };
     RUNTIME.iter().chain(own.iter()).collect()
 }

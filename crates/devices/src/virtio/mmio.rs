@@ -1,0 +1,345 @@
+//! The virtio-mmio transport, register layout version 2 (virtio 1.x
+//! §4.2.2): identification, features, status, queue setup, notify and
+//! interrupt registers at 0x000–0x0FF, the device's configuration space
+//! from 0x100.
+//!
+//! Registers take aligned 32-bit accesses only; other widths read as 0 and
+//! writes of them are ignored, as the specification lets a device do. The
+//! configuration space takes any width.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use trapline_exit::{BusDevice, IoOutcome};
+use virtio_queue::{Queue, QueueOwnedT, QueueT};
+use vm_memory::GuestMemoryMmap;
+
+use super::interrupt::{VirtioInterrupt, INT_CONFIG, INT_VRING};
+use super::queue_regs::{self, QueueSlot};
+use super::status::{DeviceStatus, StatusChange};
+use super::{Chain, Handled, VirtioDevice, VIRTIO_F_VERSION_1, VIRTIO_RING_F_EVENT_IDX};
+
+/// Size of one device's MMIO window.
+pub const MMIO_LEN: u64 = 0x1000;
+/// QueueNotify: the doorbell a KVM ioeventfd may take over.
+pub const QUEUE_NOTIFY_OFFSET: u64 = 0x50;
+
+const MAGIC: u32 = 0x7472_6976; // "virt"
+const VERSION: u32 = 2;
+const VENDOR_ID: u32 = 0x4c50_5254; // "TRPL"
+
+mod reg {
+    pub const MAGIC: u64 = 0x00;
+    pub const VERSION: u64 = 0x04;
+    pub const DEVICE_ID: u64 = 0x08;
+    pub const VENDOR_ID: u64 = 0x0c;
+    pub const DEVICE_FEATURES: u64 = 0x10;
+    pub const DEVICE_FEATURES_SEL: u64 = 0x14;
+    pub const DRIVER_FEATURES: u64 = 0x20;
+    pub const DRIVER_FEATURES_SEL: u64 = 0x24;
+    pub const QUEUE_SEL: u64 = 0x30;
+    pub const INTERRUPT_STATUS: u64 = 0x60;
+    pub const INTERRUPT_ACK: u64 = 0x64;
+    pub const STATUS: u64 = 0x70;
+    pub const CONFIG_GENERATION: u64 = 0xfc;
+    pub const CONFIG: u64 = 0x100;
+}
+
+/// Why a transport could not be built.
+#[derive(Debug, thiserror::Error)]
+pub enum VirtioError {
+    /// A device declared a queue size the split ring cannot have.
+    #[error("virtio device type {device}: queue {queue} has maximum size {size}, which is not a power of two from 1 to 32768 (a bug in the device model)")]
+    QueueSize {
+        /// Device type.
+        device: u32,
+        /// Queue index.
+        queue: usize,
+        /// The bad size.
+        size: u16,
+    },
+}
+
+struct State {
+    status: DeviceStatus,
+    queues: Vec<QueueSlot>,
+    queue_sel: u32,
+    device: Box<dyn VirtioDevice>,
+}
+
+/// One virtio device on the MMIO bus.
+pub struct VirtioMmio {
+    state: Mutex<State>,
+    device_type: u32,
+    mem: GuestMemoryMmap,
+    interrupt: Arc<VirtioInterrupt>,
+    notifies: AtomicU64,
+    completions: AtomicU64,
+    resets_requested: AtomicU64,
+}
+
+impl VirtioMmio {
+    /// `device` behind the transport; `event_idx` offers
+    /// VIRTIO_RING_F_EVENT_IDX (notification suppression) to the driver.
+    pub fn new(
+        device: Box<dyn VirtioDevice>,
+        mem: GuestMemoryMmap,
+        interrupt: Arc<VirtioInterrupt>,
+        event_idx: bool,
+    ) -> Result<Self, VirtioError> {
+        let device_type = device.device_type();
+        let mut offered = device.features() | 1 << VIRTIO_F_VERSION_1;
+        if event_idx {
+            offered |= 1 << VIRTIO_RING_F_EVENT_IDX;
+        }
+        let queues = device
+            .queue_max_sizes()
+            .iter()
+            .enumerate()
+            .map(|(queue, &size)| {
+                QueueSlot::new(size).ok_or(VirtioError::QueueSize {
+                    device: device_type,
+                    queue,
+                    size,
+                })
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        Ok(Self {
+            state: Mutex::new(State {
+                status: DeviceStatus::new(offered),
+                queues,
+                queue_sel: 0,
+                device,
+            }),
+            device_type,
+            mem,
+            interrupt,
+            notifies: AtomicU64::new(0),
+            completions: AtomicU64::new(0),
+            resets_requested: AtomicU64::new(0),
+        })
+    }
+
+    fn lock(&self) -> MutexGuard<'_, State> {
+        // A panic while holding the lock cannot leave the registers
+        // half-written in a way that matters more than the panic itself.
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Number of queues.
+    pub fn num_queues(&self) -> usize {
+        self.lock().queues.len()
+    }
+
+    /// The status register.
+    pub fn status(&self) -> u8 {
+        self.lock().status.status()
+    }
+
+    /// The driver's accepted features.
+    pub fn acked_features(&self) -> u64 {
+        self.lock().status.acked_features()
+    }
+
+    /// The interrupt.
+    pub fn interrupt(&self) -> &Arc<VirtioInterrupt> {
+        &self.interrupt
+    }
+
+    /// QueueNotify writes served (through an exit or the worker).
+    pub fn notifies(&self) -> u64 {
+        self.notifies.load(Ordering::Relaxed)
+    }
+
+    /// Requests completed (chains put on a used ring).
+    pub fn completions(&self) -> u64 {
+        self.completions.load(Ordering::Relaxed)
+    }
+
+    /// Times the device set DEVICE_NEEDS_RESET.
+    pub fn resets_requested(&self) -> u64 {
+        self.resets_requested.load(Ordering::Relaxed)
+    }
+
+    /// The driver notified `queue`: process what it made available.
+    /// Before DRIVER_OK (or after the device asked for a reset) the
+    /// notification is dropped; a queue that is not usable makes the
+    /// device ask for a reset.
+    pub fn notify(&self, queue: u32) {
+        self.notifies.fetch_add(1, Ordering::Relaxed);
+        let mut guard = self.lock();
+        let st = &mut *guard;
+        if !st.status.is_live() {
+            return;
+        }
+        let Some(slot) = st.queues.get_mut(queue as usize) else {
+            return;
+        };
+        if !slot.usable(&self.mem) {
+            self.needs_reset(&mut st.status);
+            return;
+        }
+        let event_idx = st.status.acked(VIRTIO_RING_F_EVENT_IDX);
+        let q = &mut slot.queue;
+        match self.drain(queue as usize, q, st.device.as_mut(), event_idx) {
+            Ok(0) => {}
+            Ok(n) => {
+                self.completions.fetch_add(n, Ordering::Relaxed);
+                if q.needs_notification(&self.mem).unwrap_or(true) {
+                    self.interrupt.trigger(INT_VRING);
+                }
+            }
+            Err(n) => {
+                self.completions.fetch_add(n, Ordering::Relaxed);
+                if n > 0 {
+                    self.interrupt.trigger(INT_VRING);
+                }
+                self.needs_reset(&mut st.status);
+            }
+        }
+    }
+
+    /// Process chains until the ring is empty (re-checking after enabling
+    /// notifications under EVENT_IDX). `Ok(used)`, or `Err(used)` when the
+    /// ring turned out to be broken.
+    fn drain(
+        &self,
+        index: usize,
+        q: &mut Queue,
+        device: &mut dyn VirtioDevice,
+        event_idx: bool,
+    ) -> Result<u64, u64> {
+        let mem = &self.mem;
+        let mut used = 0u64;
+        loop {
+            if event_idx && q.disable_notification(mem).is_err() {
+                return Err(used);
+            }
+            loop {
+                let chain: Chain<'_> = match q.iter(mem) {
+                    Ok(mut it) => match it.next() {
+                        Some(c) => c,
+                        None => break,
+                    },
+                    Err(_) => return Err(used),
+                };
+                let head = chain.head_index();
+                let handled = device.handle(index, chain, mem);
+                let len = match handled {
+                    Handled::Used(n) => n,
+                    Handled::Broken => 0,
+                };
+                if q.add_used(mem, head, len).is_err() {
+                    return Err(used);
+                }
+                used += 1;
+                if handled == Handled::Broken {
+                    return Err(used);
+                }
+            }
+            if !event_idx {
+                return Ok(used);
+            }
+            match q.enable_notification(mem) {
+                Ok(true) => continue,
+                Ok(false) => return Ok(used),
+                Err(_) => return Err(used),
+            }
+        }
+    }
+
+    fn needs_reset(&self, status: &mut DeviceStatus) {
+        if status.set_needs_reset() {
+            self.resets_requested.fetch_add(1, Ordering::Relaxed);
+            self.interrupt.trigger(INT_CONFIG);
+        }
+    }
+
+    fn read_reg(&self, offset: u64) -> u32 {
+        // The interrupt handler's registers never wait for the lock, which
+        // the thread serving a queue holds while it does disk I/O.
+        match offset {
+            reg::MAGIC => return MAGIC,
+            reg::VERSION => return VERSION,
+            reg::DEVICE_ID => return self.device_type,
+            reg::VENDOR_ID => return VENDOR_ID,
+            reg::INTERRUPT_STATUS => return self.interrupt.status(),
+            reg::CONFIG_GENERATION => return 0,
+            _ => {}
+        }
+        let st = self.lock();
+        let queue = st.queues.get(st.queue_sel as usize);
+        match offset {
+            reg::DEVICE_FEATURES => st.status.device_features(),
+            reg::STATUS => st.status.status().into(),
+            queue_regs::offsets::NUM_MAX
+            | queue_regs::offsets::NUM
+            | queue_regs::offsets::READY => queue.map_or(0, |q| q.read(offset)),
+            _ => 0,
+        }
+    }
+
+    fn write_reg(&self, offset: u64, value: u32) {
+        match offset {
+            QUEUE_NOTIFY_OFFSET => return self.notify(value),
+            reg::INTERRUPT_ACK => return self.interrupt.ack(value),
+            _ => {}
+        }
+        let mut guard = self.lock();
+        let st = &mut *guard;
+        match offset {
+            reg::DEVICE_FEATURES_SEL => st.status.select_device_features(value),
+            reg::DRIVER_FEATURES => st.status.write_driver_features(value),
+            reg::DRIVER_FEATURES_SEL => st.status.select_driver_features(value),
+            reg::QUEUE_SEL => st.queue_sel = value,
+            reg::STATUS => match st.status.write_status(value as u8) {
+                StatusChange::Reset => {
+                    st.queues.iter_mut().for_each(QueueSlot::reset);
+                    st.queue_sel = 0;
+                    self.interrupt.reset();
+                }
+                StatusChange::Activated => {
+                    let event_idx = st.status.acked(VIRTIO_RING_F_EVENT_IDX);
+                    for s in &mut st.queues {
+                        s.queue.set_event_idx(event_idx);
+                    }
+                }
+                StatusChange::None | StatusChange::Refused => {}
+            },
+            0x38 | 0x44 | 0x80 | 0x84 | 0x90 | 0x94 | 0xa0 | 0xa4
+                if st.status.queue_setup_allowed() =>
+            {
+                let sel = st.queue_sel as usize;
+                if let Some(q) = st.queues.get_mut(sel) {
+                    q.write(offset, value);
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
+impl BusDevice for VirtioMmio {
+    fn read(&self, _vcpu: usize, _base: u64, offset: u64, data: &mut [u8]) {
+        if offset >= reg::CONFIG {
+            let st = self.lock();
+            st.device.read_config(offset - reg::CONFIG, data);
+            return;
+        }
+        if data.len() == 4 && offset.is_multiple_of(4) {
+            data.copy_from_slice(&self.read_reg(offset).to_le_bytes());
+        } else {
+            data.fill(0);
+        }
+    }
+
+    fn write(&self, _vcpu: usize, _base: u64, offset: u64, data: &[u8]) -> IoOutcome {
+        // The configuration space of the devices trapline has is read-only.
+        if offset < reg::CONFIG && offset.is_multiple_of(4) {
+            if let Ok(bytes) = <[u8; 4]>::try_from(data) {
+                self.write_reg(offset, u32::from_le_bytes(bytes));
+            }
+        }
+        IoOutcome::Continue
+    }
+}
