@@ -30,7 +30,12 @@ fuzz_target!(|data: &[u8]| {
     let len = data.len() as u64;
     match info.kind {
         ImageKind::Multiboot32 => assert_eq!(data[4], 1),
+        // A PVH kernel is an ELF64 whose note gives a 32-bit entry.
         ImageKind::Elf64 => assert_eq!(data[4], 2),
+        ImageKind::Pvh => {
+            assert_eq!(data[4], 2);
+            assert!(info.entry <= u64::from(u32::MAX), "PVH entry {:#x}", info.entry);
+        }
     }
     assert!(!info.segments.is_empty());
     let limit = if info.kind == ImageKind::Multiboot32 {
@@ -83,7 +88,7 @@ fuzz_target!(|data: &[u8]| {
                 "unsupported Multiboot flags accepted"
             );
         }
-        (ImageKind::Elf64, None) => {}
+        (ImageKind::Elf64 | ImageKind::Pvh, None) => {}
         (k, h) => panic!("kind {k:?} with multiboot header {h:?}"),
     }
     assert_eq!(
