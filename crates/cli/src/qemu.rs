@@ -253,9 +253,15 @@ pub fn parse<S: AsRef<str>>(args: &[S]) -> Result<Action, String> {
                 if is_help(v) {
                     return Ok(Action::ListCpus);
                 }
-                q.cpu = Some(
-                    trapline_machine::CpuModel::parse(v).map_err(|e| format!("-cpu {v}: {e}"))?,
+                // Harnesses written for QEMU pass models and properties
+                // trapline does not model: skip those with a warning.
+                let (model, ignored) = trapline_machine::CpuModel::parse_lenient(v);
+                q.warnings.extend(
+                    ignored
+                        .into_iter()
+                        .map(|w| format!("-cpu {v}: {w} (skipped)")),
                 );
+                q.cpu = Some(model);
             }
             "h" | "help" => return Ok(Action::Help),
             "version" => return Ok(Action::Version),
