@@ -12,6 +12,16 @@ else
   echo "test.sh: WARNING: /dev/kvm is ABSENT: every KVM test will be SKIPPED (look for 'SKIPPED' below)"
 fi
 
+# The Linux boot and virtio tests boot the shared tiny Linux from
+# ../shared/guests/linux beside the repository (or TRAPLINE_LINUX_DIR); the
+# test harness hides a passing test's output, so say here when they will skip.
+linux_dir="${TRAPLINE_LINUX_DIR:-$(cd .. && pwd)/shared/guests/linux}"
+if [ -e "$linux_dir/vmlinux.xz" ]; then
+  echo "test.sh: the shared Linux kernel is in $linux_dir: the Linux boot tests will run"
+else
+  echo "test.sh: WARNING: no vmlinux.xz in $linux_dir (set TRAPLINE_LINUX_DIR): the Linux boot and Linux virtio tests will be SKIPPED"
+fi
+
 for tool in cargo gcc ld objcopy; do
   command -v "$tool" >/dev/null || { echo "test.sh: $tool not found: install a Rust toolchain, gcc and binutils" >&2; exit 2; }
 done
