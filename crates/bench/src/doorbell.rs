@@ -1,13 +1,13 @@
 //! The doorbell consumer (seed 002): a host thread that waits on every
 //! doorbell's eventfd and counts the rings, as a device backend would.
-//! It blocks in poll(2); stopping it writes a stop eventfd, so it never
-//! spins and never hangs.
+//! It blocks in epoll (vmm-sys-util's `PollContext`); stopping it writes a
+//! stop eventfd, so it never spins and never hangs.
 
 use std::collections::BTreeMap;
-use std::os::fd::AsRawFd;
 use std::thread::JoinHandle;
 
 use vmm_sys_util::eventfd::{EventFd, EFD_NONBLOCK};
+use vmm_sys_util::poll::PollContext;
 
 /// A running consumer.
 pub struct Consumer {
@@ -31,6 +31,14 @@ impl Consumer {
         } else {
             None
         };
+        // The epoll set is built here, before the thread installs its
+        // filter: the helper filter allows waiting, not creating one.
+        // Token i is doorbell i; the stop eventfd's token is fds.len().
+        let poll: PollContext<usize> = PollContext::new()?;
+        for (i, (_, fd)) in fds.iter().enumerate() {
+            poll.add(fd, i)?;
+        }
+        poll.add(&stop_rx, fds.len())?;
         let thread = std::thread::Builder::new()
             .name("doorbell-consumer".into())
             .spawn(move || {
@@ -41,43 +49,21 @@ impl Consumer {
                 }
                 let mut totals: BTreeMap<&'static str, u64> =
                     fds.iter().map(|(n, _)| (*n, 0)).collect();
-                let mut pollfds: Vec<libc::pollfd> = fds
-                    .iter()
-                    .map(|(_, f)| f.as_raw_fd())
-                    .chain(std::iter::once(stop_rx.as_raw_fd()))
-                    .map(|fd| libc::pollfd {
-                        fd,
-                        events: libc::POLLIN,
-                        revents: 0,
-                    })
-                    .collect();
-                loop {
-                    // SAFETY: `pollfds` is a valid array of pollfd for its
-                    // length; every fd in it stays open for the whole loop
-                    // (owned by `fds` and `stop_rx`).
-                    let r = unsafe {
-                        libc::poll(pollfds.as_mut_ptr(), pollfds.len() as libc::nfds_t, -1)
-                    };
-                    if r < 0 {
-                        if std::io::Error::last_os_error().kind() == std::io::ErrorKind::Interrupted
-                        {
-                            continue;
+                // `wait` retries EINTR itself; any other error ends the
+                // loop, and the final drain below still counts every ring.
+                'wait: while let Ok(events) = poll.wait() {
+                    for event in events.iter_readable() {
+                        match fds.get(event.token()) {
+                            Some((name, fd)) => *totals.entry(name).or_default() += drain(fd),
+                            None => break 'wait,
                         }
-                        break;
-                    }
-                    for (i, (name, fd)) in fds.iter().enumerate() {
-                        if pollfds[i].revents & libc::POLLIN != 0 {
-                            *totals.entry(name).or_default() += drain(fd);
-                        }
-                    }
-                    if pollfds[fds.len()].revents & libc::POLLIN != 0 {
-                        break;
                     }
                 }
                 // The VM is gone: whatever is still pending belongs to the run.
                 for (name, fd) in &fds {
                     *totals.entry(name).or_default() += drain(fd);
                 }
+                drop(stop_rx);
                 totals
             })?;
         Ok(Consumer { stop, thread })

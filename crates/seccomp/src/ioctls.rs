@@ -1,11 +1,11 @@
 //! The KVM ioctl request numbers the filters match on.
 //!
-//! kvm-ioctls keeps its numbers private, so they are rebuilt here with the
-//! kernel's encoding (`include/uapi/asm-generic/ioctl.h`): direction in bits
-//! 30–31, argument size in bits 16–29, type (`KVMIO` = 0xAE) in bits 8–15,
-//! number in bits 0–7. Argument sizes come from kvm-bindings, so a struct
-//! that grows changes the number the same way it does in the kernel. A unit
-//! test pins every value against `<linux/kvm.h>` on x86_64.
+//! kvm-ioctls keeps its numbers private, so they are rebuilt here with
+//! vmm-sys-util's `ioctl_expr`, the kernel's encoding
+//! (`include/uapi/asm-generic/ioctl.h`). Argument sizes come from
+//! kvm-bindings, so a struct that grows changes the number the same way it
+//! does in the kernel. A unit test pins every value against `<linux/kvm.h>`
+//! on x86_64.
 
 use std::mem::size_of;
 
@@ -13,26 +13,27 @@ use kvm_bindings::{
     kvm_coalesced_mmio_zone, kvm_ioeventfd, kvm_irq_level, kvm_irqfd, kvm_mp_state, kvm_msi,
     kvm_regs, kvm_sregs, kvm_translation, kvm_userspace_memory_region,
 };
+use vmm_sys_util::ioctl::{ioctl_expr, _IOC_NONE, _IOC_READ, _IOC_WRITE};
 
 const KVMIO: u32 = 0xAE;
-const IOC_NONE: u32 = 0;
-const IOC_WRITE: u32 = 1;
-const IOC_READ: u32 = 2;
 
+/// Request numbers fit in 32 bits (the filter compares the low 32 bits of
+/// the ioctl argument), and every argument size here is far below the
+/// 14-bit size field.
 const fn ioc(dir: u32, nr: u32, size: usize) -> u32 {
-    (dir << 30) | ((size as u32) << 16) | (KVMIO << 8) | nr
+    ioctl_expr(dir, KVMIO, nr, size as u32) as u32
 }
 const fn io(nr: u32) -> u32 {
-    ioc(IOC_NONE, nr, 0)
+    ioc(_IOC_NONE, nr, 0)
 }
 const fn ior(nr: u32, size: usize) -> u32 {
-    ioc(IOC_READ, nr, size)
+    ioc(_IOC_READ, nr, size)
 }
 const fn iow(nr: u32, size: usize) -> u32 {
-    ioc(IOC_WRITE, nr, size)
+    ioc(_IOC_WRITE, nr, size)
 }
 const fn iowr(nr: u32, size: usize) -> u32 {
-    ioc(IOC_READ | IOC_WRITE, nr, size)
+    ioc(_IOC_READ | _IOC_WRITE, nr, size)
 }
 
 /// Enter the guest (vCPU fd).

@@ -41,18 +41,12 @@ pub(crate) fn install_reporter() -> io::Result<()> {
     static ONCE: Once = Once::new();
     let mut result = Ok(());
     ONCE.call_once(|| {
-        // SAFETY: a zeroed sigaction is valid; the handler is an
-        // extern "C" fn with the SA_SIGINFO signature and is async-signal-
-        // safe (no locks, no allocation, only write and _exit).
-        unsafe {
-            let mut sa: libc::sigaction = std::mem::zeroed();
-            sa.sa_sigaction = on_sigsys as *const () as usize;
-            sa.sa_flags = libc::SA_SIGINFO;
-            libc::sigfillset(&mut sa.sa_mask);
-            if libc::sigaction(libc::SIGSYS, &sa, std::ptr::null_mut()) != 0 {
-                result = Err(io::Error::last_os_error());
-            }
-        }
+        // vmm-sys-util's registration is the sigaction this needs:
+        // SA_SIGINFO, every other signal blocked while the handler runs. The
+        // handler is async-signal-safe (no locks, no allocation, only write
+        // and _exit).
+        result = vmm_sys_util::signal::register_signal_handler(libc::SIGSYS, on_sigsys)
+            .map_err(|e| io::Error::from_raw_os_error(e.errno()));
     });
     result
 }
