@@ -14,18 +14,31 @@ extern crate alloc;
 use alloc::string::String;
 use core::fmt::Write as _;
 
+/// Defines each constant once, for both sides: the `pub const` the host
+/// crates import, and a (name, value) entry of `$table`, from which
+/// [`c_header`] writes the same name as a C `#define`.
+macro_rules! contract {
+    ($table:ident; $( $(#[$attr:meta])* $name:ident : $ty:ty = $value:expr; )*) => {
+        $( $(#[$attr])* pub const $name: $ty = $value; )*
+        /// Every constant of this table as its C name and value.
+        const $table: &[(&str, u64)] = &[ $( (stringify!($name), $name as u64) ),* ];
+    };
+}
+
+contract! {
+CONTRACT_DEFINES;
 // ---------------------------------------------------------------------------
 // Standard PC ports trapline models (shared with kvm-unit-tests' machine).
 // ---------------------------------------------------------------------------
 
 /// COM1 16550 UART base port.
-pub const COM1_PORT: u16 = 0x3f8;
+COM1_PORT: u16 = 0x3f8;
 /// isa-debug-exit port: a 32-bit OUT of V ends the VM with status (V << 1) | 1.
-pub const DEBUG_EXIT_PORT: u16 = 0xf4;
+DEBUG_EXIT_PORT: u16 = 0xf4;
 /// Width of the isa-debug-exit register window (QEMU `iosize=0x4`).
-pub const DEBUG_EXIT_LEN: u16 = 4;
+DEBUG_EXIT_LEN: u16 = 4;
 /// Bochs/QEMU power-off port: writing the bytes "Shutdown" powers the VM off.
-pub const BOCHS_SHUTDOWN_PORT: u16 = 0x8900;
+BOCHS_SHUTDOWN_PORT: u16 = 0x8900;
 
 // ---------------------------------------------------------------------------
 // trapline's own ports (0x700..0x71f), unused by PC hardware and by QEMU's pc
@@ -33,36 +46,36 @@ pub const BOCHS_SHUTDOWN_PORT: u16 = 0x8900;
 // ---------------------------------------------------------------------------
 
 /// ucall: a 32-bit OUT of the guest-physical address of a [`Ucall`] message.
-pub const UCALL_PORT: u16 = 0x700;
+UCALL_PORT: u16 = 0x700;
 /// A user-space device: reads return [`PROBE_READ_VALUE`], writes are counted.
-pub const PROBE_PIO_USER_PORT: u16 = 0x704;
+PROBE_PIO_USER_PORT: u16 = 0x704;
 /// Served by trapline's minimal in-loop handler, bypassing buses and devices
 /// (the `vmm-floor-pio` scenario); a plain bus device otherwise.
-pub const PROBE_PIO_FLOOR_PORT: u16 = 0x708;
+PROBE_PIO_FLOOR_PORT: u16 = 0x708;
 /// A KVM ioeventfd with no datamatch (wildcard) is registered here.
-pub const PROBE_PIO_WILDCARD_PORT: u16 = 0x70c;
+PROBE_PIO_WILDCARD_PORT: u16 = 0x70c;
 /// A KVM ioeventfd matching [`PROBE_DATAMATCH_VALUE`] (32-bit) is registered here.
-pub const PROBE_PIO_DATAMATCH_PORT: u16 = 0x710;
+PROBE_PIO_DATAMATCH_PORT: u16 = 0x710;
 /// A coalesced PIO zone covers this port.
-pub const PROBE_PIO_COALESCED_PORT: u16 = 0x714;
+PROBE_PIO_COALESCED_PORT: u16 = 0x714;
 /// The paravirtual doorbell port (PCI/doorbell issues): the guest writes a
 /// doorbell identity and KVM signals the matching ioeventfd.
-pub const PV_DOORBELL_PORT: u16 = 0x718;
+PV_DOORBELL_PORT: u16 = 0x718;
 /// Doorbell port with a KVM ioeventfd (any length).
-pub const DOORBELL_PIO_PORT: u16 = 0x71c;
+DOORBELL_PIO_PORT: u16 = 0x71c;
 /// What a paravirtual doorbell write carries: the doorbell's identity,
 /// matched by a datamatch ioeventfd on [`PV_DOORBELL_PORT`].
-pub const DOORBELL_PV_IDENTITY: u32 = 0x0000_d00b;
+DOORBELL_PV_IDENTITY: u32 = 0x0000_d00b;
 /// Number of trapline-owned ports starting at [`UCALL_PORT`].
-pub const TRAPLINE_PORTS_LEN: u16 = 0x20;
+TRAPLINE_PORTS_LEN: u16 = 0x20;
 
 /// The value every probe user-space device returns on a read, so a scenario
 /// can verify that its read really reached the device.
-pub const PROBE_READ_VALUE: u32 = 0x7ab1_e5ad;
+PROBE_READ_VALUE: u32 = 0x7ab1_e5ad;
 /// The value the datamatch scenarios write (and KVM matches on).
-pub const PROBE_DATAMATCH_VALUE: u32 = 0x0000_00fa;
+PROBE_DATAMATCH_VALUE: u32 = 0x0000_00fa;
 /// The value the wildcard scenarios write (anything would do).
-pub const PROBE_WILDCARD_VALUE: u32 = 0x0000_00ce;
+PROBE_WILDCARD_VALUE: u32 = 0x0000_00ce;
 
 // ---------------------------------------------------------------------------
 // trapline's probe MMIO window: one 4 KiB page per mechanism. Placed below the
@@ -70,68 +83,121 @@ pub const PROBE_WILDCARD_VALUE: u32 = 0x0000_00ce;
 // ---------------------------------------------------------------------------
 
 /// Base of the probe MMIO window.
-pub const PROBE_MMIO_BASE: u64 = 0xd000_0000;
+PROBE_MMIO_BASE: u64 = 0xd000_0000;
 /// A user-space MMIO device (reads return [`PROBE_READ_VALUE`]).
-pub const PROBE_MMIO_USER: u64 = PROBE_MMIO_BASE;
+PROBE_MMIO_USER: u64 = PROBE_MMIO_BASE;
 /// A KVM ioeventfd with no datamatch (length 0 where KVM allows any length).
-pub const PROBE_MMIO_WILDCARD: u64 = PROBE_MMIO_BASE + 0x1000;
+PROBE_MMIO_WILDCARD: u64 = PROBE_MMIO_BASE + 0x1000;
 /// A KVM ioeventfd matching [`PROBE_DATAMATCH_VALUE`] (32-bit).
-pub const PROBE_MMIO_DATAMATCH: u64 = PROBE_MMIO_BASE + 0x2000;
+PROBE_MMIO_DATAMATCH: u64 = PROBE_MMIO_BASE + 0x2000;
 /// A coalesced MMIO zone covers this page.
-pub const PROBE_MMIO_COALESCED: u64 = PROBE_MMIO_BASE + 0x3000;
+PROBE_MMIO_COALESCED: u64 = PROBE_MMIO_BASE + 0x3000;
 /// A page of host memory mapped as a KVM_MEM_READONLY memslot. Its first u32
 /// reads [`PROBE_READ_VALUE`]; writes exit as MMIO.
-pub const PROBE_RO_MEMSLOT: u64 = PROBE_MMIO_BASE + 0x10000;
+PROBE_RO_MEMSLOT: u64 = PROBE_MMIO_BASE + 0x10000;
 /// Doorbell (seed 002) served in user space: a store exits to trapline,
 /// whose device signals an eventfd for the consumer thread (QEMU's path).
-pub const DOORBELL_MMIO_USER: u64 = PROBE_MMIO_BASE + 0x4000;
+DOORBELL_MMIO_USER: u64 = PROBE_MMIO_BASE + 0x4000;
 /// Doorbell page with a KVM ioeventfd (any length): KVM signals the eventfd.
-pub const DOORBELL_MMIO_KERNEL: u64 = PROBE_MMIO_BASE + 0x5000;
+DOORBELL_MMIO_KERNEL: u64 = PROBE_MMIO_BASE + 0x5000;
 /// Size of each probe page.
-pub const PROBE_PAGE_SIZE: u64 = 0x1000;
+PROBE_PAGE_SIZE: u64 = 0x1000;
 /// Size of the whole probe window.
-pub const PROBE_MMIO_LEN: u64 = 0x20000;
+PROBE_MMIO_LEN: u64 = 0x20000;
 
 /// PCI ECAM (MMCONFIG) window base: bus 0 occupies the first 1 MiB
 /// (offset = bus << 20 | device << 15 | function << 12 | register).
-pub const ECAM_BASE: u64 = 0xc000_0000;
+ECAM_BASE: u64 = 0xc000_0000;
 /// PCI configuration mechanism #1 address port.
-pub const PCI_CONFIG_ADDRESS_PORT: u16 = 0xcf8;
+PCI_CONFIG_ADDRESS_PORT: u16 = 0xcf8;
 /// PCI configuration mechanism #1 data port.
-pub const PCI_CONFIG_DATA_PORT: u16 = 0xcfc;
+PCI_CONFIG_DATA_PORT: u16 = 0xcfc;
 /// pci-testdev's vendor and device id as one config dword (device << 16 | vendor).
-pub const PCI_TESTDEV_ID: u32 = 0x0005_1b36;
+PCI_TESTDEV_ID: u32 = 0x0005_1b36;
 /// The pci-testdev header's `test` value that selects the paravirtual
 /// variant of a BAR's tests (kept out of the range QEMU's scan walks).
-pub const PCI_TESTDEV_PV_SELECT: u8 = 0x80;
+PCI_TESTDEV_PV_SELECT: u8 = 0x80;
 /// Bit set in a pci-testdev header `offset` meaning "an absolute port,
 /// not an offset in this BAR" (the PV doorbell).
-pub const PCI_TESTDEV_OFFSET_ABSOLUTE: u32 = 0x8000_0000;
+PCI_TESTDEV_OFFSET_ABSOLUTE: u32 = 0x8000_0000;
 
 /// Vector of the IPIs the probe sends between vCPUs and to itself.
-pub const IPI_VECTOR: u8 = 0x40;
+IPI_VECTOR: u8 = 0x40;
 /// IOAPIC pin (GSI) the lab binds an irqfd to.
-pub const IRQFD_GSI: u32 = 10;
+IRQFD_GSI: u32 = 10;
 /// Vector the probe programs for [`IRQFD_GSI`].
-pub const IRQFD_VECTOR: u8 = 0x50;
-
-// RAM must end below every device window (checked at compile time).
-const _: () = assert!(MAX_RAM_MIB << 20 <= ECAM_BASE && ECAM_BASE < PROBE_MMIO_BASE);
+IRQFD_VECTOR: u8 = 0x50;
 
 /// Highest amount of guest RAM trapline maps (it sits below the probe window
 /// and the PCI hole, so there is no RAM above 4 GiB to describe).
-pub const MAX_RAM_MIB: u64 = 3072;
+MAX_RAM_MIB: u64 = 3072;
+
+// ---------------------------------------------------------------------------
+// The rest of the guest-physical address map and the machine's limits: the
+// one definition every crate imports (trapline-machine's layout module adds
+// the list of holes built from these).
+// ---------------------------------------------------------------------------
+
+/// Most vCPUs a machine has (KVM's per-VM limit on the hosts trapline
+/// targets is far higher; the payloads' per-CPU arrays are sized by this).
+MAX_VCPUS: u32 = 64;
+/// Size of the ECAM window: bus 0 only (1 MiB).
+ECAM_LEN: u64 = 0x10_0000;
+/// First virtio-mmio device window (4 KiB each, consecutive).
+VIRTIO_MMIO_BASE: u64 = 0xd800_0000;
+/// Size of the virtio-mmio window (room for 256 devices; 8 are used).
+VIRTIO_MMIO_WINDOW: u64 = 0x10_0000;
+/// PCI MMIO BAR window (top-down allocation gives BAR0 = 0xFEBF_F000, as
+/// QEMU's pc machine).
+PCI_MMIO_BASE: u64 = 0xe000_0000;
+/// End (exclusive) of the PCI MMIO BAR window: the IOAPIC page.
+PCI_MMIO_END: u64 = 0xfec0_0000;
+/// First port of the PCI I/O BAR window.
+PCI_IO_BASE: u64 = 0xc000;
+/// End (exclusive) of the PCI I/O window.
+PCI_IO_END: u64 = 0x1_0000;
+/// KVM's in-kernel IOAPIC page.
+IOAPIC_BASE: u64 = 0xfec0_0000;
+/// The page the machine keeps for the IOAPIC.
+IOAPIC_LEN: u64 = 0x1000;
+/// The xAPIC page (KVM's in-kernel LAPIC, or trapline's fallback page).
+LAPIC_BASE: u64 = 0xfee0_0000;
+/// Size of the xAPIC page.
+LAPIC_LEN: u64 = 0x1000;
+/// KVM's identity-map page (KVM_SET_IDENTITY_MAP_ADDR; Intel real mode).
+KVM_IDENTITY_MAP_ADDR: u64 = 0xfeff_c000;
+/// KVM's TSS pages (KVM_SET_TSS_ADDR; three pages after the identity map).
+KVM_TSS_ADDR: u64 = 0xfeff_d000;
+/// Size of the range KVM keeps for itself from [`KVM_IDENTITY_MAP_ADDR`].
+KVM_PRIVATE_LEN: u64 = 0x4000;
+/// Where the ACPI tables live (the BIOS area QEMU's firmware uses too).
+ACPI_AREA_BASE: u64 = 0xe_0000;
+/// Size of the ACPI area (up to 1 MiB).
+ACPI_AREA_LEN: u64 = 0x2_0000;
+}
+
+// RAM must end below every device window, and the windows must not overlap
+// (checked at compile time).
+const _: () = assert!(MAX_RAM_MIB << 20 <= ECAM_BASE && ECAM_BASE + ECAM_LEN <= PROBE_MMIO_BASE);
+const _: () = assert!(PROBE_MMIO_BASE + PROBE_MMIO_LEN <= VIRTIO_MMIO_BASE);
+const _: () = assert!(VIRTIO_MMIO_BASE + VIRTIO_MMIO_WINDOW <= PCI_MMIO_BASE);
+const _: () = assert!(PCI_MMIO_END <= IOAPIC_BASE && IOAPIC_BASE < LAPIC_BASE);
+const _: () = assert!(LAPIC_BASE + LAPIC_LEN <= KVM_IDENTITY_MAP_ADDR);
+const _: () = assert!(ACPI_AREA_BASE + ACPI_AREA_LEN <= 0x10_0000);
 
 // ---------------------------------------------------------------------------
 // The ucall message.
 // ---------------------------------------------------------------------------
 
+contract! {
+UCALL_DEFINES;
 /// Magic in the first word of every [`Ucall`] ("TRPL").
-pub const UCALL_MAGIC: u32 = 0x4c50_5254;
+UCALL_MAGIC: u32 = 0x4c50_5254;
 /// Bytes of text a ucall carries (NUL-terminated inside this space).
-pub const UCALL_TEXT_LEN: usize = 64;
+UCALL_TEXT_LEN: usize = 64;
 /// Number of u64 arguments a ucall carries.
-pub const UCALL_ARGS: usize = 6;
+UCALL_ARGS: usize = 6;
+}
 
 /// A structured message from a guest payload to the host runner.
 ///
@@ -354,48 +420,9 @@ pub fn c_header() -> String {
     let mut def = |name: &str, value: u64| {
         let _ = writeln!(h, "#define {name} 0x{value:x}ULL");
     };
-    def("COM1_PORT", COM1_PORT.into());
-    def("DEBUG_EXIT_PORT", DEBUG_EXIT_PORT.into());
-    def("BOCHS_SHUTDOWN_PORT", BOCHS_SHUTDOWN_PORT.into());
-    def("UCALL_PORT", UCALL_PORT.into());
-    def("PROBE_PIO_USER_PORT", PROBE_PIO_USER_PORT.into());
-    def("PROBE_PIO_FLOOR_PORT", PROBE_PIO_FLOOR_PORT.into());
-    def("PROBE_PIO_WILDCARD_PORT", PROBE_PIO_WILDCARD_PORT.into());
-    def("PROBE_PIO_DATAMATCH_PORT", PROBE_PIO_DATAMATCH_PORT.into());
-    def("PROBE_PIO_COALESCED_PORT", PROBE_PIO_COALESCED_PORT.into());
-    def("PV_DOORBELL_PORT", PV_DOORBELL_PORT.into());
-    def("DOORBELL_MMIO_USER", DOORBELL_MMIO_USER);
-    def("DOORBELL_MMIO_KERNEL", DOORBELL_MMIO_KERNEL);
-    def("DOORBELL_PIO_PORT", DOORBELL_PIO_PORT.into());
-    def("DOORBELL_PV_IDENTITY", DOORBELL_PV_IDENTITY.into());
-    def("IPI_VECTOR", IPI_VECTOR.into());
-    def("IRQFD_GSI", IRQFD_GSI.into());
-    def("IRQFD_VECTOR", IRQFD_VECTOR.into());
-    def("TRAPLINE_PORTS_LEN", TRAPLINE_PORTS_LEN.into());
-    def("PROBE_READ_VALUE", PROBE_READ_VALUE.into());
-    def("PROBE_DATAMATCH_VALUE", PROBE_DATAMATCH_VALUE.into());
-    def("PROBE_WILDCARD_VALUE", PROBE_WILDCARD_VALUE.into());
-    def("PROBE_MMIO_BASE", PROBE_MMIO_BASE);
-    def("PROBE_MMIO_USER", PROBE_MMIO_USER);
-    def("PROBE_MMIO_WILDCARD", PROBE_MMIO_WILDCARD);
-    def("PROBE_MMIO_DATAMATCH", PROBE_MMIO_DATAMATCH);
-    def("PROBE_MMIO_COALESCED", PROBE_MMIO_COALESCED);
-    def("PROBE_RO_MEMSLOT", PROBE_RO_MEMSLOT);
-    def("PROBE_PAGE_SIZE", PROBE_PAGE_SIZE);
-    def("PROBE_MMIO_LEN", PROBE_MMIO_LEN);
-    def("ECAM_BASE", ECAM_BASE);
-    def("PCI_CONFIG_ADDRESS_PORT", PCI_CONFIG_ADDRESS_PORT.into());
-    def("PCI_CONFIG_DATA_PORT", PCI_CONFIG_DATA_PORT.into());
-    def("PCI_TESTDEV_ID", PCI_TESTDEV_ID.into());
-    def("PCI_TESTDEV_PV_SELECT", PCI_TESTDEV_PV_SELECT.into());
-    def(
-        "PCI_TESTDEV_OFFSET_ABSOLUTE",
-        PCI_TESTDEV_OFFSET_ABSOLUTE.into(),
-    );
-    def("DEBUG_EXIT_LEN", DEBUG_EXIT_LEN.into());
-    def("UCALL_MAGIC", UCALL_MAGIC.into());
-    def("UCALL_TEXT_LEN", UCALL_TEXT_LEN as u64);
-    def("UCALL_ARGS", UCALL_ARGS as u64);
+    for (name, value) in CONTRACT_DEFINES.iter().chain(UCALL_DEFINES) {
+        def(name, *value);
+    }
     def("UCALL_SYNC", UcallKind::Sync as u64);
     def("UCALL_BEGIN", UcallKind::Begin as u64);
     def("UCALL_RESULT", UcallKind::Result as u64);

@@ -38,7 +38,7 @@ pub struct RunArgs {
     #[arg(long, value_name = "MODEL", default_value = "host", value_parser = trapline_machine::CpuModel::parse)]
     pub cpu: trapline_machine::CpuModel,
     /// Guest RAM in MiB.
-    #[arg(long, default_value_t = 128, value_parser = clap::value_parser!(u64).range(1..=3072))]
+    #[arg(long, default_value_t = 128, value_parser = clap::value_parser!(u64).range(1..=trapline_abi::MAX_RAM_MIB))]
     pub mem: u64,
     /// Guest command line (after argv0, which is the image path, as QEMU does).
     #[arg(long, default_value = "")]

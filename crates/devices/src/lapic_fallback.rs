@@ -11,9 +11,9 @@
 use trapline_exit::{fill_all_ones, BusDevice, IoOutcome};
 
 /// Guest-physical base of the xAPIC page.
-pub const LAPIC_PAGE_BASE: u64 = 0xFEE0_0000;
+pub const LAPIC_PAGE_BASE: u64 = trapline_abi::LAPIC_BASE;
 /// Its length: one 4 KiB page.
-pub const LAPIC_PAGE_LEN: u64 = 0x1000;
+pub const LAPIC_PAGE_LEN: u64 = trapline_abi::LAPIC_LEN;
 
 /// Map at [`LAPIC_PAGE_BASE`] with length [`LAPIC_PAGE_LEN`] on the MMIO bus.
 #[derive(Clone, Copy, Debug, Default)]

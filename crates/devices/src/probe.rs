@@ -43,7 +43,7 @@ pub enum ProbeRegister {
 
 const REGISTERS: usize = ProbeRegister::Other as usize + 1;
 /// Most vCPUs a probe keeps separate counters for.
-pub const PROBE_MAX_VCPUS: usize = 64;
+pub const PROBE_MAX_VCPUS: usize = trapline_abi::MAX_VCPUS as usize;
 
 impl ProbeRegister {
     /// The register at a PIO port.

@@ -13,12 +13,14 @@ use crate::{cpuid, HostKvm, KvmError};
 
 /// Identity-map page KVM needs on Intel (real-mode guests without
 /// unrestricted guest), and the three TSS pages after it: the same
-/// 0xFEFFC000–0xFEFFFFFF QEMU reserves.
-pub const IDENTITY_MAP_ADDR: u64 = 0xfeff_c000;
+/// 0xFEFFC000–0xFEFFFFFF QEMU reserves. Defined with the rest of the
+/// address map in trapline-abi.
+pub use trapline_abi::KVM_IDENTITY_MAP_ADDR as IDENTITY_MAP_ADDR;
 /// See [`IDENTITY_MAP_ADDR`].
-pub const TSS_ADDR: u64 = 0xfeff_d000;
-/// Most vCPUs trapline creates.
-pub const MAX_VCPUS: u32 = 64;
+pub use trapline_abi::KVM_TSS_ADDR as TSS_ADDR;
+/// Most vCPUs trapline creates (trapline-abi: the payloads size their
+/// per-CPU arrays by it too).
+pub use trapline_abi::MAX_VCPUS;
 
 /// How to build a VM.
 #[derive(Clone, Debug)]

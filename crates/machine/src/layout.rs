@@ -17,37 +17,23 @@
 
 use trapline_abi as abi;
 
+// The addresses themselves are defined once, in trapline-abi (the guest
+// payloads get them as C #defines from the same definitions); this module
+// names them for the machine and lists the holes.
+
 /// Most RAM trapline maps, in MiB (it must stay below the device holes).
 pub const MAX_MEM_MIB: u64 = abi::MAX_RAM_MIB;
-/// ECAM (PCI MMCONFIG) base.
-pub const ECAM_BASE: u64 = abi::ECAM_BASE;
-/// ECAM size for bus 0.
-pub const ECAM_LEN: u64 = 0x10_0000;
-/// PCI MMIO BAR window.
-pub const PCI_MMIO_BASE: u64 = 0xe000_0000;
-/// End (exclusive) of the PCI MMIO BAR window.
-pub const PCI_MMIO_END: u64 = 0xfec0_0000;
-/// First port of the PCI I/O BAR window.
-pub const PCI_IO_BASE: u64 = 0xc000;
-/// End (exclusive) of the PCI I/O window.
-pub const PCI_IO_END: u64 = 0x1_0000;
-/// The in-kernel IOAPIC page.
-pub const IOAPIC_BASE: u64 = 0xfec0_0000;
-/// The in-kernel LAPIC page.
-pub const LAPIC_BASE: u64 = 0xfee0_0000;
+pub use abi::{
+    ECAM_BASE, ECAM_LEN, IOAPIC_BASE, KVM_PRIVATE_LEN, LAPIC_BASE, PCI_IO_BASE, PCI_IO_END,
+    PCI_MMIO_BASE, PCI_MMIO_END, VIRTIO_MMIO_BASE, VIRTIO_MMIO_WINDOW,
+};
 /// KVM's identity map and TSS pages (see trapline-kvm).
-pub const KVM_PRIVATE_BASE: u64 = 0xfeff_c000;
-/// Size of [`KVM_PRIVATE_BASE`].
-pub const KVM_PRIVATE_LEN: u64 = 0x4000;
+pub const KVM_PRIVATE_BASE: u64 = abi::KVM_IDENTITY_MAP_ADDR;
 
-/// First virtio-mmio device window (4 KiB each, consecutive).
-pub const VIRTIO_MMIO_BASE: u64 = 0xd800_0000;
 /// The GSI (IOAPIC pin, ISA IRQ number) of each virtio device in order:
 /// ISA IRQs no other trapline device uses (0/2 PIT, 1, 3/4 COM ports,
 /// 8 RTC, 9 SCI stay free), so Linux's legacy identity mapping applies.
 pub const VIRTIO_GSIS: [u32; 8] = [5, 6, 7, 10, 11, 12, 14, 15];
-/// Size of the virtio window.
-pub const VIRTIO_MMIO_WINDOW: u64 = 0x10_0000;
 
 /// A guest-physical range the machine owns, which no image may overlap.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -84,12 +70,12 @@ pub const HOLES: &[Hole] = &[
     },
     Hole {
         base: IOAPIC_BASE,
-        len: 0x1000,
+        len: abi::IOAPIC_LEN,
         name: "IOAPIC",
     },
     Hole {
         base: LAPIC_BASE,
-        len: 0x1000,
+        len: abi::LAPIC_LEN,
         name: "LAPIC",
     },
     Hole {

@@ -25,13 +25,17 @@ mod tables;
 use crate::pm_timer::PmPorts;
 
 /// Guest-physical base of the area the tables are built for.
-pub const ACPI_AREA_BASE: u64 = 0xE_0000;
+pub const ACPI_AREA_BASE: u64 = trapline_abi::ACPI_AREA_BASE;
 /// Size of the area: 0xE0000–0xFFFFF.
-pub const ACPI_AREA_LEN: usize = 0x2_0000;
-/// The local APIC's MMIO base (KVM in-kernel LAPIC).
-pub const LAPIC_ADDR: u32 = 0xFEE0_0000;
-/// The IOAPIC's MMIO base (KVM in-kernel IOAPIC).
-pub const IOAPIC_ADDR: u32 = 0xFEC0_0000;
+pub const ACPI_AREA_LEN: usize = trapline_abi::ACPI_AREA_LEN as usize;
+/// The local APIC's MMIO base (KVM in-kernel LAPIC), as the MADT's 32-bit
+/// field holds it.
+pub const LAPIC_ADDR: u32 = trapline_abi::LAPIC_BASE as u32;
+/// The IOAPIC's MMIO base (KVM in-kernel IOAPIC), as the MADT holds it.
+pub const IOAPIC_ADDR: u32 = trapline_abi::IOAPIC_BASE as u32;
+// The MADT's address fields are 32 bits: the casts above must not truncate.
+const _: () = assert!(trapline_abi::LAPIC_BASE <= u32::MAX as u64);
+const _: () = assert!(trapline_abi::IOAPIC_BASE <= u32::MAX as u64);
 /// The IOAPIC's ID as KVM's in-kernel IOAPIC resets it (and QEMU declares).
 pub const IOAPIC_ID: u8 = 0;
 /// The SCI's ISA IRQ, as on PIIX4.

@@ -89,13 +89,13 @@ pub use window::{PciIoWindow, PciMmioWindow};
 /// Default ECAM base.
 pub const ECAM_BASE: u64 = trapline_abi::ECAM_BASE;
 /// Default PCI MMIO window base.
-pub const PCI_MMIO_BASE: u64 = 0xe000_0000;
+pub const PCI_MMIO_BASE: u64 = trapline_abi::PCI_MMIO_BASE;
 /// Default PCI MMIO window end (exclusive): the IOAPIC starts here.
-pub const PCI_MMIO_END: u64 = 0xfec0_0000;
+pub const PCI_MMIO_END: u64 = trapline_abi::PCI_MMIO_END;
 /// Default PCI I/O window base.
-pub const PCI_IO_BASE: u64 = 0xc000;
+pub const PCI_IO_BASE: u64 = trapline_abi::PCI_IO_BASE;
 /// Default PCI I/O window end (exclusive): the top of port space.
-pub const PCI_IO_END: u64 = 0x1_0000;
+pub const PCI_IO_END: u64 = trapline_abi::PCI_IO_END;
 /// The host bridge's devfn (00:00.0).
 pub const HOST_BRIDGE_DEVFN: u8 = devfn(0, 0);
 /// pci-testdev's devfn (00:02.0).

@@ -347,7 +347,7 @@ static bool check_lapic(void)
     u64 base = rdmsr(MSR_APIC_BASE);
     u32 id = lapic_id();
     if (!(base & APIC_BASE_EN) || (base & APIC_BASE_EXTD) || (base & ~0xfffULL) != LAPIC_BASE)
-        return fail("IA32_APIC_BASE = 0x%lx: not an enabled xAPIC at 0x%x", base, LAPIC_BASE);
+        return fail("IA32_APIC_BASE = 0x%lx: not an enabled xAPIC at 0x%lx", base, (u64)LAPIC_BASE);
 
     wrmsr(MSR_APIC_BASE, base & ~(u64)APIC_BASE_EN);
     u32 lvr = mmio_read32(LAPIC_BASE + APIC_LVR);

@@ -7,7 +7,8 @@
 #ifndef TRAPLINE_LAYOUT_H
 #define TRAPLINE_LAYOUT_H
 
-/* Per-CPU areas and stacks are static arrays; 64 covers any test machine. */
+/* Per-CPU areas and stacks are static arrays, one per vCPU trapline can
+ * give a machine (MAX_VCPUS in trapline_abi.h; rt.h checks they agree). */
 #define MAX_CPUS 64
 #define STACK_SHIFT 14
 #define STACK_SIZE (1 << STACK_SHIFT)
@@ -17,9 +18,10 @@
 #define SEL_DATA 0x10
 #define SEL_CODE32 0x18
 
-/* KVM's in-kernel xAPIC and IOAPIC; never remapped by these payloads. */
-#define LAPIC_BASE 0xfee00000
-#define IOAPIC_BASE 0xfec00000
+/* KVM's in-kernel xAPIC and IOAPIC (never remapped by these payloads):
+ * LAPIC_BASE and IOAPIC_BASE come from trapline_abi.h, which C includes;
+ * this file is also read by the assembler, which cannot take its ULL
+ * suffixes, so MAX_CPUS above is repeated here and checked in rt.h. */
 
 /* xAPIC registers (offsets from LAPIC_BASE) and ICR fields. */
 #define APIC_ID 0x20

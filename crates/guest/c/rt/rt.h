@@ -15,6 +15,8 @@
 #include "trapline_abi.h"
 #include "trapline_abi_extra.h"
 #include "layout.h"
+
+_Static_assert(MAX_CPUS == MAX_VCPUS, "layout.h MAX_CPUS must equal trapline-abi MAX_VCPUS");
 #include "io.h"
 
 typedef uint8_t u8;
