@@ -57,8 +57,11 @@ use super::host_bridge::{QEMU_SUBSYSTEM_ID, QEMU_SUBSYSTEM_VENDOR, REDHAT_VENDOR
 use super::lock;
 use super::registry::{IoEventHandle, IoEventRegistry, Space};
 
-/// pci-testdev's device ID (vendor is Red Hat, 0x1b36).
-pub const TESTDEV_DEVICE: u16 = 0x0005;
+/// pci-testdev's device ID (vendor is Red Hat, 0x1b36): the high half of
+/// the vendor/device dword the payloads check, defined in trapline-abi.
+pub const TESTDEV_DEVICE: u16 = (trapline_abi::PCI_TESTDEV_ID >> 16) as u16;
+// The abi's dword and the vendor this device reports must agree.
+const _: () = assert!(trapline_abi::PCI_TESTDEV_ID & 0xffff == REDHAT_VENDOR as u32);
 /// Class 0xff ("other"), subclass 0, prog-if 0.
 pub const TESTDEV_CLASS: u32 = 0xff_00_00;
 /// BAR index of the MMIO header.
