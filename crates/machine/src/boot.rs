@@ -25,10 +25,10 @@ fn segment(f: SegmentFields) -> Segment {
 
 /// The boot vCPU state the loader's setup asks for.
 pub(crate) fn cpu_state(setup: &BootSetup) -> BootCpuState {
-    let (mode, rip, rsp, rax, rbx) = match setup.entry {
-        EntryMode::Protected32 { eip, eax, ebx } => {
-            // ESP is not part of the Multiboot contract; point it somewhere
-            // harmless (the boot stack, wherever the loader put the boot
+    let (mode, rip, rsp, rax, rbx, rsi) = match setup.entry {
+        EntryMode::Protected32 { eip, eax, ebx, esi } => {
+            // ESP is not part of the Multiboot, PVH or bzImage contract;
+            // point it somewhere harmless (the boot stack, wherever the loader put the boot
             // area) rather than at 0.
             (
                 CpuMode::Protected32,
@@ -36,9 +36,10 @@ pub(crate) fn cpu_state(setup: &BootSetup) -> BootCpuState {
                 setup.boot_area.stack_top(),
                 eax.into(),
                 ebx.into(),
+                esi.into(),
             )
         }
-        EntryMode::Long64 { rip, rsp, rbx, cr3 } => (CpuMode::Long64 { cr3 }, rip, rsp, 0, rbx),
+        EntryMode::Long64 { rip, rsp, rbx, cr3 } => (CpuMode::Long64 { cr3 }, rip, rsp, 0, rbx, 0),
     };
     BootCpuState {
         mode,
@@ -46,6 +47,7 @@ pub(crate) fn cpu_state(setup: &BootSetup) -> BootCpuState {
         rsp,
         rax,
         rbx,
+        rsi,
         gdt_base: setup.gdt.base,
         gdt_limit: setup.gdt.limit,
         code: segment(setup.code_segment()),
