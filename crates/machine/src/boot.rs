@@ -79,3 +79,58 @@ pub(crate) fn load_image(vm: &Vm, config: &MachineConfig) -> Result<BootCpuState
     )?;
     Ok(cpu_state(&setup))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use trapline_loader::{BootArea, GdtInfo, ImageKind};
+
+    fn setup(entry: EntryMode) -> BootSetup {
+        BootSetup {
+            kind: ImageKind::BzImage,
+            entry,
+            gdt: GdtInfo {
+                base: BootArea::DEFAULT.gdt(),
+                limit: trapline_loader::gdt::GDT_LIMIT,
+            },
+            code_selector: trapline_loader::gdt::SELECTOR_CODE32,
+            data_selector: trapline_loader::gdt::SELECTOR_DATA,
+            mbi_address: BootArea::DEFAULT.mmap(),
+            image: 0x10_0000..0x200_0000,
+            initrd: None,
+            cmdline: String::new(),
+            mem_upper_kib: 0,
+            memory_map: Vec::new(),
+            boot_area: BootArea::DEFAULT,
+        }
+    }
+
+    #[test]
+    fn a_bzimage_starts_in_protected_mode_with_esi_at_boot_params() {
+        let bp = BootArea::DEFAULT.mmap();
+        let s = cpu_state(&setup(EntryMode::Protected32 {
+            eip: 0x10_0000,
+            eax: 0,
+            ebx: 0,
+            esi: bp as u32,
+        }));
+        assert_eq!(s.mode, CpuMode::Protected32);
+        assert_eq!((s.rip, s.rsi, s.rax, s.rbx), (0x10_0000, bp, 0, 0));
+        let r = s.regs();
+        assert_eq!((r.rip, r.rsi), (0x10_0000, bp));
+        assert_eq!(s.code.selector, trapline_loader::gdt::SELECTOR_CODE32);
+        assert_eq!(s.rsp, BootArea::DEFAULT.stack_top());
+    }
+
+    #[test]
+    fn long_mode_entries_leave_rsi_zero() {
+        let s = cpu_state(&setup(EntryMode::Long64 {
+            rip: 0x20_0000,
+            rsp: 0x1_0000,
+            rbx: 0x8000,
+            cr3: 0x2000,
+        }));
+        assert_eq!(s.rsi, 0);
+        assert_eq!(s.mode, CpuMode::Long64 { cr3: 0x2000 });
+    }
+}
