@@ -125,8 +125,9 @@ pub struct LoadRequest<'a> {
     pub initrd: Option<&'a [u8]>,
     /// Device ranges the machine owns.
     pub reserved: &'a [Reserved],
-    /// Guest-physical address of the ACPI RSDP, told to a PVH kernel
-    /// (`hvm_start_info.rsdp_paddr`); `None`: it scans for it.
+    /// Guest-physical address of the ACPI RSDP, told to Linux (PVH:
+    /// `hvm_start_info.rsdp_paddr`; bzImage protocol 2.14+:
+    /// `boot_params.acpi_rsdp_addr`); `None`: it scans for it.
     pub rsdp: Option<u64>,
     /// The caller promises guest RAM is freshly mapped anonymous memory
     /// that nothing has written yet, so it already reads as zero: BSS is
@@ -255,7 +256,8 @@ pub fn inspect(image: &[u8]) -> Result<ImageInfo, LoadError> {
 ///    outside every [`Reserved`] range.
 /// 3. Place the initrd at the first page boundary at or above both 1 MiB and
 ///    the image's highest byte (as QEMU does) and check it the same way, and
-///    below 4 GiB (Multiboot module fields are 32-bit).
+///    below 4 GiB (Multiboot module fields are 32-bit) and, for a bzImage,
+///    at or below its `initrd_addr_max`.
 /// 4. Place the boot area ([`place`]) where no segment, initrd or device
 ///    range is; only an image that leaves no free RAM for it is refused.
 /// 5. Build the command line and memory map and check they fit.
