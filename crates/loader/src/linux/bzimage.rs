@@ -26,8 +26,6 @@ pub const MIN_PROTOCOL: u16 = 0x0206;
 /// `loadflags` bit 0: the protected-mode kernel loads at 1 MiB (a bzImage,
 /// not a zImage).
 pub const LOADED_HIGH: u8 = 1 << 0;
-/// `initrd_addr_max` of kernels older than 2.03, which lack the field.
-const DEFAULT_INITRD_ADDR_MAX: u32 = 0x37FF_FFFF;
 
 /// What [`inspect`] learned from a bzImage's setup header, for
 /// [`crate::load`] and the zero page ([`super::zeropage`]).
@@ -153,11 +151,8 @@ pub fn inspect(image: &[u8]) -> Result<ImageInfo, LoadError> {
     }
 
     let cmdline_size = rd32(0x238)?;
-    let initrd_addr_max = if version >= 0x0203 {
-        rd32(0x22C)?
-    } else {
-        DEFAULT_INITRD_ADDR_MAX
-    };
+    // Protocol 2.03+, so always there.
+    let initrd_addr_max = rd32(0x22C)?;
     let relocatable = rd8(0x234)? != 0;
     let (pref_address, init_size) = if version >= 0x020A {
         (rd64(0x258)?, rd32(0x260)?)
