@@ -319,6 +319,42 @@ fn loader(dir: &Path) {
     let mut img = h.to_vec();
     img.extend_from_slice(realmode);
     write(dir, "loader_load", "realmode-initrd", &img);
+    // A Linux bzImage (protocol 2.15, relocatable, preferring 2 MiB, 1 MiB
+    // of decompression space), so the fuzzers start inside its header.
+    let bz = bzimage();
+    write(dir, "loader_inspect", "bzimage", &bz);
+    let mut h = [0u8; 16];
+    h[1] = 1 | 2; // initrd, machine holes
+    h[2] = 40; // 40 bytes of arguments
+    h[12..14].copy_from_slice(&300u16.to_le_bytes());
+    let mut img = h.to_vec();
+    img.extend_from_slice(&bz);
+    write(dir, "loader_load", "bzimage-initrd", &img);
+}
+
+/// A minimal bzImage: one setup sector after the boot sector, the setup
+/// header's fields as Linux 6.1 sets them, 256 bytes of "kernel".
+fn bzimage() -> Vec<u8> {
+    let mut f = vec![0u8; 1024];
+    let put = |f: &mut [u8], at: usize, v: &[u8]| f[at..at + v.len()].copy_from_slice(v);
+    f[0x1F1] = 1; // setup_sects
+    put(&mut f, 0x1F4, &16u32.to_le_bytes()); // syssize: 256 bytes
+    put(&mut f, 0x1FA, &0xFFFFu16.to_le_bytes()); // vid_mode
+    put(&mut f, 0x1FE, &[0x55, 0xAA]);
+    put(&mut f, 0x200, &[0xEB, 0x6A]); // header ends at 0x26C
+    put(&mut f, 0x202, b"HdrS");
+    put(&mut f, 0x206, &0x020Fu16.to_le_bytes());
+    f[0x211] = 1; // LOADED_HIGH
+    put(&mut f, 0x214, &0x10_0000u32.to_le_bytes());
+    put(&mut f, 0x22C, &0x7FFF_FFFFu32.to_le_bytes());
+    put(&mut f, 0x230, &0x20_0000u32.to_le_bytes());
+    f[0x234] = 1; // relocatable
+    put(&mut f, 0x236, &3u16.to_le_bytes());
+    put(&mut f, 0x238, &2047u32.to_le_bytes());
+    put(&mut f, 0x258, &0x20_0000u64.to_le_bytes());
+    put(&mut f, 0x260, &0x10_0000u32.to_le_bytes());
+    f.extend((0..256).map(|i| i as u8));
+    f
 }
 
 /// Seeds for virtio_blk: a driver's setup, then one request

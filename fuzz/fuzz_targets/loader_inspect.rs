@@ -1,5 +1,5 @@
 //! `trapline_loader::inspect` on arbitrary bytes (malformed ELF32/ELF64,
-//! Multiboot headers, PT_NOTEs).
+//! Multiboot headers, PT_NOTEs, bzImage setup headers).
 //!
 //! Checks: never panics (error messages included: every error is
 //! formatted); when it accepts an image, everything it reports holds:
@@ -7,7 +7,9 @@
 //! address overflow (ELF32 below 4 GiB), loaded segments do not overlap,
 //! the entry point is a file byte of some segment, a Multiboot header sits
 //! 4-aligned in the first 8 KiB with the magic and a valid checksum, and
-//! the span covers every segment.
+//! the span covers every segment; a bzImage has both signatures, protocol
+//! 2.06+, one segment holding the whole file after its setup code, loaded
+//! at 1 MiB or above and ending at or below 4 GiB, entered at its start.
 
 #![no_main]
 
@@ -36,9 +38,31 @@ fuzz_target!(|data: &[u8]| {
             assert_eq!(data[4], 2);
             assert!(info.entry <= u64::from(u32::MAX), "PVH entry {:#x}", info.entry);
         }
+        ImageKind::BzImage => {
+            assert_eq!(&data[0x1FE..0x200], &[0x55, 0xAA]);
+            assert_eq!(&data[0x202..0x206], b"HdrS");
+            let h = info.bzimage.expect("a bzImage without its header");
+            assert!(h.version >= 0x0206, "{h:?}");
+            assert!(
+                (0x23C..=0x26C).contains(&h.header_end) && h.header_end <= len,
+                "{h:?}"
+            );
+            let [s] = &info.segments[..] else {
+                panic!("a bzImage is one segment: {:?}", info.segments)
+            };
+            assert_eq!(s.offset, h.setup_size);
+            assert_eq!(s.offset % 512, 0);
+            assert_eq!(s.offset + s.filesz, len, "the whole kernel is loaded");
+            assert!(s.filesz > 0);
+            assert_eq!(info.entry, s.paddr, "entered at its first byte");
+            assert!(s.paddr >= 1 << 20, "{s:?} below 1 MiB");
+        }
+    }
+    if info.kind != ImageKind::BzImage {
+        assert!(info.bzimage.is_none());
     }
     assert!(!info.segments.is_empty());
-    let limit = if info.kind == ImageKind::Multiboot32 {
+    let limit = if matches!(info.kind, ImageKind::Multiboot32 | ImageKind::BzImage) {
         1u64 << 32
     } else {
         u64::MAX
@@ -88,7 +112,7 @@ fuzz_target!(|data: &[u8]| {
                 "unsupported Multiboot flags accepted"
             );
         }
-        (ImageKind::Elf64 | ImageKind::Pvh, None) => {}
+        (ImageKind::Elf64 | ImageKind::Pvh | ImageKind::BzImage, None) => {}
         (k, h) => panic!("kind {k:?} with multiboot header {h:?}"),
     }
     assert_eq!(

@@ -281,24 +281,47 @@ fuzz_target!(|data: &[u8]| {
         }
         (a, b) => panic!("initrd asked {:?}, placed {b:?}", a.map(<[u8]>::len)),
     }
-    // The MBI's command line.
-    let mut mbi = [0u8; 20];
-    mem.read_slice(&mut mbi, GuestAddress(setup.mbi_address))
-        .unwrap();
-    let cmd_at = u64::from(u32::from_le_bytes(mbi[16..20].try_into().unwrap()));
+    // The command line where the boot information says it is.
+    let u32_at = |addr: u64| {
+        let mut b = [0u8; 4];
+        mem.read_slice(&mut b, GuestAddress(addr)).unwrap();
+        u32::from_le_bytes(b)
+    };
+    let cmd_at = match setup.kind {
+        // boot_params.hdr.cmd_line_ptr; Linux takes the arguments as given.
+        ImageKind::BzImage => u64::from(u32_at(setup.mbi_address + 0x228)),
+        // hvm_start_info.cmdline_paddr (its high half is 0 below 4 GiB).
+        ImageKind::Pvh => u64::from(u32_at(setup.mbi_address + 24)),
+        ImageKind::Multiboot32 | ImageKind::Elf64 => u64::from(u32_at(setup.mbi_address + 16)),
+    };
     let stored = read(mem, &(cmd_at..cmd_at + setup.cmdline.len() as u64 + 1));
     assert_eq!(&stored[..setup.cmdline.len()], setup.cmdline.as_bytes());
     assert_eq!(stored[setup.cmdline.len()], 0);
     assert!(!setup.cmdline.contains(char::is_control) || append.contains(char::is_control));
-    let first = setup.cmdline.split(' ').next().unwrap();
-    assert!(
-        !first.is_empty() && !first.contains(char::is_whitespace),
-        "argv[0] {first:?}"
-    );
-    assert_eq!(
-        u32::from_le_bytes(mbi[8..12].try_into().unwrap()),
-        setup.mem_upper_kib
-    );
+    match setup.kind {
+        ImageKind::Multiboot32 | ImageKind::Elf64 => {
+            let first = setup.cmdline.split(' ').next().unwrap();
+            assert!(
+                !first.is_empty() && !first.contains(char::is_whitespace),
+                "argv[0] {first:?}"
+            );
+            assert_eq!(u32_at(setup.mbi_address + 8), setup.mem_upper_kib);
+        }
+        ImageKind::Pvh => assert_eq!(setup.cmdline, append),
+        ImageKind::BzImage => {
+            assert_eq!(setup.cmdline, append);
+            let bp = setup.mbi_address;
+            assert_eq!(u32_at(bp + 0x202), u32::from_le_bytes(*b"HdrS"));
+            let (image, size) = setup
+                .initrd
+                .as_ref()
+                .map_or((0, 0), |r| (r.start as u32, (r.end - r.start) as u32));
+            assert_eq!((u32_at(bp + 0x218), u32_at(bp + 0x21C)), (image, size));
+            let mut n = [0u8; 1];
+            mem.read_slice(&mut n, GuestAddress(bp + 0x1E8)).unwrap();
+            assert_eq!(usize::from(n[0]), setup.memory_map.len(), "e820_entries");
+        }
+    }
     // The memory map.
     let map = &setup.memory_map;
     for w in map.windows(2) {

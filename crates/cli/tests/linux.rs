@@ -6,7 +6,12 @@
 //! The kernel comes from `../shared/guests/linux/` beside the repository
 //! (or `TRAPLINE_LINUX_DIR`); `vmlinux.xz` is decompressed with `xz` into
 //! this test's scratch directory. Without the files, or without /dev/kvm,
-//! the tests say loudly that they did not run. A boot takes ~15-20 s on an
+//! the tests say loudly that they did not run.
+//!
+//! The same kernel as a bzImage (the boot protocol, entered through its
+//! own decompressor) is booted by an `#[ignore]`d test, from the path in
+//! `TRAPLINE_LINUX_BZIMAGE` (build.sh beside the shared guests writes
+//! `out/bzImage`): `cargo test -p trapline --test linux -- --ignored bzimage`. A boot takes ~15-20 s on an
 //! idle host and minutes on a loaded one: the timeout is generous.
 
 mod common;
@@ -58,6 +63,11 @@ fn boot(test: &str, extra: &[&str]) -> Option<(String, String, i32)> {
         return None;
     }
     let kernel = vmlinux(test)?;
+    Some(boot_kernel(&kernel, extra))
+}
+
+/// Boots `kernel` (a vmlinux or a bzImage) with the shared 32-bit init.
+fn boot_kernel(kernel: &std::path::Path, extra: &[&str]) -> (String, String, i32) {
     // One boot at a time: two emulation-heavy guests on a small loaded
     // host starve each other's timers (and the tests measure nothing that
     // needs them side by side).
@@ -67,7 +77,7 @@ fn boot(test: &str, extra: &[&str]) -> Option<(String, String, i32)> {
     let o = trapline()
         .arg("run")
         .arg("--kernel")
-        .arg(&kernel)
+        .arg(kernel)
         .arg("--initrd")
         .arg(&initrd)
         .args([
@@ -79,7 +89,7 @@ fn boot(test: &str, extra: &[&str]) -> Option<(String, String, i32)> {
         .args(extra)
         .output()
         .expect("spawn trapline");
-    Some((stdout(&o), stderr(&o), code(&o)))
+    (stdout(&o), stderr(&o), code(&o))
 }
 
 #[test]
@@ -116,4 +126,38 @@ fn linux_brings_up_both_cpus_with_smp_2() {
         "/proc/interrupts header: {header:?}\n{out}"
     );
     assert_eq!(status, 1, "{out}\n{err}");
+}
+
+#[test]
+#[ignore = "slow: a bzImage decompresses itself under the host's instruction emulator; set TRAPLINE_LINUX_BZIMAGE and run with --ignored"]
+fn linux_bzimage_boots_to_init_and_exits_through_isa_debug_exit() {
+    let test = "linux_bzimage_boots_to_init_and_exits_through_isa_debug_exit";
+    if !kvm_present(test) {
+        return;
+    }
+    let Some(kernel) = std::env::var_os("TRAPLINE_LINUX_BZIMAGE").map(PathBuf::from) else {
+        eprintln!(
+            "SKIPPED {test}: TRAPLINE_LINUX_BZIMAGE is not set (point it at a bzImage, e.g. the out/bzImage of the shared guests' build.sh) — this Linux test did NOT run"
+        );
+        return;
+    };
+    assert!(
+        kernel.is_file(),
+        "TRAPLINE_LINUX_BZIMAGE={} is not a file",
+        kernel.display()
+    );
+    let started = std::time::Instant::now();
+    let (out, err, status) = boot_kernel(&kernel, &[]);
+    // Reported, not asserted: the time depends on the host's load.
+    eprintln!(
+        "{test}: bzImage boot to power-off took {:.1} s wall",
+        started.elapsed().as_secs_f64()
+    );
+    assert!(out.contains("TINYLINUX-INIT-OK"), "{out}\n{err}");
+    assert!(out.contains("TINYLINUX-DONE"), "{out}\n{err}");
+    assert!(
+        out.contains("console=ttyS0"),
+        "init echoes the command line from boot_params: {out}"
+    );
+    assert_eq!(status, 1, "isa-debug-exit with 0 → 1\n{out}\n{err}");
 }

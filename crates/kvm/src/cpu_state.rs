@@ -75,6 +75,8 @@ pub struct BootCpuState {
     pub rax: u64,
     /// EBX/RBX (address of the Multiboot info block).
     pub rbx: u64,
+    /// ESI/RSI (address of `boot_params` for a Linux bzImage, else 0).
+    pub rsi: u64,
     /// GDT base.
     pub gdt_base: u64,
     /// GDT limit.
@@ -132,6 +134,7 @@ impl BootCpuState {
             rsp: self.rsp,
             rax: self.rax,
             rbx: self.rbx,
+            rsi: self.rsi,
             // Bit 1 is reserved-one; IF stays clear, as Multiboot requires.
             rflags: 0x2,
             ..Default::default()
@@ -150,6 +153,7 @@ mod tests {
             rsp: 0x8000,
             rax: 0x2bad_b002,
             rbx: 0x9000,
+            rsi: 0x9100,
             gdt_base: 0x1000,
             gdt_limit: 31,
             code: Segment {
@@ -186,8 +190,8 @@ mod tests {
         assert_eq!(s.ds.limit, 0xffff_ffff);
         let r = state(CpuMode::Protected32).regs();
         assert_eq!(
-            (r.rip, r.rax, r.rbx, r.rflags),
-            (0x4000bc, 0x2bad_b002, 0x9000, 2)
+            (r.rip, r.rax, r.rbx, r.rsi, r.rflags),
+            (0x4000bc, 0x2bad_b002, 0x9000, 0x9100, 2)
         );
     }
 

@@ -6,6 +6,7 @@
 //! It touches no guest memory, so it can be fuzzed on its own.
 
 use crate::error::{LoadError, Span};
+use crate::linux::bzimage::BzImageHeader;
 
 /// What kind of image this is, which decides how the boot vCPU starts.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -20,6 +21,11 @@ pub enum ImageKind {
     /// entered at the note's address in flat 32-bit protected mode, paging
     /// off, EBX = an `hvm_start_info` (the PVH boot ABI).
     Pvh,
+    /// A Linux bzImage (setup header "HdrS" at 0x202, boot protocol 2.06+):
+    /// its protected-mode kernel is entered at its first byte (the 32-bit
+    /// entry, `code32_start`) in flat 32-bit protected mode, paging off,
+    /// ESI = `boot_params` (see [`crate::linux::zeropage`]).
+    BzImage,
 }
 
 /// One PT_LOAD program header, in physical addresses.
@@ -75,6 +81,8 @@ pub struct ImageInfo {
     pub segments: Vec<LoadSegment>,
     /// The Multiboot header, for [`ImageKind::Multiboot32`].
     pub multiboot: Option<MultibootHeader>,
+    /// The setup header, for [`ImageKind::BzImage`].
+    pub bzimage: Option<BzImageHeader>,
 }
 
 impl ImageInfo {
@@ -155,14 +163,6 @@ pub fn inspect(image: &[u8]) -> Result<ImageInfo, LoadError> {
     // A file shorter than the magic that matches it so far is a truncated
     // ELF; anything else without the magic is not ELF at all.
     let magic = b"\x7fELF";
-    // A bzImage: boot_flag 0xAA55 at 0x1FE and "HdrS" at 0x202.
-    if rd::<2>(image, 0x1fe) == Some([0x55, 0xaa]) && rd::<4>(image, 0x202) == Some(*b"HdrS") {
-        let v = u16_at(image, 0x206).unwrap_or(0);
-        return Err(LoadError::BzImage {
-            major: (v >> 8) as u8,
-            minor: v as u8,
-        });
-    }
     if !image.starts_with(magic) {
         if image.len() < magic.len() && magic.starts_with(image) {
             return Err(LoadError::Truncated {
@@ -390,6 +390,7 @@ pub fn inspect(image: &[u8]) -> Result<ImageInfo, LoadError> {
         entry,
         segments,
         multiboot,
+        bzimage: None,
     })
 }
 

@@ -31,16 +31,34 @@ pub enum LoadError {
     },
 
     /// The image does not start with `\x7fELF`.
-    #[error("the guest image is not an ELF file (it does not start with \\x7fELF): trapline boots a Multiboot ELF32 (a kvm-unit-tests .flat), an ELF64, or a Linux vmlinux through its PVH note; raw binaries and bzImages are not supported")]
+    #[error("the guest image is not an ELF file (it does not start with \\x7fELF): trapline boots a Multiboot ELF32 (a kvm-unit-tests .flat), an ELF64, a Linux vmlinux through its PVH note, or a Linux bzImage (boot_flag 0xAA55 at 0x1FE, \"HdrS\" at 0x202); raw binaries are not supported")]
     NotElf,
 
-    /// A Linux bzImage (the `HdrS` setup header at 0x202).
-    #[error("the guest image is a Linux bzImage (boot protocol {major}.{minor:02}): trapline boots Linux through the PVH entry of its vmlinux instead (the ELF in the kernel build tree, or extract it with the kernel's scripts/extract-vmlinux), e.g. trapline run --kernel vmlinux --initrd … --append 'console=ttyS0'")]
-    BzImage {
+    /// A Linux bzImage whose boot protocol is older than trapline supports.
+    #[error("the guest image is a Linux bzImage with boot protocol {major}.{minor:02}; trapline needs 2.06 or newer (Linux 2.6.22+, which states its command-line limit): boot a newer kernel, or its vmlinux through the PVH entry")]
+    BzImageTooOld {
         /// Boot protocol major version.
         major: u8,
         /// Boot protocol minor version.
         minor: u8,
+    },
+
+    /// A Linux bzImage whose setup header trapline cannot honour.
+    #[error("the guest image is a Linux bzImage, but {reason}")]
+    BadBzImage {
+        /// What is wrong, and what to do about it.
+        reason: String,
+    },
+
+    /// The initrd would end above the highest address the bzImage accepts.
+    #[error("{what} would end at {end:#x}, above the kernel's initrd_addr_max {max:#x}: use a smaller initrd (it goes page-aligned right after the kernel and the space it decompresses into)")]
+    InitrdAboveAddrMax {
+        /// The initrd and where it would go.
+        what: String,
+        /// Its exclusive end.
+        end: u64,
+        /// The header's `initrd_addr_max` (the highest byte allowed).
+        max: u64,
     },
 
     /// `EI_CLASS` is neither ELFCLASS32 nor ELFCLASS64.
@@ -303,6 +321,12 @@ pub enum LoadError {
         /// Capacity.
         max: usize,
     },
+
+    /// linux-loader refused the bzImage after our own checks passed.
+    #[error(
+        "linux-loader could not copy the bzImage's protected-mode kernel into guest memory: {0}"
+    )]
+    BzImageCopy(#[source] linux_loader::loader::Error),
 
     /// linux-loader refused the ELF64 image after our own checks passed.
     #[error("linux-loader could not copy the ELF64 image into guest memory: {0}")]

@@ -18,7 +18,7 @@
 //! +0x7100..0x7200  Multiboot module list (one entry: the initrd) [0x8100]
 //! +0x7200..0x7220  boot loader name "trapline"                   [0x8200]
 //! +0x7220..0x7230  module command line (empty string)            [0x8220]
-//! +0x8000..0x9000  Multiboot memory map                          [0x9000]
+//! +0x8000..0x9000  Multiboot memory map (a bzImage's boot_params) [0x9000]
 //! +0x9000..0xB000  command line "<image_name> <append>"          [0xA000]
 //! +0xB000..0xF000  boot stack (ESP/RSP at entry = its top)       [0xC000]
 //! ```

@@ -15,6 +15,10 @@
 //! * **Pvh** — an ELF64 with a Xen `XEN_ELFNOTE_PHYS32_ENTRY` note (Linux's
 //!   `vmlinux`): entered at the note's address in flat 32-bit protected mode
 //!   with EBX = an `hvm_start_info` (see [`linux::pvh`]).
+//! * **BzImage** — a Linux bzImage (boot protocol 2.06+): its
+//!   protected-mode kernel is copied to its load address and entered at its
+//!   32-bit entry in flat protected mode with ESI = `boot_params` (see
+//!   [`linux::bzimage`] and [`linux::zeropage`]).
 //!
 //! [`inspect`] parses and validates an image without touching guest memory
 //! (it is the fuzzing surface); [`load`] validates *every* placement first
@@ -41,7 +45,7 @@ pub mod place;
 use std::io::Cursor;
 use std::ops::Range;
 
-use linux_loader::loader::{elf::Elf as LinuxElf, KernelLoader};
+use linux_loader::loader::{bzimage::BzImage, elf::Elf as LinuxElf, KernelLoader};
 use vm_memory::{Bytes, GuestAddress, GuestMemoryMmap};
 
 pub use bootinfo::MemoryMap;
@@ -121,8 +125,9 @@ pub struct LoadRequest<'a> {
     pub initrd: Option<&'a [u8]>,
     /// Device ranges the machine owns.
     pub reserved: &'a [Reserved],
-    /// Guest-physical address of the ACPI RSDP, told to a PVH kernel
-    /// (`hvm_start_info.rsdp_paddr`); `None`: it scans for it.
+    /// Guest-physical address of the ACPI RSDP, told to Linux (PVH:
+    /// `hvm_start_info.rsdp_paddr`; bzImage protocol 2.14+:
+    /// `boot_params.acpi_rsdp_addr`); `None`: it scans for it.
     pub rsdp: Option<u64>,
     /// The caller promises guest RAM is freshly mapped anonymous memory
     /// that nothing has written yet, so it already reads as zero: BSS is
@@ -135,16 +140,20 @@ pub struct LoadRequest<'a> {
 /// How the boot vCPU starts. Plain numbers only: no KVM types here.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum EntryMode {
-    /// Multiboot v1: flat 32-bit protected mode, paging off, IF = 0.
-    /// CS = [`gdt::SELECTOR_CODE32`], DS/ES/FS/GS/SS = [`gdt::SELECTOR_DATA`];
-    /// CR0/CR4/EFER from [`cpu`]`::PROTECTED32_*`.
+    /// Multiboot v1, PVH and bzImage: flat 32-bit protected mode, paging
+    /// off, IF = 0. CS = [`gdt::SELECTOR_CODE32`], DS/ES/FS/GS/SS =
+    /// [`gdt::SELECTOR_DATA`]; CR0/CR4/EFER from [`cpu`]`::PROTECTED32_*`.
     Protected32 {
-        /// Entry point (`e_entry`).
+        /// Entry point (`e_entry`, the PVH note's entry, or the bzImage's
+        /// `code32_start`).
         eip: u32,
-        /// [`MULTIBOOT_BOOTLOADER_MAGIC`].
+        /// [`MULTIBOOT_BOOTLOADER_MAGIC`] (Multiboot), else 0.
         eax: u32,
-        /// Guest-physical address of the MBI.
+        /// Guest-physical address of the MBI (of the `hvm_start_info` for
+        /// PVH; 0 for a bzImage).
         ebx: u32,
+        /// Guest-physical address of `boot_params` for a bzImage, else 0.
+        esi: u32,
     },
     /// ELF64: long mode, paging on with the loader's identity map.
     /// CS = [`gdt::SELECTOR_CODE64`], DS/ES/FS/GS/SS = [`gdt::SELECTOR_DATA`];
@@ -184,7 +193,8 @@ pub struct BootSetup {
     /// Selector for DS, ES, FS, GS and SS.
     pub data_selector: u16,
     /// Guest-physical address of the Multiboot info block (of the
-    /// `hvm_start_info` for [`ImageKind::Pvh`]).
+    /// `hvm_start_info` for [`ImageKind::Pvh`], of `boot_params` for
+    /// [`ImageKind::BzImage`]).
     pub mbi_address: u64,
     /// Guest-physical bytes the image occupies (lowest segment start to
     /// highest segment end, BSS included).
@@ -224,11 +234,16 @@ impl BootSetup {
 /// Parses and validates an image without touching guest memory.
 ///
 /// Accepts an ELF32 EM_386 ET_EXEC with a valid Multiboot v1 header
-/// ([`ImageKind::Multiboot32`]) or an ELF64 EM_X86_64 ET_EXEC
-/// ([`ImageKind::Elf64`]). Every header size, offset, count and sum is
-/// bounds-checked; segments are reported by physical address (`p_paddr`).
-/// Never panics, whatever the bytes.
+/// ([`ImageKind::Multiboot32`]), an ELF64 EM_X86_64 ET_EXEC
+/// ([`ImageKind::Elf64`], or [`ImageKind::Pvh`] with a PVH note) or a Linux
+/// bzImage ([`ImageKind::BzImage`], described as one segment: see
+/// [`linux::bzimage::inspect`]). Every header size, offset, count and sum
+/// is bounds-checked; segments are reported by physical address
+/// (`p_paddr`). Never panics, whatever the bytes.
 pub fn inspect(image: &[u8]) -> Result<ImageInfo, LoadError> {
+    if linux::bzimage::is_bzimage(image) {
+        return linux::bzimage::inspect(image);
+    }
     elf::inspect(image)
 }
 
@@ -241,7 +256,8 @@ pub fn inspect(image: &[u8]) -> Result<ImageInfo, LoadError> {
 ///    outside every [`Reserved`] range.
 /// 3. Place the initrd at the first page boundary at or above both 1 MiB and
 ///    the image's highest byte (as QEMU does) and check it the same way, and
-///    below 4 GiB (Multiboot module fields are 32-bit).
+///    below 4 GiB (Multiboot module fields are 32-bit) and, for a bzImage,
+///    at or below its `initrd_addr_max`.
 /// 4. Place the boot area ([`place`]) where no segment, initrd or device
 ///    range is; only an image that leaves no free RAM for it is refused.
 /// 5. Build the command line and memory map and check they fit.
@@ -263,7 +279,14 @@ pub fn load(mem: &GuestMemoryMmap, req: &LoadRequest<'_>) -> Result<BootSetup, L
 
     let loaded: Vec<&LoadSegment> = info.segments.iter().filter(|s| s.memsz > 0).collect();
     for seg in &loaded {
-        let what = format!("PT_LOAD segment {} ({})", seg.index, seg.span());
+        let what = if info.kind == ImageKind::BzImage {
+            format!(
+                "the bzImage's protected-mode kernel and the memory it decompresses into ({})",
+                seg.span()
+            )
+        } else {
+            format!("PT_LOAD segment {} ({})", seg.index, seg.span())
+        };
         check_placement(&what, seg.paddr..seg.end(), &ram, req.reserved)?;
     }
 
@@ -284,6 +307,13 @@ pub fn load(mem: &GuestMemoryMmap, req: &LoadRequest<'_>) -> Result<BootSetup, L
             );
             if end > IDENTITY_MAP_END {
                 return Err(LoadError::InitrdAbove4GiB { what });
+            }
+            if let Some(h) = &info.bzimage {
+                // initrd_addr_max is the highest byte the initrd may occupy.
+                let max = u64::from(h.initrd_addr_max);
+                if end > 0 && end - 1 > max {
+                    return Err(LoadError::InitrdAboveAddrMax { what, end, max });
+                }
             }
             check_placement(&what, start..end, &ram, req.reserved)?;
             Some(start..end)
@@ -306,6 +336,7 @@ pub fn load(mem: &GuestMemoryMmap, req: &LoadRequest<'_>) -> Result<BootSetup, L
                 eip: info.entry as u32,
                 eax: MULTIBOOT_BOOTLOADER_MAGIC,
                 ebx: area.mbi() as u32,
+                esi: 0,
             },
             gdt::SELECTOR_CODE32,
         ),
@@ -316,6 +347,18 @@ pub fn load(mem: &GuestMemoryMmap, req: &LoadRequest<'_>) -> Result<BootSetup, L
                 eip: info.entry as u32,
                 eax: 0,
                 ebx: linux::pvh::start_info_addr(area) as u32,
+                esi: 0,
+            },
+            gdt::SELECTOR_CODE32,
+        ),
+        ImageKind::BzImage => (
+            EntryMode::Protected32 {
+                // inspect() keeps a bzImage below 4 GiB; the boot area lies
+                // below 4 GiB.
+                eip: info.entry as u32,
+                eax: 0,
+                ebx: 0,
+                esi: linux::zeropage::boot_params_addr(area) as u32,
             },
             gdt::SELECTOR_CODE32,
         ),
@@ -330,18 +373,34 @@ pub fn load(mem: &GuestMemoryMmap, req: &LoadRequest<'_>) -> Result<BootSetup, L
         ),
     };
 
-    let cmdline = if info.kind == ImageKind::Pvh {
-        // Linux reads its parameters from the first word on.
-        check_cmdline(req.append.to_string())?
-    } else {
-        build_cmdline(req.image_name, req.append)?
+    let cmdline = match (info.kind, &info.bzimage) {
+        (ImageKind::BzImage, Some(h)) => {
+            // Linux reads its parameters from the first word on, and takes
+            // at most cmdline_size bytes of them.
+            let cmdline = check_cmdline(req.append.to_string())?;
+            let max = h.cmdline_size as usize;
+            if cmdline.len() > max {
+                return Err(LoadError::CmdlineTooLong {
+                    len: cmdline.len(),
+                    max,
+                });
+            }
+            cmdline
+        }
+        (ImageKind::Pvh, _) => check_cmdline(req.append.to_string())?,
+        _ => build_cmdline(req.image_name, req.append)?,
     };
 
     let map = memory_map(&ram, req.reserved, area);
-    if map.entries.len() > MMAP_MAX_ENTRIES {
+    let max_entries = if info.kind == ImageKind::BzImage {
+        linux::zeropage::E820_MAX_ENTRIES
+    } else {
+        MMAP_MAX_ENTRIES
+    };
+    if map.entries.len() > max_entries {
         return Err(LoadError::TooManyMmapEntries {
             entries: map.entries.len(),
-            max: MMAP_MAX_ENTRIES,
+            max: max_entries,
         });
     }
 
@@ -361,6 +420,20 @@ pub fn load(mem: &GuestMemoryMmap, req: &LoadRequest<'_>) -> Result<BootSetup, L
             LinuxElf::load(mem, None, &mut Cursor::new(req.image), None)
                 .map_err(LoadError::Elf64Copy)?;
         }
+        ImageKind::BzImage => {
+            // linux-loader copies the protected-mode kernel (everything
+            // after the setup code) to the load address inspect() chose and
+            // checked above. Its setup_header is not used for boot_params:
+            // it reads a fixed 119 bytes, which for an older protocol run
+            // into setup code (see linux::zeropage).
+            BzImage::load(
+                mem,
+                Some(GuestAddress(info.entry)),
+                &mut Cursor::new(req.image),
+                None,
+            )
+            .map_err(LoadError::BzImageCopy)?;
+        }
     }
     if !req.fresh_memory {
         for seg in info.segments.iter().filter(|s| s.memsz > s.filesz) {
@@ -373,6 +446,17 @@ pub fn load(mem: &GuestMemoryMmap, req: &LoadRequest<'_>) -> Result<BootSetup, L
     let bytes = if info.kind == ImageKind::Pvh {
         linux::pvh::boot_area_bytes(&linux::pvh::PvhArea {
             area,
+            cmdline: cmdline.as_bytes(),
+            initrd: initrd.clone(),
+            map: &map,
+            rsdp: req.rsdp.unwrap_or(0),
+        })
+    } else if let Some(header) = &info.bzimage {
+        linux::zeropage::boot_area_bytes(&linux::zeropage::ZeroPage {
+            area,
+            image: req.image,
+            header,
+            load_addr: info.entry,
             cmdline: cmdline.as_bytes(),
             initrd: initrd.clone(),
             map: &map,
@@ -397,7 +481,10 @@ pub fn load(mem: &GuestMemoryMmap, req: &LoadRequest<'_>) -> Result<BootSetup, L
         },
         code_selector,
         data_selector: gdt::SELECTOR_DATA,
-        mbi_address: area.mbi(),
+        mbi_address: match info.kind {
+            ImageKind::BzImage => linux::zeropage::boot_params_addr(area),
+            _ => area.mbi(),
+        },
         image: span.start..span.end,
         initrd,
         cmdline,

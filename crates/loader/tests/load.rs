@@ -107,6 +107,7 @@ fn multiboot_entry_state() {
             eip: (MB_TEXT + 12) as u32,
             eax: 0x2BAD_B002,
             ebx: MBI_ADDR as u32,
+            esi: 0,
         }
     );
     assert_eq!(setup.mbi_address, MBI_ADDR);
@@ -385,7 +386,8 @@ fn kvm_unit_tests_shaped_flat_in_32_mib() {
         EntryMode::Protected32 {
             eip: 0x40_00BC,
             eax: 0x2BAD_B002,
-            ebx: MBI_ADDR as u32
+            ebx: MBI_ADDR as u32,
+            esi: 0,
         }
     );
     let mmap = read_mmap(

@@ -103,6 +103,7 @@ fn an_image_linked_at_0x8000_loads_and_the_boot_area_moves() {
             eip: 0x800C,
             eax: MULTIBOOT_BOOTLOADER_MAGIC,
             ebx: area.mbi() as u32,
+            esi: 0,
         }
     );
     check_mbi(&mem, &setup);

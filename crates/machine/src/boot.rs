@@ -25,10 +25,10 @@ fn segment(f: SegmentFields) -> Segment {
 
 /// The boot vCPU state the loader's setup asks for.
 pub(crate) fn cpu_state(setup: &BootSetup) -> BootCpuState {
-    let (mode, rip, rsp, rax, rbx) = match setup.entry {
-        EntryMode::Protected32 { eip, eax, ebx } => {
-            // ESP is not part of the Multiboot contract; point it somewhere
-            // harmless (the boot stack, wherever the loader put the boot
+    let (mode, rip, rsp, rax, rbx, rsi) = match setup.entry {
+        EntryMode::Protected32 { eip, eax, ebx, esi } => {
+            // ESP is not part of the Multiboot, PVH or bzImage contract;
+            // point it somewhere harmless (the boot stack, wherever the loader put the boot
             // area) rather than at 0.
             (
                 CpuMode::Protected32,
@@ -36,9 +36,10 @@ pub(crate) fn cpu_state(setup: &BootSetup) -> BootCpuState {
                 setup.boot_area.stack_top(),
                 eax.into(),
                 ebx.into(),
+                esi.into(),
             )
         }
-        EntryMode::Long64 { rip, rsp, rbx, cr3 } => (CpuMode::Long64 { cr3 }, rip, rsp, 0, rbx),
+        EntryMode::Long64 { rip, rsp, rbx, cr3 } => (CpuMode::Long64 { cr3 }, rip, rsp, 0, rbx, 0),
     };
     BootCpuState {
         mode,
@@ -46,6 +47,7 @@ pub(crate) fn cpu_state(setup: &BootSetup) -> BootCpuState {
         rsp,
         rax,
         rbx,
+        rsi,
         gdt_base: setup.gdt.base,
         gdt_limit: setup.gdt.limit,
         code: segment(setup.code_segment()),
@@ -76,4 +78,59 @@ pub(crate) fn load_image(vm: &Vm, config: &MachineConfig) -> Result<BootCpuState
         },
     )?;
     Ok(cpu_state(&setup))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use trapline_loader::{BootArea, GdtInfo, ImageKind};
+
+    fn setup(entry: EntryMode) -> BootSetup {
+        BootSetup {
+            kind: ImageKind::BzImage,
+            entry,
+            gdt: GdtInfo {
+                base: BootArea::DEFAULT.gdt(),
+                limit: trapline_loader::gdt::GDT_LIMIT,
+            },
+            code_selector: trapline_loader::gdt::SELECTOR_CODE32,
+            data_selector: trapline_loader::gdt::SELECTOR_DATA,
+            mbi_address: BootArea::DEFAULT.mmap(),
+            image: 0x10_0000..0x200_0000,
+            initrd: None,
+            cmdline: String::new(),
+            mem_upper_kib: 0,
+            memory_map: Vec::new(),
+            boot_area: BootArea::DEFAULT,
+        }
+    }
+
+    #[test]
+    fn a_bzimage_starts_in_protected_mode_with_esi_at_boot_params() {
+        let bp = BootArea::DEFAULT.mmap();
+        let s = cpu_state(&setup(EntryMode::Protected32 {
+            eip: 0x10_0000,
+            eax: 0,
+            ebx: 0,
+            esi: bp as u32,
+        }));
+        assert_eq!(s.mode, CpuMode::Protected32);
+        assert_eq!((s.rip, s.rsi, s.rax, s.rbx), (0x10_0000, bp, 0, 0));
+        let r = s.regs();
+        assert_eq!((r.rip, r.rsi), (0x10_0000, bp));
+        assert_eq!(s.code.selector, trapline_loader::gdt::SELECTOR_CODE32);
+        assert_eq!(s.rsp, BootArea::DEFAULT.stack_top());
+    }
+
+    #[test]
+    fn long_mode_entries_leave_rsi_zero() {
+        let s = cpu_state(&setup(EntryMode::Long64 {
+            rip: 0x20_0000,
+            rsp: 0x1_0000,
+            rbx: 0x8000,
+            cr3: 0x2000,
+        }));
+        assert_eq!(s.rsi, 0);
+        assert_eq!(s.mode, CpuMode::Long64 { cr3: 0x2000 });
+    }
 }

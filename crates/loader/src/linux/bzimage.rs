@@ -1,0 +1,214 @@
+//! Recognising and validating a Linux bzImage (the x86 boot protocol's
+//! setup header, Documentation/arch/x86/boot.rst).
+//!
+//! A bzImage is `(setup_sects + 1) * 512` bytes of real-mode setup code
+//! (with the setup header at 0x1F1) followed by the protected-mode kernel:
+//! a self-decompressing blob whose 32-bit entry is its first byte. trapline
+//! skips the real-mode part, as every VMM does, and loads only the
+//! protected-mode kernel.
+//!
+//! Like [`crate::elf`], this reads untrusted bytes: every read is checked
+//! and every sum of header numbers is too, so any file gives an answer and
+//! none a panic. Nothing here touches guest memory.
+
+use crate::elf::{ImageInfo, ImageKind, LoadSegment};
+use crate::error::LoadError;
+use crate::layout::{HIGH_MEMORY_START, IDENTITY_MAP_END};
+
+/// File offset of the setup header (`setup_sects`, its first field).
+pub const SETUP_HEADER_OFFSET: u64 = 0x1F1;
+/// One past the last header byte `boot_params` has room for (the
+/// `kernel_info_offset` field of protocol 2.15 ends here).
+pub const SETUP_HEADER_MAX_END: u64 = 0x26C;
+/// The oldest boot protocol trapline loads: 2.06 is the first to state the
+/// command-line limit (`cmdline_size`) rather than leaving the loader to guess.
+pub const MIN_PROTOCOL: u16 = 0x0206;
+/// `loadflags` bit 0: the protected-mode kernel loads at 1 MiB (a bzImage,
+/// not a zImage).
+pub const LOADED_HIGH: u8 = 1 << 0;
+
+/// What [`inspect`] learned from a bzImage's setup header, for
+/// [`crate::load`] and the zero page ([`super::zeropage`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct BzImageHeader {
+    /// Boot protocol version (`0x020f` is 2.15).
+    pub version: u16,
+    /// Bytes of real-mode setup code, header included: the protected-mode
+    /// kernel starts at this file offset.
+    pub setup_size: u64,
+    /// One past the last header byte copied into `boot_params.hdr`: where the
+    /// image says its header ends (`0x202 + byte at 0x201`), at least the
+    /// fields its protocol version defines, at most [`SETUP_HEADER_MAX_END`].
+    pub header_end: u64,
+    /// The longest command line the kernel takes, NUL excluded.
+    pub cmdline_size: u32,
+    /// The highest address the initrd may occupy.
+    pub initrd_addr_max: u32,
+    /// `relocatable_kernel`: the kernel runs wherever it is loaded (above
+    /// its preferred address).
+    pub relocatable: bool,
+    /// `pref_address` (protocol 2.10+, else 0): where the kernel prefers to
+    /// run; the decompressor never runs below it.
+    pub pref_address: u64,
+    /// `init_size` (2.10+, else 0): bytes the kernel needs from where it runs
+    /// until it has read the memory map (decompression happens in there).
+    pub init_size: u32,
+}
+
+/// True when `image` carries the setup header's two signatures: boot_flag
+/// 0xAA55 at 0x1FE and "HdrS" at 0x202.
+pub fn is_bzimage(image: &[u8]) -> bool {
+    image.get(0x1FE..0x200) == Some(&[0x55, 0xAA][..])
+        && image.get(0x202..0x206) == Some(&b"HdrS"[..])
+}
+
+fn u8_at(b: &[u8], off: u64) -> Option<u8> {
+    b.get(usize::try_from(off).ok()?).copied()
+}
+fn le<const N: usize>(b: &[u8], off: u64) -> Option<[u8; N]> {
+    let start = usize::try_from(off).ok()?;
+    b.get(start..start.checked_add(N)?)?.try_into().ok()
+}
+fn u16_at(b: &[u8], off: u64) -> Option<u16> {
+    le::<2>(b, off).map(u16::from_le_bytes)
+}
+fn u32_at(b: &[u8], off: u64) -> Option<u32> {
+    le::<4>(b, off).map(u32::from_le_bytes)
+}
+fn u64_at(b: &[u8], off: u64) -> Option<u64> {
+    le::<8>(b, off).map(u64::from_le_bytes)
+}
+
+fn bad(reason: impl Into<String>) -> LoadError {
+    LoadError::BadBzImage {
+        reason: reason.into(),
+    }
+}
+
+/// Validates a bzImage ([`is_bzimage`] must hold) and describes it as one
+/// loaded segment: the protected-mode kernel's file bytes at its load
+/// address, with `memsz` stretched over the memory it decompresses into,
+/// so the initrd and the boot area are placed clear of it.
+///
+/// Where it goes: a relocatable kernel is loaded at `pref_address` (its
+/// decompressor would move there anyway: it never runs below that
+/// address), anything else at 1 MiB, the protocol's default `code32_start`;
+/// a non-relocatable kernel still moves itself to `pref_address`, so the
+/// span runs from 1 MiB to the end of that. A kernel that does not fit
+/// guest RAM there cannot boot in it at all, and [`crate::load`] says so.
+pub fn inspect(image: &[u8]) -> Result<ImageInfo, LoadError> {
+    let len = image.len() as u64;
+    let trunc = |what: &'static str, need: u64| LoadError::Truncated { what, need, len };
+    let version = u16_at(image, 0x206).ok_or_else(|| trunc("bzImage setup header", 0x208))?;
+    if version < MIN_PROTOCOL {
+        return Err(LoadError::BzImageTooOld {
+            major: (version >> 8) as u8,
+            minor: version as u8,
+        });
+    }
+    // The fields this protocol version defines must all be in the file.
+    let fields_end: u64 = if version >= 0x020A { 0x264 } else { 0x23C };
+    if len < fields_end {
+        return Err(trunc("bzImage setup header", fields_end));
+    }
+    let rd8 = |off| u8_at(image, off).ok_or_else(|| trunc("bzImage setup header", fields_end));
+    let rd32 = |off| u32_at(image, off).ok_or_else(|| trunc("bzImage setup header", fields_end));
+    let rd64 = |off| u64_at(image, off).ok_or_else(|| trunc("bzImage setup header", fields_end));
+
+    let loadflags = rd8(0x211)?;
+    if loadflags & LOADED_HIGH == 0 {
+        return Err(bad(
+            "a zImage (LOADED_HIGH clear in loadflags: its kernel loads low at 0x10000), which trapline does not load: build a bzImage (make bzImage) or boot the vmlinux through its PVH entry",
+        ));
+    }
+    let declared_end = 0x202 + u64::from(rd8(0x201)?);
+    let header_end = declared_end
+        .clamp(fields_end, SETUP_HEADER_MAX_END)
+        .min(len);
+
+    let setup_sects = match rd8(0x1F1)? {
+        // The protocol's rule: 0 means 4.
+        0 => 4,
+        n => u64::from(n),
+    };
+    let setup_size = (setup_sects + 1) * 512;
+    if len <= setup_size {
+        return Err(trunc(
+            "bzImage protected-mode kernel (after (setup_sects + 1) * 512 bytes of setup code)",
+            setup_size + 1,
+        ));
+    }
+    let filesz = len - setup_size;
+    // syssize: the protected-mode kernel's size in 16-byte units (the
+    // kernel's build tool pads the file to exactly that). Less in the file
+    // is a cut-off download, which would otherwise boot into garbage.
+    let syssize = u64::from(rd32(0x1F4)?) * 16;
+    if filesz < syssize {
+        return Err(trunc(
+            "bzImage protected-mode kernel (syssize * 16 bytes after the setup code)",
+            setup_size + syssize,
+        ));
+    }
+
+    let cmdline_size = rd32(0x238)?;
+    // Protocol 2.03+, so always there.
+    let initrd_addr_max = rd32(0x22C)?;
+    let relocatable = rd8(0x234)? != 0;
+    let (pref_address, init_size) = if version >= 0x020A {
+        (rd64(0x258)?, rd32(0x260)?)
+    } else {
+        // Older kernels do not say; they decompress from 1 MiB on.
+        (0, 0)
+    };
+
+    let need = filesz.max(u64::from(init_size));
+    let usable_pref = pref_address >= HIGH_MEMORY_START
+        && pref_address
+            .checked_add(need)
+            .is_some_and(|end| end <= IDENTITY_MAP_END);
+    let runtime = if usable_pref {
+        pref_address
+    } else {
+        HIGH_MEMORY_START
+    };
+    let load = if relocatable {
+        runtime
+    } else {
+        HIGH_MEMORY_START
+    };
+    let end = load
+        .checked_add(filesz)
+        .zip(runtime.checked_add(u64::from(init_size)))
+        .map(|(a, b)| a.max(b))
+        .filter(|&end| end <= IDENTITY_MAP_END)
+        .ok_or_else(|| {
+            bad(format!(
+                "its {filesz}-byte protected-mode kernel loaded at {load:#x}, or the {init_size} bytes it decompresses into (init_size) at {runtime:#x}, would end above 4 GiB, where its 32-bit entry cannot reach"
+            ))
+        })?;
+
+    Ok(ImageInfo {
+        kind: ImageKind::BzImage,
+        // The 32-bit entry (code32_start) is the protected-mode kernel's
+        // first byte, wherever it was loaded.
+        entry: load,
+        segments: vec![LoadSegment {
+            index: 0,
+            paddr: load,
+            offset: setup_size,
+            filesz,
+            memsz: end - load,
+        }],
+        multiboot: None,
+        bzimage: Some(BzImageHeader {
+            version,
+            setup_size,
+            header_end,
+            cmdline_size,
+            initrd_addr_max,
+            relocatable,
+            pref_address,
+            init_size,
+        }),
+    })
+}
