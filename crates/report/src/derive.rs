@@ -114,6 +114,24 @@ pub fn ratio(name: &str, num: &Derived, den: &Derived, meaning: &str) -> Option<
     })
 }
 
+impl Report {
+    /// Computes every summary field: per-scenario stats, ns and exits per
+    /// iteration, net cost over each VMM's baseline (none for
+    /// [`SELF_TIMED`](crate::model::SELF_TIMED) scenarios), and the standard
+    /// derived values (replacing those already there; values measured
+    /// outside the scenarios, such as [`FOOTPRINT`], are kept). Idempotent.
+    pub fn finish(&mut self) {
+        self.summarize();
+        let kept: Vec<Derived> = self
+            .derived
+            .drain(..)
+            .filter(|d| FOOTPRINT.contains(&d.name.as_str()))
+            .collect();
+        self.derived = standard(self);
+        self.derived.extend(kept);
+    }
+}
+
 /// The standard derived values for every VMM in the report (names prefixed
 /// `vmm:` for VMMs other than trapline), in a fixed order.
 pub fn standard(report: &Report) -> Vec<Derived> {

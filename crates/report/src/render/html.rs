@@ -5,7 +5,8 @@ use std::fmt::Write as _;
 
 use super::fmt::html_escape as esc;
 use super::grid::{Align, Grid, Section};
-use super::{host_line, peer_line, Chart, Page, Part};
+use super::{Chart, Page, Part};
+use crate::describe::{host_line, peer_line};
 use crate::model::Report;
 
 /// The id of the `<script type="application/json">` block holding the raw

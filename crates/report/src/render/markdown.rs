@@ -1,7 +1,8 @@
 //! GitHub-flavoured markdown: a pipe table and bullet lists.
 
 use super::grid::{Align, Grid};
-use super::{host_line, peer_line, Page};
+use super::Page;
+use crate::describe::{host_line, peer_line};
 use crate::model::Report;
 
 /// Escapes a cell: backslashes and pipes, `<`/`>` (GitHub would take them

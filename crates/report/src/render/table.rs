@@ -1,7 +1,8 @@
 //! Terminal output: aligned columns, then footer sections and the host line.
 
 use super::grid::{Align, Grid};
-use super::{host_line, peer_line, Page};
+use super::Page;
+use crate::describe::{host_line, peer_line};
 use crate::model::Report;
 
 /// Lays a grid out as space-aligned text with a dashed rule under the

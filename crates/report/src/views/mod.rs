@@ -19,7 +19,7 @@ pub mod vmexit_arm;
 pub mod vmm;
 
 use crate::model::Report;
-use crate::render::Page;
+use crate::render::{render_page, Format, Page};
 
 /// What to show.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
@@ -105,4 +105,10 @@ pub(crate) fn page(report: &Report, view: View) -> Box<dyn Page + '_> {
         View::Seeds => Box::new(seeds::SeedsView::build(report)),
         View::Vmm => Box::new(vmm::VmmView::build(report)),
     }
+}
+
+/// Renders `report` in `format`, showing `view` (BMF and TAP list every
+/// scenario whatever the view).
+pub fn render(report: &Report, format: Format, view: View) -> String {
+    render_page(report, page(report, view).as_ref(), format)
 }
