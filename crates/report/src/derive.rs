@@ -7,6 +7,7 @@
 //! cancels out.
 
 use crate::model::{cycles_to_ns, scenario_key, Derived, Report, TRAPLINE_VMM};
+use crate::unit::Unit;
 
 /// `pio-user-out − pio-kernel-wildcard`: the cost of completing a PIO write
 /// in user space rather than with an in-kernel ioeventfd.
@@ -89,7 +90,7 @@ pub fn difference(
     Some(Derived {
         name: scenario_key(vmm, name),
         value,
-        unit: "cycles".to_string(),
+        unit: Unit::Cycles.to_string(),
         formula: format!(
             "{} − {}",
             scenario_key(vmm, minuend),
@@ -108,7 +109,7 @@ pub fn ratio(name: &str, num: &Derived, den: &Derived, meaning: &str) -> Option<
     Some(Derived {
         name: name.to_string(),
         value: num.value / den.value,
-        unit: "x".to_string(),
+        unit: Unit::Ratio.to_string(),
         formula: format!("{} / {}", num.name, den.name),
         note: Some(meaning.to_string()),
     })
@@ -219,7 +220,7 @@ fn profile_values(report: &Report, standard: &[Derived]) -> Vec<Derived> {
         out.push(Derived {
             name: HANDLING_PER_USER_EXIT.into(),
             value: h.median,
-            unit: "cycles".into(),
+            unit: Unit::Cycles.to_string(),
             formula: format!("{}.handling.median", names::PIO_USER_OUT),
             note: Some(note),
         });
@@ -235,7 +236,7 @@ fn profile_values(report: &Report, standard: &[Derived]) -> Vec<Derived> {
             let overhead = Derived {
                 name: STAT_OVERHEAD.into(),
                 value: a.median - b.median,
-                unit: "cycles".into(),
+                unit: Unit::Cycles.to_string(),
                 formula: format!(
                     "{} − {}",
                     names::PIO_USER_OUT,
@@ -361,7 +362,7 @@ mod tests {
         let a = Derived {
             name: "a".into(),
             value: 1.0,
-            unit: "cycles".into(),
+            unit: Unit::Cycles.to_string(),
             formula: String::new(),
             note: None,
         };

@@ -20,6 +20,7 @@ pub mod ladder;
 pub mod model;
 mod render;
 pub mod stats;
+pub mod unit;
 pub mod views;
 
 pub use compare::{compare, CompareEntry, Comparison, Unmeasured};
@@ -33,4 +34,5 @@ pub use render::compare::render_comparison;
 pub use render::html::DATA_ID as HTML_DATA_ID;
 pub use render::Format;
 pub use stats::Stats;
+pub use unit::Unit;
 pub use views::{render, View};

@@ -6,6 +6,7 @@ use crate::render::fmt::{self, cycles, derived_value, opt};
 use crate::render::grid::{Align, Grid, Row, Section};
 use crate::render::kut::KutLine;
 use crate::render::{Chart, Page};
+use crate::unit::Unit;
 
 /// Every scenario of a report.
 pub(crate) struct AllPage<'a> {
@@ -245,7 +246,7 @@ impl Page for AllPage<'_> {
             .report
             .derived
             .iter()
-            .filter(|d| d.unit == "cycles")
+            .filter(|d| d.unit == Unit::Cycles)
             .collect();
         let premium_chart = HBars {
             title: "User-exit premium, raw-KVM floor and dispatch overhead".to_string(),

@@ -7,6 +7,7 @@ use serde::Serialize;
 use crate::model::{Report, Status};
 use crate::render::fmt;
 use crate::render::grid::{Align, Grid, Row};
+use crate::unit::Unit;
 
 /// Status of a row whose scenario is not in the report.
 pub const NOT_MEASURED: &str = "not measured";
@@ -135,8 +136,8 @@ pub struct Finding {
     pub what: String,
     /// How this host's value is computed, from scenario names.
     pub formula: String,
-    /// `x`, `us` or `cycles`.
-    pub unit: &'static str,
+    /// Of `published` and `this_host`.
+    pub unit: Unit,
     /// The seed's value (computed from its published numbers).
     pub published: Option<f64>,
     /// This host's value, when its inputs were measured.
@@ -159,33 +160,11 @@ impl Finding {
 }
 
 /// A value with its unit; `–` when absent.
-pub fn value(v: Option<f64>, unit: &str) -> String {
+pub fn value(v: Option<f64>, unit: Unit) -> String {
     match v.and_then(finite) {
         None => "–".to_string(),
-        Some(v) => match unit {
-            "x" => fmt::ratio_x(v),
-            "us" => format!("{}us", fmt::micros(v)),
-            "cycles" => format!("{} cycles", fmt::cycles(v)),
-            u => format!("{v:.2} {u}"),
-        },
+        Some(v) => fmt::with_unit(v, unit),
     }
-}
-
-/// How a numeric cell is shown.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Num {
-    /// Cycles: grouped digits.
-    Cycles,
-    /// A ratio: `1.50x`.
-    Ratio,
-    /// Seconds: three significant digits, at least three decimals.
-    Seconds,
-    /// Microseconds: two decimals.
-    Micros,
-    /// Nanoseconds: grouped from 100 up, one decimal below.
-    Ns,
-    /// A rate: an integer.
-    Rate,
 }
 
 /// One cell of a [`Table`].
@@ -194,7 +173,7 @@ pub(crate) enum Cell {
     /// Text, the same everywhere.
     Text(String),
     /// A number, `–` (display) or empty (CSV) when absent.
-    Num(Option<f64>, Num),
+    Num(Option<f64>, Unit),
 }
 
 impl Cell {
@@ -206,16 +185,9 @@ impl Cell {
     fn display(&self) -> String {
         match self {
             Cell::Text(s) => s.clone(),
-            Cell::Num(v, kind) => match v.and_then(finite) {
+            Cell::Num(v, unit) => match v.and_then(finite) {
                 None => "–".to_string(),
-                Some(v) => match kind {
-                    Num::Cycles => fmt::cycles(v),
-                    Num::Ratio => fmt::ratio_x(v),
-                    Num::Seconds => fmt::seconds(v),
-                    Num::Micros => fmt::micros(v),
-                    Num::Ns => fmt::cycles(v),
-                    Num::Rate => format!("{v:.0}"),
-                },
+                Some(v) => fmt::cell(v, *unit),
             },
         }
     }
@@ -305,8 +277,8 @@ mod tests {
         ]);
         t.push(vec![
             Cell::text("x"),
-            Cell::Num(Some(1234.0), Num::Cycles),
-            Cell::Num(None, Num::Ratio),
+            Cell::Num(Some(1234.0), Unit::Cycles),
+            Cell::Num(None, Unit::Ratio),
         ]);
         let d = t.display();
         assert_eq!(d.columns[1].title, "b cyc");

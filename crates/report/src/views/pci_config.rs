@@ -4,13 +4,14 @@
 
 use serde::Serialize;
 
-use super::common::{self, caption, ratio, Cell, Finding, Measured, Num, Table};
+use super::common::{self, caption, ratio, Cell, Finding, Measured, Table};
 use crate::model::{Derived, Report, TRAPLINE_VMM};
 use crate::render::charts::{hbars, BarValue, HBars, Series};
 use crate::render::fmt::{cycles, derived_value};
 use crate::render::grid::{Align, Grid, Section};
 use crate::render::kut::KutLine;
 use crate::render::{Chart, Page};
+use crate::unit::Unit;
 
 /// Where the published numbers come from.
 pub const SOURCE: &str = "Ajay Kaher, \"[PATCH v2] x86/PCI: Prefer MMIO over PIO on VMware \
@@ -217,12 +218,12 @@ impl PciConfigView {
                 Cell::text(r.scenario),
                 Cell::text(r.mechanism.label()),
                 Cell::text(r.reads_per_iter.to_string()),
-                Cell::Num(r.cycles_per_read, Num::Cycles),
-                Cell::Num(r.ns_per_read, Num::Ns),
-                Cell::Num(r.seconds_per_100k, Num::Seconds),
-                Cell::Num(r.ratio_to_ro, Num::Ratio),
-                Cell::Num(Some(r.published_seconds_per_100k), Num::Seconds),
-                Cell::Num(r.published_ratio_to_ro, Num::Ratio),
+                Cell::Num(r.cycles_per_read, Unit::Cycles),
+                Cell::Num(r.ns_per_read, Unit::Nanos),
+                Cell::Num(r.seconds_per_100k, Unit::Seconds),
+                Cell::Num(r.ratio_to_ro, Unit::Ratio),
+                Cell::Num(Some(r.published_seconds_per_100k), Unit::Seconds),
+                Cell::Num(r.published_ratio_to_ro, Unit::Ratio),
                 Cell::Text(r.this_host.status_text()),
             ]);
         }
@@ -269,7 +270,7 @@ fn findings(rows: &[ConfigRow]) -> Vec<Finding> {
                 name: format!("{name}-{kind}"),
                 what: format!("{what}, {kind}"),
                 formula: format!("{} ÷ {} per {suffix}", scen(num), scen(den)),
-                unit: "x",
+                unit: Unit::Ratio,
                 published: ratio(Some(num.published_s()), Some(den.published_s())),
                 this_host: ratio(per_read(num, reads), per_read(den, reads)),
             });
@@ -286,7 +287,7 @@ fn ecam_ro_vs_ram(report: &Report) -> Option<Derived> {
     Some(Derived {
         name: ECAM_RO_VS_RAM.to_string(),
         value,
-        unit: "x".to_string(),
+        unit: Unit::Ratio.to_string(),
         formula: format!("pci-config-read-ecam-ro ÷ {RAM_READ} (medians)"),
         note: Some(format!(
             "a config read through the read-only ECAM mapping costs {} cycles against {} for a \

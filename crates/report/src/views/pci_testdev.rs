@@ -4,12 +4,13 @@
 
 use serde::Serialize;
 
-use super::common::{self, caption, ratio, Cell, Finding, Measured, Num, Table};
+use super::common::{self, caption, ratio, Cell, Finding, Measured, Table};
 use crate::model::{Report, TRAPLINE_VMM};
 use crate::render::charts::{hbars, BarValue, HBars, Series};
 use crate::render::grid::{Align, Grid, Section};
 use crate::render::kut::KutLine;
 use crate::render::{Chart, Page};
+use crate::unit::Unit;
 
 /// Where the published numbers come from.
 pub const SOURCE: &str = "Michael S. Tsirkin, \"[PATCH 0/6] kvm: pci PORT IO MMIO and PV MMIO \
@@ -229,16 +230,16 @@ impl PciTestdevView {
         for r in &self.rows {
             let mut cells = vec![
                 Cell::text(r.name),
-                Cell::Num(Some(f64::from(r.published_cycles)), Num::Cycles),
-                Cell::Num(r.published_ratio, Num::Ratio),
-                Cell::Num(r.this_host.median, Num::Cycles),
-                Cell::Num(r.this_host.net, Num::Cycles),
-                Cell::Num(r.ratio, Num::Ratio),
+                Cell::Num(Some(f64::from(r.published_cycles)), Unit::Cycles),
+                Cell::Num(r.published_ratio, Unit::Ratio),
+                Cell::Num(r.this_host.median, Unit::Cycles),
+                Cell::Num(r.this_host.net, Unit::Cycles),
+                Cell::Num(r.ratio, Unit::Ratio),
             ];
             if self.has_peer() {
                 let q = r.qemu.as_ref();
-                cells.push(Cell::Num(q.and_then(|q| q.median), Num::Cycles));
-                cells.push(Cell::Num(r.qemu_ratio, Num::Ratio));
+                cells.push(Cell::Num(q.and_then(|q| q.median), Unit::Cycles));
+                cells.push(Cell::Num(r.qemu_ratio, Unit::Ratio));
             }
             let mut status = r.this_host.status_text();
             if let Some(q) = r.qemu.as_ref().filter(|q| !q.is_measured()) {
@@ -278,7 +279,7 @@ fn findings(report: &Report, rows: &[TestdevRow]) -> Vec<Finding> {
             formula: "(mmio-no-eventfd − portio-no-eventfd) ÷ (mmio-wildcard-eventfd − \
                       portio-wildcard-eventfd)"
                 .to_string(),
-            unit: "x",
+            unit: Unit::Ratio,
             published: premium(&p),
             this_host: premium(&m),
         },
@@ -288,7 +289,7 @@ fn findings(report: &Report, rows: &[TestdevRow]) -> Vec<Finding> {
                 "PV MMIO doorbell against a port I/O eventfd (seed: \"almost as fast as portio\")"
                     .to_string(),
             formula: "mmio-pv-eventfd ÷ portio-wildcard-eventfd".to_string(),
-            unit: "x",
+            unit: Unit::Ratio,
             published: ratio(
                 p("mmio-pv-eventfd:pci-mem"),
                 p("portio-wildcard-eventfd:pci-io"),
@@ -304,7 +305,7 @@ fn findings(report: &Report, rows: &[TestdevRow]) -> Vec<Finding> {
                    faster than port io\")"
                 .to_string(),
             formula: "hypercall ÷ pio-kernel-pic (seed: vmcall ÷ outl_to_kernel)".to_string(),
-            unit: "x",
+            unit: Unit::Ratio,
             published: ratio(
                 Some(f64::from(SEED_003.vmcall)),
                 Some(f64::from(SEED_003.outl_to_kernel)),

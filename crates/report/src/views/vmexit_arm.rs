@@ -3,12 +3,13 @@
 
 use serde::Serialize;
 
-use super::common::{self, caption, ratio, Cell, Measured, Num, Table};
+use super::common::{self, caption, ratio, Cell, Measured, Table};
 use crate::model::{Report, TRAPLINE_VMM};
 use crate::render::charts::{hbars, BarValue, HBars, Series};
 use crate::render::grid::{Align, Grid, Section};
 use crate::render::kut::KutLine;
 use crate::render::{Chart, Page};
+use crate::unit::Unit;
 
 /// Where the published numbers come from.
 pub const SOURCE: &str = "kvm-unit-tests arm/vmexit on an Arndale board (Exynos 5250, \
@@ -169,13 +170,13 @@ impl VmexitArmView {
         for r in &self.rows {
             t.push(vec![
                 Cell::text(r.test),
-                Cell::Num(r.with_vgic.map(f64::from), Num::Cycles),
-                Cell::Num(r.without_vgic.map(f64::from), Num::Cycles),
-                Cell::Num(r.published_ratio, Num::Ratio),
+                Cell::Num(r.with_vgic.map(f64::from), Unit::Cycles),
+                Cell::Num(r.without_vgic.map(f64::from), Unit::Cycles),
+                Cell::Num(r.published_ratio, Unit::Ratio),
                 Cell::text(r.scenario),
-                Cell::Num(r.this_host.median, Num::Cycles),
-                Cell::Num(r.this_host.net, Num::Cycles),
-                Cell::Num(r.ratio, Num::Ratio),
+                Cell::Num(r.this_host.median, Unit::Cycles),
+                Cell::Num(r.this_host.net, Unit::Cycles),
+                Cell::Num(r.ratio, Unit::Ratio),
                 Cell::Text(r.this_host.status_text()),
             ]);
         }
