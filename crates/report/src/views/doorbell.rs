@@ -6,7 +6,7 @@ use serde::Serialize;
 
 use super::common::{self, caption, ratio, Cell, Finding, Measured, Table, NOT_MEASURED};
 use crate::model::{Report, TRAPLINE_VMM};
-use crate::render::charts::{hbars, BarValue, HBars, Series};
+use crate::render::charts::{hbars, BarValue, HBars, Series, Swatch};
 use crate::render::fmt::micros;
 use crate::render::grid::{Align, Grid, Section};
 use crate::render::kut::KutLine;
@@ -414,7 +414,7 @@ impl Page for DoorbellView {
             series: vec![
                 Series {
                     name: "seed 002 (2009)".to_string(),
-                    color: 0,
+                    color: Swatch::Blue,
                     values: self
                         .rows
                         .iter()
@@ -423,7 +423,7 @@ impl Page for DoorbellView {
                 },
                 Series {
                     name: "this host".to_string(),
-                    color: 4,
+                    color: Swatch::Red,
                     values: self
                         .rows
                         .iter()

@@ -6,7 +6,7 @@ use serde::Serialize;
 
 use super::common::{self, caption, ratio, Cell, Finding, Measured, Table};
 use crate::model::{Derived, Report, TRAPLINE_VMM};
-use crate::render::charts::{hbars, BarValue, HBars, Series};
+use crate::render::charts::{hbars, BarValue, HBars, Series, Swatch};
 use crate::render::fmt::{cycles, derived_value};
 use crate::render::grid::{Align, Grid, Section};
 use crate::render::kut::KutLine;
@@ -391,7 +391,7 @@ impl Page for PciConfigView {
             series: vec![
                 Series {
                     name: "seed 004 (VMware)".to_string(),
-                    color: 0,
+                    color: Swatch::Blue,
                     values: mechs
                         .iter()
                         .map(|m| Some(BarValue::plain(m.published_s())))
@@ -399,12 +399,12 @@ impl Page for PciConfigView {
                 },
                 Series {
                     name: "this host, reads".to_string(),
-                    color: 4,
+                    color: Swatch::Red,
                     values: mechs.iter().map(|m| by_mech(&reads, *m)).collect(),
                 },
                 Series {
                     name: "this host, scans".to_string(),
-                    color: 2,
+                    color: Swatch::Green,
                     values: mechs.iter().map(|m| by_mech(&scans, *m)).collect(),
                 },
             ],

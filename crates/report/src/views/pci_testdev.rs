@@ -6,7 +6,7 @@ use serde::Serialize;
 
 use super::common::{self, caption, ratio, Cell, Finding, Measured, Table};
 use crate::model::{Report, TRAPLINE_VMM};
-use crate::render::charts::{hbars, BarValue, HBars, Series};
+use crate::render::charts::{hbars, BarValue, HBars, Series, Swatch};
 use crate::render::grid::{Align, Grid, Section};
 use crate::render::kut::KutLine;
 use crate::render::{Chart, Page};
@@ -372,7 +372,7 @@ impl Page for PciTestdevView {
         let mut series = vec![
             Series {
                 name: "seed 003".to_string(),
-                color: 0,
+                color: Swatch::Blue,
                 values: self
                     .rows
                     .iter()
@@ -381,7 +381,7 @@ impl Page for PciTestdevView {
             },
             Series {
                 name: "this host".to_string(),
-                color: 4,
+                color: Swatch::Red,
                 values: self
                     .rows
                     .iter()
@@ -392,7 +392,7 @@ impl Page for PciTestdevView {
         if self.has_peer() {
             series.push(Series {
                 name: "qemu".to_string(),
-                color: 1,
+                color: Swatch::Orange,
                 values: self
                     .rows
                     .iter()

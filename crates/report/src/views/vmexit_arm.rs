@@ -5,7 +5,7 @@ use serde::Serialize;
 
 use super::common::{self, caption, ratio, Cell, Measured, Table};
 use crate::model::{Report, TRAPLINE_VMM};
-use crate::render::charts::{hbars, BarValue, HBars, Series};
+use crate::render::charts::{hbars, BarValue, HBars, Series, Swatch};
 use crate::render::grid::{Align, Grid, Section};
 use crate::render::kut::KutLine;
 use crate::render::{Chart, Page};
@@ -248,7 +248,7 @@ impl Page for VmexitArmView {
             series: vec![
                 Series {
                     name: "ARM with vgic".to_string(),
-                    color: 0,
+                    color: Swatch::Blue,
                     values: self
                         .rows
                         .iter()
@@ -257,7 +257,7 @@ impl Page for VmexitArmView {
                 },
                 Series {
                     name: "this host".to_string(),
-                    color: 4,
+                    color: Swatch::Red,
                     values: self
                         .rows
                         .iter()

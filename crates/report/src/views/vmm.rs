@@ -12,7 +12,7 @@ use crate::derive::{
     STAT_OVERHEAD_SHARE, USER_EXIT_PREMIUM, VMM_CPU_TO_FIRST_KVM_RUN, VMM_RSS_BEYOND_GUEST,
 };
 use crate::model::{cycles_to_ns, Report, TRAPLINE_VMM};
-use crate::render::charts::{hbars, BarValue, HBars, Series};
+use crate::render::charts::{hbars, BarValue, HBars, Series, Swatch};
 use crate::render::fmt;
 use crate::render::grid::{Align, Grid, Row, Section};
 use crate::render::kut::KutLine;
@@ -669,7 +669,7 @@ impl Page for VmmView {
             series: vec![
                 Series {
                     name: "trapline".to_string(),
-                    color: 0,
+                    color: Swatch::Blue,
                     values: self
                         .footprint
                         .iter()
@@ -678,7 +678,7 @@ impl Page for VmmView {
                 },
                 Series {
                     name: "goal".to_string(),
-                    color: 2,
+                    color: Swatch::Green,
                     values: self
                         .footprint
                         .iter()
@@ -687,7 +687,7 @@ impl Page for VmmView {
                 },
                 Series {
                     name: "Firecracker".to_string(),
-                    color: 1,
+                    color: Swatch::Orange,
                     values: self
                         .footprint
                         .iter()
@@ -729,7 +729,7 @@ impl Page for VmmView {
             categories: cycle_rows.iter().map(|r| r.name.clone()).collect(),
             series: vec![Series {
                 name: "cycles".to_string(),
-                color: 4,
+                color: Swatch::Red,
                 values: cycle_rows
                     .iter()
                     .map(|r| r.value.map(BarValue::plain))
