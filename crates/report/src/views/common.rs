@@ -1,12 +1,10 @@
 //! What the seed views share: looking a scenario up without panicking,
-//! guarded ratios, captions, and tables whose cells know their unit (so the
-//! display grid shows `–` and grouped digits while CSV gets raw numbers).
+//! guarded ratios, captions and findings.
 
 use serde::Serialize;
 
 use crate::model::{Report, Status};
 use crate::render::fmt;
-use crate::render::grid::{Align, Grid, Row};
 use crate::unit::Unit;
 
 /// Status of a row whose scenario is not in the report.
@@ -167,85 +165,6 @@ pub fn value(v: Option<f64>, unit: Unit) -> String {
     }
 }
 
-/// One cell of a [`Table`].
-#[derive(Clone, Debug, PartialEq)]
-pub(crate) enum Cell {
-    /// Text, the same everywhere.
-    Text(String),
-    /// A number, `–` (display) or empty (CSV) when absent.
-    Num(Option<f64>, Unit),
-}
-
-impl Cell {
-    /// A text cell.
-    pub fn text(s: impl Into<String>) -> Self {
-        Cell::Text(s.into())
-    }
-
-    fn display(&self) -> String {
-        match self {
-            Cell::Text(s) => s.clone(),
-            Cell::Num(v, unit) => match v.and_then(finite) {
-                None => "–".to_string(),
-                Some(v) => fmt::cell(v, *unit),
-            },
-        }
-    }
-
-    fn csv(&self) -> String {
-        match self {
-            Cell::Text(s) => s.clone(),
-            Cell::Num(v, _) => v.map(fmt::raw).unwrap_or_default(),
-        }
-    }
-}
-
-/// A column: display title, CSV name, alignment.
-pub(crate) type Column = (&'static str, &'static str, Align);
-
-/// Rows of typed cells under columns, laid out as a display or a CSV grid.
-#[derive(Clone, Debug, Default)]
-pub(crate) struct Table {
-    columns: Vec<Column>,
-    rows: Vec<Vec<Cell>>,
-}
-
-impl Table {
-    /// A table with these columns.
-    pub fn new(columns: Vec<Column>) -> Self {
-        Self {
-            columns,
-            rows: Vec::new(),
-        }
-    }
-
-    /// Appends a row (padded or cut to the column count when shown).
-    pub fn push(&mut self, row: Vec<Cell>) {
-        self.rows.push(row);
-    }
-
-    fn grid(&self, title: fn(&Column) -> &'static str, cell: fn(&Cell) -> String) -> Grid {
-        let cols: Vec<(&str, Align)> = self.columns.iter().map(|c| (title(c), c.2)).collect();
-        let mut g = Grid::new(&cols);
-        for r in &self.rows {
-            let mut cells: Vec<String> = r.iter().map(cell).collect();
-            cells.resize(cols.len(), String::new());
-            g.push(Row::cells(cells));
-        }
-        g
-    }
-
-    /// For people: grouped digits, units, `–`.
-    pub fn display(&self) -> Grid {
-        self.grid(|c| c.0, Cell::display)
-    }
-
-    /// For machines: snake_case headers, raw numbers, empty when absent.
-    pub fn csv(&self) -> Grid {
-        self.grid(|c| c.1, Cell::csv)
-    }
-}
-
 /// Pretty JSON of a view, never failing.
 pub fn json<T: Serialize>(v: &T) -> String {
     serde_json::to_string_pretty(v)
@@ -266,26 +185,6 @@ mod tests {
         assert_eq!(ratio(Some(1e308), Some(1e-308)), None);
         assert_eq!(difference(Some(5.0), Some(7.0)), Some(-2.0));
         assert_eq!(difference(Some(5.0), None), None);
-    }
-
-    #[test]
-    fn cells() {
-        let mut t = Table::new(vec![
-            ("a", "a", Align::Left),
-            ("b cyc", "b_cycles", Align::Right),
-            ("r", "ratio", Align::Right),
-        ]);
-        t.push(vec![
-            Cell::text("x"),
-            Cell::Num(Some(1234.0), Unit::Cycles),
-            Cell::Num(None, Unit::Ratio),
-        ]);
-        let d = t.display();
-        assert_eq!(d.columns[1].title, "b cyc");
-        assert_eq!(d.rows[0].cells, ["x", "1,234", "–"]);
-        let c = t.csv();
-        assert_eq!(c.columns[1].title, "b_cycles");
-        assert_eq!(c.rows[0].cells, ["x", "1234", ""]);
     }
 
     #[test]

@@ -4,11 +4,11 @@
 
 use serde::Serialize;
 
-use super::common::{self, caption, ratio, Cell, Finding, Measured, Table, NOT_MEASURED};
+use super::common::{self, caption, ratio, Finding, Measured, NOT_MEASURED};
 use crate::model::{Report, TRAPLINE_VMM};
 use crate::render::charts::{hbars, BarValue, HBars, Series, Swatch};
 use crate::render::fmt::micros;
-use crate::render::grid::{Align, Grid, Section};
+use crate::render::grid::{Align, Cell, Grid, Section};
 use crate::render::kut::KutLine;
 use crate::render::{Chart, Page};
 use crate::unit::Unit;
@@ -297,7 +297,7 @@ impl Page for DoorbellView {
 
     fn grid(&self) -> Grid {
         use Align::{Left, Right};
-        let mut t = Table::new(vec![
+        let mut t = Grid::titled(&[
             ("mechanism", "", Left),
             ("seed row", "", Left),
             ("seed (2009)", "", Right),
@@ -312,7 +312,7 @@ impl Page for DoorbellView {
             if r.extrapolated {
                 published.push_str(" (extrapolated)");
             }
-            t.push(vec![
+            t.push_cells(vec![
                 Cell::text(r.mechanism),
                 Cell::text(r.seed_row),
                 Cell::Text(published),
@@ -326,12 +326,12 @@ impl Page for DoorbellView {
                 Cell::Text(Self::status(r)),
             ]);
         }
-        t.display()
+        t
     }
 
     fn csv_grid(&self) -> Grid {
         use Align::{Left, Right};
-        let mut t = Table::new(vec![
+        let mut t = Grid::titled(&[
             ("", "mechanism", Left),
             ("", "seed_row", Left),
             ("", "seed_iops", Right),
@@ -346,7 +346,7 @@ impl Page for DoorbellView {
             ("", "status", Left),
         ]);
         for r in &self.rows {
-            t.push(vec![
+            t.push_cells(vec![
                 Cell::text(r.mechanism),
                 Cell::text(r.seed_row),
                 Cell::Num(Some(f64::from(r.published_iops)), Unit::PerSecond),
@@ -361,7 +361,7 @@ impl Page for DoorbellView {
                 Cell::Text(Self::status(r)),
             ]);
         }
-        t.csv()
+        t
     }
 
     fn sections(&self) -> Vec<Section> {

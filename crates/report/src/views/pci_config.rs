@@ -4,11 +4,11 @@
 
 use serde::Serialize;
 
-use super::common::{self, caption, ratio, Cell, Finding, Measured, Table};
+use super::common::{self, caption, ratio, Finding, Measured};
 use crate::model::{Derived, Report, TRAPLINE_VMM};
 use crate::render::charts::{hbars, BarValue, HBars, Series, Swatch};
 use crate::render::fmt::{cycles, derived_value};
-use crate::render::grid::{Align, Grid, Section};
+use crate::render::grid::{Align, Cell, Grid, Section};
 use crate::render::kut::KutLine;
 use crate::render::{Chart, Page};
 use crate::unit::Unit;
@@ -199,9 +199,9 @@ impl PciConfigView {
         self.rows.iter().find(|r| r.scenario == scenario)
     }
 
-    fn table(&self) -> Table {
+    fn table(&self) -> Grid {
         use Align::{Left, Right};
-        let mut t = Table::new(vec![
+        let mut t = Grid::titled(&[
             ("scenario", "scenario", Left),
             ("mechanism", "mechanism", Left),
             ("reads/iter", "reads_per_iter", Right),
@@ -214,7 +214,7 @@ impl PciConfigView {
             ("status", "status", Left),
         ]);
         for r in &self.rows {
-            t.push(vec![
+            t.push_cells(vec![
                 Cell::text(r.scenario),
                 Cell::text(r.mechanism.label()),
                 Cell::text(r.reads_per_iter.to_string()),
@@ -310,11 +310,7 @@ impl Page for PciConfigView {
     }
 
     fn grid(&self) -> Grid {
-        self.table().display()
-    }
-
-    fn csv_grid(&self) -> Grid {
-        self.table().csv()
+        self.table()
     }
 
     fn sections(&self) -> Vec<Section> {

@@ -4,10 +4,10 @@
 
 use serde::Serialize;
 
-use super::common::{self, caption, ratio, Cell, Finding, Measured, Table};
+use super::common::{self, caption, ratio, Finding, Measured};
 use crate::model::{Report, TRAPLINE_VMM};
 use crate::render::charts::{hbars, BarValue, HBars, Series, Swatch};
-use crate::render::grid::{Align, Grid, Section};
+use crate::render::grid::{Align, Cell, Grid, Section};
 use crate::render::kut::KutLine;
 use crate::render::{Chart, Page};
 use crate::unit::Unit;
@@ -211,7 +211,7 @@ impl PciTestdevView {
         self.rows.iter().any(|r| r.qemu.is_some())
     }
 
-    fn table(&self) -> Table {
+    fn table(&self) -> Grid {
         use Align::{Left, Right};
         let mut cols = vec![
             ("row", "row", Left),
@@ -226,7 +226,7 @@ impl PciTestdevView {
             cols.push(("qemu ÷no-evfd", "qemu_ratio", Right));
         }
         cols.push(("status", "status", Left));
-        let mut t = Table::new(cols);
+        let mut t = Grid::titled(&cols);
         for r in &self.rows {
             let mut cells = vec![
                 Cell::text(r.name),
@@ -246,7 +246,7 @@ impl PciTestdevView {
                 status.push_str(&format!("; qemu {}", q.status_text()));
             }
             cells.push(Cell::Text(status));
-            t.push(cells);
+            t.push_cells(cells);
         }
         t
     }
@@ -325,11 +325,7 @@ impl Page for PciTestdevView {
     }
 
     fn grid(&self) -> Grid {
-        self.table().display()
-    }
-
-    fn csv_grid(&self) -> Grid {
-        self.table().csv()
+        self.table()
     }
 
     fn sections(&self) -> Vec<Section> {

@@ -10,7 +10,7 @@ use super::pci_config::PciConfigView;
 use super::pci_testdev::PciTestdevView;
 use super::vmexit_arm::VmexitArmView;
 use crate::model::Report;
-use crate::render::grid::{Align, Grid, Row, Section};
+use crate::render::grid::{Align, Grid, Mode, Row, Section};
 use crate::render::kut::KutLine;
 use crate::render::{Chart, Page, Part};
 
@@ -170,12 +170,12 @@ impl Page for SeedsView {
         for (_, name) in ORDER {
             let part = self.page(name).csv_grid();
             for (i, row) in part.rows.iter().enumerate() {
-                let cells = row.padded(part.columns.len());
+                let cells = row.padded(part.columns.len(), Mode::Csv);
                 for (col, value) in part.columns.iter().zip(cells) {
                     g.push(Row::cells(vec![
                         name.to_string(),
                         (i + 1).to_string(),
-                        col.title.clone(),
+                        col.csv_title.clone(),
                         value,
                     ]));
                 }

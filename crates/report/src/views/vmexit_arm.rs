@@ -3,10 +3,10 @@
 
 use serde::Serialize;
 
-use super::common::{self, caption, ratio, Cell, Measured, Table};
+use super::common::{self, caption, ratio, Measured};
 use crate::model::{Report, TRAPLINE_VMM};
 use crate::render::charts::{hbars, BarValue, HBars, Series, Swatch};
-use crate::render::grid::{Align, Grid, Section};
+use crate::render::grid::{Align, Cell, Grid, Section};
 use crate::render::kut::KutLine;
 use crate::render::{Chart, Page};
 use crate::unit::Unit;
@@ -154,9 +154,9 @@ impl VmexitArmView {
         self.rows.iter().find(|r| r.test == test)
     }
 
-    fn table(&self) -> Table {
+    fn table(&self) -> Grid {
         use Align::{Left, Right};
-        let mut t = Table::new(vec![
+        let mut t = Grid::titled(&[
             ("test", "test", Left),
             ("ARM vgic", "arm_vgic_cycles", Right),
             ("ARM no vgic", "arm_no_vgic_cycles", Right),
@@ -168,7 +168,7 @@ impl VmexitArmView {
             ("status", "status", Left),
         ]);
         for r in &self.rows {
-            t.push(vec![
+            t.push_cells(vec![
                 Cell::text(r.test),
                 Cell::Num(r.with_vgic.map(f64::from), Unit::Cycles),
                 Cell::Num(r.without_vgic.map(f64::from), Unit::Cycles),
@@ -194,11 +194,7 @@ impl Page for VmexitArmView {
     }
 
     fn grid(&self) -> Grid {
-        self.table().display()
-    }
-
-    fn csv_grid(&self) -> Grid {
-        self.table().csv()
+        self.table()
     }
 
     fn sections(&self) -> Vec<Section> {
