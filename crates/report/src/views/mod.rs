@@ -14,6 +14,7 @@ pub mod doorbell;
 pub mod paper;
 pub mod pci_config;
 pub mod pci_testdev;
+pub mod seed;
 pub mod seeds;
 pub mod vmexit_arm;
 pub mod vmm;
@@ -101,7 +102,7 @@ pub(crate) fn page(report: &Report, view: View) -> Box<dyn Page + '_> {
         View::PciTestdev => Box::new(pci_testdev::PciTestdevView::build(report)),
         View::PciConfig => Box::new(pci_config::PciConfigView::build(report)),
         View::Doorbell => Box::new(doorbell::DoorbellView::build(report)),
-        View::VmexitArm => Box::new(vmexit_arm::VmexitArmView::build(report)),
+        View::VmexitArm => Box::new(seed::SeedView::build(report, &vmexit_arm::TABLE)),
         View::Seeds => Box::new(seeds::SeedsView::build(report)),
         View::Vmm => Box::new(vmm::VmmView::build(report)),
     }

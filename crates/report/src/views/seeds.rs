@@ -8,7 +8,8 @@ use super::doorbell::DoorbellView;
 use super::paper::PaperView;
 use super::pci_config::PciConfigView;
 use super::pci_testdev::PciTestdevView;
-use super::vmexit_arm::VmexitArmView;
+use super::seed::SeedView;
+use super::vmexit_arm;
 use crate::model::Report;
 use crate::render::grid::{Align, Grid, Mode, Row, Section};
 use crate::render::kut::KutLine;
@@ -23,7 +24,7 @@ ratios within a section rather than cycles across them";
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct SeedsView {
     /// Seed 000.
-    pub vmexit_arm: VmexitArmView,
+    pub vmexit_arm: SeedView,
     /// Seed 001 (Table 3).
     pub paper: PaperView,
     /// Seed 002.
@@ -49,7 +50,7 @@ impl SeedsView {
     /// Builds every seed view from `report`.
     pub fn build(report: &Report) -> Self {
         Self {
-            vmexit_arm: VmexitArmView::build(report),
+            vmexit_arm: SeedView::build(report, &vmexit_arm::TABLE),
             paper: PaperView::build(report),
             doorbell: DoorbellView::build(report),
             pci_testdev: PciTestdevView::build(report),
@@ -71,12 +72,7 @@ impl SeedsView {
     /// (measured rows, rows) of the view called `name`.
     fn coverage(&self, name: &str) -> (usize, usize) {
         match name {
-            "vmexit-arm" => count(
-                self.vmexit_arm
-                    .rows
-                    .iter()
-                    .map(|r| r.this_host.is_measured()),
-            ),
+            "vmexit-arm" => self.vmexit_arm.coverage(),
             "paper" => count(self.paper.rows.iter().map(|r| r.this_host.is_some())),
             "doorbell" => count(self.doorbell.rows.iter().map(|r| r.this_host.is_measured())),
             "pci-testdev" => count(
@@ -103,7 +99,7 @@ fn count(it: impl Iterator<Item = bool>) -> (usize, usize) {
 #[derive(Serialize)]
 #[serde(untagged)]
 enum PartData<'a> {
-    VmexitArm(&'a VmexitArmView),
+    VmexitArm(&'a SeedView),
     Paper(&'a PaperView),
     Doorbell(&'a DoorbellView),
     PciTestdev(&'a PciTestdevView),
