@@ -99,7 +99,7 @@ pub(crate) fn page(report: &Report, view: View) -> Box<dyn Page + '_> {
     match view {
         View::All => Box::new(all::AllPage::new(report)),
         View::Paper => Box::new(paper::PaperView::build(report)),
-        View::PciTestdev => Box::new(pci_testdev::PciTestdevView::build(report)),
+        View::PciTestdev => Box::new(seed::SeedView::build(report, &pci_testdev::TABLE)),
         View::PciConfig => Box::new(pci_config::PciConfigView::build(report)),
         View::Doorbell => Box::new(doorbell::DoorbellView::build(report)),
         View::VmexitArm => Box::new(seed::SeedView::build(report, &vmexit_arm::TABLE)),

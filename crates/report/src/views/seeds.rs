@@ -7,7 +7,7 @@ use super::common::{self, caption};
 use super::doorbell::DoorbellView;
 use super::paper::PaperView;
 use super::pci_config::PciConfigView;
-use super::pci_testdev::PciTestdevView;
+use super::pci_testdev;
 use super::seed::SeedView;
 use super::vmexit_arm;
 use crate::model::Report;
@@ -30,7 +30,7 @@ pub struct SeedsView {
     /// Seed 002.
     pub doorbell: DoorbellView,
     /// Seed 003.
-    pub pci_testdev: PciTestdevView,
+    pub pci_testdev: SeedView,
     /// Seed 004.
     pub pci_config: PciConfigView,
     /// The page's own caption.
@@ -53,7 +53,7 @@ impl SeedsView {
             vmexit_arm: SeedView::build(report, &vmexit_arm::TABLE),
             paper: PaperView::build(report),
             doorbell: DoorbellView::build(report),
-            pci_testdev: PciTestdevView::build(report),
+            pci_testdev: SeedView::build(report, &pci_testdev::TABLE),
             pci_config: PciConfigView::build(report),
             caption: caption(CAPTION, report.host.nested_note.is_some()),
         }
@@ -75,12 +75,7 @@ impl SeedsView {
             "vmexit-arm" => self.vmexit_arm.coverage(),
             "paper" => count(self.paper.rows.iter().map(|r| r.this_host.is_some())),
             "doorbell" => count(self.doorbell.rows.iter().map(|r| r.this_host.is_measured())),
-            "pci-testdev" => count(
-                self.pci_testdev
-                    .rows
-                    .iter()
-                    .map(|r| r.this_host.is_measured()),
-            ),
+            "pci-testdev" => self.pci_testdev.coverage(),
             _ => count(
                 self.pci_config
                     .rows
@@ -102,7 +97,7 @@ enum PartData<'a> {
     VmexitArm(&'a SeedView),
     Paper(&'a PaperView),
     Doorbell(&'a DoorbellView),
-    PciTestdev(&'a PciTestdevView),
+    PciTestdev(&'a SeedView),
     PciConfig(&'a PciConfigView),
 }
 
