@@ -7,6 +7,7 @@
 //! cancels out.
 
 use crate::model::{cycles_to_ns, scenario_key, Derived, Report, TRAPLINE_VMM};
+use crate::render::fmt::cycles;
 use crate::unit::Unit;
 
 /// `pio-user-out − pio-kernel-wildcard`: the cost of completing a PIO write
@@ -263,6 +264,83 @@ fn profile_values(report: &Report, standard: &[Derived]) -> Vec<Derived> {
         }
     }
     out
+}
+
+/// The read-only ECAM config read compared (seed 004's view).
+pub const ECAM_RO_READ: &str = "pci-config-read-ecam-ro";
+/// The RAM read the read-only ECAM read is compared with.
+pub const RAM_READ: &str = "ram-read";
+/// Name of the derived comparison of a read-only ECAM read with a RAM read.
+pub const ECAM_RO_VS_RAM: &str = "ecam-ro-vs-ram-read";
+
+/// `pci-config-read-ecam-ro ÷ ram-read` (medians), when both were
+/// measured: near 1 when the read-only mapping means no exit.
+pub fn ecam_ro_vs_ram(report: &Report) -> Option<Derived> {
+    let median = |name: &str| {
+        report
+            .scenario(TRAPLINE_VMM, name)
+            .filter(|s| s.is_measured())
+            .and_then(|s| s.median())
+            .and_then(guarded::finite)
+    };
+    let (ro, ram) = (median(ECAM_RO_READ), median(RAM_READ));
+    let value = guarded::ratio(ro, ram)?;
+    let (a, b) = (ro?, ram?);
+    Some(Derived {
+        name: ECAM_RO_VS_RAM.to_string(),
+        value,
+        unit: Unit::Ratio.to_string(),
+        formula: format!("{ECAM_RO_READ} ÷ {RAM_READ} (medians)"),
+        note: Some(format!(
+            "a config read through the read-only ECAM mapping costs {} cycles against {} for a \
+             RAM read ({}{} cycles); near 1x means it never exits",
+            cycles(a),
+            cycles(b),
+            if a - b >= 0.0 { "+" } else { "" },
+            cycles(a - b)
+        )),
+    })
+}
+
+/// Arithmetic on values that may be missing or not finite: the answer is
+/// `None` rather than NaN or infinity, so no view shows either.
+pub mod guarded {
+    /// `v` when finite.
+    pub fn finite(v: f64) -> Option<f64> {
+        v.is_finite().then_some(v)
+    }
+
+    /// `num / den` when both are finite, `den` is positive and the quotient is
+    /// finite; never NaN or infinite.
+    pub fn ratio(num: Option<f64>, den: Option<f64>) -> Option<f64> {
+        let (n, d) = (num?, den?);
+        if !n.is_finite() || !d.is_finite() || d <= 0.0 {
+            return None;
+        }
+        finite(n / d)
+    }
+
+    /// `a − b` when both are finite.
+    pub fn difference(a: Option<f64>, b: Option<f64>) -> Option<f64> {
+        finite(a? - b?)
+    }
+
+    #[cfg(test)]
+    mod tests {
+        use super::*;
+
+        #[test]
+        fn ratios_are_guarded() {
+            assert_eq!(ratio(Some(3.0), Some(2.0)), Some(1.5));
+            assert_eq!(ratio(Some(3.0), Some(0.0)), None);
+            assert_eq!(ratio(Some(3.0), Some(-1.0)), None);
+            assert_eq!(ratio(None, Some(2.0)), None);
+            assert_eq!(ratio(Some(f64::NAN), Some(2.0)), None);
+            assert_eq!(ratio(Some(1e308), Some(1e-308)), None);
+            assert_eq!(difference(Some(5.0), Some(7.0)), Some(-2.0));
+            assert_eq!(difference(Some(5.0), None), None);
+        }
+    }
 }
 
 #[cfg(test)]

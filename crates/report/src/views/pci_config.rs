@@ -7,7 +7,7 @@ use serde::Serialize;
 use super::common::{self, caption, ratio, Finding, Measured};
 use crate::model::{Derived, Report, TRAPLINE_VMM};
 use crate::render::charts::{hbars, BarValue, HBars, Series, Swatch};
-use crate::render::fmt::{cycles, derived_value};
+use crate::render::fmt::derived_value;
 use crate::render::grid::{Align, Cell, Grid, Section};
 use crate::render::kut::KutLine;
 use crate::render::{Chart, Page};
@@ -96,12 +96,6 @@ pub const ROWS: [(&str, Mechanism, u32); 6] = [
     ("pci-scan-ecam-ro", Mechanism::EcamRo, READS_PER_SCAN),
 ];
 
-/// The RAM read the read-only ECAM read is compared with.
-pub const RAM_READ: &str = "ram-read";
-
-/// Name of the derived comparison of a read-only ECAM read with a RAM read.
-pub const ECAM_RO_VS_RAM: &str = "ecam-ro-vs-ram-read";
-
 /// One row of the view.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct ConfigRow {
@@ -188,7 +182,7 @@ impl PciConfigView {
             view: "pci-config",
             source: SOURCE,
             caption: caption(CAPTION, report.host.nested_note.is_some()),
-            ecam_ro_vs_ram: ecam_ro_vs_ram(report),
+            ecam_ro_vs_ram: crate::derive::ecam_ro_vs_ram(report),
             rows,
             findings,
         }
@@ -277,27 +271,6 @@ fn findings(rows: &[ConfigRow]) -> Vec<Finding> {
         }
     }
     out
-}
-
-fn ecam_ro_vs_ram(report: &Report) -> Option<Derived> {
-    let ro = Measured::lookup(report, TRAPLINE_VMM, "pci-config-read-ecam-ro");
-    let ram = Measured::lookup(report, TRAPLINE_VMM, RAM_READ);
-    let value = ratio(ro.median, ram.median)?;
-    let (a, b) = (ro.median?, ram.median?);
-    Some(Derived {
-        name: ECAM_RO_VS_RAM.to_string(),
-        value,
-        unit: Unit::Ratio.to_string(),
-        formula: format!("pci-config-read-ecam-ro ÷ {RAM_READ} (medians)"),
-        note: Some(format!(
-            "a config read through the read-only ECAM mapping costs {} cycles against {} for a \
-             RAM read ({}{} cycles); near 1x means it never exits",
-            cycles(a),
-            cycles(b),
-            if a - b >= 0.0 { "+" } else { "" },
-            cycles(a - b)
-        )),
-    })
 }
 
 impl Page for PciConfigView {
