@@ -3,7 +3,7 @@
 
 use serde::Serialize;
 
-use super::common::{caption, Measured, SELF_TIMED};
+use super::common::{self, caption, Measured, SELF_TIMED};
 use crate::model::{Report, Status, TRAPLINE_VMM};
 use crate::render::charts::{hbars, BarValue, HBars, Series, Swatch};
 use crate::render::fmt::{cycles, grouped, opt};
@@ -287,8 +287,7 @@ impl Page for PaperView {
     }
 
     fn json(&self) -> String {
-        serde_json::to_string_pretty(self)
-            .unwrap_or_else(|e| format!("{{\"error\": {:?}}}", e.to_string()))
+        common::json(self)
     }
 
     fn charts(&self) -> Vec<Chart> {

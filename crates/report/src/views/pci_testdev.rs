@@ -55,6 +55,7 @@ pub const TABLE: SeedTable = SeedTable {
         title: "seed cyc",
         csv: "seed_cycles",
     }],
+    unit: Unit::Cycles,
     published_ratio: Field {
         key: "published_ratio",
         title: "seed ÷no-evfd",

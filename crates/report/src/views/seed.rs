@@ -33,8 +33,8 @@ pub struct SeedRow {
     pub label: &'static str,
     /// The trapline scenario measuring it.
     pub scenario: &'static str,
-    /// Published cycles, one per [`SeedTable::published`] column; `None`
-    /// where the seed did not run it.
+    /// Published values in [`SeedTable::unit`], one per
+    /// [`SeedTable::published`] column; `None` where the seed did not run it.
     pub published: &'static [Option<u32>],
     /// The label of the row this one is divided by (itself for a
     /// reference row).
@@ -71,8 +71,10 @@ pub struct SeedTable {
     pub label: Field,
     /// Whether the scenario gets its own column (when it is not the label).
     pub scenario_column: bool,
-    /// The published cycle columns; the first one gives the ratios.
+    /// The published columns; the first one gives the ratios.
     pub published: &'static [Field],
+    /// The unit of every published column (and of this host's medians).
+    pub unit: Unit,
     /// The published ratio column (first published column ÷ the `per` row's).
     pub published_ratio: Field,
     /// This host's ratio column (median ÷ the `per` row's median).
@@ -319,7 +321,7 @@ impl Page for SeedView {
         for r in &self.rows {
             let mut cells = vec![Cell::text(r.row.label)];
             for v in r.row.published {
-                cells.push(Cell::Num(v.map(f64::from), Unit::Cycles));
+                cells.push(Cell::Num(v.map(f64::from), t.unit));
             }
             cells.push(Cell::Num(r.published_ratio, Unit::Ratio));
             if t.scenario_column {

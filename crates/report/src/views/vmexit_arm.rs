@@ -2,6 +2,7 @@
 //! on an Arndale board, with and without the vgic, mapped to our rows.
 
 use super::seed::{Field, SeedChart, SeedRow, SeedTable};
+use crate::unit::Unit;
 
 /// Where the published numbers come from.
 pub const SOURCE: &str = "kvm-unit-tests arm/vmexit on an Arndale board (Exynos 5250, \
@@ -54,6 +55,7 @@ pub const TABLE: SeedTable = SeedTable {
             csv: "arm_no_vgic_cycles",
         },
     ],
+    unit: Unit::Cycles,
     published_ratio: Field {
         key: "published_ratio",
         title: "ARM ÷hvc",
