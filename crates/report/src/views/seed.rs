@@ -434,3 +434,121 @@ impl Page for SeedView {
         }]
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::{HostInfo, RunConfig, Sample, ScenarioResult, ToolInfo};
+
+    const TINY: SeedTable = SeedTable {
+        view: "tiny",
+        title: "tiny",
+        source: "a test",
+        caption: "ratios only",
+        label: Field {
+            key: "name",
+            title: "row",
+            csv: "row",
+        },
+        scenario_column: true,
+        published: &[Field {
+            key: "cycles",
+            title: "seed cyc",
+            csv: "seed_cycles",
+        }],
+        unit: Unit::Cycles,
+        published_ratio: Field {
+            key: "published_ratio",
+            title: "seed ÷ref",
+            csv: "seed_ratio",
+        },
+        ratio: Field {
+            key: "ratio",
+            title: "÷ref",
+            csv: "ratio",
+        },
+        peer: Some("peer"),
+        rows: &[
+            SeedRow {
+                label: "ref",
+                scenario: "a",
+                published: &[Some(100)],
+                per: "ref",
+            },
+            SeedRow {
+                label: "other",
+                scenario: "b",
+                published: &[Some(300)],
+                per: "ref",
+            },
+        ],
+        also: &[("extra", 7)],
+        findings: None,
+        notes: &[],
+        chart: SeedChart {
+            heading: "h",
+            title: "t",
+            x_desc: "x",
+            published: "seed",
+            caption: "c",
+        },
+    };
+
+    fn report() -> Report {
+        let mut r = Report::new(
+            ToolInfo::new("t", "0"),
+            HostInfo::default(),
+            RunConfig::default(),
+        );
+        for (name, cycles) in [("a", 200), ("b", 1000)] {
+            r.push(ScenarioResult::new(name, "g", "p").with_samples(vec![
+                Sample::new(
+                    10,
+                    cycles * 10
+                );
+                3
+            ]));
+        }
+        r.finish();
+        r
+    }
+
+    #[test]
+    fn rows_divide_by_their_reference_row() {
+        let v = SeedView::build(&report(), &TINY);
+        assert_eq!(v.rows[1].published_ratio, Some(3.0));
+        assert_eq!(v.rows[1].ratio, Some(5.0));
+        assert_eq!(v.coverage(), (2, 2));
+        assert!(v.rows.iter().all(|r| r.peer.is_none()), "no peer rows");
+        assert_eq!(TINY.also("extra"), Some(7.0));
+        let j: serde_json::Value = serde_json::from_str(&v.json()).expect("JSON parses");
+        assert_eq!(j["rows"][1]["name"], "other");
+        assert_eq!(j["rows"][1]["cycles"], 300);
+        assert!(j["rows"][1]["peer"].is_null());
+        let g = v.grid();
+        let titles: Vec<&str> = g.columns.iter().map(|c| c.title.as_str()).collect();
+        assert_eq!(
+            titles,
+            [
+                "row",
+                "seed cyc",
+                "seed ÷ref",
+                "scenario",
+                "median cyc",
+                "net cyc",
+                "÷ref",
+                "status"
+            ]
+        );
+    }
+
+    #[test]
+    fn an_absent_scenario_has_no_ratio() {
+        let mut r = report();
+        r.scenarios.retain(|s| s.name != "a");
+        let v = SeedView::build(&r, &TINY);
+        assert_eq!(v.rows[1].ratio, None);
+        assert_eq!(v.rows[0].this_host.status, "not measured");
+        assert_eq!(v.coverage(), (1, 2));
+    }
+}
