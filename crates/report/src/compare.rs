@@ -2,8 +2,8 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::describe::host_line;
 use crate::model::{Report, ScenarioResult};
-use crate::render::host_line;
 
 /// How many MADs a change must exceed to count as significant.
 pub const SIGNIFICANCE_MADS: f64 = 3.0;

@@ -7,6 +7,8 @@
 //! cancels out.
 
 use crate::model::{cycles_to_ns, scenario_key, Derived, Report, TRAPLINE_VMM};
+use crate::render::fmt::cycles;
+use crate::unit::Unit;
 
 /// `pio-user-out − pio-kernel-wildcard`: the cost of completing a PIO write
 /// in user space rather than with an in-kernel ioeventfd.
@@ -89,7 +91,7 @@ pub fn difference(
     Some(Derived {
         name: scenario_key(vmm, name),
         value,
-        unit: "cycles".to_string(),
+        unit: Unit::Cycles.to_string(),
         formula: format!(
             "{} − {}",
             scenario_key(vmm, minuend),
@@ -108,10 +110,28 @@ pub fn ratio(name: &str, num: &Derived, den: &Derived, meaning: &str) -> Option<
     Some(Derived {
         name: name.to_string(),
         value: num.value / den.value,
-        unit: "x".to_string(),
+        unit: Unit::Ratio.to_string(),
         formula: format!("{} / {}", num.name, den.name),
         note: Some(meaning.to_string()),
     })
+}
+
+impl Report {
+    /// Computes every summary field: per-scenario stats, ns and exits per
+    /// iteration, net cost over each VMM's baseline (none for
+    /// [`SELF_TIMED`](crate::model::SELF_TIMED) scenarios), and the standard
+    /// derived values (replacing those already there; values measured
+    /// outside the scenarios, such as [`FOOTPRINT`], are kept). Idempotent.
+    pub fn finish(&mut self) {
+        self.summarize();
+        let kept: Vec<Derived> = self
+            .derived
+            .drain(..)
+            .filter(|d| FOOTPRINT.contains(&d.name.as_str()))
+            .collect();
+        self.derived = standard(self);
+        self.derived.extend(kept);
+    }
 }
 
 /// The standard derived values for every VMM in the report (names prefixed
@@ -201,7 +221,7 @@ fn profile_values(report: &Report, standard: &[Derived]) -> Vec<Derived> {
         out.push(Derived {
             name: HANDLING_PER_USER_EXIT.into(),
             value: h.median,
-            unit: "cycles".into(),
+            unit: Unit::Cycles.to_string(),
             formula: format!("{}.handling.median", names::PIO_USER_OUT),
             note: Some(note),
         });
@@ -217,7 +237,7 @@ fn profile_values(report: &Report, standard: &[Derived]) -> Vec<Derived> {
             let overhead = Derived {
                 name: STAT_OVERHEAD.into(),
                 value: a.median - b.median,
-                unit: "cycles".into(),
+                unit: Unit::Cycles.to_string(),
                 formula: format!(
                     "{} − {}",
                     names::PIO_USER_OUT,
@@ -244,6 +264,83 @@ fn profile_values(report: &Report, standard: &[Derived]) -> Vec<Derived> {
         }
     }
     out
+}
+
+/// The read-only ECAM config read compared (seed 004's view).
+pub const ECAM_RO_READ: &str = "pci-config-read-ecam-ro";
+/// The RAM read the read-only ECAM read is compared with.
+pub const RAM_READ: &str = "ram-read";
+/// Name of the derived comparison of a read-only ECAM read with a RAM read.
+pub const ECAM_RO_VS_RAM: &str = "ecam-ro-vs-ram-read";
+
+/// `pci-config-read-ecam-ro ÷ ram-read` (medians), when both were
+/// measured: near 1 when the read-only mapping means no exit.
+pub fn ecam_ro_vs_ram(report: &Report) -> Option<Derived> {
+    let median = |name: &str| {
+        report
+            .scenario(TRAPLINE_VMM, name)
+            .filter(|s| s.is_measured())
+            .and_then(|s| s.median())
+            .and_then(guarded::finite)
+    };
+    let (ro, ram) = (median(ECAM_RO_READ), median(RAM_READ));
+    let value = guarded::ratio(ro, ram)?;
+    let (a, b) = (ro?, ram?);
+    Some(Derived {
+        name: ECAM_RO_VS_RAM.to_string(),
+        value,
+        unit: Unit::Ratio.to_string(),
+        formula: format!("{ECAM_RO_READ} ÷ {RAM_READ} (medians)"),
+        note: Some(format!(
+            "a config read through the read-only ECAM mapping costs {} cycles against {} for a \
+             RAM read ({}{} cycles); near 1x means it never exits",
+            cycles(a),
+            cycles(b),
+            if a - b >= 0.0 { "+" } else { "" },
+            cycles(a - b)
+        )),
+    })
+}
+
+/// Arithmetic on values that may be missing or not finite: the answer is
+/// `None` rather than NaN or infinity, so no view shows either.
+pub mod guarded {
+    /// `v` when finite.
+    pub fn finite(v: f64) -> Option<f64> {
+        v.is_finite().then_some(v)
+    }
+
+    /// `num / den` when both are finite, `den` is positive and the quotient is
+    /// finite; never NaN or infinite.
+    pub fn ratio(num: Option<f64>, den: Option<f64>) -> Option<f64> {
+        let (n, d) = (num?, den?);
+        if !n.is_finite() || !d.is_finite() || d <= 0.0 {
+            return None;
+        }
+        finite(n / d)
+    }
+
+    /// `a − b` when both are finite.
+    pub fn difference(a: Option<f64>, b: Option<f64>) -> Option<f64> {
+        finite(a? - b?)
+    }
+
+    #[cfg(test)]
+    mod tests {
+        use super::*;
+
+        #[test]
+        fn ratios_are_guarded() {
+            assert_eq!(ratio(Some(3.0), Some(2.0)), Some(1.5));
+            assert_eq!(ratio(Some(3.0), Some(0.0)), None);
+            assert_eq!(ratio(Some(3.0), Some(-1.0)), None);
+            assert_eq!(ratio(None, Some(2.0)), None);
+            assert_eq!(ratio(Some(f64::NAN), Some(2.0)), None);
+            assert_eq!(ratio(Some(1e308), Some(1e-308)), None);
+            assert_eq!(difference(Some(5.0), Some(7.0)), Some(-2.0));
+            assert_eq!(difference(Some(5.0), None), None);
+        }
+    }
 }
 
 #[cfg(test)]
@@ -343,7 +440,7 @@ mod tests {
         let a = Derived {
             name: "a".into(),
             value: 1.0,
-            unit: "cycles".into(),
+            unit: Unit::Cycles.to_string(),
             formula: String::new(),
             note: None,
         };

@@ -9,6 +9,7 @@
 //! (`crates/bench/src/floor/ladder.rs`) builds the VMs.
 
 use crate::model::{scenario_key, Derived, Report, TRAPLINE_VMM};
+use crate::unit::Unit;
 
 /// One rung: a VMM name in the report, the rung it adds a piece to, and
 /// the piece in words.
@@ -197,7 +198,7 @@ pub fn values(report: &Report) -> Vec<Derived> {
             out.push(Derived {
                 name: piece_name(r.piece, path),
                 value: c.cycles,
-                unit: "cycles".into(),
+                unit: Unit::Cycles.to_string(),
                 formula: format!(
                     "net {} − net {}",
                     scenario_key(r.vmm, path),
@@ -215,7 +216,7 @@ pub fn values(report: &Report) -> Vec<Derived> {
             out.push(Derived {
                 name: gap_name(path),
                 value: c.cycles,
-                unit: "cycles".into(),
+                unit: Unit::Cycles.to_string(),
                 formula: format!("net {path} − net {}", scenario_key(BARE, path)),
                 note: Some(format!(
                     "the gap the ladder's pieces explain; spread ±{:.0} cycles (sum of MADs)",
@@ -227,7 +228,7 @@ pub fn values(report: &Report) -> Vec<Derived> {
             out.push(Derived {
                 name: vs_name(path),
                 value: v,
-                unit: "x".into(),
+                unit: Unit::Ratio.to_string(),
                 formula: format!("{path} / {}", scenario_key(TRAPLINE_PC, path)),
                 note: Some(
                     "trapline's gross cycles per iteration over a raw VM with the same \

@@ -14,14 +14,17 @@
 
 pub mod compare;
 pub mod derive;
+mod describe;
 pub mod error;
 pub mod ladder;
 pub mod model;
 mod render;
 pub mod stats;
+pub mod unit;
 pub mod views;
 
 pub use compare::{compare, CompareEntry, Comparison, Unmeasured};
+pub use describe::host_line;
 pub use error::ReportError;
 pub use model::{
     cycles_to_ns, scenario_key, Derived, Handling, HostInfo, Report, RunConfig, Sample,
@@ -29,6 +32,7 @@ pub use model::{
 };
 pub use render::compare::render_comparison;
 pub use render::html::DATA_ID as HTML_DATA_ID;
-pub use render::{host_line, render, Format};
+pub use render::Format;
 pub use stats::Stats;
-pub use views::View;
+pub use unit::Unit;
+pub use views::{render, View};

@@ -491,12 +491,11 @@ impl Report {
         self.scenarios.push(scenario);
     }
 
-    /// Computes every summary field: per-scenario stats, ns and exits per
-    /// iteration, net cost over each VMM's baseline (none for
-    /// [`SELF_TIMED`] scenarios), and the standard derived values (replacing
-    /// those already there; values measured outside the scenarios, such as
-    /// [`crate::derive::FOOTPRINT`], are kept). Idempotent.
-    pub fn finish(&mut self) {
+    /// Computes the per-scenario summaries: stats, ns and exits per
+    /// iteration, and the net cost over each VMM's baseline (none for
+    /// [`SELF_TIMED`] scenarios). [`Report::finish`] (in `derive`, which
+    /// sits above this module) adds the derived values.
+    pub(crate) fn summarize(&mut self) {
         let tsc_khz = self.host.tsc_khz;
         for s in &mut self.scenarios {
             s.compute(tsc_khz);
@@ -509,13 +508,6 @@ impl Report {
         for (s, base) in self.scenarios.iter_mut().zip(baselines) {
             s.compute_net(base);
         }
-        let kept: Vec<Derived> = self
-            .derived
-            .drain(..)
-            .filter(|d| crate::derive::FOOTPRINT.contains(&d.name.as_str()))
-            .collect();
-        self.derived = crate::derive::standard(self);
-        self.derived.extend(kept);
     }
 
     /// The scenario `name` on `vmm`, if present.

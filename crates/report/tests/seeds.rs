@@ -288,8 +288,8 @@ fn pci_testdev_without_peer_or_data() {
         !t.contains("qemu median"),
         "no qemu column without qemu pci rows"
     );
-    for row in pci_testdev::SEED_003.rows {
-        let l = line(&t, row.name);
+    for row in pci_testdev::TABLE.rows {
+        let l = line(&t, row.label);
         assert!(l.contains("not measured"), "{l}");
     }
     let csv = parse_csv(&render(&r, Format::Csv, View::PciTestdev));

@@ -19,15 +19,35 @@ use super::fmt::{cycles, grouped, truncate};
 const MAX_LABEL: usize = 44;
 /// Chart width in pixels.
 const WIDTH: u32 = 960;
-/// Series colours, in order.
-const PALETTE: [RGBColor; 6] = [
-    RGBColor(0x3b, 0x6e, 0xa8),
-    RGBColor(0xd9, 0x8c, 0x2b),
-    RGBColor(0x5a, 0x9e, 0x5a),
-    RGBColor(0x9b, 0x59, 0xb6),
-    RGBColor(0xc0, 0x39, 0x2b),
-    RGBColor(0x7f, 0x7f, 0x7f),
-];
+/// A series' colour, by name so a view says which it means.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Swatch {
+    /// The first series: published figures, or the only one.
+    Blue,
+    /// A peer or outside reference (QEMU, Firecracker).
+    Orange,
+    /// A goal, or a second series of this host.
+    Green,
+    /// A further published column.
+    Purple,
+    /// This host.
+    Red,
+    /// A further published column.
+    Grey,
+}
+
+impl Swatch {
+    fn rgb(self) -> RGBColor {
+        match self {
+            Swatch::Blue => RGBColor(0x3b, 0x6e, 0xa8),
+            Swatch::Orange => RGBColor(0xd9, 0x8c, 0x2b),
+            Swatch::Green => RGBColor(0x5a, 0x9e, 0x5a),
+            Swatch::Purple => RGBColor(0x9b, 0x59, 0xb6),
+            Swatch::Red => RGBColor(0xc0, 0x39, 0x2b),
+            Swatch::Grey => RGBColor(0x7f, 0x7f, 0x7f),
+        }
+    }
+}
 
 /// One bar.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -53,8 +73,8 @@ impl BarValue {
 pub struct Series {
     /// Legend text.
     pub name: String,
-    /// Index into the palette.
-    pub color: usize,
+    /// Its colour.
+    pub color: Swatch,
     /// One entry per category.
     pub values: Vec<Option<BarValue>>,
 }
@@ -194,7 +214,7 @@ pub fn hbars(spec: &HBars) -> Result<String, String> {
         if k > 1 {
             let mut x = label_w as i32 + 10;
             for s in &spec.series {
-                let color = PALETTE[s.color % PALETTE.len()];
+                let color = s.color.rgb();
                 title_area
                     .draw(&Rectangle::new([(x, 36), (x + 12, 48)], color.filled()))
                     .map_err(err)?;
@@ -262,7 +282,7 @@ pub fn hbars(spec: &HBars) -> Result<String, String> {
                 let Some(value) = finite(bar.value) else {
                     continue;
                 };
-                let color = PALETTE[s.color % PALETTE.len()];
+                let color = s.color.rgb();
                 let y1 = row_top - 0.08 - j as f64 * slot;
                 let y0 = y1 - slot * 0.9;
                 let mid = (y0 + y1) / 2.0;
@@ -334,7 +354,7 @@ mod tests {
             ],
             series: vec![Series {
                 name: "median".into(),
-                color: 0,
+                color: Swatch::Blue,
                 values: vec![
                     Some(BarValue {
                         value: 9000.0,
@@ -365,7 +385,7 @@ mod tests {
             categories: vec!["a".into(), "b".into(), "c".into(), "scan".into()],
             series: vec![Series {
                 name: "median".into(),
-                color: 0,
+                color: Swatch::Blue,
                 values: [1000.0, 2000.0, 3000.0, 15_360_000.0]
                     .map(|v| Some(BarValue::plain(v)))
                     .to_vec(),
@@ -396,7 +416,7 @@ mod tests {
             categories: vec!["a".into()],
             series: vec![Series {
                 name: "s".into(),
-                color: 0,
+                color: Swatch::Blue,
                 values: vec![None],
             }],
         };

@@ -1,5 +1,7 @@
 //! Number and text formatting shared by the renderers.
 
+use crate::unit::Unit;
+
 /// Rounds to an integer and groups thousands with commas: `12,345`.
 pub fn grouped(v: f64) -> String {
     if !v.is_finite() {
@@ -59,10 +61,34 @@ pub fn exits(map: &std::collections::BTreeMap<String, f64>) -> String {
 
 /// A derived value with its unit: `6,000 cycles`, `1.50x`.
 pub fn derived_value(value: f64, unit: &str) -> String {
+    match Unit::parse(unit) {
+        Some(Unit::Ratio) => format!("{value:.2}x"),
+        Some(Unit::Cycles) => format!("{} cycles", cycles(value)),
+        _ => format!("{value:.2} {unit}"),
+    }
+}
+
+/// A value with its unit, as a finding states it: `1.50x`, `9.09us`,
+/// `6,000 cycles`, `2.25 ms`.
+pub fn with_unit(v: f64, unit: Unit) -> String {
     match unit {
-        "x" => format!("{value:.2}x"),
-        "cycles" => format!("{} cycles", cycles(value)),
-        u => format!("{value:.2} {u}"),
+        Unit::Ratio => ratio_x(v),
+        Unit::Micros => format!("{}us", micros(v)),
+        Unit::Cycles => format!("{} cycles", cycles(v)),
+        u => format!("{v:.2} {u}"),
+    }
+}
+
+/// A value in a table cell, its unit in the column header: `1,234`,
+/// `1.50x`, `12.809`, `9.09`.
+pub fn cell(v: f64, unit: Unit) -> String {
+    match unit {
+        Unit::Cycles | Unit::Nanos => cycles(v),
+        Unit::Ratio => ratio_x(v),
+        Unit::Seconds => seconds(v),
+        Unit::Micros => micros(v),
+        Unit::PerSecond => format!("{v:.0}"),
+        u => format!("{v:.2} {u}"),
     }
 }
 

@@ -4,8 +4,9 @@
 use std::fmt::Write as _;
 
 use super::fmt::html_escape as esc;
-use super::grid::{Align, Grid, Section};
-use super::{host_line, peer_line, Chart, Page, Part};
+use super::grid::{Align, Grid, Mode, Section};
+use super::{Chart, Page, Part};
+use crate::describe::{host_line, peer_line};
 use crate::model::Report;
 
 /// The id of the `<script type="application/json">` block holding the raw
@@ -49,7 +50,7 @@ fn column_classes(g: &Grid) -> Vec<String> {
     let n = g.columns.len();
     let mut nowrap = vec![true; n];
     for row in &g.rows {
-        for (i, cell) in row.cells.iter().enumerate().take(n) {
+        for (i, cell) in row.texts(Mode::Display).iter().enumerate().take(n) {
             let one_token = !cell.contains(char::is_whitespace);
             nowrap[i] &= one_token || cell.chars().count() <= SHORT_CELL;
         }
@@ -87,7 +88,7 @@ pub fn grid(g: &Grid) -> String {
     let n = g.columns.len();
     for row in &g.rows {
         out.push_str("<tr>");
-        for (cell, class) in row.cells.iter().zip(&classes) {
+        for (cell, class) in row.texts(Mode::Display).iter().zip(&classes) {
             let _ = write!(out, "<td{class}>{}</td>", esc(cell));
         }
         let used = row.cells.len().min(n);

@@ -1,7 +1,8 @@
 //! GitHub-flavoured markdown: a pipe table and bullet lists.
 
-use super::grid::{Align, Grid};
-use super::{host_line, peer_line, Page};
+use super::grid::{Align, Grid, Mode};
+use super::Page;
+use crate::describe::{host_line, peer_line};
 use crate::model::Report;
 
 /// Escapes a cell: backslashes and pipes, `<`/`>` (GitHub would take them
@@ -30,7 +31,11 @@ pub fn grid(g: &Grid) -> String {
         .collect();
     out.push_str(&format!("| {} |\n", rule.join(" | ")));
     for row in &g.rows {
-        let cells: Vec<String> = row.padded(n).iter().map(|c| cell(c)).collect();
+        let cells: Vec<String> = row
+            .padded(n, Mode::Display)
+            .iter()
+            .map(|c| cell(c))
+            .collect();
         out.push_str(&format!("| {} |\n", cells.join(" | ")));
     }
     out

@@ -1,7 +1,8 @@
 //! Terminal output: aligned columns, then footer sections and the host line.
 
-use super::grid::{Align, Grid};
-use super::{host_line, peer_line, Page};
+use super::grid::{Align, Grid, Mode};
+use super::Page;
+use crate::describe::{host_line, peer_line};
 use crate::model::Report;
 
 /// Lays a grid out as space-aligned text with a dashed rule under the
@@ -9,8 +10,9 @@ use crate::model::Report;
 pub fn grid(g: &Grid) -> String {
     let n = g.columns.len();
     let mut widths: Vec<usize> = g.columns.iter().map(|c| c.title.chars().count()).collect();
-    for row in &g.rows {
-        for (i, cell) in row.cells.iter().enumerate().take(n) {
+    let rows: Vec<Vec<String>> = g.rows.iter().map(|r| r.texts(Mode::Display)).collect();
+    for cells in &rows {
+        for (i, cell) in cells.iter().enumerate().take(n) {
             widths[i] = widths[i].max(cell.chars().count());
         }
     }
@@ -19,8 +21,8 @@ pub fn grid(g: &Grid) -> String {
     push_line(&mut out, g, &widths, &header, None);
     let rule: Vec<String> = widths.iter().map(|w| "-".repeat(*w)).collect();
     push_line(&mut out, g, &widths, &rule, None);
-    for row in &g.rows {
-        push_line(&mut out, g, &widths, &row.cells, row.span.as_deref());
+    for (row, cells) in g.rows.iter().zip(&rows) {
+        push_line(&mut out, g, &widths, cells, row.span.as_deref());
     }
     out
 }

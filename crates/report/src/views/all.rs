@@ -1,11 +1,12 @@
 //! The default view: every scenario, the derived values and three charts.
 
 use crate::model::{Report, ScenarioResult, Status};
-use crate::render::charts::{hbars, BarValue, HBars, Series};
+use crate::render::charts::{hbars, BarValue, HBars, Series, Swatch};
 use crate::render::fmt::{self, cycles, derived_value, opt};
 use crate::render::grid::{Align, Grid, Row, Section};
 use crate::render::kut::KutLine;
 use crate::render::{Chart, Page};
+use crate::unit::Unit;
 
 /// Every scenario of a report.
 pub(crate) struct AllPage<'a> {
@@ -206,7 +207,7 @@ impl Page for AllPage<'_> {
             categories: measured.iter().map(|s| s.key()).collect(),
             series: vec![Series {
                 name: "median".to_string(),
-                color: 0,
+                color: Swatch::Blue,
                 values: measured
                     .iter()
                     .map(|s| {
@@ -229,7 +230,7 @@ impl Page for AllPage<'_> {
             categories: with_net.iter().map(|s| s.key()).collect(),
             series: vec![Series {
                 name: "net".to_string(),
-                color: 1,
+                color: Swatch::Orange,
                 values: with_net
                     .iter()
                     .map(|s| {
@@ -245,7 +246,7 @@ impl Page for AllPage<'_> {
             .report
             .derived
             .iter()
-            .filter(|d| d.unit == "cycles")
+            .filter(|d| d.unit == Unit::Cycles)
             .collect();
         let premium_chart = HBars {
             title: "User-exit premium, raw-KVM floor and dispatch overhead".to_string(),
@@ -253,7 +254,7 @@ impl Page for AllPage<'_> {
             categories: premiums.iter().map(|d| d.name.clone()).collect(),
             series: vec![Series {
                 name: "cycles".to_string(),
-                color: 2,
+                color: Swatch::Green,
                 values: premiums
                     .iter()
                     .map(|d| Some(BarValue::plain(d.value)))

@@ -1,12 +1,11 @@
 //! What the seed views share: looking a scenario up without panicking,
-//! guarded ratios, captions, and tables whose cells know their unit (so the
-//! display grid shows `–` and grouped digits while CSV gets raw numbers).
+//! guarded ratios, captions and findings.
 
 use serde::Serialize;
 
 use crate::model::{Report, Status};
 use crate::render::fmt;
-use crate::render::grid::{Align, Grid, Row};
+use crate::unit::Unit;
 
 /// Status of a row whose scenario is not in the report.
 pub const NOT_MEASURED: &str = "not measured";
@@ -106,25 +105,7 @@ impl Measured {
     }
 }
 
-/// `v` when finite.
-pub fn finite(v: f64) -> Option<f64> {
-    v.is_finite().then_some(v)
-}
-
-/// `num / den` when both are finite, `den` is positive and the quotient is
-/// finite; never NaN or infinite.
-pub fn ratio(num: Option<f64>, den: Option<f64>) -> Option<f64> {
-    let (n, d) = (num?, den?);
-    if !n.is_finite() || !d.is_finite() || d <= 0.0 {
-        return None;
-    }
-    finite(n / d)
-}
-
-/// `a − b` when both are finite.
-pub fn difference(a: Option<f64>, b: Option<f64>) -> Option<f64> {
-    finite(a? - b?)
-}
+pub use crate::derive::guarded::{difference, finite, ratio};
 
 /// A comparison the seed draws, with its published and this host's value.
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -135,8 +116,8 @@ pub struct Finding {
     pub what: String,
     /// How this host's value is computed, from scenario names.
     pub formula: String,
-    /// `x`, `us` or `cycles`.
-    pub unit: &'static str,
+    /// Of `published` and `this_host`.
+    pub unit: Unit,
     /// The seed's value (computed from its published numbers).
     pub published: Option<f64>,
     /// This host's value, when its inputs were measured.
@@ -159,118 +140,10 @@ impl Finding {
 }
 
 /// A value with its unit; `–` when absent.
-pub fn value(v: Option<f64>, unit: &str) -> String {
+pub fn value(v: Option<f64>, unit: Unit) -> String {
     match v.and_then(finite) {
         None => "–".to_string(),
-        Some(v) => match unit {
-            "x" => fmt::ratio_x(v),
-            "us" => format!("{}us", fmt::micros(v)),
-            "cycles" => format!("{} cycles", fmt::cycles(v)),
-            u => format!("{v:.2} {u}"),
-        },
-    }
-}
-
-/// How a numeric cell is shown.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Num {
-    /// Cycles: grouped digits.
-    Cycles,
-    /// A ratio: `1.50x`.
-    Ratio,
-    /// Seconds: three significant digits, at least three decimals.
-    Seconds,
-    /// Microseconds: two decimals.
-    Micros,
-    /// Nanoseconds: grouped from 100 up, one decimal below.
-    Ns,
-    /// A rate: an integer.
-    Rate,
-}
-
-/// One cell of a [`Table`].
-#[derive(Clone, Debug, PartialEq)]
-pub(crate) enum Cell {
-    /// Text, the same everywhere.
-    Text(String),
-    /// A number, `–` (display) or empty (CSV) when absent.
-    Num(Option<f64>, Num),
-}
-
-impl Cell {
-    /// A text cell.
-    pub fn text(s: impl Into<String>) -> Self {
-        Cell::Text(s.into())
-    }
-
-    fn display(&self) -> String {
-        match self {
-            Cell::Text(s) => s.clone(),
-            Cell::Num(v, kind) => match v.and_then(finite) {
-                None => "–".to_string(),
-                Some(v) => match kind {
-                    Num::Cycles => fmt::cycles(v),
-                    Num::Ratio => fmt::ratio_x(v),
-                    Num::Seconds => fmt::seconds(v),
-                    Num::Micros => fmt::micros(v),
-                    Num::Ns => fmt::cycles(v),
-                    Num::Rate => format!("{v:.0}"),
-                },
-            },
-        }
-    }
-
-    fn csv(&self) -> String {
-        match self {
-            Cell::Text(s) => s.clone(),
-            Cell::Num(v, _) => v.map(fmt::raw).unwrap_or_default(),
-        }
-    }
-}
-
-/// A column: display title, CSV name, alignment.
-pub(crate) type Column = (&'static str, &'static str, Align);
-
-/// Rows of typed cells under columns, laid out as a display or a CSV grid.
-#[derive(Clone, Debug, Default)]
-pub(crate) struct Table {
-    columns: Vec<Column>,
-    rows: Vec<Vec<Cell>>,
-}
-
-impl Table {
-    /// A table with these columns.
-    pub fn new(columns: Vec<Column>) -> Self {
-        Self {
-            columns,
-            rows: Vec::new(),
-        }
-    }
-
-    /// Appends a row (padded or cut to the column count when shown).
-    pub fn push(&mut self, row: Vec<Cell>) {
-        self.rows.push(row);
-    }
-
-    fn grid(&self, title: fn(&Column) -> &'static str, cell: fn(&Cell) -> String) -> Grid {
-        let cols: Vec<(&str, Align)> = self.columns.iter().map(|c| (title(c), c.2)).collect();
-        let mut g = Grid::new(&cols);
-        for r in &self.rows {
-            let mut cells: Vec<String> = r.iter().map(cell).collect();
-            cells.resize(cols.len(), String::new());
-            g.push(Row::cells(cells));
-        }
-        g
-    }
-
-    /// For people: grouped digits, units, `–`.
-    pub fn display(&self) -> Grid {
-        self.grid(|c| c.0, Cell::display)
-    }
-
-    /// For machines: snake_case headers, raw numbers, empty when absent.
-    pub fn csv(&self) -> Grid {
-        self.grid(|c| c.1, Cell::csv)
+        Some(v) => fmt::with_unit(v, unit),
     }
 }
 
@@ -283,38 +156,6 @@ pub fn json<T: Serialize>(v: &T) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn ratios_are_guarded() {
-        assert_eq!(ratio(Some(3.0), Some(2.0)), Some(1.5));
-        assert_eq!(ratio(Some(3.0), Some(0.0)), None);
-        assert_eq!(ratio(Some(3.0), Some(-1.0)), None);
-        assert_eq!(ratio(None, Some(2.0)), None);
-        assert_eq!(ratio(Some(f64::NAN), Some(2.0)), None);
-        assert_eq!(ratio(Some(1e308), Some(1e-308)), None);
-        assert_eq!(difference(Some(5.0), Some(7.0)), Some(-2.0));
-        assert_eq!(difference(Some(5.0), None), None);
-    }
-
-    #[test]
-    fn cells() {
-        let mut t = Table::new(vec![
-            ("a", "a", Align::Left),
-            ("b cyc", "b_cycles", Align::Right),
-            ("r", "ratio", Align::Right),
-        ]);
-        t.push(vec![
-            Cell::text("x"),
-            Cell::Num(Some(1234.0), Num::Cycles),
-            Cell::Num(None, Num::Ratio),
-        ]);
-        let d = t.display();
-        assert_eq!(d.columns[1].title, "b cyc");
-        assert_eq!(d.rows[0].cells, ["x", "1,234", "–"]);
-        let c = t.csv();
-        assert_eq!(c.columns[1].title, "b_cycles");
-        assert_eq!(c.rows[0].cells, ["x", "1234", ""]);
-    }
 
     #[test]
     fn captions() {

@@ -4,13 +4,14 @@
 
 use serde::Serialize;
 
-use super::common::{self, caption, ratio, Cell, Finding, Measured, Num, Table, NOT_MEASURED};
+use super::common::{self, caption, ratio, Finding, Measured, NOT_MEASURED};
 use crate::model::{Report, TRAPLINE_VMM};
-use crate::render::charts::{hbars, BarValue, HBars, Series};
+use crate::render::charts::{hbars, BarValue, HBars, Series, Swatch};
 use crate::render::fmt::micros;
-use crate::render::grid::{Align, Grid, Section};
+use crate::render::grid::{Align, Cell, Grid, Section};
 use crate::render::kut::KutLine;
 use crate::render::{Chart, Page};
+use crate::unit::Unit;
 
 /// Where the published numbers come from.
 pub const SOURCE: &str = "Gregory Haskins, iosignalfd patch series for KVM (2009), the \
@@ -235,7 +236,7 @@ impl DoorbellView {
                 name: "userspace-hop-saving".to_string(),
                 what: "round trip saved by skipping the userspace hop".to_string(),
                 formula: format!("{USER_MMIO} − {IOEVENTFD_MMIO} (rtt)"),
-                unit: "us",
+                unit: Unit::Micros,
                 published: saving_pub,
                 this_host: saving,
             },
@@ -243,7 +244,7 @@ impl DoorbellView {
                 name: "user-vs-ioeventfd-mmio".to_string(),
                 what: "user-space MMIO ÷ ioeventfd MMIO round trip".to_string(),
                 formula: format!("{USER_MMIO} ÷ {IOEVENTFD_MMIO} (rtt)"),
-                unit: "x",
+                unit: Unit::Ratio,
                 published: ratio(published("qemu-mmio"), published("iosignalfd-mmio")),
                 this_host: ratio(user, rtt(&rows, IOEVENTFD_MMIO)),
             },
@@ -251,7 +252,7 @@ impl DoorbellView {
                 name: "mmio-vs-pio-ioeventfd".to_string(),
                 what: "ioeventfd MMIO ÷ ioeventfd PIO round trip".to_string(),
                 formula: format!("{IOEVENTFD_MMIO} ÷ doorbell-ioeventfd-pio (rtt)"),
-                unit: "x",
+                unit: Unit::Ratio,
                 published: ratio(published("iosignalfd-mmio"), published("iosignalfd-pio")),
                 this_host: ratio(
                     rtt(&rows, IOEVENTFD_MMIO),
@@ -296,7 +297,7 @@ impl Page for DoorbellView {
 
     fn grid(&self) -> Grid {
         use Align::{Left, Right};
-        let mut t = Table::new(vec![
+        let mut t = Grid::titled(&[
             ("mechanism", "", Left),
             ("seed row", "", Left),
             ("seed (2009)", "", Right),
@@ -311,26 +312,26 @@ impl Page for DoorbellView {
             if r.extrapolated {
                 published.push_str(" (extrapolated)");
             }
-            t.push(vec![
+            t.push_cells(vec![
                 Cell::text(r.mechanism),
                 Cell::text(r.seed_row),
                 Cell::Text(published),
-                Cell::Num(r.published_ratio, Num::Ratio),
+                Cell::Num(r.published_ratio, Unit::Ratio),
                 Cell::text(r.scenario.unwrap_or("–")),
                 Cell::Text(match (r.iops, r.rtt_us) {
                     (Some(i), Some(u)) => iops_rtt(i, u),
                     _ => "–".to_string(),
                 }),
-                Cell::Num(r.ratio, Num::Ratio),
+                Cell::Num(r.ratio, Unit::Ratio),
                 Cell::Text(Self::status(r)),
             ]);
         }
-        t.display()
+        t
     }
 
     fn csv_grid(&self) -> Grid {
         use Align::{Left, Right};
-        let mut t = Table::new(vec![
+        let mut t = Grid::titled(&[
             ("", "mechanism", Left),
             ("", "seed_row", Left),
             ("", "seed_iops", Right),
@@ -345,22 +346,22 @@ impl Page for DoorbellView {
             ("", "status", Left),
         ]);
         for r in &self.rows {
-            t.push(vec![
+            t.push_cells(vec![
                 Cell::text(r.mechanism),
                 Cell::text(r.seed_row),
-                Cell::Num(Some(f64::from(r.published_iops)), Num::Rate),
-                Cell::Num(Some(r.published_rtt_us), Num::Micros),
+                Cell::Num(Some(f64::from(r.published_iops)), Unit::PerSecond),
+                Cell::Num(Some(r.published_rtt_us), Unit::Micros),
                 Cell::text(r.extrapolated.to_string()),
-                Cell::Num(r.published_ratio, Num::Ratio),
+                Cell::Num(r.published_ratio, Unit::Ratio),
                 Cell::text(r.scenario.unwrap_or_default()),
-                Cell::Num(r.iops, Num::Rate),
-                Cell::Num(r.rtt_us, Num::Micros),
-                Cell::Num(r.ratio, Num::Ratio),
-                Cell::Num(r.this_host.median, Num::Cycles),
+                Cell::Num(r.iops, Unit::PerSecond),
+                Cell::Num(r.rtt_us, Unit::Micros),
+                Cell::Num(r.ratio, Unit::Ratio),
+                Cell::Num(r.this_host.median, Unit::Cycles),
                 Cell::Text(Self::status(r)),
             ]);
         }
-        t.csv()
+        t
     }
 
     fn sections(&self) -> Vec<Section> {
@@ -413,7 +414,7 @@ impl Page for DoorbellView {
             series: vec![
                 Series {
                     name: "seed 002 (2009)".to_string(),
-                    color: 0,
+                    color: Swatch::Blue,
                     values: self
                         .rows
                         .iter()
@@ -422,7 +423,7 @@ impl Page for DoorbellView {
                 },
                 Series {
                     name: "this host".to_string(),
-                    color: 4,
+                    color: Swatch::Red,
                     values: self
                         .rows
                         .iter()

@@ -14,12 +14,13 @@ pub mod doorbell;
 pub mod paper;
 pub mod pci_config;
 pub mod pci_testdev;
+pub mod seed;
 pub mod seeds;
 pub mod vmexit_arm;
 pub mod vmm;
 
 use crate::model::Report;
-use crate::render::Page;
+use crate::render::{render_page, Format, Page};
 
 /// What to show.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
@@ -98,11 +99,17 @@ pub(crate) fn page(report: &Report, view: View) -> Box<dyn Page + '_> {
     match view {
         View::All => Box::new(all::AllPage::new(report)),
         View::Paper => Box::new(paper::PaperView::build(report)),
-        View::PciTestdev => Box::new(pci_testdev::PciTestdevView::build(report)),
+        View::PciTestdev => Box::new(seed::SeedView::build(report, &pci_testdev::TABLE)),
         View::PciConfig => Box::new(pci_config::PciConfigView::build(report)),
         View::Doorbell => Box::new(doorbell::DoorbellView::build(report)),
-        View::VmexitArm => Box::new(vmexit_arm::VmexitArmView::build(report)),
+        View::VmexitArm => Box::new(seed::SeedView::build(report, &vmexit_arm::TABLE)),
         View::Seeds => Box::new(seeds::SeedsView::build(report)),
         View::Vmm => Box::new(vmm::VmmView::build(report)),
     }
+}
+
+/// Renders `report` in `format`, showing `view` (BMF and TAP list every
+/// scenario whatever the view).
+pub fn render(report: &Report, format: Format, view: View) -> String {
+    render_page(report, page(report, view).as_ref(), format)
 }

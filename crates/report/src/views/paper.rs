@@ -3,9 +3,9 @@
 
 use serde::Serialize;
 
-use super::common::{caption, Measured, SELF_TIMED};
+use super::common::{self, caption, Measured, SELF_TIMED};
 use crate::model::{Report, Status, TRAPLINE_VMM};
-use crate::render::charts::{hbars, BarValue, HBars, Series};
+use crate::render::charts::{hbars, BarValue, HBars, Series, Swatch};
 use crate::render::fmt::{cycles, grouped, opt};
 use crate::render::grid::{Align, Grid, Row, Section};
 use crate::render::kut::KutLine;
@@ -287,13 +287,17 @@ impl Page for PaperView {
     }
 
     fn json(&self) -> String {
-        serde_json::to_string_pretty(self)
-            .unwrap_or_else(|e| format!("{{\"error\": {:?}}}", e.to_string()))
+        common::json(self)
     }
 
     fn charts(&self) -> Vec<Chart> {
         // Draw order: the two x86 columns first (our host is x86), then ARM.
-        let published_series = [(2usize, 0usize), (3, 1), (0, 3), (1, 5)];
+        let published_series = [
+            (2usize, Swatch::Blue),
+            (3, Swatch::Orange),
+            (0, Swatch::Purple),
+            (1, Swatch::Grey),
+        ];
         let mut series: Vec<Series> = published_series
             .iter()
             .map(|&(col, color)| Series {
@@ -308,7 +312,7 @@ impl Page for PaperView {
             .collect();
         series.push(Series {
             name: "this host".to_string(),
-            color: 4,
+            color: Swatch::Red,
             values: self
                 .rows
                 .iter()

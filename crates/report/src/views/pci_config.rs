@@ -4,13 +4,14 @@
 
 use serde::Serialize;
 
-use super::common::{self, caption, ratio, Cell, Finding, Measured, Num, Table};
+use super::common::{self, caption, ratio, Finding, Measured};
 use crate::model::{Derived, Report, TRAPLINE_VMM};
-use crate::render::charts::{hbars, BarValue, HBars, Series};
-use crate::render::fmt::{cycles, derived_value};
-use crate::render::grid::{Align, Grid, Section};
+use crate::render::charts::{hbars, BarValue, HBars, Series, Swatch};
+use crate::render::fmt::derived_value;
+use crate::render::grid::{Align, Cell, Grid, Section};
 use crate::render::kut::KutLine;
 use crate::render::{Chart, Page};
+use crate::unit::Unit;
 
 /// Where the published numbers come from.
 pub const SOURCE: &str = "Ajay Kaher, \"[PATCH v2] x86/PCI: Prefer MMIO over PIO on VMware \
@@ -94,12 +95,6 @@ pub const ROWS: [(&str, Mechanism, u32); 6] = [
     ("pci-scan-ecam", Mechanism::Ecam, READS_PER_SCAN),
     ("pci-scan-ecam-ro", Mechanism::EcamRo, READS_PER_SCAN),
 ];
-
-/// The RAM read the read-only ECAM read is compared with.
-pub const RAM_READ: &str = "ram-read";
-
-/// Name of the derived comparison of a read-only ECAM read with a RAM read.
-pub const ECAM_RO_VS_RAM: &str = "ecam-ro-vs-ram-read";
 
 /// One row of the view.
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -187,7 +182,7 @@ impl PciConfigView {
             view: "pci-config",
             source: SOURCE,
             caption: caption(CAPTION, report.host.nested_note.is_some()),
-            ecam_ro_vs_ram: ecam_ro_vs_ram(report),
+            ecam_ro_vs_ram: crate::derive::ecam_ro_vs_ram(report),
             rows,
             findings,
         }
@@ -198,9 +193,9 @@ impl PciConfigView {
         self.rows.iter().find(|r| r.scenario == scenario)
     }
 
-    fn table(&self) -> Table {
+    fn table(&self) -> Grid {
         use Align::{Left, Right};
-        let mut t = Table::new(vec![
+        let mut t = Grid::titled(&[
             ("scenario", "scenario", Left),
             ("mechanism", "mechanism", Left),
             ("reads/iter", "reads_per_iter", Right),
@@ -213,16 +208,16 @@ impl PciConfigView {
             ("status", "status", Left),
         ]);
         for r in &self.rows {
-            t.push(vec![
+            t.push_cells(vec![
                 Cell::text(r.scenario),
                 Cell::text(r.mechanism.label()),
                 Cell::text(r.reads_per_iter.to_string()),
-                Cell::Num(r.cycles_per_read, Num::Cycles),
-                Cell::Num(r.ns_per_read, Num::Ns),
-                Cell::Num(r.seconds_per_100k, Num::Seconds),
-                Cell::Num(r.ratio_to_ro, Num::Ratio),
-                Cell::Num(Some(r.published_seconds_per_100k), Num::Seconds),
-                Cell::Num(r.published_ratio_to_ro, Num::Ratio),
+                Cell::Num(r.cycles_per_read, Unit::Cycles),
+                Cell::Num(r.ns_per_read, Unit::Nanos),
+                Cell::Num(r.seconds_per_100k, Unit::Seconds),
+                Cell::Num(r.ratio_to_ro, Unit::Ratio),
+                Cell::Num(Some(r.published_seconds_per_100k), Unit::Seconds),
+                Cell::Num(r.published_ratio_to_ro, Unit::Ratio),
                 Cell::Text(r.this_host.status_text()),
             ]);
         }
@@ -269,34 +264,13 @@ fn findings(rows: &[ConfigRow]) -> Vec<Finding> {
                 name: format!("{name}-{kind}"),
                 what: format!("{what}, {kind}"),
                 formula: format!("{} ÷ {} per {suffix}", scen(num), scen(den)),
-                unit: "x",
+                unit: Unit::Ratio,
                 published: ratio(Some(num.published_s()), Some(den.published_s())),
                 this_host: ratio(per_read(num, reads), per_read(den, reads)),
             });
         }
     }
     out
-}
-
-fn ecam_ro_vs_ram(report: &Report) -> Option<Derived> {
-    let ro = Measured::lookup(report, TRAPLINE_VMM, "pci-config-read-ecam-ro");
-    let ram = Measured::lookup(report, TRAPLINE_VMM, RAM_READ);
-    let value = ratio(ro.median, ram.median)?;
-    let (a, b) = (ro.median?, ram.median?);
-    Some(Derived {
-        name: ECAM_RO_VS_RAM.to_string(),
-        value,
-        unit: "x".to_string(),
-        formula: format!("pci-config-read-ecam-ro ÷ {RAM_READ} (medians)"),
-        note: Some(format!(
-            "a config read through the read-only ECAM mapping costs {} cycles against {} for a \
-             RAM read ({}{} cycles); near 1x means it never exits",
-            cycles(a),
-            cycles(b),
-            if a - b >= 0.0 { "+" } else { "" },
-            cycles(a - b)
-        )),
-    })
 }
 
 impl Page for PciConfigView {
@@ -309,11 +283,7 @@ impl Page for PciConfigView {
     }
 
     fn grid(&self) -> Grid {
-        self.table().display()
-    }
-
-    fn csv_grid(&self) -> Grid {
-        self.table().csv()
+        self.table()
     }
 
     fn sections(&self) -> Vec<Section> {
@@ -390,7 +360,7 @@ impl Page for PciConfigView {
             series: vec![
                 Series {
                     name: "seed 004 (VMware)".to_string(),
-                    color: 0,
+                    color: Swatch::Blue,
                     values: mechs
                         .iter()
                         .map(|m| Some(BarValue::plain(m.published_s())))
@@ -398,12 +368,12 @@ impl Page for PciConfigView {
                 },
                 Series {
                     name: "this host, reads".to_string(),
-                    color: 4,
+                    color: Swatch::Red,
                     values: mechs.iter().map(|m| by_mech(&reads, *m)).collect(),
                 },
                 Series {
                     name: "this host, scans".to_string(),
-                    color: 2,
+                    color: Swatch::Green,
                     values: mechs.iter().map(|m| by_mech(&scans, *m)).collect(),
                 },
             ],

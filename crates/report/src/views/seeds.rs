@@ -7,10 +7,11 @@ use super::common::{self, caption};
 use super::doorbell::DoorbellView;
 use super::paper::PaperView;
 use super::pci_config::PciConfigView;
-use super::pci_testdev::PciTestdevView;
-use super::vmexit_arm::VmexitArmView;
+use super::pci_testdev;
+use super::seed::SeedView;
+use super::vmexit_arm;
 use crate::model::Report;
-use crate::render::grid::{Align, Grid, Row, Section};
+use crate::render::grid::{Align, Grid, Mode, Row, Section};
 use crate::render::kut::KutLine;
 use crate::render::{Chart, Page, Part};
 
@@ -23,13 +24,13 @@ ratios within a section rather than cycles across them";
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct SeedsView {
     /// Seed 000.
-    pub vmexit_arm: VmexitArmView,
+    pub vmexit_arm: SeedView,
     /// Seed 001 (Table 3).
     pub paper: PaperView,
     /// Seed 002.
     pub doorbell: DoorbellView,
     /// Seed 003.
-    pub pci_testdev: PciTestdevView,
+    pub pci_testdev: SeedView,
     /// Seed 004.
     pub pci_config: PciConfigView,
     /// The page's own caption.
@@ -49,10 +50,10 @@ impl SeedsView {
     /// Builds every seed view from `report`.
     pub fn build(report: &Report) -> Self {
         Self {
-            vmexit_arm: VmexitArmView::build(report),
+            vmexit_arm: SeedView::build(report, &vmexit_arm::TABLE),
             paper: PaperView::build(report),
             doorbell: DoorbellView::build(report),
-            pci_testdev: PciTestdevView::build(report),
+            pci_testdev: SeedView::build(report, &pci_testdev::TABLE),
             pci_config: PciConfigView::build(report),
             caption: caption(CAPTION, report.host.nested_note.is_some()),
         }
@@ -71,20 +72,10 @@ impl SeedsView {
     /// (measured rows, rows) of the view called `name`.
     fn coverage(&self, name: &str) -> (usize, usize) {
         match name {
-            "vmexit-arm" => count(
-                self.vmexit_arm
-                    .rows
-                    .iter()
-                    .map(|r| r.this_host.is_measured()),
-            ),
+            "vmexit-arm" => self.vmexit_arm.coverage(),
             "paper" => count(self.paper.rows.iter().map(|r| r.this_host.is_some())),
             "doorbell" => count(self.doorbell.rows.iter().map(|r| r.this_host.is_measured())),
-            "pci-testdev" => count(
-                self.pci_testdev
-                    .rows
-                    .iter()
-                    .map(|r| r.this_host.is_measured()),
-            ),
+            "pci-testdev" => self.pci_testdev.coverage(),
             _ => count(
                 self.pci_config
                     .rows
@@ -103,10 +94,10 @@ fn count(it: impl Iterator<Item = bool>) -> (usize, usize) {
 #[derive(Serialize)]
 #[serde(untagged)]
 enum PartData<'a> {
-    VmexitArm(&'a VmexitArmView),
+    VmexitArm(&'a SeedView),
     Paper(&'a PaperView),
     Doorbell(&'a DoorbellView),
-    PciTestdev(&'a PciTestdevView),
+    PciTestdev(&'a SeedView),
     PciConfig(&'a PciConfigView),
 }
 
@@ -170,12 +161,12 @@ impl Page for SeedsView {
         for (_, name) in ORDER {
             let part = self.page(name).csv_grid();
             for (i, row) in part.rows.iter().enumerate() {
-                let cells = row.padded(part.columns.len());
+                let cells = row.padded(part.columns.len(), Mode::Csv);
                 for (col, value) in part.columns.iter().zip(cells) {
                     g.push(Row::cells(vec![
                         name.to_string(),
                         (i + 1).to_string(),
-                        col.title.clone(),
+                        col.csv_title.clone(),
                         value,
                     ]));
                 }

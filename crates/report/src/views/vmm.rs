@@ -12,11 +12,12 @@ use crate::derive::{
     STAT_OVERHEAD_SHARE, USER_EXIT_PREMIUM, VMM_CPU_TO_FIRST_KVM_RUN, VMM_RSS_BEYOND_GUEST,
 };
 use crate::model::{cycles_to_ns, Report, TRAPLINE_VMM};
-use crate::render::charts::{hbars, BarValue, HBars, Series};
+use crate::render::charts::{hbars, BarValue, HBars, Series, Swatch};
 use crate::render::fmt;
 use crate::render::grid::{Align, Grid, Row, Section};
 use crate::render::kut::KutLine;
 use crate::render::{Chart, Page};
+use crate::unit::Unit;
 
 /// Where Firecracker's figures come from.
 pub const FIRECRACKER_SOURCE: &str = "Firecracker's SPECIFICATION.md: its VMM \"starts (up to \
@@ -43,9 +44,9 @@ pub struct FootprintGoal {
     /// A short label for charts.
     pub short: &'static str,
     /// The derived value's unit in the report.
-    pub unit: &'static str,
+    pub unit: Unit,
     /// The unit as shown.
-    pub shown_unit: &'static str,
+    pub shown_unit: Unit,
     /// trapline's goal: at most this.
     pub goal: f64,
     /// Firecracker's published promise: at most this.
@@ -59,8 +60,8 @@ pub const FOOTPRINT_GOALS: [FootprintGoal; 2] = [
         name: VMM_CPU_TO_FIRST_KVM_RUN,
         what: "CPU time from exec to the first KVM_RUN",
         short: "CPU-ms to first KVM_RUN",
-        unit: "ms",
-        shown_unit: "CPU-ms",
+        unit: Unit::Millis,
+        shown_unit: Unit::CpuMillis,
         goal: 3.0,
         firecracker: 8.0,
     },
@@ -68,8 +69,8 @@ pub const FOOTPRINT_GOALS: [FootprintGoal; 2] = [
         name: VMM_RSS_BEYOND_GUEST,
         what: "resident memory beyond guest RAM",
         short: "MiB beyond guest RAM",
-        unit: "MiB",
-        shown_unit: "MiB",
+        unit: Unit::MiB,
+        shown_unit: Unit::MiB,
         goal: 4.0,
         firecracker: 5.0,
     },
@@ -83,7 +84,7 @@ pub struct FootprintRow {
     /// What it measures.
     pub what: &'static str,
     /// `ms` or `MiB`.
-    pub unit: &'static str,
+    pub unit: Unit,
     /// trapline on this host, when measured.
     pub this_host: Option<f64>,
     /// trapline's goal (at most).
@@ -120,7 +121,11 @@ impl FootprintRow {
         let formula = Some(d.formula.clone());
         if d.unit != g.unit {
             return Self {
-                status: format!("unusable: unit {:?}, expected {:?}", d.unit, g.unit),
+                status: format!(
+                    "unusable: unit {:?}, expected {:?}",
+                    d.unit,
+                    g.unit.as_str()
+                ),
                 formula,
                 ..base
             };
@@ -155,7 +160,7 @@ impl FootprintRow {
         FOOTPRINT_GOALS.iter().find(|g| g.name == self.name)
     }
 
-    fn shown_unit(&self) -> &'static str {
+    fn shown_unit(&self) -> Unit {
         self.goal_spec().map_or(self.unit, |g| g.shown_unit)
     }
 
@@ -182,7 +187,7 @@ pub struct ExitCostRow {
     /// Scenario or derived.
     pub kind: CostKind,
     /// `cycles` or `x`.
-    pub unit: &'static str,
+    pub unit: Unit,
     /// Median cycles per iteration (scenario), the derived value otherwise.
     pub value: Option<f64>,
     /// Scenario median net of the same VMM's noop loop.
@@ -238,7 +243,7 @@ impl ExitCostRow {
         Self {
             name: m.scenario.clone(),
             kind: CostKind::Scenario,
-            unit: "cycles",
+            unit: Unit::Cycles,
             value: m.median,
             net: m.net,
             ns: ns.and_then(finite),
@@ -249,9 +254,9 @@ impl ExitCostRow {
 
     fn derived(report: &Report, name: &str, formula: &str) -> Self {
         let unit = if RATIO_ROWS.contains(&name) {
-            "x"
+            Unit::Ratio
         } else {
-            "cycles"
+            Unit::Cycles
         };
         let d = report
             .derived(name)
@@ -261,7 +266,7 @@ impl ExitCostRow {
             Some((v, f)) => (Some(v), "ok".to_string(), f),
             None => (None, NOT_MEASURED.to_string(), formula.to_string()),
         };
-        let ns = if unit == "cycles" {
+        let ns = if unit == Unit::Cycles {
             value.and_then(|c| cycles_to_ns(c, report.host.tsc_khz))
         } else {
             None
@@ -282,7 +287,7 @@ impl ExitCostRow {
     fn shown(&self) -> String {
         match (self.value, self.unit) {
             (None, _) => "–".to_string(),
-            (Some(v), "x") => fmt::ratio_x(v),
+            (Some(v), Unit::Ratio) => fmt::ratio_x(v),
             (Some(v), _) => fmt::cycles(v),
         }
     }
@@ -314,7 +319,7 @@ pub struct LadderRow {
     /// `piece:<piece>`, `floor-gap` or `trapline-vs-trapline-pc`.
     pub name: String,
     /// `cycles` or `x`.
-    pub unit: &'static str,
+    pub unit: Unit,
     /// Per path: the cost (cycles with spread) or ratio, when measured.
     pub values: Vec<Option<crate::ladder::Cost>>,
     /// What it is.
@@ -328,7 +333,7 @@ impl LadderRow {
         for r in RUNGS.iter().filter(|r| r.parent.is_some()) {
             rows.push(LadderRow {
                 name: format!("piece:{}", r.piece),
-                unit: "cycles",
+                unit: Unit::Cycles,
                 values: KERNEL_PATHS
                     .iter()
                     .map(|p| ladder::piece_cost(report, r, p))
@@ -338,7 +343,7 @@ impl LadderRow {
         }
         rows.push(LadderRow {
             name: "floor-gap".into(),
-            unit: "cycles",
+            unit: Unit::Cycles,
             values: KERNEL_PATHS
                 .iter()
                 .map(|p| ladder::gap(report, p))
@@ -347,7 +352,7 @@ impl LadderRow {
         });
         rows.push(LadderRow {
             name: "trapline-vs-trapline-pc".into(),
-            unit: "x",
+            unit: Unit::Ratio,
             values: KERNEL_PATHS
                 .iter()
                 .map(|p| {
@@ -375,18 +380,18 @@ impl LadderRow {
     fn cell(&self, i: usize) -> String {
         match (self.values.get(i).cloned().flatten(), self.unit) {
             (None, _) => "–".to_string(),
-            (Some(c), "x") => fmt::ratio_x(c.cycles),
+            (Some(c), Unit::Ratio) => fmt::ratio_x(c.cycles),
             (Some(c), _) => format!("{} ±{}", fmt::cycles(c.cycles), fmt::cycles(c.spread)),
         }
     }
 }
 
 /// The footprint values as a number with its unit: `2.14 CPU-ms`.
-fn amount(v: f64, unit: &str) -> String {
+fn amount(v: f64, unit: Unit) -> String {
     format!("{v:.2} {unit}")
 }
 
-fn bound(v: f64, unit: &str) -> String {
+fn bound(v: f64, unit: Unit) -> String {
     format!("≤ {} {unit}", fmt::raw(v))
 }
 
@@ -462,7 +467,7 @@ impl VmmView {
         ]);
         for r in &self.cost_per_exit {
             let value = match (r.value, r.unit) {
-                (Some(_), "cycles") => format!("{} cyc", r.shown()),
+                (Some(_), Unit::Cycles) => format!("{} cyc", r.shown()),
                 _ => r.shown(),
             };
             g.push(Row::cells(vec![
@@ -640,7 +645,7 @@ impl Page for VmmView {
     fn kut(&self) -> Vec<KutLine> {
         self.cost_per_exit
             .iter()
-            .filter(|r| r.unit == "cycles")
+            .filter(|r| r.unit == Unit::Cycles)
             .map(|r| KutLine {
                 name: r.name.clone(),
                 cycles: r.value,
@@ -664,7 +669,7 @@ impl Page for VmmView {
             series: vec![
                 Series {
                     name: "trapline".to_string(),
-                    color: 0,
+                    color: Swatch::Blue,
                     values: self
                         .footprint
                         .iter()
@@ -673,7 +678,7 @@ impl Page for VmmView {
                 },
                 Series {
                     name: "goal".to_string(),
-                    color: 2,
+                    color: Swatch::Green,
                     values: self
                         .footprint
                         .iter()
@@ -682,7 +687,7 @@ impl Page for VmmView {
                 },
                 Series {
                     name: "Firecracker".to_string(),
-                    color: 1,
+                    color: Swatch::Orange,
                     values: self
                         .footprint
                         .iter()
@@ -715,7 +720,7 @@ impl Page for VmmView {
         let cycle_rows: Vec<&ExitCostRow> = self
             .cost_per_exit
             .iter()
-            .filter(|r| r.unit == "cycles" && r.value.is_some())
+            .filter(|r| r.unit == Unit::Cycles && r.value.is_some())
             .collect();
         let cost = HBars {
             title: "Cycles per exit".to_string(),
@@ -724,7 +729,7 @@ impl Page for VmmView {
             categories: cycle_rows.iter().map(|r| r.name.clone()).collect(),
             series: vec![Series {
                 name: "cycles".to_string(),
-                color: 4,
+                color: Swatch::Red,
                 values: cycle_rows
                     .iter()
                     .map(|r| r.value.map(BarValue::plain))
