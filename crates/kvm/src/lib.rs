@@ -9,6 +9,7 @@
 pub mod cpu_state;
 pub mod cpuid;
 pub mod crash;
+pub mod dispatch;
 mod error;
 pub mod irqchip;
 pub mod kick;
@@ -21,6 +22,7 @@ mod vm;
 pub use cpu_state::{BootCpuState, CpuMode, Segment};
 pub use cpuid::{CpuBase, CpuModel};
 pub use crash::CpuDump;
+pub use dispatch::{dispatch, Crash, ExitOutcome};
 pub use error::KvmError;
 pub use irqchip::Irqchip;
 pub use resume::ResumeAt;
