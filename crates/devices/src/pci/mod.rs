@@ -38,9 +38,9 @@
 //! | host bridge | 00:00.0 | class 0x0600 |
 //! | pci-testdev | 00:02.0 (devfn 0x10) | where QEMU puts it with `-vga none` |
 //!
-//! The ECAM window must not overlap guest RAM: with RAM allowed up to 3 GiB
-//! (`trapline_abi::MAX_RAM_MIB`), 0xB000_0000 is inside RAM for guests with
-//! more than 2816 MiB; the machine must cap RAM or move ECAM.
+//! The ECAM window must not overlap guest RAM: RAM ends at 3 GiB at most
+//! (`trapline_abi::MAX_RAM_MIB`), where ECAM begins; `trapline_abi` asserts
+//! that order at compile time.
 //!
 //! # Design
 //!
