@@ -3,8 +3,10 @@
 //! loop with its kick. [`stats_fd`] reads KVM's own binary statistics.
 //!
 //! The run loop ([`run::run_vcpu`]) is the hot path: it takes no lock,
-//! allocates nothing and logs nothing per exit. A vCPU is stopped by a
-//! real-time signal whose handler sets `immediate_exit`, never by polling.
+//! allocates nothing and logs nothing per exit. It hands each exit to
+//! [`dispatch::dispatch`], which needs no KVM fd (its tests feed it
+//! synthetic exits). A vCPU is stopped by a real-time signal whose handler
+//! sets `immediate_exit`, never by polling.
 
 pub mod cpu_state;
 pub mod cpuid;
