@@ -1,5 +1,5 @@
 //! The KVM_RUN loop: enter the guest, drain the coalesced ring, hand the
-//! exit to [`crate::dispatch`], act on what it says.
+//! exit to [`dispatch`], act on what it says.
 //!
 //! Per exit it does: one relaxed counter bump, (when coalescing is on) one
 //! acquire load to see whether the ring holds entries, and a binary search
