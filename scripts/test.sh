@@ -59,6 +59,24 @@ ensure_package chromium "the browser test" chromium chromium-browser google-chro
 ensure_package qemu-system-x86 "the QEMU comparisons" qemu-system-x86_64
 ensure_package xz-utils "the Linux boot tests (vmlinux.xz)" xz
 
+# Dependencies a crate declares and never uses (cargo-machete, when it is
+# installed: `cargo install cargo-machete --locked`). Its finds are only a
+# warning: it reads sources, not the compiler's view, so it can be wrong
+# (silence a false positive in that crate's [package.metadata.cargo-machete]).
+if command -v cargo-machete >/dev/null; then
+  machete_log=$(mktemp)
+  if cargo machete --skip-target-dir >"$machete_log" 2>&1; then
+    echo "test.sh: cargo-machete: no unused dependencies"
+  else
+    echo "test.sh: WARNING: cargo-machete reports unused dependencies (or failed); remove them from the Cargo.toml it names:" >&2
+    # The crates and dependencies, not the advice that follows them.
+    grep -v '^Analyzing' "$machete_log" | sed '/^$/q' >&2 || true
+  fi
+  rm -f "$machete_log"
+else
+  echo "test.sh: WARNING: cargo-machete is ABSENT: unused dependencies were NOT checked (cargo install cargo-machete --locked)"
+fi
+
 # A few seconds of every fuzz target (fuzz/, cargo-fuzz on the nightly
 # toolchain the machine has): a crash fails the run. Installing cargo-fuzz
 # the first time takes a couple of minutes; if it cannot be installed at

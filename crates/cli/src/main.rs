@@ -15,7 +15,7 @@ use trapline_machine::status;
 
 fn main() -> ExitCode {
     // QEMU's spellings (`trapline -kernel FILE -smp 2 …`, `--no-reboot …`),
-    // so harnesses written for QEMU can drive trapline: see qemu.rs.
+    // so harnesses written for QEMU can drive trapline: see qemu/.
     if std::env::args_os()
         .nth(1)
         .is_some_and(|a| qemu::is_qemu_style(&a))

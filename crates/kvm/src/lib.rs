@@ -3,12 +3,15 @@
 //! loop with its kick. [`stats_fd`] reads KVM's own binary statistics.
 //!
 //! The run loop ([`run::run_vcpu`]) is the hot path: it takes no lock,
-//! allocates nothing and logs nothing per exit. A vCPU is stopped by a
-//! real-time signal whose handler sets `immediate_exit`, never by polling.
+//! allocates nothing and logs nothing per exit. It hands each exit to
+//! [`dispatch::dispatch`], which needs no KVM fd (its tests feed it
+//! synthetic exits). A vCPU is stopped by a real-time signal whose handler
+//! sets `immediate_exit`, never by polling.
 
 pub mod cpu_state;
 pub mod cpuid;
 pub mod crash;
+pub mod dispatch;
 mod error;
 pub mod irqchip;
 pub mod kick;
@@ -21,6 +24,7 @@ mod vm;
 pub use cpu_state::{BootCpuState, CpuMode, Segment};
 pub use cpuid::{CpuBase, CpuModel};
 pub use crash::CpuDump;
+pub use dispatch::{dispatch, Crash, ExitOutcome};
 pub use error::KvmError;
 pub use irqchip::Irqchip;
 pub use resume::ResumeAt;

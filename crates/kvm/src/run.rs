@@ -1,4 +1,5 @@
-//! The KVM_RUN loop.
+//! The KVM_RUN loop: enter the guest, drain the coalesced ring, hand the
+//! exit to [`dispatch`], act on what it says.
 //!
 //! Per exit it does: one relaxed counter bump, (when coalescing is on) one
 //! acquire load to see whether the ring holds entries, and a binary search
@@ -11,13 +12,12 @@ use std::sync::Arc;
 
 use kvm_bindings::{kvm_run, KVM_EXIT_IO};
 use kvm_ioctls::{VcpuExit, VcpuFd};
-use trapline_exit::{
-    Access, Bus, ExitCounters, ExitKind, ExitProfile, ExitReason, IoOutcome, StopReason,
-};
+use trapline_exit::{Bus, ExitCounters, ExitKind, ExitProfile, ExitReason, StopReason};
 use trapline_fastpath::{CoalescedRing, Space};
 use vm_memory::GuestMemoryMmap;
 
 use crate::crash::{self, CpuDump};
+use crate::dispatch::{dispatch, Crash, ExitOutcome};
 
 /// What one vCPU needs to run.
 pub struct VcpuContext {
@@ -157,115 +157,62 @@ fn run_loop<const PROFILE: bool>(
                 counters.add(ExitKind::CoalescedEntries, n);
             }
         }
-        let end: Option<VcpuEnd> = 'exit: {
-            let outcome = match exit {
-                Ok(VcpuExit::IoOut(port, data)) => {
-                    if Some(port) == ctx.floor_port {
-                        counters.bump(ExitKind::Floor);
-                        continue 'run;
-                    }
-                    counters.bump(ExitKind::PioWrite);
-                    // SAFETY: run_ptr is the vCPU's kvm_run mapping, alive as
-                    // long as `vcpu`; the exit reason is KVM_EXIT_IO so the io
-                    // member of the union is the active one.
-                    let size = unsafe { io_size(run_ptr) };
-                    pio_out(ctx, port, data, size)
-                }
-                Ok(VcpuExit::IoIn(port, data)) => {
-                    counters.bump(ExitKind::PioRead);
-                    // SAFETY: as above.
-                    let size = unsafe { io_size(run_ptr) };
-                    pio_in(ctx, port, data, size)
-                }
-                Ok(VcpuExit::MmioRead(addr, data)) => {
-                    counters.bump(ExitKind::MmioRead);
-                    match ctx.mmio.read(ctx.index, addr, data) {
-                        Access::Handled(o) => o,
-                        Access::Unmapped => {
-                            counters.bump(ExitKind::UnmappedMmio);
-                            IoOutcome::Continue
-                        }
-                    }
-                }
-                Ok(VcpuExit::MmioWrite(addr, data)) => {
-                    counters.bump(ExitKind::MmioWrite);
-                    match ctx.mmio.write(ctx.index, addr, data) {
-                        Access::Handled(o) => o,
-                        Access::Unmapped => {
-                            counters.bump(ExitKind::UnmappedMmio);
-                            IoOutcome::Continue
-                        }
-                    }
-                }
-                Ok(VcpuExit::Hlt) => {
-                    // Only without an in-kernel irqchip; resume (the lab's
-                    // `hlt` scenario measures exactly this round trip).
-                    counters.bump(ExitKind::Hlt);
-                    IoOutcome::Continue
-                }
-                Ok(VcpuExit::IoapicEoi(_)) => {
-                    // Split irqchip only: an EOI for a level-triggered
-                    // vector, for a user-space IOAPIC. trapline has none
-                    // (no pin is ever raised), so there is nothing to do.
-                    counters.bump(ExitKind::Other);
-                    IoOutcome::Continue
-                }
-                Ok(VcpuExit::Intr) => {
-                    counters.bump(ExitKind::Interrupted);
-                    IoOutcome::Continue
-                }
-                Ok(VcpuExit::Shutdown) => {
-                    let rip = vcpu.get_regs().ok().map(|r| r.rip);
-                    break 'exit Some(VcpuEnd::TripleFault { rip });
-                }
-                Ok(VcpuExit::InternalError) => {
-                    // SAFETY: exit reason is INTERNAL_ERROR, so the
-                    // internal member of the union is active; it is copied
-                    // out before any other ioctl can change the mapping.
-                    let internal = unsafe { (*run_ptr).__bindgen_anon_1.internal };
-                    let n = (internal.ndata as usize).min(internal.data.len());
-                    break 'exit Some(VcpuEnd::InternalError {
-                        suberror: internal.suberror,
-                        data: internal.data[..n].to_vec(),
-                        dump: crash::capture(vcpu, ctx.memory.as_ref()),
-                    });
-                }
-                Ok(VcpuExit::FailEntry(reason, _cpu)) => {
-                    break 'exit Some(VcpuEnd::FailEntry {
-                        reason,
-                        dump: crash::capture(vcpu, ctx.memory.as_ref()),
-                    })
-                }
-                Ok(VcpuExit::SystemEvent(kind, _)) => {
-                    break 'exit Some(VcpuEnd::SystemEvent { kind })
-                }
-                Ok(other) => {
-                    counters.bump(ExitKind::Other);
-                    break 'exit Some(VcpuEnd::Unhandled {
-                        what: format!("{other:?}"),
-                    });
-                }
-                Err(e) if e.errno() == libc::EINTR => {
-                    // A kick (or a stray signal): clear immediate_exit so the
-                    // next KVM_RUN enters the guest, then re-check the stop flag.
-                    vcpu.set_kvm_immediate_exit(0);
-                    counters.bump(ExitKind::Interrupted);
-                    IoOutcome::Continue
-                }
-                Err(e) if e.errno() == libc::EAGAIN => IoOutcome::Continue,
-                Err(e) => break 'exit Some(VcpuEnd::RunError { errno: e.errno() }),
-            };
-            if let IoOutcome::Stop(reason) = outcome {
-                break 'exit Some(VcpuEnd::Device(reason));
+        // SAFETY: run_ptr is the vCPU's kvm_run mapping, alive as long as
+        // `vcpu`; io_size reads the io member only when the exit is an IO one.
+        let io_size = unsafe { io_size(run_ptr) };
+        let end = match dispatch(ctx, exit, io_size) {
+            ExitOutcome::Resume => continue 'run,
+            ExitOutcome::Kicked => {
+                // Clear immediate_exit so the next KVM_RUN enters the guest,
+                // then re-check the stop flag.
+                vcpu.set_kvm_immediate_exit(0);
+                continue 'run;
             }
-            None
+            ExitOutcome::End(end) => end,
+            // SAFETY: run_ptr is the vCPU's kvm_run mapping, alive as long
+            // as `vcpu`, and holds the exit dispatch just decoded.
+            ExitOutcome::Crashed(what) => unsafe { crash_end(vcpu, run_ptr, ctx, what) },
         };
-        if let Some(end) = end {
-            if PROFILE {
-                charge(profile, pending.take(), returned_at);
-            }
-            return end;
+        if PROFILE {
+            charge(profile, pending.take(), returned_at);
         }
+        return end;
+    }
+}
+
+/// Build the end of a crashed vCPU from what only the vCPU can tell.
+///
+/// # Safety
+/// `run` must be `vcpu`'s kvm_run mapping, holding the exit that `what`
+/// was decoded from.
+#[cold]
+unsafe fn crash_end(
+    vcpu: &mut VcpuFd,
+    run: *const kvm_run,
+    ctx: &VcpuContext,
+    what: Crash,
+) -> VcpuEnd {
+    match what {
+        Crash::TripleFault => VcpuEnd::TripleFault {
+            rip: vcpu.get_regs().ok().map(|r| r.rip),
+        },
+        Crash::InternalError => {
+            // SAFETY: the caller promises the exit reason is
+            // INTERNAL_ERROR, so the internal member of the union is
+            // active; it is copied out before any other ioctl can change
+            // the mapping.
+            let internal = unsafe { (*run).__bindgen_anon_1.internal };
+            let n = (internal.ndata as usize).min(internal.data.len());
+            VcpuEnd::InternalError {
+                suberror: internal.suberror,
+                data: internal.data[..n].to_vec(),
+                dump: crash::capture(vcpu, ctx.memory.as_ref()),
+            }
+        }
+        Crash::FailEntry { reason } => VcpuEnd::FailEntry {
+            reason,
+            dump: crash::capture(vcpu, ctx.memory.as_ref()),
+        },
     }
 }
 
@@ -299,44 +246,20 @@ fn exit_key(exit: &Result<VcpuExit<'_>, kvm_ioctls::Error>) -> (ExitReason, u64)
     }
 }
 
+/// The width of one element of the PIO access in `run`, or 1 when the
+/// exit is not a PIO one ([`dispatch`] ignores it then).
+///
 /// # Safety
-/// `run` must point at a mapped kvm_run whose exit reason is KVM_EXIT_IO.
+/// `run` must point at a mapped kvm_run.
 #[inline(always)]
 unsafe fn io_size(run: *const kvm_run) -> usize {
-    // SAFETY: the caller promises a mapped kvm_run whose exit reason is
-    // KVM_EXIT_IO, so the io member of the union is the active one.
+    // SAFETY: the caller promises a mapped kvm_run; the io member of the
+    // union is read only when the exit reason says it is the active one.
     unsafe {
-        debug_assert_eq!((*run).exit_reason, KVM_EXIT_IO);
-        ((*run).__bindgen_anon_1.io.size as usize).max(1)
-    }
-}
-
-/// An OUT, possibly a string OUT (`rep outs`): each element is one access
-/// of `size` bytes, as the hardware would issue it.
-#[inline]
-fn pio_out(ctx: &VcpuContext, port: u16, data: &[u8], size: usize) -> IoOutcome {
-    for chunk in data.chunks(size) {
-        match ctx.pio.write(ctx.index, port as u64, chunk) {
-            Access::Handled(IoOutcome::Continue) => {}
-            Access::Handled(stop) => return stop,
-            Access::Unmapped => ctx.counters.bump(ExitKind::UnmappedPio),
+        if (*run).exit_reason == KVM_EXIT_IO {
+            (*run).__bindgen_anon_1.io.size as usize
+        } else {
+            1
         }
     }
-    IoOutcome::Continue
-}
-
-/// An IN, possibly a string IN.
-#[inline]
-fn pio_in(ctx: &VcpuContext, port: u16, data: &mut [u8], size: usize) -> IoOutcome {
-    let mut outcome = IoOutcome::Continue;
-    for chunk in data.chunks_mut(size) {
-        match ctx.pio.read(ctx.index, port as u64, chunk) {
-            Access::Unmapped => ctx.counters.bump(ExitKind::UnmappedPio),
-            // A stopping read (an absent device) still completes the
-            // string; the VM stops after it.
-            Access::Handled(IoOutcome::Stop(r)) => outcome = IoOutcome::Stop(r),
-            Access::Handled(IoOutcome::Continue) => {}
-        }
-    }
-    outcome
 }

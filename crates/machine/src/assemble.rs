@@ -376,8 +376,7 @@ fn lab_fastpaths(kvm: &HostKvm, vm: &Vm, lab: LabFixtures) -> Result<Fastpaths, 
     let fd = vm.fd();
     if lab.ioeventfds {
         let dm = Datamatch::U32(abi::PROBE_DATAMATCH_VALUE);
-        // Without "any length" KVM refuses a length-0 MMIO ioeventfd; fall
-        // back to a 4-byte datamatch-free match is not expressible, so the
+        // Without "any length" KVM refuses a length-0 MMIO ioeventfd; the
         // MMIO wildcard then matches the value the probe writes.
         let mmio_wild = if kvm.has_ioeventfd_any_length() {
             Datamatch::Any

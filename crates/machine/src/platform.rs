@@ -139,8 +139,6 @@ pub(crate) struct PlatformOptions {
 /// What the machine keeps of the platform after building it.
 pub(crate) struct Platform {
     pub pci: PciDevices,
-    /// Kept alive: the ECAM read-only memslot lives in the shadow sink.
-    pub _ecam_ro: bool,
     /// The PM block (S3: wake enables and status).
     pub pm: Arc<PmIo>,
     /// The RTC (S3: the shutdown status byte).
@@ -304,7 +302,6 @@ pub(crate) fn build(
         .map_or(0, |t| t.gpa);
     Ok(Platform {
         pci,
-        _ecam_ro: opts.ecam_ro,
         pm,
         rtc,
         rtc_alarms,

@@ -204,6 +204,14 @@ impl Machine {
                         // must end, not park.
                         suspending.store(false, Ordering::Release);
                         parked.iter_mut().for_each(|p| *p = false);
+                        // Re-arm the stop flags here, while no vCPU runs,
+                        // not on each vCPU thread after its resume: a slow
+                        // vCPU clearing its own flag could wipe out the
+                        // stop of a VM that a faster one already ended, and
+                        // then never stop.
+                        for s in &stops {
+                            s.store(false, Ordering::Release);
+                        }
                         match self.sleep_and_resume(deadline, &resume_txs) {
                             Some(o) => outcome = Some(o),
                             None => resumes += 1,
@@ -360,7 +368,6 @@ fn run_with_sleeps(
                 what: format!("resuming from S3: {e}"),
             };
         }
-        ctx.stop.store(false, Ordering::Release);
     }
 }
 

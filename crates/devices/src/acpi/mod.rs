@@ -11,14 +11,16 @@
 //! ```
 //!
 //! RSDP → RSDT (32-bit) and XSDT (64-bit) → FACP, APIC, (MCFG);
-//! FACP → FACS, DSDT. Every checksum is valid; [`parse`] is an independent
-//! walker that checks them (and is what the tests use).
+//! FACP → FACS, DSDT. Every checksum is valid; `parse` is an independent
+//! walker that checks them (what the tests and fuzz targets use; built
+//! only for them, with the `test-utils` feature).
 //!
 //! kvm-unit-tests only reads RSDP → RSDT/XSDT → FACP.PM_TMR_BLK (and s3
 //! the PM1 blocks and FACS); the MADT and MCFG are there for guests that
 //! look (Linux, or tests written later).
 
 mod aml;
+#[cfg(any(test, feature = "test-utils"))]
 pub mod parse;
 mod tables;
 

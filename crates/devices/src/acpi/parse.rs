@@ -2,7 +2,8 @@
 //! RSDT and XSDT, and verifies every signature, length and checksum on the
 //! way. It shares no code with the builder (its own byte readers, its own
 //! offsets from the spec), so a builder bug cannot hide behind a matching
-//! parser bug. Tests use it; the machine may use it as a start-up check.
+//! parser bug. Tests and the fuzz targets use it; it is built only for
+//! them (`test-utils` feature), never into a trapline binary.
 
 use std::ops::Range;
 

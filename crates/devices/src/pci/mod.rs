@@ -38,9 +38,9 @@
 //! | host bridge | 00:00.0 | class 0x0600 |
 //! | pci-testdev | 00:02.0 (devfn 0x10) | where QEMU puts it with `-vga none` |
 //!
-//! The ECAM window must not overlap guest RAM: with RAM allowed up to 3 GiB
-//! (`trapline_abi::MAX_RAM_MIB`), 0xB000_0000 is inside RAM for guests with
-//! more than 2816 MiB; the machine must cap RAM or move ECAM.
+//! The ECAM window must not overlap guest RAM: RAM ends at 3 GiB at most
+//! (`trapline_abi::MAX_RAM_MIB`), where ECAM begins; `trapline_abi` asserts
+//! that order at compile time.
 //!
 //! # Design
 //!
@@ -59,6 +59,8 @@ mod device;
 mod ecam;
 mod host_bridge;
 mod io_front;
+#[cfg(any(test, feature = "test-utils"))]
+mod recording;
 pub mod registry;
 mod shadow;
 mod testdev;
@@ -78,10 +80,9 @@ pub use device::{BarMap, PciDevice};
 pub use ecam::PciConfigMmio;
 pub use host_bridge::{HostBridge, HOST_BRIDGE_CLASS, HOST_BRIDGE_DEVICE, REDHAT_VENDOR};
 pub use io_front::{PciConfigIo, CONFIG_ADDRESS_PORT, CONFIG_DATA_PORT, CONFIG_IO_LEN};
-pub use registry::{
-    IoEventHandle, IoEventRegistration, IoEventRegistry, NoIoEvents, RecordingRegistry,
-    Registration, RegistryEvent, Space,
-};
+#[cfg(any(test, feature = "test-utils"))]
+pub use recording::{RecordingRegistry, Registration, RegistryEvent};
+pub use registry::{IoEventHandle, IoEventRegistration, IoEventRegistry, NoIoEvents, Space};
 pub use shadow::{MemoryShadow, ShadowHandle, ShadowSink};
 pub use testdev::{PciTestDev, TestKind, TestSpec, TESTDEV_CLASS, TESTDEV_DEVICE, TESTS};
 pub use window::{PciIoWindow, PciMmioWindow};

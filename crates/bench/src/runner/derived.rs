@@ -1,0 +1,89 @@
+//! Values derived across scenarios and VMMs, and trapline's own footprint.
+
+use trapline_report::Report;
+
+/// The user-exit premium both VMMs can be measured on alike: pci-testdev's
+/// port I/O test without and with an ioeventfd (each VMM registers its
+/// own); and each VMM's own cost per user exit over the raw-KVM floor.
+pub(super) fn add_peer_derived(report: &mut Report) {
+    use trapline_report::derive::{difference, ratio};
+    let raw = report
+        .derived
+        .iter()
+        .find(|d| d.name == "raw-kvm:user-exit-premium")
+        .cloned();
+    let mut own = Vec::new();
+    for vmm in ["trapline", "qemu"] {
+        let Some(p) = difference(
+            report,
+            vmm,
+            "pci-io-user-exit-premium",
+            "portio-no-eventfd:pci-io",
+            "portio-wildcard-eventfd:pci-io",
+            "pci-testdev OUTB served in user space over the same OUTB served by an ioeventfd",
+        ) else {
+            continue;
+        };
+        if let Some(raw) = &raw {
+            own.push(trapline_report::Derived {
+                name: trapline_report::scenario_key(vmm, "own-cost-per-user-exit"),
+                value: p.value - raw.value,
+                unit: "cycles".into(),
+                formula: format!("{} − raw-kvm:user-exit-premium", p.name),
+                note: Some(
+                    "what the VMM itself spends per exit to user space, over a bare KVM_RUN loop"
+                        .into(),
+                ),
+            });
+        }
+        report.derived.push(p);
+    }
+    if let [t, q] = own.as_slice() {
+        let r = ratio(
+            "own-cost-ratio-trapline-vs-qemu",
+            t,
+            q,
+            "trapline's own cost per user exit as a fraction of QEMU's (goal: at most 0.25)",
+        );
+        report.derived.extend(own.clone());
+        report.derived.extend(r);
+    } else {
+        report.derived.extend(own);
+    }
+}
+
+/// trapline's own cost, as derived values (goals from the hygiene issue;
+/// Firecracker's published figures for scale).
+pub(super) fn add_footprint(report: &mut Report, exe: &std::path::Path, runs: u32) {
+    let f = match crate::footprint::measure(exe, runs) {
+        Ok(f) => f,
+        Err(e) => {
+            eprintln!("trapline bench: warning: footprint not measured: {e}");
+            return;
+        }
+    };
+    let median = |mut v: Vec<f64>| {
+        v.sort_by(f64::total_cmp);
+        v[v.len() / 2]
+    };
+    let cpu = median(f.iter().map(|x| x.cpu_ms_to_first_run).collect());
+    let rss = median(f.iter().map(|x| x.rss_beyond_guest_mib).collect());
+    report.derived.push(trapline_report::Derived {
+        name: trapline_report::derive::VMM_CPU_TO_FIRST_KVM_RUN.into(),
+        value: cpu,
+        unit: "ms".into(),
+        formula: format!(
+            "median over {runs} `trapline run` processes: CPU time from exec to the first KVM_RUN"
+        ),
+        note: Some("goal: at most 3 CPU-ms (Firecracker promises 8)".into()),
+    });
+    report.derived.push(trapline_report::Derived {
+        name: trapline_report::derive::VMM_RSS_BEYOND_GUEST.into(),
+        value: rss,
+        unit: "MiB".into(),
+        formula: format!(
+            "median over {runs} `trapline run` processes: resident memory outside guest RAM"
+        ),
+        note: Some("goal: at most 4 MiB (Firecracker promises 5)".into()),
+    });
+}

@@ -1,0 +1,83 @@
+//! Runs the lab: fresh VMs per repeat, scenarios interleaved across
+//! repeats, every result checked, everything gathered into a Report.
+//!
+//! Its jobs, one module each: [`schedule`] picks the units of each repeat
+//! and their order and assembles the report; [`probe`] runs trapline's
+//! probe VMs, [`peer_run`] takes QEMU's, [`floor_run`] the raw-KVM floor's;
+//! [`ucall`] pairs the guest's BEGIN and RESULT ucalls into batches;
+//! [`checks`] verifies each batch did what its path claims; [`derived`]
+//! adds the values computed across scenarios.
+
+mod checks;
+mod derived;
+mod floor_run;
+mod peer_run;
+mod probe;
+mod schedule;
+mod ucall;
+
+use std::time::Duration;
+
+use trapline_report::{Sample, ScenarioResult};
+
+pub use schedule::{listing, run_lab};
+
+/// How to run the lab.
+#[derive(Clone, Debug)]
+pub struct LabOptions {
+    /// Fresh-VM repeats per scenario.
+    pub repeat: u32,
+    /// TSC cycles a timed batch must last.
+    pub goal_cycles: u64,
+    /// First batch size.
+    pub min_iters: u64,
+    /// Largest batch.
+    pub max_iters: u64,
+    /// Untimed iterations before the batches.
+    pub warmup: u64,
+    /// Scenario filter (comma-separated globs), if any.
+    pub only: Option<String>,
+    /// Whether --quick chose the above.
+    pub quick: bool,
+    /// Longest a probe VM may run.
+    pub vm_timeout: Duration,
+    /// Longest the hypercall VM may run before the hypercall is declared
+    /// not to return.
+    pub hypercall_timeout: Duration,
+    /// Draw a progress bar on stderr.
+    pub progress: bool,
+    /// Seccomp filters on the VMs' vCPU threads (the lab's main thread goes
+    /// on building VMs, so it stays unfiltered).
+    pub seccomp: bool,
+    /// The trapline binary, to measure its own footprint with fresh
+    /// `trapline run` processes (`None`: not measured).
+    pub footprint_exe: Option<std::path::PathBuf>,
+    /// QEMU, to run the same probe on as a peer (`--peer qemu`).
+    pub peer: Option<crate::peer::Qemu>,
+    /// Profile trapline's VMs (`--stat`'s machinery): each scenario gets
+    /// trapline's own handling time per exit, and each repeat one more VM
+    /// without the profile gives its overhead.
+    pub stat: bool,
+}
+
+/// Per-scenario accumulation across repeats.
+#[derive(Default)]
+pub(super) struct Acc {
+    pub(super) samples: Vec<Sample>,
+    pub(super) failure: Option<String>,
+    pub(super) unsupported: Option<String>,
+    pub(super) check: Option<String>,
+}
+
+pub(super) fn finish_result(mut r: ScenarioResult, a: Acc) -> ScenarioResult {
+    if let Some(c) = a.check {
+        r = r.with_check(c);
+    }
+    r = r.with_samples(a.samples);
+    if let Some(f) = a.failure {
+        r = r.failed(f);
+    } else if let Some(u) = a.unsupported {
+        r = r.unsupported(u);
+    }
+    r
+}

@@ -1,0 +1,213 @@
+//! trapline's probe VMs: build one for a machine kind, run its scenarios,
+//! and take each scenario's last batch into its accumulator.
+
+use std::collections::BTreeMap;
+use std::sync::mpsc::channel;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use trapline_abi::{ResultStatus, PROBE_READ_VALUE};
+use trapline_exit::ExitKind;
+use trapline_machine::{
+    HostKvm, LabFixtures, Machine, MachineConfig, Outcome, SeccompMode, SerialOutput,
+};
+use trapline_report::Sample;
+
+use super::checks::{describe_check, verify};
+use super::ucall::{collect, kernel_exits, loop_exits, ProbeRun};
+use super::{Acc, LabOptions};
+use crate::catalog::{Check, MachineKind, Scenario};
+use crate::doorbell::Consumer;
+use crate::pump;
+
+pub(super) struct ProbeOutcome {
+    pub(super) probe: ProbeRun,
+    pub(super) tsc_khz: u64,
+}
+
+pub(super) fn cmdline(list: &[&Scenario], opts: &LabOptions) -> String {
+    let ids: Vec<String> = list
+        .iter()
+        .filter_map(|s| trapline_abi::scenario_by_name(s.name))
+        .map(|a| a.id.to_string())
+        .collect();
+    format!(
+        "s={} goal={} min={} max={} warmup={}",
+        ids.join(","),
+        opts.goal_cycles,
+        opts.min_iters,
+        opts.max_iters,
+        opts.warmup
+    )
+}
+
+pub(super) fn run_probe(
+    kvm: &HostKvm,
+    kind: MachineKind,
+    list: &[&Scenario],
+    opts: &LabOptions,
+    timeout: Duration,
+) -> Result<ProbeOutcome, String> {
+    let (tx, rx) = channel();
+    let serial = Arc::new(Mutex::new(Vec::new()));
+    let mut cfg = MachineConfig::new(trapline_guest::PROBE.to_vec(), "probe");
+    cfg.append = cmdline(list, opts);
+    if matches!(kind, MachineKind::Smp | MachineKind::SmpX2apic) {
+        cfg.vcpus = 2;
+        cfg.append.push_str(" cpus=2");
+        if kind == MachineKind::SmpX2apic {
+            cfg.append.push_str(" x2apic=1");
+        }
+    }
+    // Each machine gets the least it needs: no scenario uses the PIT, and
+    // the HLT scenario needs no interrupt controller at all.
+    cfg.pit = false;
+    if kind == MachineKind::NoIrqchip {
+        cfg.irqchip = trapline_machine::Irqchip::None;
+    }
+    cfg.serial = SerialOutput::Capture(serial.clone());
+    cfg.timeout = Some(timeout);
+    cfg.ucall_sink = Some(tx);
+    cfg.lab = LabFixtures::all();
+    // The exit profile gives trapline's own handling time per exit,
+    // measured directly (`--no-stat` measures without it).
+    cfg.profile = opts.stat;
+    cfg.pci_testdev = true;
+    cfg.ecam_ro = kind == MachineKind::EcamRo;
+    cfg.seccomp = if opts.seccomp {
+        SeccompMode::VcpusOnly
+    } else {
+        SeccompMode::Off
+    };
+    let machine = Machine::build(kvm, cfg).map_err(|e| format!("building the probe VM: {e}"))?;
+    let handles = machine
+        .lab_handles()
+        .map_err(|e| format!("probe VM handles: {e}"))?;
+    let consumer = Consumer::spawn(handles.doorbells, opts.seccomp)
+        .map_err(|e| format!("doorbell consumer: {e}"))?;
+    let pump = match pump::spawn(rx, handles.irqfd, handles.memory, opts.seccomp) {
+        Ok(p) => p,
+        Err(e) => {
+            consumer.finish();
+            return Err(format!("ucall pump: {e}"));
+        }
+    };
+    let tsc_khz = machine.tsc_khz().unwrap_or(0) as u64;
+    let functions = machine.pci().bus.devfns().count() as u64;
+    let run = machine.run();
+    // The machine is gone (its ucall sender with it), so the pump ends.
+    let doorbells = consumer.finish();
+    let pumped = pump.join().unwrap_or_default();
+    let run = run.map_err(|e| format!("running the probe VM: {e}"))?;
+    let serial =
+        String::from_utf8_lossy(&serial.lock().unwrap_or_else(|e| e.into_inner())).into_owned();
+    Ok(ProbeOutcome {
+        probe: collect(pumped, doorbells, run, serial, functions),
+        tsc_khz,
+    })
+}
+
+pub(super) fn absorb(
+    acc: &mut BTreeMap<&'static str, Acc>,
+    list: &[&Scenario],
+    run: &ProbeRun,
+    opts: &LabOptions,
+) {
+    let good_end = run.run.outcome == Outcome::DebugExit(0);
+    for s in list {
+        let a = acc.entry(s.name).or_default();
+        let id = trapline_abi::scenario_by_name(s.name)
+            .map(|x| x.id)
+            .unwrap_or(u32::MAX);
+        let Some(last) = run.batches.get(&id).and_then(|b| b.last()) else {
+            // The hypercall VM runs that one scenario alone (warm-up
+            // included), so a timeout there means the hypercall never
+            // returned.
+            let why = if s.machine == MachineKind::Hypercall && run.run.outcome == Outcome::Timeout
+            {
+                a.unsupported.get_or_insert(format!(
+                    "the hypercall did not return within {:.0} s: the vCPU spins inside KVM_RUN (seen on nested KVM); \
+                     trapline kicked and stopped it",
+                    opts.hypercall_timeout.as_secs_f64()
+                ));
+                continue;
+            } else {
+                format!(
+                    "no result from the probe ({}); serial tail: {}",
+                    run.run.outcome.describe(),
+                    tail(&run.serial)
+                )
+            };
+            a.failure.get_or_insert(why);
+            continue;
+        };
+        if !good_end && s.machine != MachineKind::Hypercall {
+            a.failure.get_or_insert(format!(
+                "probe VM ended badly: {}",
+                run.run.outcome.describe()
+            ));
+        }
+        match ResultStatus::from_raw(last.status) {
+            Some(ResultStatus::Ok) => {}
+            Some(ResultStatus::BadValue) => {
+                a.failure.get_or_insert(match s.group {
+                    "irq" => format!(
+                        "the guest's interrupt handler did not see every interrupt in time (count {:#x})",
+                        last.value
+                    ),
+                    "pci" | "pci-config" => format!("the guest's PCI check failed (read {:#x})", last.value),
+                    _ => format!("read back {:#x}, expected {PROBE_READ_VALUE:#x}", last.value),
+                });
+            }
+            Some(ResultStatus::Unsupported) => {
+                a.unsupported
+                    .get_or_insert("the probe cannot run it on this CPU".into());
+                continue;
+            }
+            None => {
+                a.failure
+                    .get_or_insert(format!("unknown status {}", last.status));
+            }
+        }
+        let total: u64 = opts.warmup
+            + run
+                .batches
+                .get(&id)
+                .map(|v| v.iter().map(|b| b.iterations).sum())
+                .unwrap_or(0);
+        let mut exits = loop_exits(last);
+        if let Check::Testdev(_) = s.check {
+            // The guest reads pci-testdev's `count` once per batch, inside
+            // the BEGIN/RESULT window: that read is not part of the loop.
+            let read = if s.name.ends_with(":pci-mem") {
+                ExitKind::MmioRead
+            } else {
+                ExitKind::PioRead
+            };
+            if let Some(v) = exits.get_mut(read.name()) {
+                *v -= 1;
+                if *v == 0 {
+                    exits.remove(read.name());
+                }
+            }
+        }
+        if let Err(why) = verify(s.check, last, &exits, total, run) {
+            a.failure.get_or_insert(why);
+        } else if a.check.is_none() {
+            a.check = Some(describe_check(s.check, last.iterations));
+        }
+        let mut sample = Sample::new(last.iterations, last.cycles);
+        sample.exits = exits;
+        sample.handling = last.handling.map(|h| trapline_report::Handling {
+            exits: h.exits,
+            cycles: h.cycles,
+        });
+        sample.kvm_exits = kernel_exits(last);
+        a.samples.push(sample);
+    }
+}
+
+pub(super) fn tail(s: &str) -> String {
+    let t: Vec<&str> = s.lines().rev().take(3).collect();
+    t.into_iter().rev().collect::<Vec<_>>().join(" | ")
+}

@@ -1,0 +1,88 @@
+//! What `-h`, `-version` and the `help` listings print.
+
+use clap::CommandFactory;
+
+use super::options::Opt;
+use super::{MAX_MEM_MIB, MAX_VCPUS, QEMU_COMPAT_VERSION};
+use crate::args::Cli;
+
+pub(super) fn version_line() -> String {
+    format!(
+        "QEMU emulator version {QEMU_COMPAT_VERSION} (trapline {})",
+        env!("CARGO_PKG_VERSION")
+    )
+}
+
+/// `-version`: the line version sniffers parse, then what trapline is.
+pub(super) fn version_text() -> String {
+    format!(
+        "{}\ntrapline {} is not QEMU: the QEMU version is a compatibility string\n",
+        version_line(),
+        env!("CARGO_PKG_VERSION")
+    )
+}
+
+/// The options' entries in `-h`, from the option table.
+fn option_entries() -> String {
+    Opt::ALL
+        .iter()
+        .filter_map(|o| o.spec().help)
+        .collect::<String>()
+        .replace("{MAX_VCPUS}", &MAX_VCPUS.to_string())
+        .replace("{MAX_MEM_MIB}", &MAX_MEM_MIB.to_string())
+}
+
+pub(super) fn help_text() -> String {
+    let native = Cli::command().render_help().to_string();
+    format!(
+        "{version}
+trapline — QEMU-compatible front end to trapline, a lean VMM on Linux KVM.
+The QEMU version above is a compatibility string for scripts that look for
+QEMU: trapline is not QEMU and runs no QEMU code.
+
+usage: trapline -kernel FILE [QEMU options]    (the QEMU spellings below)
+       trapline run --kernel FILE [flags]      (trapline's own; trapline run --help)
+
+QEMU options trapline accepts (two dashes work too, as in QEMU):
+{options}Any other option is refused by name (status 2). Exit statuses are those of
+trapline run: (V<<1)|1 when the guest writes V to port 0xf4, 4 when the kernel
+cannot be loaded, 6 without KVM, 10 on a triple fault (trapline never reboots).
+
+trapline's own commands:
+{native}",
+        version = version_line(),
+        options = option_entries(),
+    )
+}
+
+pub(super) fn device_list() -> &'static str {
+    "Misc devices:
+name \"isa-debug-exit\", bus ISA, desc \"always present in trapline (iobase=0xf4,iosize=0x4)\"
+name \"pc-testdev\", bus ISA
+name \"pci-testdev\", bus PCI, desc \"PCI Test Device\"
+"
+}
+
+pub(super) fn device_options(name: &str) -> String {
+    match name {
+        "isa-debug-exit" => "isa-debug-exit options:
+  iobase=<uint32>        - 0xf4 (the only value trapline accepts)
+  iosize=<uint32>        - 0x4 (the only value trapline accepts)
+"
+        .to_owned(),
+        _ => format!("There are no options for {name}.\n"),
+    }
+}
+
+/// `-machine help`.
+pub(super) const MACHINE_LIST: &str = "Supported machines are:\n\
+     pc                   Standard PC (trapline's PC machine, KVM only) (default)\n";
+
+/// `-cpu help`.
+pub(super) const CPU_LIST: &str = "Available CPUs:\n\
+     x86 host             KVM processor with all supported host features\n\
+     x86 max              Enables all features supported by the accelerator in the current host\n\
+     x86 qemu64           QEMU Virtual CPU version 2.5+\n";
+
+/// `-accel help`.
+pub(super) const ACCEL_LIST: &str = "Accelerators supported in QEMU binary:\nkvm\n";

@@ -1,0 +1,42 @@
+//! QEMU-compatible spellings: `trapline -kernel FILE -smp N …`.
+//!
+//! Harnesses written for QEMU (kvm-unit-tests' `run_tests.sh` above all)
+//! drive `qemu-system-x86_64` with single-dash options. When trapline's first
+//! argument is one of those, `main` hands the whole argv to [`main`] here. We
+//! accept exactly the options whose meaning overlaps `trapline run`, turn
+//! them into a [`RunArgs`] and let [`run_cmd::run`] build and run the machine,
+//! so the exit statuses are `trapline run`'s. Anything else is refused by
+//! name with status 2; nothing is dropped silently, and what is accepted but
+//! ignored is listed in the README.
+
+//!
+//! The jobs are split: [`options`] is the one table of accepted options,
+//! [`parse`] walks argv into an [`parse::Action`] (with [`values`] checking
+//! each option's value), [`translate`] turns a run into `trapline run`'s
+//! arguments, [`help`] holds what is printed, and [`launch`] is the entry
+//! point.
+
+mod help;
+mod launch;
+mod options;
+mod parse;
+mod translate;
+mod values;
+
+#[cfg(test)]
+mod tests;
+
+pub use launch::main;
+pub use options::is_qemu_style;
+
+/// The QEMU version trapline claims in `-version` and `-h`. A compatibility
+/// string for version-sniffing scripts: the QEMU whose `-machine pc`
+/// behaviour trapline's machine follows for kvm-unit-tests.
+pub const QEMU_COMPAT_VERSION: &str = "7.2.0";
+
+/// `trapline run --smp`'s and `--mem`'s upper limits (args.rs; a unit test
+/// checks the two agree).
+const MAX_VCPUS: u64 = 64;
+const MAX_MEM_MIB: u64 = 3072;
+
+const MIB: u128 = 1 << 20;

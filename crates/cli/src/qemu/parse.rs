@@ -1,0 +1,149 @@
+//! The QEMU-style command line, option by option, into an [`Action`].
+
+use std::path::PathBuf;
+
+use super::options::{accepted_list, Opt};
+use super::values::{
+    is_help, only, parse_accel, parse_device, parse_initrd, parse_machine, parse_mem, parse_serial,
+    parse_smp, DeviceSpec,
+};
+use crate::args::{DeviceArg, IrqchipArg, SerialSpec};
+
+/// What a QEMU-style command line asks for.
+#[derive(Debug, PartialEq)]
+pub enum Action {
+    /// Boot a guest.
+    Run(QemuRun),
+    /// `-h`, `-help`, `--help`.
+    Help,
+    /// `-version`, `--version`.
+    Version,
+    /// `-device help` / `-device ?`.
+    ListDevices,
+    /// `-device NAME,help`.
+    DeviceOptions(&'static str),
+    /// `-machine help`.
+    ListMachines,
+    /// `-cpu help`.
+    ListCpus,
+    /// `-accel help`.
+    ListAccels,
+}
+
+/// The options of a QEMU-style run, as given (defaults are applied by
+/// [`QemuRun::into_run_args`]).
+#[derive(Debug, Default, PartialEq)]
+pub struct QemuRun {
+    pub kernel: Option<String>,
+    pub append: Option<String>,
+    pub initrd: Option<PathBuf>,
+    pub smp: Option<u32>,
+    pub cpu: Option<trapline_machine::CpuModel>,
+    pub mem_mib: Option<u64>,
+    pub devices: Vec<DeviceArg>,
+    pub serial: Option<SerialSpec>,
+    pub nographic: bool,
+    pub nodefaults: bool,
+    /// `-machine kernel_irqchip=on|split|off`.
+    pub irqchip: Option<IrqchipArg>,
+    /// `-machine pit=off`.
+    pub no_pit: bool,
+    /// Printed as `trapline: warning: …` before the run.
+    pub warnings: Vec<String>,
+}
+
+/// Parse QEMU-style arguments (without argv[0]). Options are processed in
+/// order; `-h`, `-version` and the `help` listings act where they appear,
+/// as in QEMU. `Err` is a usage error message (status 2).
+pub fn parse<S: AsRef<str>>(args: &[S]) -> Result<Action, String> {
+    let mut q = QemuRun::default();
+    let mut it = args.iter().map(AsRef::as_ref);
+    while let Some(arg) = it.next() {
+        let bare = match arg.strip_prefix("--").or_else(|| arg.strip_prefix('-')) {
+            Some(n) if !n.is_empty() => n,
+            _ => {
+                return Err(format!(
+                    "unexpected argument '{arg}': QEMU would take it as a disk image, and \
+                     trapline has no disks (boot a guest with -kernel FILE)"
+                ))
+            }
+        };
+        let Some(opt) = Opt::from_name(bare) else {
+            return Err(format!(
+                "unsupported QEMU option '{arg}' (trapline accepts: {})",
+                accepted_list()
+            ));
+        };
+        let v = if opt.spec().takes_value {
+            it.next()
+                .ok_or_else(|| format!("QEMU option '{arg}' needs a value"))?
+        } else {
+            ""
+        };
+        match opt {
+            Opt::Kernel => q.kernel = Some(v.to_owned()),
+            Opt::Append => q.append = Some(v.to_owned()),
+            Opt::Initrd => q.initrd = Some(parse_initrd(v)?),
+            Opt::Smp => q.smp = Some(parse_smp(v, &mut q.warnings)?),
+            Opt::Mem => q.mem_mib = Some(parse_mem(v)?),
+            Opt::Device => match parse_device(v)? {
+                DeviceSpec::Add(Some(d)) => {
+                    if !q.devices.contains(&d) {
+                        q.devices.push(d)
+                    }
+                }
+                DeviceSpec::Add(None) => {}
+                DeviceSpec::List => return Ok(Action::ListDevices),
+                DeviceSpec::Options(n) => return Ok(Action::DeviceOptions(n)),
+            },
+            Opt::Serial => {
+                if q.serial.is_some() {
+                    return Err(format!(
+                        "a second -serial ('{v}'): trapline has one serial port (COM1)"
+                    ));
+                }
+                q.serial = Some(parse_serial(v)?);
+            }
+            Opt::Display => only("-display", v, "none", "trapline has no display")?,
+            Opt::Vga => only("-vga", v, "none", "trapline has no display")?,
+            Opt::Nographic => q.nographic = true,
+            Opt::Nodefaults => q.nodefaults = true,
+            // trapline never reboots: a reset or triple fault ends the run
+            // (status 10). -name only titles QEMU's windows and logs.
+            Opt::NoReboot | Opt::EnableKvm | Opt::NoUserConfig | Opt::Name => {}
+            Opt::Machine | Opt::MachineShort => {
+                if parse_machine(v, &mut q)? {
+                    return Ok(Action::ListMachines);
+                }
+            }
+            Opt::Accel => {
+                if parse_accel(v)? {
+                    return Ok(Action::ListAccels);
+                }
+            }
+            Opt::Global => only(
+                "-global",
+                v,
+                "kvm-pit.lost_tick_policy=discard",
+                "trapline accepts only that -global",
+            )?,
+            Opt::Cpu => {
+                if is_help(v) {
+                    return Ok(Action::ListCpus);
+                }
+                // Harnesses written for QEMU pass models and properties
+                // trapline does not model: skip those with a warning.
+                let (model, ignored) = trapline_machine::CpuModel::parse_lenient(v);
+                q.warnings.extend(
+                    ignored
+                        .into_iter()
+                        .map(|w| format!("-cpu {v}: {w} (skipped)")),
+                );
+                q.cpu = Some(model);
+            }
+            Opt::H | Opt::Help => return Ok(Action::Help),
+            Opt::Version => return Ok(Action::Version),
+        }
+    }
+    Ok(Action::Run(q))
+}

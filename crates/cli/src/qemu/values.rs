@@ -1,0 +1,336 @@
+//! The values of QEMU options: QEMU's comma lists, integers and sizes, and
+//! each option's value checked against what trapline can do.
+
+use std::path::PathBuf;
+
+use super::parse::QemuRun;
+use super::{MAX_MEM_MIB, MAX_VCPUS, MIB};
+use crate::args::{DeviceArg, IrqchipArg, SerialSpec};
+
+pub(super) fn is_help(v: &str) -> bool {
+    matches!(v, "?" | "help")
+}
+
+pub(super) fn only(opt: &str, v: &str, allowed: &str, why: &str) -> Result<(), String> {
+    if v == allowed {
+        Ok(())
+    } else {
+        Err(format!(
+            "unsupported {opt} '{v}': {why} (only {opt} {allowed})"
+        ))
+    }
+}
+
+/// Split a QEMU option list on commas; `,,` is a literal comma.
+pub(super) fn split_opts(v: &str) -> Vec<String> {
+    let mut items = vec![String::new()];
+    let mut chars = v.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c == ',' {
+            if chars.peek() == Some(&',') {
+                chars.next();
+                items.last_mut().unwrap().push(',');
+            } else {
+                items.push(String::new());
+            }
+        } else {
+            items.last_mut().unwrap().push(c);
+        }
+    }
+    items
+}
+
+/// A QEMU integer property: `0x` hex, leading-0 octal, or decimal.
+pub(super) fn parse_uint(s: &str) -> Option<u64> {
+    if let Some(h) = s.strip_prefix("0x").or_else(|| s.strip_prefix("0X")) {
+        u64::from_str_radix(h, 16).ok()
+    } else if s.len() > 1 && s.starts_with('0') {
+        u64::from_str_radix(&s[1..], 8).ok()
+    } else {
+        s.parse().ok()
+    }
+}
+
+pub(super) fn parse_initrd(v: &str) -> Result<PathBuf, String> {
+    let items = split_opts(v);
+    if items.len() != 1 || items[0].is_empty() {
+        return Err(format!(
+            "unsupported -initrd '{v}': trapline hands the guest one Multiboot module, \
+             not a comma-separated list"
+        ));
+    }
+    Ok(PathBuf::from(&items[0]))
+}
+
+/// `-smp N`, `-smp cpus=N[,maxcpus=M][,sockets=…,dies=…,clusters=…,cores=…,threads=…]`
+/// or `-smp N,sockets=…`: the number of vCPUs. As in QEMU, the count is
+/// `cpus`, else `maxcpus`, else the product of the topology.
+pub(super) fn parse_smp(v: &str, warnings: &mut Vec<String>) -> Result<u32, String> {
+    let bad = |why: String| format!("invalid -smp '{v}': {why}");
+    let (mut cpus, mut maxcpus) = (None, None);
+    let mut topology: Vec<(String, u64)> = Vec::new();
+    for (i, item) in split_opts(v).iter().enumerate() {
+        let (k, val) = match item.split_once('=') {
+            Some(kv) => kv,
+            None if i == 0 => ("cpus", item.as_str()),
+            None => return Err(bad(format!("'{item}' is not KEY=VALUE"))),
+        };
+        let n: u64 = val
+            .parse()
+            .ok()
+            .filter(|&n| n >= 1)
+            .ok_or_else(|| bad(format!("{k}='{val}' is not a number of at least 1")))?;
+        match k {
+            "cpus" => cpus = Some(n),
+            "maxcpus" => maxcpus = Some(n),
+            "sockets" | "dies" | "clusters" | "cores" | "threads" => {
+                topology.push((k.to_owned(), n))
+            }
+            _ => {
+                return Err(bad(format!(
+                    "unsupported key '{k}' (trapline takes cpus, maxcpus, sockets, dies, \
+                     clusters, cores, threads)"
+                )))
+            }
+        }
+    }
+    let product = (!topology.is_empty())
+        .then(|| topology.iter().fold(1u64, |p, (_, n)| p.saturating_mul(*n)));
+    let n = cpus.or(maxcpus).or(product).unwrap_or(1);
+    if n > MAX_VCPUS {
+        // QEMU's words: kvm-unit-tests' `run_tests.sh --probe-maxsmp`
+        // greps for "SMP CPUs" and takes the line's last word as the limit.
+        return Err(format!(
+            "Invalid SMP CPUs {n}. The max CPUs supported by machine 'pc' is {MAX_VCPUS}"
+        ));
+    }
+    if let Some(m) = maxcpus {
+        if m < n {
+            return Err(bad(format!("maxcpus ({m}) is less than cpus ({n})")));
+        }
+        if m > n {
+            warnings.push(format!(
+                "-smp maxcpus={m} ignored: trapline has no CPU hotplug; the guest gets {n} vCPUs"
+            ));
+        }
+    }
+    if topology.iter().any(|(_, t)| *t > 1) {
+        let t: Vec<String> = topology.iter().map(|(k, n)| format!("{k}={n}")).collect();
+        warnings.push(format!(
+            "-smp topology ({}) ignored: trapline does not model sockets, cores or threads; \
+             the guest gets {n} vCPUs",
+            t.join(",")
+        ));
+    }
+    Ok(n as u32)
+}
+
+/// `-m SIZE` / `-m size=SIZE`: MiB without a suffix, else B/K/M/G/T
+/// (either case, fractions allowed, as QEMU does). Whole MiB only.
+pub(super) fn parse_mem(v: &str) -> Result<u64, String> {
+    let bad = |why: &str| format!("invalid -m '{v}': {why}");
+    let mut size = None;
+    for (i, item) in split_opts(v).iter().enumerate() {
+        match item.split_once('=') {
+            Some(("size", s)) => size = Some(s.to_owned()),
+            None if i == 0 => size = Some(item.clone()),
+            Some((k, _)) if matches!(k, "slots" | "maxmem") => {
+                return Err(bad(&format!(
+                    "'{k}' is not supported: trapline has no memory hotplug"
+                )))
+            }
+            _ => {
+                return Err(bad(&format!(
+                    "unsupported '{item}' (trapline takes SIZE or size=SIZE)"
+                )))
+            }
+        }
+    }
+    let size = size.ok_or_else(|| bad("no size"))?;
+    let bytes =
+        parse_size(&size, MIB).ok_or_else(|| bad("expected a size such as 256, 256M or 1G"))?;
+    if !bytes.is_multiple_of(MIB) {
+        return Err(bad("trapline sizes guest RAM in whole MiB"));
+    }
+    let mib = bytes / MIB;
+    if !(1..=u128::from(MAX_MEM_MIB)).contains(&mib) {
+        return Err(bad(&format!(
+            "trapline gives a guest 1 MiB to {MAX_MEM_MIB} MiB of RAM"
+        )));
+    }
+    Ok(mib as u64)
+}
+
+/// A size in bytes: digits with an optional fraction, then an optional
+/// B/K/M/G/T suffix (no suffix: `default_unit`). Exact; `None` when the
+/// result is not a whole number of bytes or the text is not a size.
+pub(super) fn parse_size(s: &str, default_unit: u128) -> Option<u128> {
+    let split = s
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(s.len());
+    let (num, suffix) = s.split_at(split);
+    let unit: u128 = match suffix.to_ascii_lowercase().as_str() {
+        "" => default_unit,
+        "b" => 1,
+        "k" => 1 << 10,
+        "m" => 1 << 20,
+        "g" => 1 << 30,
+        "t" => 1 << 40,
+        _ => return None,
+    };
+    let (int, frac) = num.split_once('.').unwrap_or((num, ""));
+    let digits = format!("{int}{frac}");
+    if digits.is_empty() || digits.len() > 20 || !digits.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    let scaled = digits.parse::<u128>().ok()? * unit;
+    let den = 10u128.pow(frac.len() as u32);
+    scaled.is_multiple_of(den).then_some(scaled / den)
+}
+
+pub(super) enum DeviceSpec {
+    /// A device to add (`None`: isa-debug-exit, which is always there).
+    Add(Option<DeviceArg>),
+    List,
+    Options(&'static str),
+}
+
+const DEVICES_HINT: &str = "trapline has isa-debug-exit, pc-testdev and pci-testdev; \
+                            -device help lists them";
+
+pub(super) fn parse_device(v: &str) -> Result<DeviceSpec, String> {
+    let items = split_opts(v);
+    let first = items[0].as_str();
+    let driver = first.strip_prefix("driver=").unwrap_or(first);
+    if is_help(driver) {
+        return Ok(DeviceSpec::List);
+    }
+    let (name, dev) = match driver {
+        "pci-testdev" => ("pci-testdev", Some(DeviceArg::PciTestdev)),
+        "pc-testdev" => ("pc-testdev", Some(DeviceArg::PcTestdev)),
+        "isa-debug-exit" => ("isa-debug-exit", None),
+        _ => {
+            return Err(format!(
+                "unsupported QEMU device '{driver}' ({DEVICES_HINT})"
+            ))
+        }
+    };
+    let (mut iobase, mut iosize) = (None, None);
+    for item in &items[1..] {
+        if is_help(item) {
+            return Ok(DeviceSpec::Options(name));
+        }
+        let number = |val: &str| {
+            parse_uint(val).ok_or_else(|| format!("-device {v}: '{item}' is not a number"))
+        };
+        match (dev, item.split_once('=')) {
+            (_, Some(("id", _))) => {}
+            (None, Some(("iobase", val))) => iobase = Some(number(val)?),
+            (None, Some(("iosize", val))) => iosize = Some(number(val)?),
+            _ => {
+                let takes = if dev.is_none() {
+                    "iobase=0xf4,iosize=0x4"
+                } else {
+                    "no properties but id="
+                };
+                return Err(format!(
+                    "-device {v}: unsupported property '{item}' (trapline's {name} takes {takes})"
+                ));
+            }
+        }
+    }
+    if dev.is_none() && (iobase, iosize) != (Some(0xf4), Some(4)) {
+        let show = |x: Option<u64>, qemu_default: &str| match x {
+            Some(x) => format!("{x:#x}"),
+            None => format!("unset (QEMU's default is {qemu_default})"),
+        };
+        return Err(format!(
+            "unsupported -device {v}: trapline's isa-debug-exit is always present at \
+             iobase=0xf4,iosize=0x4 and takes no other values (got iobase={}, iosize={})",
+            show(iobase, "0x501"),
+            show(iosize, "0x2")
+        ));
+    }
+    Ok(DeviceSpec::Add(dev))
+}
+
+pub(super) fn parse_serial(v: &str) -> Result<SerialSpec, String> {
+    match v {
+        "stdio" => Ok(SerialSpec::Stdio),
+        "none" => Ok(SerialSpec::None),
+        _ => match v.strip_prefix("file:") {
+            Some(p) if !p.is_empty() => Ok(SerialSpec::File(PathBuf::from(p))),
+            _ => Err(format!(
+                "unsupported -serial '{v}' (trapline takes stdio, none or file:PATH)"
+            )),
+        },
+    }
+}
+
+/// `v` is an accelerator list (QEMU tries them in order); trapline is KVM
+/// only, so KVM must come first. `spelling` is how the user wrote it.
+pub(super) fn check_accel(v: &str, spelling: &str) -> Result<(), String> {
+    if v.split(':').next() == Some("kvm") {
+        Ok(())
+    } else {
+        Err(format!(
+            "unsupported {spelling}: trapline runs guests only on KVM (accel=kvm)"
+        ))
+    }
+}
+
+/// `-machine [type=]pc[,accel=kvm][,pit=on|off][,kernel_irqchip=on|split|off]`.
+/// `Ok(true)`: `-machine help`.
+pub(super) fn parse_machine(v: &str, q: &mut QemuRun) -> Result<bool, String> {
+    for (i, item) in split_opts(v).iter().enumerate() {
+        let (k, val) = match item.split_once('=') {
+            Some(kv) => kv,
+            None if i == 0 => ("type", item.as_str()),
+            None => return Err(format!("unsupported -machine property '{item}' in '{v}'")),
+        };
+        match (k, val) {
+            ("type", t) if is_help(t) => return Ok(true),
+            ("type", "pc") => {}
+            ("type", t) => {
+                return Err(format!(
+                    "unsupported machine type '{t}': trapline's machine stands in for QEMU's \
+                     -machine pc"
+                ))
+            }
+            ("accel", a) => check_accel(a, &format!("-machine accel={a}"))?,
+            ("pit", "on") => q.no_pit = false,
+            ("pit", "off") => q.no_pit = true,
+            ("kernel_irqchip" | "kernel-irqchip", "on" | "true" | "yes") => {
+                q.irqchip = Some(IrqchipArg::Kernel)
+            }
+            ("kernel_irqchip" | "kernel-irqchip", "split") => q.irqchip = Some(IrqchipArg::Split),
+            ("kernel_irqchip" | "kernel-irqchip", "off" | "false" | "no") => {
+                q.irqchip = Some(IrqchipArg::None)
+            }
+            _ => {
+                return Err(format!(
+                    "unsupported -machine property '{item}' (trapline accepts pc, accel=kvm, \
+                     pit=on|off, kernel_irqchip=on|split|off)"
+                ))
+            }
+        }
+    }
+    Ok(false)
+}
+
+/// `-accel kvm`. `Ok(true)`: `-accel help`.
+pub(super) fn parse_accel(v: &str) -> Result<bool, String> {
+    let items = split_opts(v);
+    let first = items[0].as_str();
+    let name = first.strip_prefix("accel=").unwrap_or(first);
+    if is_help(name) {
+        return Ok(true);
+    }
+    check_accel(name, &format!("-accel {name}"))?;
+    if let Some(p) = items.get(1) {
+        return Err(format!(
+            "unsupported -accel property '{p}': trapline takes plain -accel kvm"
+        ));
+    }
+    Ok(false)
+}
