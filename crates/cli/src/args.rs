@@ -30,7 +30,7 @@ pub struct RunArgs {
     #[arg(long, value_name = "FILE")]
     pub kernel: String,
     /// Number of vCPUs.
-    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=64))]
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=trapline_abi::MAX_VCPUS as i64))]
     pub smp: u32,
     /// CPU model: `host` (default: what KVM supports), `max` (the same
     /// under KVM) or `qemu64`, then `,+flag`/`,-flag` edits (QEMU's `-cpu`

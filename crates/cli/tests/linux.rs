@@ -114,7 +114,12 @@ fn linux_brings_up_both_cpus_with_smp_2() {
     else {
         return;
     };
-    assert!(out.contains("TINYLINUX-DONE"), "{out}\n{err}");
+    // Not TINYLINUX-DONE: with two vCPUs the 8250 driver may be sending
+    // the console's last lines from the other CPU when init, right after
+    // writing them, ends the VM through exitport (a race inside the guest,
+    // the same on QEMU; seen once in ~10 boots). Status 1 is what says init
+    // got there.
+    assert!(out.contains("TINYLINUX-INIT-OK"), "{out}\n{err}");
     assert!(out.contains("Brought up 1 node, 2 CPUs"), "{out}");
     // /proc/interrupts' header names every online CPU.
     let header = out

@@ -34,9 +34,9 @@ pub use options::is_qemu_style;
 /// behaviour trapline's machine follows for kvm-unit-tests.
 pub const QEMU_COMPAT_VERSION: &str = "7.2.0";
 
-/// `trapline run --smp`'s and `--mem`'s upper limits (args.rs; a unit test
-/// checks the two agree).
-const MAX_VCPUS: u64 = 64;
-const MAX_MEM_MIB: u64 = 3072;
+/// `trapline run --smp`'s and `--mem`'s upper limits: the machine's own
+/// (trapline-abi), which args.rs uses too.
+const MAX_VCPUS: u64 = trapline_abi::MAX_VCPUS as u64;
+const MAX_MEM_MIB: u64 = trapline_abi::MAX_RAM_MIB;
 
 const MIB: u128 = 1 << 20;
