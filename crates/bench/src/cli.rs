@@ -239,7 +239,7 @@ pub fn main(args: BenchArgs) -> i32 {
         Ok(r) => r,
         Err(e) => {
             eprintln!("trapline bench: error: {e}");
-            return if e.contains("--only") {
+            return if e.is_usage() {
                 status::USAGE
             } else {
                 status::LAB_ERROR

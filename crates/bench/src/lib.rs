@@ -5,6 +5,7 @@
 pub mod catalog;
 pub mod cli;
 pub mod doorbell;
+mod error;
 pub mod floor;
 pub mod footprint;
 pub mod host;
@@ -16,4 +17,5 @@ pub mod runner;
 mod time;
 pub mod virtio;
 
+pub use error::LabError;
 pub use runner::{listing, run_lab, LabOptions};

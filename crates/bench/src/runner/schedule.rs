@@ -16,6 +16,7 @@ use super::{finish_result, Acc, LabOptions};
 use crate::catalog::{self, MachineKind, Scenario};
 use crate::floor::{self, FloorKind};
 use crate::progress::Progress;
+use crate::LabError;
 
 /// What a repeat runs, in some order.
 #[derive(Clone, Debug)]
@@ -97,16 +98,15 @@ pub fn listing() -> Vec<(&'static str, &'static str, &'static str, &'static str)
 pub(super) const STAT_OVERHEAD_SCENARIO: &str = trapline_report::derive::names::PIO_USER_OUT;
 
 /// Run the lab and build its report.
-pub fn run_lab(kvm: &HostKvm, opts: &LabOptions) -> Result<Report, String> {
+pub fn run_lab(kvm: &HostKvm, opts: &LabOptions) -> Result<Report, LabError> {
     let started = Instant::now();
     let started_at = crate::time::rfc3339_now();
     let scenarios = selected(opts);
     let floors = selected_floor(opts);
     if scenarios.is_empty() && floors.is_empty() {
-        return Err(format!(
-            "--only {:?} matches no scenario; `trapline bench --list` shows them",
-            opts.only.as_deref().unwrap_or("")
-        ));
+        return Err(LabError::NothingSelected {
+            pattern: opts.only.clone().unwrap_or_default(),
+        });
     }
     let mut acc: BTreeMap<&'static str, Acc> =
         scenarios.iter().map(|s| (s.name, Acc::default())).collect();
@@ -131,7 +131,10 @@ pub fn run_lab(kvm: &HostKvm, opts: &LabOptions) -> Result<Report, String> {
                 }
             }
         }
-        std::fs::create_dir_all(&peer_dir).map_err(|e| format!("{}: {e}", peer_dir.display()))?;
+        std::fs::create_dir_all(&peer_dir).map_err(|source| LabError::PeerDir {
+            path: peer_dir.clone(),
+            source,
+        })?;
     }
     // The peer with its CPU model chosen once, up front (QEMU may abort
     // with `-cpu host` on this host); if no model starts, every peer run
