@@ -23,6 +23,25 @@ pub enum MachineKind {
     SmpX2apic,
 }
 
+/// Which pci-testdev BAR a scenario drives (and reads `count` back from).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TestdevBar {
+    /// BAR0, memory.
+    Mem,
+    /// BAR1, I/O ports.
+    Io,
+}
+
+impl TestdevBar {
+    /// The exit the guest's once-per-batch `count` read makes.
+    pub fn count_read(self) -> ExitKind {
+        match self {
+            TestdevBar::Mem => ExitKind::MmioRead,
+            TestdevBar::Io => ExitKind::PioRead,
+        }
+    }
+}
+
 /// How a scenario proves it measured what it claims.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Check {
@@ -40,9 +59,10 @@ pub enum Check {
     /// reached the bus.
     Floor,
     /// pci-testdev: the device's `count` (read by the guest after each
-    /// batch) equals every write the guest made, and each iteration is
-    /// exactly one exit of this kind (none for the eventfd paths).
-    Testdev(Option<ExitKind>),
+    /// batch through this BAR) equals every write the guest made, and each
+    /// iteration is exactly one exit of this kind (none for the eventfd
+    /// paths).
+    Testdev(TestdevBar, Option<ExitKind>),
     /// Exactly these exits per iteration, and the value the guest read back
     /// was checked by the guest (config reads).
     ExitsPerIter(&'static [(ExitKind, u64)]),
@@ -210,14 +230,14 @@ pub const SCENARIOS: &[Scenario] = &[
         machine: Main,
         check: Floor,
     },
-    Scenario { name: "mmio-no-eventfd:pci-mem", group: "pci", path: "pci-testdev BAR0 byte store, no ioeventfd: exit to user space", machine: Main, check: Testdev(Some(ExitKind::MmioWrite)) },
-    Scenario { name: "mmio-wildcard-eventfd:pci-mem", group: "pci", path: "pci-testdev BAR0 byte store to a wildcard ioeventfd (any length)", machine: Main, check: Testdev(None) },
-    Scenario { name: "mmio-datamatch-eventfd:pci-mem", group: "pci", path: "pci-testdev BAR0 byte store to a 1-byte datamatch ioeventfd", machine: Main, check: Testdev(None) },
-    Scenario { name: "mmio-pv-eventfd:pci-mem", group: "pci", path: "paravirtual MMIO doorbell: the identity written to one PV port with a PIO datamatch ioeventfd (KVM never merged PV MMIO)", machine: Main, check: Testdev(None) },
-    Scenario { name: "portio-no-eventfd:pci-io", group: "pci", path: "pci-testdev BAR1 OUTB, no ioeventfd: exit to user space", machine: Main, check: Testdev(Some(ExitKind::PioWrite)) },
-    Scenario { name: "portio-wildcard-eventfd:pci-io", group: "pci", path: "pci-testdev BAR1 OUTB to a wildcard ioeventfd", machine: Main, check: Testdev(None) },
-    Scenario { name: "portio-datamatch-eventfd:pci-io", group: "pci", path: "pci-testdev BAR1 OUTB to a 1-byte datamatch ioeventfd", machine: Main, check: Testdev(None) },
-    Scenario { name: "portio-pv-eventfd:pci-io", group: "pci", path: "paravirtual PIO doorbell: 32-bit OUT of the identity to the PV port (datamatch ioeventfd)", machine: Main, check: Testdev(None) },
+    Scenario { name: "mmio-no-eventfd:pci-mem", group: "pci", path: "pci-testdev BAR0 byte store, no ioeventfd: exit to user space", machine: Main, check: Testdev(TestdevBar::Mem, Some(ExitKind::MmioWrite)) },
+    Scenario { name: "mmio-wildcard-eventfd:pci-mem", group: "pci", path: "pci-testdev BAR0 byte store to a wildcard ioeventfd (any length)", machine: Main, check: Testdev(TestdevBar::Mem, None) },
+    Scenario { name: "mmio-datamatch-eventfd:pci-mem", group: "pci", path: "pci-testdev BAR0 byte store to a 1-byte datamatch ioeventfd", machine: Main, check: Testdev(TestdevBar::Mem, None) },
+    Scenario { name: "mmio-pv-eventfd:pci-mem", group: "pci", path: "paravirtual MMIO doorbell: the identity written to one PV port with a PIO datamatch ioeventfd (KVM never merged PV MMIO)", machine: Main, check: Testdev(TestdevBar::Mem, None) },
+    Scenario { name: "portio-no-eventfd:pci-io", group: "pci", path: "pci-testdev BAR1 OUTB, no ioeventfd: exit to user space", machine: Main, check: Testdev(TestdevBar::Io, Some(ExitKind::PioWrite)) },
+    Scenario { name: "portio-wildcard-eventfd:pci-io", group: "pci", path: "pci-testdev BAR1 OUTB to a wildcard ioeventfd", machine: Main, check: Testdev(TestdevBar::Io, None) },
+    Scenario { name: "portio-datamatch-eventfd:pci-io", group: "pci", path: "pci-testdev BAR1 OUTB to a 1-byte datamatch ioeventfd", machine: Main, check: Testdev(TestdevBar::Io, None) },
+    Scenario { name: "portio-pv-eventfd:pci-io", group: "pci", path: "paravirtual PIO doorbell: 32-bit OUT of the identity to the PV port (datamatch ioeventfd)", machine: Main, check: Testdev(TestdevBar::Io, None) },
     Scenario { name: "pci-config-read-cf8", group: "pci-config", path: "config dword read through CF8/CFC: OUT address + IN data, two exits", machine: Main, check: ExitsPerIter(&[(ExitKind::PioWrite, 1), (ExitKind::PioRead, 1)]) },
     Scenario { name: "pci-config-read-ecam", group: "pci-config", path: "config dword read through ECAM: one MMIO exit", machine: Main, check: ExitsPerIter(&[(ExitKind::MmioRead, 1)]) },
     Scenario { name: "pci-config-read-ecam-ro", group: "pci-config", path: "config dword read through ECAM mapped read-only over a shadow: no exit (seed 004)", machine: EcamRo, check: ExitsPerIter(&[]) },

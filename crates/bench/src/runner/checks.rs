@@ -27,10 +27,12 @@ pub(super) fn describe_check(check: Check, n: u64) -> String {
             "every write reached the device through the ring; < 1 exit per iteration".into()
         }
         Check::Floor => format!("{n} floor exits, 0 bus dispatches"),
-        Check::Testdev(Some(k)) => {
+        Check::Testdev(_, Some(k)) => {
             format!("{n} {} exits; pci-testdev count = every write", k.name())
         }
-        Check::Testdev(None) => "0 exits; pci-testdev count (eventfd fires) = every write".into(),
+        Check::Testdev(_, None) => {
+            "0 exits; pci-testdev count (eventfd fires) = every write".into()
+        }
         Check::ExitsPerIter([]) => format!("0 exits in {n} iterations; vendor/device read back"),
         Check::ExitsPerIter(per) => format!("{per:?} exits per read; vendor/device read back"),
         Check::Scan(per) => format!("{per:?} exits per scan; every function found"),
@@ -115,7 +117,7 @@ pub(super) fn verify(
             }
             Ok(())
         }
-        Check::Testdev(exit) => {
+        Check::Testdev(_, exit) => {
             let want = if exit.is_some() { n } else { 0 };
             if all != want || exit.is_some_and(|k| got(k) != n) {
                 return Err(format!(

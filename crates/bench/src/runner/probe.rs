@@ -7,7 +7,6 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use trapline_abi::{ResultStatus, PROBE_READ_VALUE};
-use trapline_exit::ExitKind;
 use trapline_machine::{
     HostKvm, LabFixtures, Machine, MachineConfig, Outcome, SeccompMode, SerialOutput,
 };
@@ -176,14 +175,10 @@ pub(super) fn absorb(
                 .map(|v| v.iter().map(|b| b.iterations).sum())
                 .unwrap_or(0);
         let mut exits = loop_exits(last);
-        if let Check::Testdev(_) = s.check {
+        if let Check::Testdev(bar, _) = s.check {
             // The guest reads pci-testdev's `count` once per batch, inside
             // the BEGIN/RESULT window: that read is not part of the loop.
-            let read = if s.name.ends_with(":pci-mem") {
-                ExitKind::MmioRead
-            } else {
-                ExitKind::PioRead
-            };
+            let read = bar.count_read();
             if let Some(v) = exits.get_mut(read.name()) {
                 *v -= 1;
                 if *v == 0 {
