@@ -48,24 +48,34 @@ enum Kind {
     Low,
 }
 
-/// (file name without extension, source, kind). The names are public API.
-const PAYLOADS: &[(&str, &str, Kind)] = &[
-    ("hello", "payloads/hello.c", Kind::Flat),
-    ("echo", "payloads/echo.c", Kind::Flat),
-    ("smp", "payloads/smp.c", Kind::Flat),
-    ("hostile", "payloads/hostile.c", Kind::Flat),
-    ("triple", "payloads/triple.c", Kind::Flat),
-    ("spin", "payloads/spin.c", Kind::Flat),
-    ("emufail", "payloads/emufail.c", Kind::Flat),
-    ("probe", "payloads/probe.c", Kind::Flat),
-    ("compat", "payloads/compat.c", Kind::Flat),
-    ("kutvmexit", "payloads/kutvmexit.c", Kind::Flat),
-    ("ringer", "payloads/ringer.c", Kind::Flat),
-    ("rtc", "payloads/rtc.c", Kind::Flat),
-    ("s3", "payloads/s3.c", Kind::Flat),
-    ("vblk", "payloads/vblk.c", Kind::Flat),
-    ("hello64", "payloads/hello64.c", Kind::Elf64),
-    ("realmode", "payloads/realmode.S", Kind::Low),
+/// (file name without extension, sources, kind). The names are public API.
+const PAYLOADS: &[(&str, &[&str], Kind)] = &[
+    ("hello", &["payloads/hello.c"], Kind::Flat),
+    ("echo", &["payloads/echo.c"], Kind::Flat),
+    ("smp", &["payloads/smp.c"], Kind::Flat),
+    ("hostile", &["payloads/hostile.c"], Kind::Flat),
+    ("triple", &["payloads/triple.c"], Kind::Flat),
+    ("spin", &["payloads/spin.c"], Kind::Flat),
+    ("emufail", &["payloads/emufail.c"], Kind::Flat),
+    (
+        "probe",
+        &[
+            "payloads/probe/harness.c",
+            "payloads/probe/exits.c",
+            "payloads/probe/pci.c",
+            "payloads/probe/ipi.c",
+            "payloads/probe/irqfd.c",
+        ],
+        Kind::Flat,
+    ),
+    ("compat", &["payloads/compat.c"], Kind::Flat),
+    ("kutvmexit", &["payloads/kutvmexit.c"], Kind::Flat),
+    ("ringer", &["payloads/ringer.c"], Kind::Flat),
+    ("rtc", &["payloads/rtc.c"], Kind::Flat),
+    ("s3", &["payloads/s3.c"], Kind::Flat),
+    ("vblk", &["payloads/vblk.c"], Kind::Flat),
+    ("hello64", &["payloads/hello64.c"], Kind::Elf64),
+    ("realmode", &["payloads/realmode.S"], Kind::Low),
 ];
 
 const CFLAGS: &[&str] = &[
@@ -143,7 +153,7 @@ fn main() {
     let flat_lds = src.join("rt/flat.lds");
     let low_lds = src.join("rt/low.lds");
 
-    for &(name, source, kind) in PAYLOADS {
+    for &(name, sources, kind) in PAYLOADS {
         let (lds, runtime): (&Path, Vec<&PathBuf>) = match kind {
             Kind::Flat => (&flat_lds, flat.iter().chain(&common).collect()),
             Kind::Elf64 => (&flat_lds, elf64.iter().chain(&common).collect()),
@@ -156,7 +166,7 @@ fn main() {
             .arg("-o")
             .arg(&elf)
             .args(runtime)
-            .arg(compile(source));
+            .args(sources.iter().map(|s| compile(s)));
         if kind == Kind::Low {
             // One RWX segment is the point: code, data and stack in one page.
             cmd.arg("-Wl,--no-warn-rwx-segments");

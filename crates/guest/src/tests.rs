@@ -217,7 +217,18 @@ fn contains(haystack: &[u8], needle: &[u8]) -> bool {
     haystack.windows(needle.len()).any(|w| w == needle)
 }
 
-/// probe.c selects pci-testdev tests by arithmetic on the scenario id
+/// Every source file of the probe payload, as one text (the checks below
+/// look for how it handles each scenario, wherever that lives).
+const PROBE_SOURCES: &str = concat!(
+    include_str!("../c/payloads/probe/probe.h"),
+    include_str!("../c/payloads/probe/harness.c"),
+    include_str!("../c/payloads/probe/exits.c"),
+    include_str!("../c/payloads/probe/pci.c"),
+    include_str!("../c/payloads/probe/ipi.c"),
+    include_str!("../c/payloads/probe/irqfd.c"),
+);
+
+/// The probe selects pci-testdev tests by arithmetic on the scenario id
 /// (`case SCENARIO_PCI_MMIO_NO_EVENTFD ... SCENARIO_PCI_PORTIO_PV_EVENTFD`,
 /// BAR1 from PORTIO_NO_EVENTFD on, test k = id - first, k == 3 is PV) and
 /// checks the header name against the part of the scenario name before ':'.
@@ -253,8 +264,8 @@ fn pci_testdev_scenarios_are_laid_out_as_probe_assumes() {
     ] {
         assert_eq!(trapline_abi::scenario_by_id(id).unwrap().name, name);
     }
-    // Every PCI scenario is handled by name in probe.c (ranges by their ends).
-    let probe_c = include_str!("../c/payloads/probe.c");
+    // Every PCI scenario is handled by name in the probe (ranges by their ends).
+    let probe_c = PROBE_SOURCES;
     for c_name in [
         "PCI_MMIO_NO_EVENTFD",
         "PCI_PORTIO_NO_EVENTFD",
@@ -268,7 +279,7 @@ fn pci_testdev_scenarios_are_laid_out_as_probe_assumes() {
     ] {
         assert!(
             probe_c.contains(&format!("SCENARIO_{c_name}")),
-            "probe.c does not handle SCENARIO_{c_name}"
+            "the probe does not handle SCENARIO_{c_name}"
         );
     }
 }
@@ -309,7 +320,7 @@ fn compat_and_kutvmexit_carry_their_names() {
     }
 }
 
-/// probe.c treats 33..=40 as one range (`SCENARIO_IPI ... SCENARIO_EOI_X2APIC`),
+/// The probe treats 33..=40 as one range (`SCENARIO_IPI ... SCENARIO_EOI_X2APIC`),
 /// 37..=40 as the x2APIC twins of 33..=36 in the same order, and handles
 /// irqfd and the four doorbells by name.
 #[test]
@@ -332,10 +343,10 @@ fn interrupt_and_doorbell_scenarios_are_laid_out_as_probe_assumes() {
     ] {
         assert_eq!(trapline_abi::scenario_by_id(id).unwrap().name, name);
     }
-    let probe_c = include_str!("../c/payloads/probe.c");
+    let probe_c = PROBE_SOURCES;
     assert!(
         probe_c.contains("case SCENARIO_IPI ... SCENARIO_EOI_X2APIC:"),
-        "probe.c dispatches 33..=40 as one range"
+        "the probe dispatches 33..=40 as one range"
     );
     // Named explicitly (self-ipi is what an IPI scenario is when it is
     // neither to vCPU 1 nor eoi).
@@ -358,7 +369,7 @@ fn interrupt_and_doorbell_scenarios_are_laid_out_as_probe_assumes() {
         "DOORBELL_IOEVENTFD_PIO",
         "DOORBELL_PV",
     ] {
-        assert!(named(c_name), "probe.c does not handle SCENARIO_{c_name}");
+        assert!(named(c_name), "the probe does not handle SCENARIO_{c_name}");
     }
     // The ucall kinds and fixtures the interrupt scenarios use.
     for sym in [
@@ -373,7 +384,7 @@ fn interrupt_and_doorbell_scenarios_are_laid_out_as_probe_assumes() {
         "DOORBELL_PV_IDENTITY",
         "PV_DOORBELL_PORT",
     ] {
-        assert!(probe_c.contains(sym), "probe.c does not use {sym}");
+        assert!(probe_c.contains(sym), "the probe does not use {sym}");
     }
 }
 

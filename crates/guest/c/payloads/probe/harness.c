@@ -1,0 +1,194 @@
+/*
+ * The exit-cost lab's probe. For each scenario in s=<id|name>[,...]: warm
+ * up, then time batches of n = min, 2*min, ... iterations (ucall BEGIN, TSC,
+ * loop, TSC, ucall RESULT) until a batch takes goal cycles or n reaches max,
+ * and print the final batch as a TRAPLINE-RESULT line for runners that only
+ * see the serial console (QEMU).
+ *
+ * This file is the harness; probe.h says where each group of scenarios
+ * lives. Every loop is the same three instructions (inc; cmp; jne) around one
+ * operation, written in asm so the compiler cannot reshape one scenario's
+ * loop differently from noop's: noop's cost can then be subtracted.
+ *
+ * PCI scenarios (19-32) have a per-scenario setup before the warm-up
+ * (prepare(): find pci-testdev through CF8/CFC, select its test) and a
+ * teardown after the last batch (deselect); see pci_prepare().
+ *
+ * Interrupt scenarios (33-41) are C loops, not the shared asm: each
+ * iteration waits for an interrupt handler, and every wait is bounded by a
+ * TSC deadline (a timeout is reported as BadValue, never a hang). With
+ * cpus=2 the probe starts vCPU 1 (INIT/SIPI), which serves IPI_VECTOR in
+ * spin or halt mode (ap_serve()); x2apic=1 switches every CPU to x2APIC
+ * first. irqfd estimates the guest-host TSC offset with Clock ucalls and
+ * lets the host inject through an irqfd (IrqfdStart). The doorbells
+ * (42-45) are plain asm loops again.
+ */
+#include "probe.h"
+
+struct scenario_name {
+    u32 id;
+    const char *name;
+};
+
+static const struct scenario_name names[] = SCENARIO_TABLE; /* generated from the ABI */
+
+u32 run_status; /* RESULT_BAD_VALUE when an interrupt scenario's wait timed out or a count was off */
+
+/* Per-scenario setup, once before the warm-up. Anything but RESULT_OK skips the scenario. */
+static u32 prepare(u32 id, const char *name)
+{
+    switch (id) {
+    case SCENARIO_PCI_MMIO_NO_EVENTFD ... SCENARIO_PCI_SCAN_ECAM_RO:
+        return pci_prepare(id, name);
+    case SCENARIO_IPI ... SCENARIO_EOI_X2APIC:
+        return ipi_prepare(id, name);
+    case SCENARIO_IRQFD:
+        return irqfd_prepare(name);
+    default:
+        return RESULT_OK;
+    }
+}
+
+/* Per-scenario teardown after the last batch (or a failed setup). */
+static void cleanup(u32 id, u32 prepared)
+{
+    pci_cleanup();
+    if (prepared != RESULT_OK)
+        return;
+    if (ipi_scenario(id))
+        ipi_cleanup(id);
+    else if (id == SCENARIO_IRQFD)
+        irqfd_cleanup();
+}
+
+/* Runs n >= 1 iterations of scenario id; false if the probe does not implement it. */
+static bool run(u32 id, u64 n, u64 *cycles, u64 *value)
+{
+    switch (id) {
+    case SCENARIO_PCI_MMIO_NO_EVENTFD ... SCENARIO_PCI_SCAN_ECAM_RO:
+        return pci_run(id, n, cycles, value);
+    case SCENARIO_IPI ... SCENARIO_EOI_X2APIC:
+        ipi_run(id, n, cycles, value);
+        return true;
+    case SCENARIO_IRQFD:
+        irqfd_run(n, cycles, value);
+        return true;
+    default:
+        return exits_run(id, n, cycles, value);
+    }
+}
+
+static u32 status_of(u32 id, u64 value)
+{
+    switch (id) {
+    case SCENARIO_PIO_USER_IN:
+    case SCENARIO_MMIO_USER_READ:
+    case SCENARIO_RO_MEMSLOT_READ:
+    case SCENARIO_RAM_READ:
+        return value == PROBE_READ_VALUE ? RESULT_OK : RESULT_BAD_VALUE;
+    case SCENARIO_PCI_CONFIG_READ_CF8:
+    case SCENARIO_PCI_CONFIG_READ_ECAM:
+    case SCENARIO_PCI_CONFIG_READ_ECAM_RO:
+        return value == PCI_TESTDEV_ID ? RESULT_OK : RESULT_BAD_VALUE;
+    default:
+        return RESULT_OK;
+    }
+}
+
+static void report(const char *name, u32 id, u64 n, u64 cycles, u64 value, u32 status)
+{
+    ucall(UCALL_RESULT, name, id, n, cycles, value, status);
+}
+
+static void scenario(u32 id, const char *name, u64 goal, u64 min, u64 max, u64 warmup)
+{
+    u64 n = min, cycles = 0, value = 0;
+    u32 status;
+
+    /* irqfd's stamp arrays hold IRQFD_MAX injections per batch. */
+    if (id == SCENARIO_IRQFD && max > IRQFD_MAX)
+        max = IRQFD_MAX;
+    if (n > max)
+        n = max;
+    /* A scenario the machine cannot run (no pci-testdev, no ECAM, ...) is skipped with that status. */
+    u32 prepared = status = prepare(id, name);
+    /* The warm-up is also the "is it implemented" test, so it runs at least once. */
+    run_status = RESULT_OK;
+    if (status == RESULT_OK && !run(id, warmup ? warmup : 1, &cycles, &value))
+        status = RESULT_UNSUPPORTED;
+    /* An interrupt scenario whose warm-up timed out would only time out again. */
+    if (status == RESULT_OK)
+        status = run_status;
+    if (status != RESULT_OK) {
+        report(name, id, 0, 0, 0, status);
+        printf("TRAPLINE-RESULT %s iters=0 cycles=0 value=0x0 status=%u\n", name, status);
+        cleanup(id, prepared);
+        return;
+    }
+    for (;;) {
+        ucall(UCALL_BEGIN, name, id);
+        run_status = RESULT_OK;
+        run(id, n, &cycles, &value);
+        status = run_status != RESULT_OK ? run_status : status_of(id, value);
+        report(name, id, n, cycles, value, status);
+        if (cycles >= goal || n >= max || status != RESULT_OK)
+            break;
+        n = n * 2 < max ? n * 2 : max;
+    }
+    printf("TRAPLINE-RESULT %s iters=%lu cycles=%lu value=0x%lx status=%u\n", name, n, cycles, value, status);
+    cleanup(id, prepared);
+}
+
+/* A token is an ABI id or an ABI name; anything else is reported as unsupported. */
+static void select(const char *tok, size_t len, u64 goal, u64 min, u64 max, u64 warmup)
+{
+    char buf[UCALL_TEXT_LEN];
+    const char *end;
+    u64 num;
+
+    if (len >= sizeof(buf))
+        len = sizeof(buf) - 1;
+    memcpy(buf, tok, len);
+    buf[len] = '\0';
+
+    bool numeric = parse_u64(buf, &end, &num) && !*end;
+    for (size_t k = 0; k < ARRAY_SIZE(names); k++)
+        if ((numeric && names[k].id == num) || (!numeric && !strcmp(names[k].name, buf))) {
+            scenario(names[k].id, names[k].name, goal, min, max, warmup);
+            return;
+        }
+    scenario(numeric ? (u32)num : 0xffffffffu, buf, goal, min, max, warmup);
+}
+
+int main(int argc, char **argv)
+{
+    (void)argc;
+    (void)argv;
+    u64 goal = cmdline_u64("goal", 10000000);
+    u64 min = cmdline_u64("min", 16);
+    u64 max = cmdline_u64("max", 1ULL << 24);
+    u64 warmup = cmdline_u64("warmup", 16);
+    const char *list = cmdline_get("s");
+
+    if (min == 0)
+        min = 1; /* the asm loops run at least once */
+    if (max < min)
+        max = min;
+
+    printf("probe: s=%s goal=%lu min=%lu max=%lu warmup=%lu\n", list ? list : "0", goal, min, max, warmup);
+    irq_init();
+    irqfd_init();
+    if (!list)
+        list = "0";
+    while (*list) {
+        size_t len = 0;
+        while (list[len] && list[len] != ',')
+            len++;
+        if (len)
+            select(list, len, goal, min, max, warmup);
+        list += len;
+        if (*list == ',')
+            list++;
+    }
+    finish(0);
+}
