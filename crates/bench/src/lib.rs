@@ -8,6 +8,7 @@ pub mod doorbell;
 pub mod floor;
 pub mod footprint;
 pub mod host;
+pub mod lab;
 pub mod linux_boot;
 pub mod peer;
 mod progress;
