@@ -90,7 +90,7 @@ impl Machine {
                 pio: self.pio.clone(),
                 mmio: self.mmio.clone(),
                 counters: self.counters[index].clone(),
-                floor_port: self.fast_port,
+                fast_port: self.fast_port,
                 ring: self.ring.clone(),
                 stop: stops[index].clone(),
                 memory: Some(self.vm.memory().clone()),
