@@ -17,7 +17,7 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use trapline_fastpath::{CoalescedZone, IoEvent, IrqFd, ReadOnlyRegion};
-use trapline_machine::{Machine, MachineError, RunReport};
+use trapline_machine::{Machine, RunReport};
 use vmm_sys_util::eventfd::EventFd;
 
 use probe::ProbeDevice;
@@ -64,8 +64,11 @@ pub struct Lab {
     probe_mmio: Arc<ProbeDevice>,
     /// Signalled by the user-space doorbell device.
     doorbell_user: EventFd,
+    /// The ioeventfds by name (counted after the run).
     ioevents: BTreeMap<&'static str, IoEvent>,
+    /// Held, never read: registered while they live.
     _zones: Vec<CoalescedZone>,
+    /// Held, never read: the read-only memslot is mapped while it lives.
     _ro: Option<ReadOnlyRegion>,
     irqfd: Option<IrqFd>,
 }
@@ -106,12 +109,6 @@ pub enum LabError {
     /// An eventfd could not be duplicated for a helper thread.
     #[error("duplicating an eventfd for the lab's helper threads: {0}")]
     Dup(#[source] std::io::Error),
-}
-
-impl From<LabError> for MachineError {
-    fn from(e: LabError) -> Self {
-        MachineError::Config(e.to_string())
-    }
 }
 
 /// Duplicated handles for the lab's helper threads, from a machine built
