@@ -1,7 +1,7 @@
 //! The lab's scenarios: what each measures, which machine it needs, and
 //! how its result is checked.
 
-use trapline_devices::probe::ProbeRegister;
+use crate::lab::probe::ProbeRegister;
 use trapline_exit::ExitKind;
 
 /// Which machine a probe scenario runs on.

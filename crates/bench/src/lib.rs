@@ -9,6 +9,7 @@ mod error;
 pub mod floor;
 pub mod footprint;
 pub mod host;
+pub mod lab;
 pub mod linux_boot;
 pub mod peer;
 mod progress;

@@ -9,7 +9,8 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use trapline_bench::doorbell::Consumer;
-use trapline_machine::{HostKvm, LabFixtures, Machine, MachineConfig, Outcome, SerialOutput};
+use trapline_bench::lab::{self, LabFixtures};
+use trapline_machine::{HostKvm, Machine, MachineConfig, Outcome, SerialOutput};
 
 /// These tests count threads and load the CPUs: one at a time.
 static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
@@ -88,12 +89,12 @@ fn ring(kvm: &HostKvm, handle: &str, path: &str, cpus: u32, n: u64, load: bool) 
     cfg.append = format!("cpus={cpus} n={n} path={path}");
     cfg.serial = SerialOutput::Sink;
     cfg.timeout = Some(Duration::from_secs(240));
-    cfg.lab = LabFixtures {
+    cfg.extension = Some(Box::new(LabFixtures {
         doorbells: true,
         ..Default::default()
-    };
+    }));
     let m = Machine::build(kvm, cfg).unwrap();
-    let handles = m.lab_handles().unwrap();
+    let handles = lab::handles(&m).unwrap();
     let consumer = Consumer::spawn(handles.doorbells, true).unwrap();
     let _load = load.then(|| Load::start(2));
     let r = m.run().unwrap();
@@ -104,7 +105,12 @@ fn ring(kvm: &HostKvm, handle: &str, path: &str, cpus: u32, n: u64, load: bool) 
         "{handle}: the ringer did not finish"
     );
     counted.get(handle).copied().unwrap_or(0)
-        + r.lab.ioevent_counts.get(handle).copied().unwrap_or(0)
+        + lab::readout(&r)
+            .expect("the lab's readout")
+            .ioevent_counts
+            .get(handle)
+            .copied()
+            .unwrap_or(0)
 }
 
 #[test]
@@ -156,12 +162,12 @@ fn stopping_a_vm_while_the_consumer_is_blocked_ends_cleanly() {
     let mut cfg = MachineConfig::new(trapline_guest::SPIN.to_vec(), "spin");
     cfg.serial = SerialOutput::Sink;
     cfg.timeout = Some(Duration::from_millis(500));
-    cfg.lab = LabFixtures {
+    cfg.extension = Some(Box::new(LabFixtures {
         doorbells: true,
         ..Default::default()
-    };
+    }));
     let m = Machine::build(&kvm, cfg).unwrap();
-    let consumer = Consumer::spawn(m.lab_handles().unwrap().doorbells, true).unwrap();
+    let consumer = Consumer::spawn(lab::handles(&m).unwrap().doorbells, true).unwrap();
     let start = Instant::now();
     let r = m.run().unwrap();
     let counted = consumer.finish();
@@ -188,12 +194,12 @@ fn an_irqfd_flood_does_not_wedge_the_vmm() {
     let mut cfg = MachineConfig::new(trapline_guest::SPIN.to_vec(), "spin");
     cfg.serial = SerialOutput::Sink;
     cfg.timeout = Some(Duration::from_secs(1));
-    cfg.lab = LabFixtures {
+    cfg.extension = Some(Box::new(LabFixtures {
         irqfd: true,
         ..Default::default()
-    };
+    }));
     let m = Machine::build(&kvm, cfg).unwrap();
-    let fd = m.lab_handles().unwrap().irqfd.expect("irqfd");
+    let fd = lab::handles(&m).unwrap().irqfd.expect("irqfd");
     let stop = Arc::new(AtomicBool::new(false));
     let s2 = stop.clone();
     let flood = std::thread::spawn(move || {
@@ -225,6 +231,8 @@ fn an_ipi_storm_does_not_wedge_the_vmm() {
     cfg.append = "s=ipi goal=100000000000 min=100000 max=100000000 warmup=1 cpus=2".into();
     cfg.serial = SerialOutput::Sink;
     cfg.timeout = Some(Duration::from_secs(2));
+    // The probe is the lab's guest: it runs with the lab's devices.
+    cfg.extension = Some(Box::new(LabFixtures::default()));
     let start = Instant::now();
     let r = Machine::build(&kvm, cfg).unwrap().run().unwrap();
     assert_eq!(r.outcome, Outcome::Timeout);

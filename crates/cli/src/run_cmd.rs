@@ -33,6 +33,13 @@ pub fn read_kernel(spec: &str) -> Result<Vec<u8>, String> {
     std::fs::read(spec).map_err(|e| format!("cannot read guest image '{spec}': {e}"))
 }
 
+/// The built-in payloads written for the lab (`builtin:probe`, and
+/// `builtin:ringer` for its doorbells), which `trapline run` gives the
+/// lab's probe devices and user-space doorbell.
+fn is_lab_payload(kernel: &str) -> bool {
+    matches!(kernel, "builtin:probe" | "builtin:ringer")
+}
+
 pub fn run(a: RunArgs) -> i32 {
     let start = Instant::now();
     let kernel = match read_kernel(&a.kernel) {
@@ -161,6 +168,12 @@ pub fn run(a: RunArgs) -> i32 {
     } else {
         trapline_machine::SeccompMode::All
     };
+    if is_lab_payload(&a.kernel) {
+        // The lab's own guests talk to the lab's devices; any other guest
+        // gets a machine without them. No fast paths: those are what a
+        // lab scenario turns on, not what the payload needs to run.
+        cfg.extension = Some(Box::new(trapline_bench::lab::LabFixtures::default()));
+    }
     let machine = match Machine::build(&kvm, cfg) {
         Ok(m) => m,
         Err(e) => return fail(error_status(&e), e),
@@ -319,5 +332,24 @@ mod stat_path_tests {
         let dir = std::env::temp_dir();
         let p = stat_path(dir.to_str().unwrap(), "builtin:hello", 7, StatFormat::Json);
         assert_eq!(p, dir.join("hello.7.json"));
+    }
+}
+
+#[cfg(test)]
+mod lab_payload_tests {
+    use super::is_lab_payload;
+
+    #[test]
+    fn only_the_labs_own_payloads_get_the_labs_devices() {
+        assert!(is_lab_payload("builtin:probe"));
+        assert!(is_lab_payload("builtin:ringer"));
+        for plain in [
+            "builtin:hello",
+            "builtin:smp",
+            "probe",
+            "/tmp/builtin:probe",
+        ] {
+            assert!(!is_lab_payload(plain), "{plain}");
+        }
     }
 }

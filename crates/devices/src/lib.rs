@@ -5,7 +5,6 @@
 pub mod absent;
 pub mod acpi;
 pub mod debug_exit;
-pub mod doorbell;
 pub mod fw_cfg;
 #[cfg(test)]
 mod hostile;
@@ -15,7 +14,6 @@ pub mod pc_testdev;
 pub mod pci;
 pub mod pm_timer;
 pub mod power;
-pub mod probe;
 pub mod rtc;
 pub mod serial;
 pub mod ucall;

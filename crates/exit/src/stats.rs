@@ -28,7 +28,8 @@ pub enum ExitKind {
     UnmappedMmio,
     /// Entries drained from the coalesced MMIO/PIO ring.
     CoalescedEntries,
-    /// Accesses served by the in-loop floor handler (vmm-floor-pio).
+    /// OUTs served by the run loop's fast port, before any bus lookup
+    /// (the VMM's floor: the lab's vmm-floor-pio uses it).
     Floor,
     /// Malformed ucall messages.
     BadUcall,

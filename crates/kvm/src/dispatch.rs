@@ -65,7 +65,7 @@ pub fn dispatch(
     let counters = &*ctx.counters;
     let outcome = match exit {
         Ok(VcpuExit::IoOut(port, data)) => {
-            if Some(port) == ctx.floor_port {
+            if Some(port) == ctx.fast_port {
                 counters.bump(ExitKind::Floor);
                 return ExitOutcome::Resume;
             }
@@ -251,7 +251,7 @@ mod tests {
                 pio: Arc::new(pio.build()),
                 mmio: Arc::new(mmio.build()),
                 counters: Arc::new(ExitCounters::default()),
-                floor_port: Some(FLOOR),
+                fast_port: Some(FLOOR),
                 ring: None,
                 stop: Arc::new(AtomicBool::new(false)),
                 memory: None,
@@ -316,7 +316,7 @@ mod tests {
     }
 
     #[test]
-    fn the_floor_port_is_counted_and_never_reaches_the_bus() {
+    fn the_fast_port_is_counted_and_never_reaches_the_bus() {
         let f = Fixture::new();
         let out = dispatch(&f.ctx, Ok(VcpuExit::IoOut(FLOOR, &[0])), 1);
         assert_eq!(out, ExitOutcome::Resume);

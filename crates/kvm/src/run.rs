@@ -29,10 +29,13 @@ pub struct VcpuContext {
     pub mmio: Arc<Bus>,
     /// This vCPU's counters; this thread is their only writer.
     pub counters: Arc<ExitCounters>,
-    /// Port served by the in-loop floor handler (`vmm-floor-pio`): an OUT
-    /// there is counted and resumed without touching the buses, which is
-    /// the least a VMM can do per exit.
-    pub floor_port: Option<u16>,
+    /// The fast port, if any: an OUT there is counted as
+    /// [`ExitKind::Floor`](trapline_exit::ExitKind::Floor) and resumed
+    /// right here, before any bus lookup or device call, which is the
+    /// least a VMM can do per exit (the lab prices trapline's own floor
+    /// with it, `vmm-floor-pio`). INs and other ports take the normal path.
+    /// `None` adds nothing but one compare per OUT.
+    pub fast_port: Option<u16>,
     /// The VM's coalesced ring, drained before any exit is dispatched.
     pub ring: Option<Arc<CoalescedRing>>,
     /// Set by the controller before it kicks this vCPU.

@@ -1,24 +1,19 @@
 //! Building a machine: memory and image, devices on buses, fast paths,
 //! vCPUs.
 
-use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use trapline_abi as abi;
 use trapline_devices::debug_exit::DebugExit;
-use trapline_devices::doorbell::Doorbell;
 use trapline_devices::power::BochsShutdown;
-use trapline_devices::probe::{ProbeDevice, ProbeSpace};
 use trapline_devices::serial::{Uart, UART_LEN};
 use trapline_devices::ucall::UcallPort;
 use trapline_exit::{Bus, BusBuilder, ExitCounters, ExitProfile};
-use trapline_fastpath::{
-    CoalescedRing, CoalescedZone, Datamatch, IoEvent, IrqFd, ReadOnlyRegion, Space,
-};
+use trapline_fastpath::{CoalescedRing, IrqFd};
 use trapline_kvm::{HostKvm, VcpuFd, Vm, VmConfig};
-use vmm_sys_util::eventfd::{EventFd, EFD_NONBLOCK};
 
-use crate::config::{LabFixtures, MachineConfig};
+use crate::config::MachineConfig;
+use crate::extension::{ExtensionContext, ExtensionHandle};
 use crate::kvm_stats::{KvmStats, UcallKernelCounters};
 use crate::layout::MAX_MEM_MIB;
 use crate::platform::{self, Platform, PlatformOptions};
@@ -28,7 +23,10 @@ use crate::{boot, MachineError};
 pub struct Machine {
     // Field order is drop order: fast paths and vCPUs go before the VM
     // whose fd they use, and the VM before its memory.
-    pub(crate) fastpaths: Fastpaths,
+    /// What the extension installed (its fast paths with it), if any.
+    pub(crate) extension: Option<ExtensionHandle>,
+    /// COM1's interrupt line, held so that its irqfd stays registered.
+    pub(crate) _uart_irq: Option<IrqFd>,
     pub(crate) virtio: crate::virtio::VirtioSet,
     pub(crate) platform: Platform,
     pub(crate) vcpus: Vec<VcpuFd>,
@@ -42,12 +40,11 @@ pub struct Machine {
     pub(crate) metrics: Option<crate::config::MetricsSink>,
     /// KVM's stats fds (with the profile).
     pub(crate) kvm_stats: Option<KvmStats>,
-    pub(crate) probe_pio: Arc<ProbeDevice>,
-    pub(crate) probe_mmio: Arc<ProbeDevice>,
     pub(crate) timeout: Option<std::time::Duration>,
     pub(crate) seccomp: crate::SeccompMode,
     pub(crate) measure_footprint: bool,
-    pub(crate) lab: LabFixtures,
+    /// See [`ExtensionContext::set_fast_port`].
+    pub(crate) fast_port: Option<u16>,
     pub(crate) tsc_khz: Option<u32>,
     /// COM1, for console input.
     pub(crate) uart: Arc<Uart>,
@@ -58,42 +55,6 @@ pub struct Machine {
 
 /// COM1's ISA IRQ (and GSI: the IOAPIC's pins 0-15 are the ISA IRQs).
 pub const COM1_GSI: u32 = 4;
-
-/// The lab's fast paths, kept alive for the run.
-#[derive(Default)]
-pub(crate) struct Fastpaths {
-    pub(crate) ioevents: BTreeMap<&'static str, IoEvent>,
-    pub(crate) zones: Vec<CoalescedZone>,
-    pub(crate) ro: Option<ReadOnlyRegion>,
-    pub(crate) irqfd: Option<IrqFd>,
-    pub(crate) doorbell_user: Option<EventFd>,
-    /// COM1's interrupt line.
-    pub(crate) uart_irq: Option<IrqFd>,
-}
-
-/// What the lab uses while the VM runs: the doorbells' eventfds (for its
-/// consumer thread), the irqfd (for its injector thread) and guest memory.
-pub struct LabHandles {
-    /// (name, eventfd) of each doorbell: `doorbell-user-mmio` (signalled by
-    /// trapline's device) and the KVM ones `doorbell-mmio`, `doorbell-pio`,
-    /// `doorbell-pv`.
-    pub doorbells: Vec<(&'static str, EventFd)>,
-    /// The irqfd bound to `IRQFD_GSI`.
-    pub irqfd: Option<EventFd>,
-    /// Guest RAM.
-    pub memory: vm_memory::GuestMemoryMmap,
-}
-
-/// What the lab reads back after a run to check its scenarios.
-pub struct LabReadout {
-    /// The PIO probe device (write counts per register).
-    pub probe_pio: Arc<ProbeDevice>,
-    /// The MMIO probe device.
-    pub probe_mmio: Arc<ProbeDevice>,
-    /// How many times each lab ioeventfd fired, by name
-    /// (`pio-wildcard`, `pio-datamatch`, `mmio-wildcard`, `mmio-datamatch`).
-    pub ioevent_counts: BTreeMap<&'static str, u64>,
-}
 
 impl Machine {
     /// Build a machine on `kvm` from `config`.
@@ -136,8 +97,6 @@ impl Machine {
             .map(|_| Arc::new(ExitCounters::default()))
             .collect::<Vec<_>>()
             .into();
-        let probe_pio = Arc::new(ProbeDevice::new(ProbeSpace::Pio));
-        let probe_mmio = Arc::new(ProbeDevice::new(ProbeSpace::Mmio));
 
         let mut pio = BusBuilder::new();
         // COM1's IRQ 4 through the in-kernel irqchip: Linux's 8250 driver
@@ -199,39 +158,8 @@ impl Machine {
             ucall = ucall.with_kernel_counters(ucall_kernel.clone());
         }
         pio.insert("ucall", abi::UCALL_PORT.into(), 4, Arc::new(ucall))?;
-        // The probe devices cover the lab's ports up to the PV doorbell,
-        // which belongs to pci-testdev.
-        let probe_ports = abi::PROBE_PIO_USER_PORT as u64;
-        let probe_len = abi::PV_DOORBELL_PORT as u64 - probe_ports;
-        pio.insert("probe", probe_ports, probe_len, probe_pio.clone())?;
 
         let mut mmio = BusBuilder::new();
-        let probe_pages = abi::DOORBELL_MMIO_USER - abi::PROBE_MMIO_BASE;
-        mmio.insert(
-            "probe",
-            abi::PROBE_MMIO_BASE,
-            probe_pages,
-            probe_mmio.clone(),
-        )?;
-        mmio.insert(
-            "probe-ro-memslot",
-            abi::PROBE_RO_MEMSLOT,
-            abi::PROBE_PAGE_SIZE,
-            probe_mmio.clone(),
-        )?;
-        let host = |source| MachineError::Host {
-            what: "eventfd",
-            source,
-        };
-        let doorbell_fd = EventFd::new(EFD_NONBLOCK).map_err(host)?;
-        let doorbell = Arc::new(Doorbell::new(doorbell_fd.try_clone().map_err(host)?));
-        mmio.insert(
-            "doorbell",
-            abi::DOORBELL_MMIO_USER,
-            2 * abi::PROBE_PAGE_SIZE,
-            doorbell,
-        )?;
-
         let platform = platform::build(
             &vm,
             &PlatformOptions {
@@ -246,9 +174,14 @@ impl Machine {
         )?;
         crate::interrupts::install_absent(config.irqchip, config.pit, &mut pio, &mut mmio)?;
         let virtio = crate::virtio::VirtioSet::build(&vm, virtio_config, &mut mmio)?;
-        let mut fastpaths = lab_fastpaths(kvm, &vm, config.lab)?;
-        fastpaths.doorbell_user = Some(doorbell_fd);
-        fastpaths.uart_irq = uart_irq;
+        // Last, so an extension sees the whole platform on the buses (and
+        // a clash with it is a bus error naming both devices).
+        let mut ext = ExtensionContext::new(kvm, &vm, &mut pio, &mut mmio);
+        let extension = match config.extension.take() {
+            Some(e) => Some(e.install(&mut ext)?),
+            None => None,
+        };
+        let (coalesced_ring, fast_port) = (ext.coalesced_ring, ext.fast_port);
 
         let mut vcpus = Vec::with_capacity(config.vcpus as usize);
         for i in 0..config.vcpus {
@@ -260,14 +193,15 @@ impl Machine {
             ucall_kernel.set(stats.vcpu_fds());
             stats
         });
-        let ring = if config.lab.coalesced {
+        let ring = if coalesced_ring {
             Some(Arc::new(CoalescedRing::map(&vcpus[0])?))
         } else {
             None
         };
 
         Ok(Machine {
-            fastpaths,
+            extension,
+            _uart_irq: uart_irq,
             virtio,
             platform,
             vcpus,
@@ -278,12 +212,10 @@ impl Machine {
             profiles,
             kvm_stats,
             metrics: config.metrics,
-            probe_pio,
-            probe_mmio,
             timeout: config.timeout,
             seccomp: config.seccomp,
             measure_footprint: config.measure_footprint,
-            lab: config.lab,
+            fast_port,
             tsc_khz,
             uart,
             console_input: config.console_input,
@@ -309,9 +241,15 @@ impl Machine {
         (lo, hi)
     }
 
-    /// The VM (for tests and the lab).
+    /// The VM (for tests and extensions).
     pub fn vm(&self) -> &Vm {
         &self.vm
+    }
+
+    /// The handle the machine's extension returned, if there is one and it
+    /// is a `T` (its owner reads its devices and fast paths through it).
+    pub fn extension<T: 'static>(&self) -> Option<&T> {
+        self.extension.as_ref()?.downcast_ref()
     }
 
     /// The PIO bus, as built.
@@ -328,143 +266,4 @@ impl Machine {
     pub fn pci(&self) -> &trapline_devices::pci::PciDevices {
         &self.platform.pci
     }
-
-    /// Duplicated handles for the lab's helper threads.
-    pub fn lab_handles(&self) -> Result<LabHandles, MachineError> {
-        let dup = |fd: &EventFd| {
-            fd.try_clone().map_err(|source| MachineError::Host {
-                what: "eventfd",
-                source,
-            })
-        };
-        let mut doorbells = Vec::new();
-        if let Some(fd) = &self.fastpaths.doorbell_user {
-            doorbells.push(("doorbell-user-mmio", dup(fd)?));
-        }
-        for (name, ev) in &self.fastpaths.ioevents {
-            if name.starts_with("doorbell-") {
-                doorbells.push((*name, dup(ev.eventfd())?));
-            }
-        }
-        let irqfd = match &self.fastpaths.irqfd {
-            Some(i) => Some(dup(i.eventfd())?),
-            None => None,
-        };
-        Ok(LabHandles {
-            doorbells,
-            irqfd,
-            memory: self.vm.memory().clone(),
-        })
-    }
-
-    pub(crate) fn readout(&self) -> LabReadout {
-        LabReadout {
-            probe_pio: self.probe_pio.clone(),
-            probe_mmio: self.probe_mmio.clone(),
-            ioevent_counts: self
-                .fastpaths
-                .ioevents
-                .iter()
-                .map(|(k, v)| (*k, v.take_count()))
-                .collect(),
-        }
-    }
-}
-
-fn lab_fastpaths(kvm: &HostKvm, vm: &Vm, lab: LabFixtures) -> Result<Fastpaths, MachineError> {
-    let mut f = Fastpaths::default();
-    let fd = vm.fd();
-    if lab.ioeventfds {
-        let dm = Datamatch::U32(abi::PROBE_DATAMATCH_VALUE);
-        // Without "any length" KVM refuses a length-0 MMIO ioeventfd; the
-        // MMIO wildcard then matches the value the probe writes.
-        let mmio_wild = if kvm.has_ioeventfd_any_length() {
-            Datamatch::Any
-        } else {
-            Datamatch::U32(abi::PROBE_WILDCARD_VALUE)
-        };
-        f.ioevents.insert(
-            "pio-wildcard",
-            IoEvent::register(
-                fd.clone(),
-                Space::Pio,
-                abi::PROBE_PIO_WILDCARD_PORT.into(),
-                Datamatch::AnyOfLen(4),
-            )?,
-        );
-        f.ioevents.insert(
-            "pio-datamatch",
-            IoEvent::register(
-                fd.clone(),
-                Space::Pio,
-                abi::PROBE_PIO_DATAMATCH_PORT.into(),
-                dm,
-            )?,
-        );
-        f.ioevents.insert(
-            "mmio-wildcard",
-            IoEvent::register(fd.clone(), Space::Mmio, abi::PROBE_MMIO_WILDCARD, mmio_wild)?,
-        );
-        f.ioevents.insert(
-            "mmio-datamatch",
-            IoEvent::register(fd.clone(), Space::Mmio, abi::PROBE_MMIO_DATAMATCH, dm)?,
-        );
-    }
-    if lab.coalesced {
-        f.zones.push(CoalescedZone::register(
-            fd.clone(),
-            Space::Mmio,
-            abi::PROBE_MMIO_COALESCED,
-            abi::PROBE_PAGE_SIZE as u32,
-        )?);
-        f.zones.push(CoalescedZone::register(
-            fd.clone(),
-            Space::Pio,
-            abi::PROBE_PIO_COALESCED_PORT.into(),
-            4,
-        )?);
-    }
-    if lab.doorbells {
-        let pv = Datamatch::U32(abi::DOORBELL_PV_IDENTITY);
-        // Like the MMIO wildcard above: without "any length" KVM needs a
-        // width, and the probe rings with 32-bit writes.
-        let mmio_any = if kvm.has_ioeventfd_any_length() {
-            Datamatch::Any
-        } else {
-            Datamatch::U32(abi::PROBE_WILDCARD_VALUE)
-        };
-        let doorbells = [
-            (
-                "doorbell-mmio",
-                Space::Mmio,
-                abi::DOORBELL_MMIO_KERNEL,
-                mmio_any,
-            ),
-            (
-                "doorbell-pio",
-                Space::Pio,
-                abi::DOORBELL_PIO_PORT.into(),
-                Datamatch::AnyOfLen(4),
-            ),
-            ("doorbell-pv", Space::Pio, abi::PV_DOORBELL_PORT.into(), pv),
-        ];
-        for (name, space, addr, m) in doorbells {
-            f.ioevents
-                .insert(name, IoEvent::register(fd.clone(), space, addr, m)?);
-        }
-    }
-    if lab.irqfd && vm.config().irqchip.has_ioapic_and_pic() {
-        f.irqfd = Some(IrqFd::register(fd.clone(), abi::IRQFD_GSI)?);
-    }
-    if lab.ro_memslot {
-        let ro = ReadOnlyRegion::map(
-            fd.clone(),
-            vm.alloc_slot(),
-            abi::PROBE_RO_MEMSLOT,
-            abi::PROBE_PAGE_SIZE as usize,
-        )?;
-        ro.write(0, &abi::PROBE_READ_VALUE.to_le_bytes());
-        f.ro = Some(ro);
-    }
-    Ok(f)
 }

@@ -6,39 +6,6 @@ use std::time::Duration;
 use trapline_devices::serial::SerialOutput;
 use trapline_devices::ucall::UcallEvent;
 
-/// The lab's fast paths on the probe addresses of the ABI. Off for a plain
-/// `trapline run`; the lab turns on what a scenario needs.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct LabFixtures {
-    /// Serve PROBE_PIO_FLOOR_PORT in the run loop itself (vmm-floor-pio).
-    pub floor: bool,
-    /// ioeventfds on the wildcard and datamatch probe port and pages.
-    pub ioeventfds: bool,
-    /// Coalesced zones on the coalesced probe port and page.
-    pub coalesced: bool,
-    /// The read-only memslot page.
-    pub ro_memslot: bool,
-    /// Doorbell ioeventfds (seed 002): any-length MMIO page, PIO port, and
-    /// the PV port matching the doorbell identity.
-    pub doorbells: bool,
-    /// An irqfd bound to `trapline_abi::IRQFD_GSI` (needs the irqchip).
-    pub irqfd: bool,
-}
-
-impl LabFixtures {
-    /// Everything on.
-    pub fn all() -> Self {
-        Self {
-            floor: true,
-            ioeventfds: true,
-            coalesced: true,
-            ro_memslot: true,
-            doorbells: true,
-            irqfd: true,
-        }
-    }
-}
-
 /// Which threads get trapline's seccomp filters.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum SeccompMode {
@@ -132,8 +99,9 @@ pub struct MachineConfig {
     pub timeout: Option<Duration>,
     /// Where ucall messages go (none: dropped).
     pub ucall_sink: Option<Sender<UcallEvent>>,
-    /// Lab fast paths.
-    pub lab: LabFixtures,
+    /// Devices and fast paths added from outside (the lab's); none for a
+    /// plain `trapline run`.
+    pub extension: Option<Box<dyn crate::MachineExtension>>,
     /// Add pci-testdev at 00:02.0 (`--device pci-testdev`).
     pub pci_testdev: bool,
     /// Add pc-testdev's ports and MMIO scratch (`--device pc-testdev`).
@@ -185,7 +153,7 @@ impl MachineConfig {
             console_input: None,
             timeout: None,
             ucall_sink: None,
-            lab: LabFixtures::default(),
+            extension: None,
             pci_testdev: false,
             pc_testdev: false,
             ecam_ro: false,

@@ -6,7 +6,8 @@
 //!               tables 0xE0000-0xFFFFF; images from 1 MiB up
 //!  ...          RAM up to --mem (at most 3 GiB)
 //!  0xC000_0000  PCI ECAM window (bus 0: 1 MiB)
-//!  0xD000_0000  trapline probe MMIO window (lab)
+//!  0xD000_0000  trapline probe MMIO window (reserved for the lab, whose
+//!               extension maps it; unmapped in a plain machine)
 //!  0xD800_0000  virtio-mmio devices (4 KiB each, up to 8)
 //!  0xE000_0000  PCI MMIO BAR window
 //!  0xFEC0_0000  IOAPIC (KVM)

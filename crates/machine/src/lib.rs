@@ -2,14 +2,18 @@
 //! fast paths, vCPUs — and runs it to an [`Outcome`].
 //!
 //! ```text
-//!  MachineConfig ──build──▶ Machine ──run──▶ RunReport { outcome, exits, lab readout }
+//!  MachineConfig ──build──▶ Machine ──run──▶ RunReport { outcome, exits, extension }
 //! ```
+//!
+//! The machine knows only the platform. Whoever needs more devices or fast
+//! paths on it (the lab) passes a [`MachineExtension`] in the config.
 
 mod assemble;
 mod boot;
 mod config;
 pub mod console;
 mod error;
+mod extension;
 pub mod footprint;
 mod interrupts;
 pub mod kvm_stats;
@@ -21,11 +25,10 @@ pub mod sleep;
 pub mod stat;
 pub mod virtio;
 
-pub use assemble::{LabReadout, Machine};
-pub use config::{
-    LabFixtures, MachineConfig, MetricsSink, SeccompMode, VirtioConfig, VirtioIrq, VirtioNotify,
-};
+pub use assemble::Machine;
+pub use config::{MachineConfig, MetricsSink, SeccompMode, VirtioConfig, VirtioIrq, VirtioNotify};
 pub use error::MachineError;
+pub use extension::{ExtensionContext, ExtensionHandle, MachineExtension};
 pub use outcome::{status, Outcome};
 pub use run::RunReport;
 pub use stat::StatReport;

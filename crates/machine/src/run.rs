@@ -17,7 +17,6 @@ use trapline_exit::{ExitSnapshot, StopReason};
 use trapline_kvm::{kick, resume::resume, run_vcpu, ResumeAt, VcpuContext, VcpuEnd};
 use vmm_sys_util::signal::Killable;
 
-use crate::assemble::LabReadout;
 use crate::sleep::{self, SleepEnd, Sleeper};
 use crate::stat::{MetricsLines, StatReport, VcpuStat};
 use crate::SeccompMode;
@@ -37,8 +36,9 @@ pub struct RunReport {
     pub exits: Vec<ExitSnapshot>,
     /// Wall time from starting the vCPU threads to the outcome.
     pub wall: Duration,
-    /// The lab's read-back values.
-    pub lab: LabReadout,
+    /// What the config's extension installed, handed back for reading
+    /// (see [`crate::MachineExtension`]); `None` without one.
+    pub extension: Option<crate::ExtensionHandle>,
     /// Process CPU time (all threads, since exec) when vCPU 0 was about to
     /// enter KVM_RUN for the first time.
     pub cpu_at_first_run: Option<Duration>,
@@ -90,7 +90,7 @@ impl Machine {
                 pio: self.pio.clone(),
                 mmio: self.mmio.clone(),
                 counters: self.counters[index].clone(),
-                floor_port: self.lab.floor.then_some(trapline_abi::PROBE_PIO_FLOOR_PORT),
+                fast_port: self.fast_port,
                 ring: self.ring.clone(),
                 stop: stops[index].clone(),
                 memory: Some(self.vm.memory().clone()),
@@ -291,7 +291,7 @@ impl Machine {
             outcome,
             exits,
             wall,
-            lab: self.readout(),
+            extension: self.extension.take(),
             cpu_at_first_run: first_run.get().copied(),
             vmm_rss_bytes: smaps
                 .as_mut()

@@ -3,7 +3,12 @@
 
 use std::time::{Duration, Instant};
 
-use trapline_machine::{HostKvm, LabFixtures, Machine, MachineConfig, Outcome, SerialOutput};
+use trapline_abi as abi;
+use trapline_fastpath::{CoalescedZone, Datamatch, IoEvent, IrqFd, ReadOnlyRegion, Space};
+use trapline_machine::{
+    ExtensionContext, ExtensionHandle, HostKvm, Machine, MachineConfig, MachineError, Outcome,
+    SerialOutput,
+};
 
 fn open_fds() -> usize {
     std::fs::read_dir("/proc/self/fd")
@@ -31,15 +36,43 @@ fn cycle(kvm: &HostKvm, lab: bool) {
     cfg.mem_mib = 32;
     cfg.timeout = Some(Duration::from_secs(30));
     if lab {
-        // Every fast path, the PCI test device and the ECAM shadow too, so
-        // their RAII teardown is exercised.
-        cfg.lab = LabFixtures::all();
+        // Every kind of fast path (through an extension, as the lab adds
+        // them), the PCI test device and the ECAM shadow too, so their
+        // RAII teardown is exercised.
+        cfg.extension = Some(Box::new(every_fast_path));
         cfg.pci_testdev = true;
         cfg.ecam_ro = true;
         cfg.pc_testdev = true;
     }
     let r = Machine::build(kvm, cfg).expect("build").run().expect("run");
     assert_eq!(r.outcome, Outcome::DebugExit(0));
+}
+
+/// One of each fast path, on the lab's probe addresses; handed back to
+/// the machine, which drops them with itself.
+fn every_fast_path(ctx: &mut ExtensionContext<'_>) -> Result<ExtensionHandle, MachineError> {
+    let fd = ctx.vm().fd().clone();
+    let ioevent = IoEvent::register(
+        fd.clone(),
+        Space::Pio,
+        abi::PROBE_PIO_WILDCARD_PORT.into(),
+        Datamatch::AnyOfLen(4),
+    )?;
+    let zone = CoalescedZone::register(
+        fd.clone(),
+        Space::Mmio,
+        abi::PROBE_MMIO_COALESCED,
+        abi::PROBE_PAGE_SIZE as u32,
+    )?;
+    ctx.use_coalesced_ring();
+    let irqfd = IrqFd::register(fd.clone(), abi::IRQFD_GSI)?;
+    let ro = ReadOnlyRegion::map(
+        fd,
+        ctx.vm().alloc_slot(),
+        abi::PROBE_RO_MEMSLOT,
+        abi::PROBE_PAGE_SIZE as usize,
+    )?;
+    Ok(Box::new((ioevent, zone, irqfd, ro)))
 }
 
 /// (open fds, threads, RSS KiB) at one moment.

@@ -158,7 +158,6 @@ fn the_machine_has_the_pc_platform() {
         "com1",
         "isa-debug-exit",
         "ucall",
-        "probe",
         "pci-config",
         "fw_cfg",
         "acpi-pm",
@@ -167,7 +166,7 @@ fn the_machine_has_the_pc_platform() {
         assert!(names.contains(&want), "{want} missing from {names:?}");
     }
     let mm: Vec<&str> = m.mmio_bus().mappings().iter().map(|x| x.name).collect();
-    for want in ["probe", "pci-ecam", "pci-mmio-window", "lapic-fallback"] {
+    for want in ["pci-ecam", "pci-mmio-window", "lapic-fallback"] {
         assert!(mm.contains(&want), "{want} missing from {mm:?}");
     }
     // ACPI tables are in guest memory where guests look for them.
@@ -182,4 +181,93 @@ fn the_machine_has_the_pc_platform() {
     });
     assert!(found, "no RSDP in 0xE0000-0xFFFFF");
     assert_eq!(m.pci().bus.devfns().count(), 2, "host bridge + pci-testdev");
+}
+
+/// A machine built without an extension (a plain `trapline run`) maps
+/// nothing of the lab: no device on the probe ports or in the probe MMIO
+/// window; one built with an extension has what the extension inserted,
+/// gets its handle back before and after the run, and serves the fast
+/// port in the run loop.
+#[test]
+fn the_lab_window_is_mapped_only_through_an_extension() {
+    use trapline_abi as abi;
+    use trapline_exit::Access;
+    let Some(kvm) = kvm("extension") else { return };
+    let plain = |cfg: &mut MachineConfig| {
+        cfg.pci_testdev = true;
+        cfg.pc_testdev = true;
+    };
+    let mut cfg = MachineConfig::new(trapline_guest::HELLO.to_vec(), "hello");
+    cfg.serial = SerialOutput::Sink;
+    plain(&mut cfg);
+    let m = Machine::build(&kvm, cfg).unwrap();
+    let mut d = [0u8; 4];
+    for addr in (abi::PROBE_MMIO_BASE..abi::PROBE_MMIO_BASE + abi::PROBE_MMIO_LEN)
+        .step_by(abi::PROBE_PAGE_SIZE as usize)
+    {
+        assert_eq!(
+            m.mmio_bus().read(0, addr, &mut d),
+            Access::Unmapped,
+            "{addr:#x} is mapped without the lab"
+        );
+    }
+    for port in abi::PROBE_PIO_USER_PORT..abi::PV_DOORBELL_PORT {
+        assert_eq!(
+            m.pio_bus().read(0, port.into(), &mut d),
+            Access::Unmapped,
+            "port {port:#x} is mapped without the lab"
+        );
+    }
+    assert!(m.extension::<u32>().is_none());
+    drop(m);
+
+    /// A stand-in lab device: reads return a marker.
+    struct Marker;
+    impl trapline_exit::BusDevice for Marker {
+        fn read(&self, _vcpu: usize, _base: u64, _offset: u64, data: &mut [u8]) {
+            data.fill(0x5a);
+        }
+        fn write(
+            &self,
+            _vcpu: usize,
+            _base: u64,
+            _offset: u64,
+            _data: &[u8],
+        ) -> trapline_exit::IoOutcome {
+            trapline_exit::IoOutcome::Continue
+        }
+    }
+    let serial = Arc::new(Mutex::new(Vec::new()));
+    let mut cfg = MachineConfig::new(trapline_guest::HELLO.to_vec(), "hello");
+    cfg.serial = SerialOutput::Capture(serial.clone());
+    cfg.timeout = Some(Duration::from_secs(120));
+    plain(&mut cfg);
+    let install = |ctx: &mut trapline_machine::ExtensionContext<'_>| {
+        ctx.mmio.insert(
+            "marker",
+            abi::PROBE_MMIO_BASE,
+            abi::PROBE_PAGE_SIZE,
+            Arc::new(Marker),
+        )?;
+        ctx.set_fast_port(abi::COM1_PORT);
+        Ok(Box::new(7u32) as trapline_machine::ExtensionHandle)
+    };
+    cfg.extension = Some(Box::new(install));
+    let m = Machine::build(&kvm, cfg).unwrap();
+    assert_eq!(
+        m.mmio_bus().read(0, abi::PROBE_MMIO_BASE, &mut d),
+        Access::Handled(trapline_exit::IoOutcome::Continue)
+    );
+    assert_eq!(d, [0x5a; 4]);
+    assert_eq!(m.extension::<u32>(), Some(&7));
+    assert!(m.extension::<u64>().is_none(), "the handle is typed");
+    // The fast port is COM1's data register: hello's console output is
+    // taken in the run loop (counted as floor exits) and never reaches
+    // the UART.
+    let r = m.run().unwrap();
+    assert_eq!(r.outcome, Outcome::DebugExit(0));
+    assert!(r.exits[0].get(ExitKind::Floor) >= 1);
+    assert!(serial.lock().unwrap().is_empty(), "the UART saw an OUT");
+    let handle = r.extension.expect("the handle comes back after the run");
+    assert_eq!(handle.downcast_ref::<u32>(), Some(&7));
 }

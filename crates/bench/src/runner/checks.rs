@@ -2,7 +2,7 @@
 
 use std::collections::BTreeMap;
 
-use trapline_devices::probe::ProbeRegister;
+use crate::lab::probe::ProbeRegister;
 use trapline_exit::ExitKind;
 
 use super::ucall::{Batch, ProbeRun};
@@ -68,7 +68,7 @@ pub(super) fn verify(
 ) -> Result<(), String> {
     let n = b.iterations;
     let got = |k: ExitKind| exits.get(k.name()).copied().unwrap_or(0);
-    let lab = &run.run.lab;
+    let lab = &run.lab;
     let device = |r: ProbeRegister| lab.probe_pio.writes(r) + lab.probe_mmio.writes(r);
     let all = user_exits(exits);
     match check {

@@ -7,9 +7,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use trapline_abi::{ResultStatus, PROBE_READ_VALUE};
-use trapline_machine::{
-    HostKvm, LabFixtures, Machine, MachineConfig, Outcome, SeccompMode, SerialOutput,
-};
+use trapline_machine::{HostKvm, Machine, MachineConfig, Outcome, SeccompMode, SerialOutput};
 use trapline_report::Sample;
 
 use super::checks::{describe_check, verify};
@@ -17,6 +15,7 @@ use super::ucall::{collect, kernel_exits, loop_exits, ProbeRun};
 use super::{Acc, LabOptions};
 use crate::catalog::{Check, MachineKind, Scenario};
 use crate::doorbell::Consumer;
+use crate::lab::{self, LabFixtures};
 use crate::pump;
 
 pub(super) struct ProbeOutcome {
@@ -67,7 +66,7 @@ pub(super) fn run_probe(
     cfg.serial = SerialOutput::Capture(serial.clone());
     cfg.timeout = Some(timeout);
     cfg.ucall_sink = Some(tx);
-    cfg.lab = LabFixtures::all();
+    cfg.extension = Some(Box::new(LabFixtures::all()));
     // The exit profile gives trapline's own handling time per exit,
     // measured directly (`--no-stat` measures without it).
     cfg.profile = opts.stat;
@@ -79,9 +78,7 @@ pub(super) fn run_probe(
         SeccompMode::Off
     };
     let machine = Machine::build(kvm, cfg).map_err(|e| format!("building the probe VM: {e}"))?;
-    let handles = machine
-        .lab_handles()
-        .map_err(|e| format!("probe VM handles: {e}"))?;
+    let handles = lab::handles(&machine).map_err(|e| format!("probe VM handles: {e}"))?;
     let consumer = Consumer::spawn(handles.doorbells, opts.seccomp)
         .map_err(|e| format!("doorbell consumer: {e}"))?;
     let pump = match pump::spawn(rx, handles.irqfd, handles.memory, opts.seccomp) {
@@ -98,10 +95,11 @@ pub(super) fn run_probe(
     let doorbells = consumer.finish();
     let pumped = pump.join().unwrap_or_default();
     let run = run.map_err(|e| format!("running the probe VM: {e}"))?;
+    let readout = lab::readout(&run).ok_or("the probe VM came back without its lab devices")?;
     let serial =
         String::from_utf8_lossy(&serial.lock().unwrap_or_else(|e| e.into_inner())).into_owned();
     Ok(ProbeOutcome {
-        probe: collect(pumped, doorbells, run, serial, functions),
+        probe: collect(pumped, doorbells, run, readout, serial, functions),
         tsc_khz,
     })
 }

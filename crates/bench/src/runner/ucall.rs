@@ -8,6 +8,7 @@ use trapline_devices::ucall::{KernelExitCounts, KERNEL_EXIT_COUNTERS};
 use trapline_exit::{ExitKind, ExitSnapshot, HandlingTotals};
 use trapline_machine::RunReport;
 
+use crate::lab::LabReadout;
 use crate::pump::PumpResult;
 
 /// One timed batch as the guest reported it.
@@ -37,6 +38,8 @@ pub(super) struct ProbeRun {
     /// Why injections stopped early.
     pub(super) inject_error: Option<String>,
     pub(super) run: RunReport,
+    /// The lab's devices' and fast paths' counts.
+    pub(super) lab: LabReadout,
     pub(super) serial: String,
 }
 
@@ -45,6 +48,7 @@ pub(super) fn collect(
     pumped: PumpResult,
     doorbells: BTreeMap<&'static str, u64>,
     run: RunReport,
+    lab: LabReadout,
     serial: String,
     functions: u64,
 ) -> ProbeRun {
@@ -93,6 +97,7 @@ pub(super) fn collect(
         injected: pumped.injected,
         inject_error: pumped.inject_error,
         run,
+        lab,
         serial,
     }
 }
