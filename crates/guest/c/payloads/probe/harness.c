@@ -176,6 +176,7 @@ int main(int argc, char **argv)
         max = min;
 
     printf("probe: s=%s goal=%lu min=%lu max=%lu warmup=%lu\n", list ? list : "0", goal, min, max, warmup);
+    exits_init();
     irq_init();
     irqfd_init();
     if (!list)

@@ -35,6 +35,7 @@ static inline u64 rdtsc_plain(void)
     } while (0)
 
 /* exits.c: scenarios whose loop is one trapping instruction. */
+void exits_init(void);
 bool exits_run(u32 id, u64 n, u64 *cycles, u64 *value);
 
 /* pci.c: scenarios 19-32. */
