@@ -5,6 +5,10 @@
 use serde::Serialize;
 
 use super::common::{self, caption, ratio, Finding, Measured, NOT_MEASURED};
+use crate::derive::findings::{
+    self,
+    doorbell::{self, IOEVENTFD_MMIO, IOEVENTFD_PIO, USER_MMIO},
+};
 use crate::model::{Report, TRAPLINE_VMM};
 use crate::render::charts::{hbars, BarValue, HBars, Series, Swatch};
 use crate::render::fmt::micros;
@@ -94,17 +98,10 @@ impl Seed002 {
 pub const PAIRS: [(&str, &str, Option<&str>); 5] = [
     ("user-space MMIO", "qemu-mmio", Some(USER_MMIO)),
     ("ioeventfd MMIO", "iosignalfd-mmio", Some(IOEVENTFD_MMIO)),
-    (
-        "ioeventfd PIO",
-        "iosignalfd-pio",
-        Some("doorbell-ioeventfd-pio"),
-    ),
+    ("ioeventfd PIO", "iosignalfd-pio", Some(IOEVENTFD_PIO)),
     ("user-space PIO", "qemu-pio", None),
     ("paravirtual", "iosignalfd-hc", Some("doorbell-pv")),
 ];
-
-const USER_MMIO: &str = "doorbell-user-mmio";
-const IOEVENTFD_MMIO: &str = "doorbell-ioeventfd-mmio";
 
 /// `110000 iops, 9.09us rtt`, as the seed writes it.
 pub fn iops_rtt(iops: f64, rtt_us: f64) -> String {
@@ -182,9 +179,7 @@ impl DoorbellView {
                     ),
                     scenario,
                     iops: ratio(Some(1e9), ns),
-                    rtt_us: ns
-                        .filter(|v| *v > 0.0)
-                        .and_then(|v| common::finite(v / 1e3)),
+                    rtt_us: scenario.and_then(|s| findings::rtt_us(report, s)),
                     ratio: None,
                     this_host,
                 })
@@ -194,14 +189,21 @@ impl DoorbellView {
         for r in &mut rows {
             r.ratio = ratio(r.rtt_us, user);
         }
-        let published = |n: &str| SEED_002.row(n).map(|r| r.rtt_us);
-        let saving_pub = common::difference(published("qemu-mmio"), published("iosignalfd-mmio"));
-        let saving = common::difference(user, rtt(&rows, IOEVENTFD_MMIO));
+        let published = |scenario: &str| {
+            let (_, seed_row, _) = PAIRS.iter().find(|p| p.2 == Some(scenario))?;
+            SEED_002.row(seed_row).map(|r| r.rtt_us)
+        };
+        let findings = findings::doorbell(&published, &|n| rtt(&rows, n));
+        let saving = findings.iter().find(|f| f.name == doorbell::SAVING);
+        let (saving_pub, saving) = (
+            saving.and_then(|f| f.published),
+            saving.and_then(|f| f.this_host),
+        );
         let mut conclusion = vec![format!(
             "seed 002: \"{}\" (qemu-mmio {}us − iosignalfd-mmio {}us = {}us)",
             SEED_002.conclusion,
-            micros(published("qemu-mmio").unwrap_or(f64::NAN)),
-            micros(published("iosignalfd-mmio").unwrap_or(f64::NAN)),
+            micros(published(USER_MMIO).unwrap_or(f64::NAN)),
+            micros(published(IOEVENTFD_MMIO).unwrap_or(f64::NAN)),
             micros(saving_pub.unwrap_or(f64::NAN)),
         )];
         conclusion.push(match (saving, user, rtt(&rows, IOEVENTFD_MMIO)) {
@@ -231,35 +233,6 @@ impl DoorbellView {
                  known TSC frequency)"
             ),
         });
-        let findings = vec![
-            Finding {
-                name: "userspace-hop-saving".to_string(),
-                what: "round trip saved by skipping the userspace hop".to_string(),
-                formula: format!("{USER_MMIO} − {IOEVENTFD_MMIO} (rtt)"),
-                unit: Unit::Micros,
-                published: saving_pub,
-                this_host: saving,
-            },
-            Finding {
-                name: "user-vs-ioeventfd-mmio".to_string(),
-                what: "user-space MMIO ÷ ioeventfd MMIO round trip".to_string(),
-                formula: format!("{USER_MMIO} ÷ {IOEVENTFD_MMIO} (rtt)"),
-                unit: Unit::Ratio,
-                published: ratio(published("qemu-mmio"), published("iosignalfd-mmio")),
-                this_host: ratio(user, rtt(&rows, IOEVENTFD_MMIO)),
-            },
-            Finding {
-                name: "mmio-vs-pio-ioeventfd".to_string(),
-                what: "ioeventfd MMIO ÷ ioeventfd PIO round trip".to_string(),
-                formula: format!("{IOEVENTFD_MMIO} ÷ doorbell-ioeventfd-pio (rtt)"),
-                unit: Unit::Ratio,
-                published: ratio(published("iosignalfd-mmio"), published("iosignalfd-pio")),
-                this_host: ratio(
-                    rtt(&rows, IOEVENTFD_MMIO),
-                    rtt(&rows, "doorbell-ioeventfd-pio"),
-                ),
-            },
-        ];
         Self {
             view: "doorbell",
             source: SOURCE,

@@ -5,6 +5,10 @@
 use serde::Serialize;
 
 use super::common::{self, caption, ratio, Finding, Measured};
+use crate::derive::findings::{
+    self,
+    pci_config::{READS as READ, SCANS as SCAN},
+};
 use crate::model::{Derived, Report, TRAPLINE_VMM};
 use crate::render::charts::{hbars, BarValue, HBars, Series, Swatch};
 use crate::render::fmt::derived_value;
@@ -88,12 +92,12 @@ impl Mechanism {
 
 /// The rows: scenario, mechanism, config reads per iteration.
 pub const ROWS: [(&str, Mechanism, u32); 6] = [
-    ("pci-config-read-cf8", Mechanism::Cf8, 1),
-    ("pci-config-read-ecam", Mechanism::Ecam, 1),
-    ("pci-config-read-ecam-ro", Mechanism::EcamRo, 1),
-    ("pci-scan-cf8", Mechanism::Cf8, READS_PER_SCAN),
-    ("pci-scan-ecam", Mechanism::Ecam, READS_PER_SCAN),
-    ("pci-scan-ecam-ro", Mechanism::EcamRo, READS_PER_SCAN),
+    (READ[0], Mechanism::Cf8, 1),
+    (READ[1], Mechanism::Ecam, 1),
+    (READ[2], Mechanism::EcamRo, 1),
+    (SCAN[0], Mechanism::Cf8, READS_PER_SCAN),
+    (SCAN[1], Mechanism::Ecam, READS_PER_SCAN),
+    (SCAN[2], Mechanism::EcamRo, READS_PER_SCAN),
 ];
 
 /// One row of the view.
@@ -225,52 +229,13 @@ impl PciConfigView {
     }
 }
 
+/// The seed's conclusions: published seconds and this host's cycles per
+/// read, each looked up by scenario.
 fn findings(rows: &[ConfigRow]) -> Vec<Finding> {
-    let per_read = |mech: Mechanism, reads: u32| {
-        rows.iter()
-            .find(|r| r.mechanism == mech && r.reads_per_iter == reads)
-            .and_then(|r| r.cycles_per_read)
-    };
-    let pairs = [
-        (
-            "pio-vs-mmio",
-            Mechanism::Cf8,
-            Mechanism::Ecam,
-            "PIO ÷ MMIO (CF8 ÷ ECAM)",
-        ),
-        (
-            "mmio-vs-ro",
-            Mechanism::Ecam,
-            Mechanism::EcamRo,
-            "MMIO ÷ read-only MMIO (ECAM ÷ ECAM-RO)",
-        ),
-        (
-            "pio-vs-ro",
-            Mechanism::Cf8,
-            Mechanism::EcamRo,
-            "PIO ÷ read-only MMIO (CF8 ÷ ECAM-RO)",
-        ),
-    ];
-    let mut out = Vec::new();
-    for (kind, reads, suffix) in [("reads", 1, "read"), ("scans", READS_PER_SCAN, "scan")] {
-        for (name, num, den, what) in pairs {
-            let scen = |m: Mechanism| {
-                rows.iter()
-                    .find(|r| r.mechanism == m && r.reads_per_iter == reads)
-                    .map(|r| r.scenario)
-                    .unwrap_or("?")
-            };
-            out.push(Finding {
-                name: format!("{name}-{kind}"),
-                what: format!("{what}, {kind}"),
-                formula: format!("{} ÷ {} per {suffix}", scen(num), scen(den)),
-                unit: Unit::Ratio,
-                published: ratio(Some(num.published_s()), Some(den.published_s())),
-                this_host: ratio(per_read(num, reads), per_read(den, reads)),
-            });
-        }
-    }
-    out
+    let row = |n: &str| rows.iter().find(|r| r.scenario == n);
+    findings::pci_config(&|n| row(n).map(|r| r.published_seconds_per_100k), &|n| {
+        row(n).and_then(|r| r.cycles_per_read)
+    })
 }
 
 impl Page for PciConfigView {

@@ -86,7 +86,7 @@ pub struct SeedTable {
     /// Further single numbers the seed publishes, cited in the notes.
     pub also: &'static [(&'static str, u32)],
     /// The seed's own conclusions, computed for the seed and this host.
-    pub findings: Option<fn(&Report, &SeedView) -> Vec<Finding>>,
+    pub findings: Option<fn(&Report) -> Vec<Finding>>,
     /// Notes after the citation.
     pub notes: &'static [&'static str],
     /// The chart.
@@ -189,14 +189,12 @@ impl SeedView {
                 }
             })
             .collect();
-        let mut view = Self {
+        Self {
             table,
             caption: caption(table.caption, report.host.nested_note.is_some()),
             rows,
-            findings: None,
-        };
-        view.findings = table.findings.map(|f| f(report, &view));
-        view
+            findings: table.findings.map(|f| f(report)),
+        }
     }
 
     /// This host's median of the row labelled `label`.
