@@ -248,6 +248,12 @@ impl DoorbellView {
         self.rows.iter().find(|r| r.seed_row == seed_row)
     }
 
+    /// (measured rows, rows).
+    pub fn coverage(&self) -> (usize, usize) {
+        let measured = self.rows.iter().filter(|r| r.this_host.is_measured());
+        (measured.count(), self.rows.len())
+    }
+
     fn status(r: &DoorbellRow) -> String {
         r.this_host.status_text()
     }

@@ -197,6 +197,12 @@ impl PciConfigView {
         self.rows.iter().find(|r| r.scenario == scenario)
     }
 
+    /// (measured rows, rows).
+    pub fn coverage(&self) -> (usize, usize) {
+        let measured = self.rows.iter().filter(|r| r.this_host.is_measured());
+        (measured.count(), self.rows.len())
+    }
+
     fn table(&self) -> Grid {
         use Align::{Left, Right};
         let mut t = Grid::titled(&[

@@ -37,14 +37,17 @@ pub struct SeedsView {
     pub caption: String,
 }
 
-/// Seed file number and view name, in page order.
-const ORDER: [(&str, &str); 5] = [
-    ("000", "vmexit-arm"),
-    ("001", "paper"),
-    ("002", "doorbell"),
-    ("003", "pci-testdev"),
-    ("004", "pci-config"),
-];
+/// One seed view as this page uses it.
+struct SeedPart<'a> {
+    /// The seed file's number.
+    seed: &'static str,
+    /// The view's command-line name.
+    name: &'static str,
+    page: &'a dyn Page,
+    /// (measured rows, rows).
+    coverage: (usize, usize),
+    data: PartData<'a>,
+}
 
 impl SeedsView {
     /// Builds every seed view from `report`.
@@ -59,53 +62,70 @@ impl SeedsView {
         }
     }
 
-    fn page(&self, name: &str) -> &dyn Page {
-        match name {
-            "vmexit-arm" => &self.vmexit_arm,
-            "paper" => &self.paper,
-            "doorbell" => &self.doorbell,
-            "pci-testdev" => &self.pci_testdev,
-            _ => &self.pci_config,
-        }
-    }
-
-    /// (measured rows, rows) of the view called `name`.
-    fn coverage(&self, name: &str) -> (usize, usize) {
-        match name {
-            "vmexit-arm" => self.vmexit_arm.coverage(),
-            "paper" => count(self.paper.rows.iter().map(|r| r.this_host.is_some())),
-            "doorbell" => count(self.doorbell.rows.iter().map(|r| r.this_host.is_measured())),
-            "pci-testdev" => self.pci_testdev.coverage(),
-            _ => count(
-                self.pci_config
-                    .rows
-                    .iter()
-                    .map(|r| r.this_host.is_measured()),
+    /// The seed views in seed order: the only place that lists them.
+    fn parts(&self) -> [SeedPart<'_>; 5] {
+        let part = |seed, name, page, coverage, data| SeedPart {
+            seed,
+            name,
+            page,
+            coverage,
+            data,
+        };
+        [
+            part(
+                "000",
+                "vmexit-arm",
+                &self.vmexit_arm,
+                self.vmexit_arm.coverage(),
+                PartData::Seed(&self.vmexit_arm),
             ),
-        }
+            part(
+                "001",
+                "paper",
+                &self.paper,
+                self.paper.coverage(),
+                PartData::Paper(&self.paper),
+            ),
+            part(
+                "002",
+                "doorbell",
+                &self.doorbell,
+                self.doorbell.coverage(),
+                PartData::Doorbell(&self.doorbell),
+            ),
+            part(
+                "003",
+                "pci-testdev",
+                &self.pci_testdev,
+                self.pci_testdev.coverage(),
+                PartData::Seed(&self.pci_testdev),
+            ),
+            part(
+                "004",
+                "pci-config",
+                &self.pci_config,
+                self.pci_config.coverage(),
+                PartData::PciConfig(&self.pci_config),
+            ),
+        ]
     }
-}
-
-fn count(it: impl Iterator<Item = bool>) -> (usize, usize) {
-    it.fold((0, 0), |(m, n), ok| (m + usize::from(ok), n + 1))
 }
 
 /// One view's data in the JSON, serialized as the view itself.
 #[derive(Serialize)]
 #[serde(untagged)]
 enum PartData<'a> {
-    VmexitArm(&'a SeedView),
+    Seed(&'a SeedView),
     Paper(&'a PaperView),
     Doorbell(&'a DoorbellView),
-    PciTestdev(&'a SeedView),
     PciConfig(&'a PciConfigView),
 }
 
 /// One view's entry in the JSON.
 #[derive(Serialize)]
 struct JsonPart<'a> {
-    view: &'a str,
-    seed: &'a str,
+    view: &'static str,
+    seed: &'static str,
     title: String,
     caption: Option<String>,
     data: PartData<'a>,
@@ -137,12 +157,12 @@ impl Page for SeedsView {
             ("section", Left),
             ("rows measured", Right),
         ]);
-        for (seed, name) in ORDER {
-            let (m, n) = self.coverage(name);
+        for p in self.parts() {
+            let (m, n) = p.coverage;
             g.push(Row::cells(vec![
-                seed.to_string(),
-                name.to_string(),
-                self.page(name).title(),
+                p.seed.to_string(),
+                p.name.to_string(),
+                p.page.title(),
                 format!("{m} of {n}"),
             ]));
         }
@@ -158,13 +178,13 @@ impl Page for SeedsView {
             ("column", Left),
             ("value", Left),
         ]);
-        for (_, name) in ORDER {
-            let part = self.page(name).csv_grid();
+        for p in self.parts() {
+            let part = p.page.csv_grid();
             for (i, row) in part.rows.iter().enumerate() {
                 let cells = row.padded(part.columns.len(), Mode::Csv);
                 for (col, value) in part.columns.iter().zip(cells) {
                     g.push(Row::cells(vec![
-                        name.to_string(),
+                        p.name.to_string(),
                         (i + 1).to_string(),
                         col.csv_title.clone(),
                         value,
@@ -180,11 +200,11 @@ impl Page for SeedsView {
     }
 
     fn kut(&self) -> Vec<KutLine> {
-        ORDER
-            .iter()
-            .flat_map(|(_, name)| {
-                self.page(name).kut().into_iter().map(move |l| KutLine {
-                    name: format!("{name}:{}", l.name),
+        self.parts()
+            .into_iter()
+            .flat_map(|p| {
+                p.page.kut().into_iter().map(move |l| KutLine {
+                    name: format!("{}:{}", p.name, l.name),
                     cycles: l.cycles,
                 })
             })
@@ -192,23 +212,15 @@ impl Page for SeedsView {
     }
 
     fn json(&self) -> String {
-        let parts = ORDER
-            .iter()
-            .map(|(seed, name)| {
-                let page = self.page(name);
-                JsonPart {
-                    view: name,
-                    seed,
-                    title: page.title(),
-                    caption: page.caption(),
-                    data: match *name {
-                        "vmexit-arm" => PartData::VmexitArm(&self.vmexit_arm),
-                        "paper" => PartData::Paper(&self.paper),
-                        "doorbell" => PartData::Doorbell(&self.doorbell),
-                        "pci-testdev" => PartData::PciTestdev(&self.pci_testdev),
-                        _ => PartData::PciConfig(&self.pci_config),
-                    },
-                }
+        let parts = self
+            .parts()
+            .into_iter()
+            .map(|p| JsonPart {
+                view: p.name,
+                seed: p.seed,
+                title: p.page.title(),
+                caption: p.page.caption(),
+                data: p.data,
             })
             .collect();
         common::json(&JsonSeeds {
@@ -223,11 +235,11 @@ impl Page for SeedsView {
     }
 
     fn parts(&self) -> Vec<Part<'_>> {
-        ORDER
-            .iter()
-            .map(|(_, name)| Part {
-                name,
-                page: self.page(name),
+        self.parts()
+            .into_iter()
+            .map(|p| Part {
+                name: p.name,
+                page: p.page,
             })
             .collect()
     }
