@@ -100,7 +100,7 @@ pub(crate) fn page(report: &Report, view: View) -> Box<dyn Page + '_> {
         View::All => Box::new(all::AllPage::new(report)),
         View::Paper => Box::new(paper::PaperView::build(report)),
         View::PciTestdev => Box::new(seed::SeedView::build(report, &pci_testdev::TABLE)),
-        View::PciConfig => Box::new(pci_config::PciConfigView::build(report)),
+        View::PciConfig => Box::new(seed::SeedView::build(report, &pci_config::TABLE)),
         View::Doorbell => Box::new(doorbell::DoorbellView::build(report)),
         View::VmexitArm => Box::new(seed::SeedView::build(report, &vmexit_arm::TABLE)),
         View::Seeds => Box::new(seeds::SeedsView::build(report)),

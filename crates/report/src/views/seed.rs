@@ -1,15 +1,18 @@
 //! The one seed-table view: a published table described as constant data
-//! ([`SeedTable`]: its rows, their published cycles, the scenario each maps
-//! to and the row each is divided by) and rendered the same way whatever
-//! the seed. Each row shows the published cycles and their ratio to the
-//! reference row, then this host's median, net and ratio, and a peer VMM's
-//! when the report has it. Ratios carry over between hosts; cycles do not.
+//! ([`SeedTable`]: its rows, their published values, the scenario each maps
+//! to, the row each is divided by, and which measured [`Quantity`] columns
+//! it compares) and rendered the same way whatever the seed. Each row shows
+//! the published values and their ratio to the reference row, this host's
+//! quantities (per unit the seed counts, e.g. per config read) and their
+//! ratio, and a peer VMM's when the report has it. Ratios carry over
+//! between hosts; cycles and seconds do not.
 
 use serde::ser::{Serialize, SerializeMap, Serializer};
 
 use super::common::{self, caption, ratio, Finding, Measured};
-use crate::model::{Report, TRAPLINE_VMM};
+use crate::model::{Derived, Report, TRAPLINE_VMM};
 use crate::render::charts::{hbars, BarValue, HBars, Series, Swatch};
+use crate::render::fmt::derived_value;
 use crate::render::grid::{Align, Cell, Grid, Section};
 use crate::render::kut::KutLine;
 use crate::render::{Chart, Page};
@@ -26,23 +29,120 @@ pub struct Field {
     pub csv: &'static str,
 }
 
-/// One published row and what it maps to.
+/// Which measured quantity a column shows, per unit the seed counts: a
+/// row's quantities are divided by its [`SeedRow::per_iter`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Quantity {
+    /// Median cycles.
+    Median,
+    /// Median cycles net of the noop loop.
+    Net,
+    /// Median nanoseconds.
+    Nanos,
+    /// Seconds for this many units (nanoseconds × n ÷ 1e9).
+    SecondsFor(u32),
+}
+
+impl Quantity {
+    /// This quantity of `m`, per unit of a row counting `per_iter` units
+    /// per iteration.
+    pub fn of(self, m: &Measured, per_iter: u32) -> Option<f64> {
+        let per = f64::from(per_iter);
+        match self {
+            Quantity::Median => m.median.map(|v| v / per),
+            Quantity::Net => m.net.map(|v| v / per),
+            Quantity::Nanos => m.ns_per_iter.map(|v| v / per),
+            Quantity::SecondsFor(n) => m
+                .ns_per_iter
+                .map(|v| v / per)
+                .and_then(|ns| common::finite(ns * f64::from(n) / 1e9)),
+        }
+    }
+
+    /// The unit of its values.
+    pub fn unit(self) -> Unit {
+        match self {
+            Quantity::Median | Quantity::Net => Unit::Cycles,
+            Quantity::Nanos => Unit::Nanos,
+            Quantity::SecondsFor(_) => Unit::Seconds,
+        }
+    }
+}
+
+/// A column of this host's values. The first one of a table is what its
+/// ratios divide.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Measure {
+    /// Its names.
+    pub field: Field,
+    /// What it shows.
+    pub quantity: Quantity,
+    /// Whether the JSON rows carry it (beside `this_host`, which has the
+    /// raw median, net and nanoseconds).
+    pub json: bool,
+}
+
+/// Median and net cycles, shown but left out of the JSON (they are in
+/// `this_host`): the measures of a table comparing cycles per iteration.
+pub const MEDIAN_NET: &[Measure] = &[
+    Measure {
+        field: Field {
+            key: "median",
+            title: "median cyc",
+            csv: "median_cycles",
+        },
+        quantity: Quantity::Median,
+        json: false,
+    },
+    Measure {
+        field: Field {
+            key: "net",
+            title: "net cyc",
+            csv: "net_cycles",
+        },
+        quantity: Quantity::Net,
+        json: false,
+    },
+];
+
+/// One published row and what it maps to.
+#[derive(Clone, Copy, Debug, PartialEq)]
 pub struct SeedRow {
     /// The seed's name for the row.
     pub label: &'static str,
     /// The trapline scenario measuring it.
     pub scenario: &'static str,
+    /// Further text, one per [`SeedTable::texts`] column: (JSON, shown).
+    pub texts: &'static [(&'static str, &'static str)],
+    /// Units the seed counts (reads, say) per iteration of the scenario.
+    pub per_iter: u32,
     /// Published values in [`SeedTable::unit`], one per
     /// [`SeedTable::published`] column; `None` where the seed did not run it.
-    pub published: &'static [Option<u32>],
+    pub published: &'static [Option<f64>],
     /// The label of the row this one is divided by (itself for a
     /// reference row).
     pub per: &'static str,
 }
 
-/// The chart of a seed table: every row's ratio, published and here.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+/// How the chart draws the rows.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Bars {
+    /// One bar group per row: its published ratio, this host's and the
+    /// peer's.
+    Ratios,
+    /// One bar group per value of the first text column: the published
+    /// value, then one series per `(name, per_iter, colour)` with the
+    /// measure `measure` of the row with that `per_iter`.
+    ByText {
+        /// Index into [`SeedTable::measures`].
+        measure: usize,
+        /// This host's series.
+        series: &'static [(&'static str, u32, Swatch)],
+    },
+}
+
+/// The chart of a seed table.
+#[derive(Clone, Copy, Debug, PartialEq)]
 pub struct SeedChart {
     /// Heading above the chart.
     pub heading: &'static str,
@@ -54,6 +154,24 @@ pub struct SeedChart {
     pub published: &'static str,
     /// The caption after "Published: <source>. ".
     pub caption: &'static str,
+    /// What it draws.
+    pub bars: Bars,
+    /// Findings whose names end so are repeated beside the chart.
+    pub callout: Option<&'static str>,
+}
+
+/// A value derived from the report that a seed table shows after its
+/// findings.
+#[derive(Clone, Copy, Debug)]
+pub struct DerivedLine {
+    /// Key in the view's JSON (`null` when not computed).
+    pub key: &'static str,
+    /// Heading of its section.
+    pub heading: &'static str,
+    /// What it compares, in words.
+    pub what: &'static str,
+    /// Computes it.
+    pub value: fn(&Report) -> Option<Derived>,
 }
 
 /// Everything a seed publishes and how this host's results map onto it.
@@ -71,14 +189,22 @@ pub struct SeedTable {
     pub label: Field,
     /// Whether the scenario gets its own column (when it is not the label).
     pub scenario_column: bool,
+    /// Text columns after the label ([`SeedRow::texts`]).
+    pub texts: &'static [Field],
+    /// The column of [`SeedRow::per_iter`], when shown.
+    pub per_iter: Option<Field>,
     /// The published columns; the first one gives the ratios.
     pub published: &'static [Field],
-    /// The unit of every published column (and of this host's medians).
+    /// The unit of every published column.
     pub unit: Unit,
     /// The published ratio column (first published column ÷ the `per` row's).
     pub published_ratio: Field,
-    /// This host's ratio column (median ÷ the `per` row's median).
+    /// This host's columns; the first one gives the ratios.
+    pub measures: &'static [Measure],
+    /// This host's ratio column (first measure ÷ the `per` row's).
     pub ratio: Field,
+    /// Whether the published columns come after this host's (else before).
+    pub published_last: bool,
     /// The peer VMM whose rows get columns when the report has any.
     pub peer: Option<&'static str>,
     /// The rows, in the seed's order.
@@ -87,6 +213,10 @@ pub struct SeedTable {
     pub also: &'static [(&'static str, u32)],
     /// The seed's own conclusions, computed for the seed and this host.
     pub findings: Option<fn(&Report) -> Vec<Finding>>,
+    /// The heading they are shown under.
+    pub findings_heading: &'static str,
+    /// A derived value shown after them.
+    pub derived: Option<DerivedLine>,
     /// Notes after the citation.
     pub notes: &'static [&'static str],
     /// The chart.
@@ -102,13 +232,12 @@ impl SeedTable {
             .map(|(_, v)| f64::from(*v))
     }
 
-    /// Published cycles (first column) of the row labelled `label`.
+    /// Published value (first column) of the row labelled `label`.
     pub fn published(&self, label: &str) -> Option<f64> {
         self.rows
             .iter()
             .find(|r| r.label == label)
             .and_then(|r| r.published.first().copied().flatten())
-            .map(f64::from)
     }
 }
 
@@ -117,15 +246,17 @@ impl SeedTable {
 pub struct SeedRowView {
     /// The published row.
     pub row: &'static SeedRow,
-    /// Published cycles ÷ the `per` row's.
+    /// Published value ÷ the `per` row's.
     pub published_ratio: Option<f64>,
     /// The scenario on this host.
     pub this_host: Measured,
-    /// This host's median ÷ the `per` row's.
+    /// One per [`SeedTable::measures`].
+    pub values: Vec<Option<f64>>,
+    /// This host's first measure ÷ the `per` row's.
     pub ratio: Option<f64>,
     /// The peer's scenario, when the report has any peer row.
     pub peer: Option<Measured>,
-    /// The peer's median ÷ its `per` row's.
+    /// The peer's first measure ÷ its `per` row's.
     pub peer_ratio: Option<f64>,
 }
 
@@ -140,6 +271,8 @@ pub struct SeedView {
     pub rows: Vec<SeedRowView>,
     /// The seed's conclusions, when it draws any.
     pub findings: Option<Vec<Finding>>,
+    /// The table's derived value, when it has one and it was computed.
+    pub derived: Option<Derived>,
 }
 
 impl PartialEq for SeedView {
@@ -148,6 +281,7 @@ impl PartialEq for SeedView {
             && self.caption == o.caption
             && self.rows == o.rows
             && self.findings == o.findings
+            && self.derived == o.derived
     }
 }
 
@@ -160,13 +294,11 @@ impl SeedView {
                 .iter()
                 .any(|s| s.vmm == peer && table.rows.iter().any(|r| r.scenario == s.name.as_str()))
         });
+        let first = table.measures.first().map(|m| m.quantity);
+        let compared = |m: &Measured, row: &SeedRow| first.and_then(|q| q.of(m, row.per_iter));
         let lookup = |vmm: &str, label: &str| {
-            table
-                .rows
-                .iter()
-                .find(|r| r.label == label)
-                .map(|r| Measured::lookup(report, vmm, r.scenario))
-                .and_then(|m| m.median)
+            let row = table.rows.iter().find(|r| r.label == label)?;
+            compared(&Measured::lookup(report, vmm, row.scenario), row)
         };
         let rows = table
             .rows
@@ -180,9 +312,17 @@ impl SeedView {
                 SeedRowView {
                     row,
                     published_ratio: ratio(table.published(row.label), table.published(row.per)),
-                    ratio: ratio(this_host.median, lookup(TRAPLINE_VMM, row.per)),
+                    values: table
+                        .measures
+                        .iter()
+                        .map(|m| m.quantity.of(&this_host, row.per_iter))
+                        .collect(),
+                    ratio: ratio(compared(&this_host, row), lookup(TRAPLINE_VMM, row.per)),
                     peer_ratio: table.peer.and_then(|p| {
-                        ratio(peer.as_ref().and_then(|m| m.median), lookup(p, row.per))
+                        ratio(
+                            peer.as_ref().and_then(|m| compared(m, row)),
+                            lookup(p, row.per),
+                        )
                     }),
                     this_host,
                     peer,
@@ -194,6 +334,7 @@ impl SeedView {
             caption: caption(table.caption, report.host.nested_note.is_some()),
             rows,
             findings: table.findings.map(|f| f(report)),
+            derived: table.derived.and_then(|d| (d.value)(report)),
         }
     }
 
@@ -216,6 +357,22 @@ impl SeedView {
     }
 }
 
+/// A published value in the JSON: an integer when it is one (cycle counts
+/// are), so the published tables read as the seeds print them.
+struct Published(Option<f64>);
+
+impl Serialize for Published {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        // Below 2^53 an integral f64 converts to i64 exactly.
+        const EXACT: f64 = 9_007_199_254_740_992.0;
+        match self.0 {
+            Some(v) if v.fract() == 0.0 && v.abs() < EXACT => s.serialize_i64(v as i64),
+            Some(v) => s.serialize_f64(v),
+            None => s.serialize_none(),
+        }
+    }
+}
+
 /// One row in the JSON, keyed as its table says.
 struct RowJson<'a>(&'a SeedTable, &'a SeedRowView);
 
@@ -227,12 +384,29 @@ impl Serialize for RowJson<'_> {
         if t.scenario_column {
             m.serialize_entry("scenario", r.row.scenario)?;
         }
-        for (f, v) in t.published.iter().zip(r.row.published) {
-            m.serialize_entry(f.key, v)?;
+        for (f, (json, _)) in t.texts.iter().zip(r.row.texts) {
+            m.serialize_entry(f.key, json)?;
         }
-        m.serialize_entry(t.published_ratio.key, &r.published_ratio)?;
+        if let Some(f) = t.per_iter {
+            m.serialize_entry(f.key, &r.row.per_iter)?;
+        }
+        let published = |m: &mut S::SerializeMap| {
+            for (f, v) in t.published.iter().zip(r.row.published) {
+                m.serialize_entry(f.key, &Published(*v))?;
+            }
+            m.serialize_entry(t.published_ratio.key, &r.published_ratio)
+        };
+        if !t.published_last {
+            published(&mut m)?;
+        }
         m.serialize_entry("this_host", &r.this_host)?;
+        for (f, v) in t.measures.iter().zip(&r.values).filter(|(f, _)| f.json) {
+            m.serialize_entry(f.field.key, v)?;
+        }
         m.serialize_entry(t.ratio.key, &r.ratio)?;
+        if t.published_last {
+            published(&mut m)?;
+        }
         if let Some(peer) = t.peer {
             m.serialize_entry(peer, &r.peer)?;
             m.serialize_entry(&format!("{peer}_{}", t.ratio.key), &r.peer_ratio)?;
@@ -251,6 +425,9 @@ impl Serialize for SeedView {
         m.serialize_entry("rows", &rows)?;
         if let Some(f) = &self.findings {
             m.serialize_entry("findings", f)?;
+        }
+        if let Some(d) = &self.table.derived {
+            m.serialize_entry(d.key, &self.derived)?;
         }
         m.end()
     }
@@ -271,10 +448,21 @@ impl Page for SeedView {
         let peer = t.peer.filter(|_| self.has_peer());
         let mut cols = vec![(t.label.title.to_string(), t.label.csv.to_string(), Left)];
         let mut col = |f: &Field, align| cols.push((f.title.to_string(), f.csv.to_string(), align));
-        for f in t.published {
+        for f in t.texts {
+            col(f, Left);
+        }
+        if let Some(f) = &t.per_iter {
             col(f, Right);
         }
-        col(&t.published_ratio, Right);
+        let published = |col: &mut dyn FnMut(&Field, Align)| {
+            for f in t.published {
+                col(f, Right);
+            }
+            col(&t.published_ratio, Right);
+        };
+        if !t.published_last {
+            published(&mut col);
+        }
         if t.scenario_column {
             col(
                 &Field {
@@ -285,23 +473,13 @@ impl Page for SeedView {
                 Left,
             );
         }
-        col(
-            &Field {
-                key: "median",
-                title: "median cyc",
-                csv: "median_cycles",
-            },
-            Right,
-        );
-        col(
-            &Field {
-                key: "net",
-                title: "net cyc",
-                csv: "net_cycles",
-            },
-            Right,
-        );
+        for m in t.measures {
+            col(&m.field, Right);
+        }
         col(&t.ratio, Right);
+        if t.published_last {
+            published(&mut col);
+        }
         if let Some(p) = peer {
             cols.push((format!("{p} median"), format!("{p}_median_cycles"), Right));
             cols.push((
@@ -318,16 +496,28 @@ impl Page for SeedView {
         let mut g = Grid::titled(&cols);
         for r in &self.rows {
             let mut cells = vec![Cell::text(r.row.label)];
-            for v in r.row.published {
-                cells.push(Cell::Num(v.map(f64::from), t.unit));
+            cells.extend(r.row.texts.iter().map(|(_, shown)| Cell::text(*shown)));
+            if t.per_iter.is_some() {
+                cells.push(Cell::Text(r.row.per_iter.to_string()));
             }
-            cells.push(Cell::Num(r.published_ratio, Unit::Ratio));
+            let mut published: Vec<Cell> = r
+                .row
+                .published
+                .iter()
+                .map(|v| Cell::Num(*v, t.unit))
+                .collect();
+            published.push(Cell::Num(r.published_ratio, Unit::Ratio));
+            if !t.published_last {
+                cells.append(&mut published);
+            }
             if t.scenario_column {
                 cells.push(Cell::text(r.row.scenario));
             }
-            cells.push(Cell::Num(r.this_host.median, Unit::Cycles));
-            cells.push(Cell::Num(r.this_host.net, Unit::Cycles));
+            for (m, v) in t.measures.iter().zip(&r.values) {
+                cells.push(Cell::Num(*v, m.quantity.unit()));
+            }
             cells.push(Cell::Num(r.ratio, Unit::Ratio));
+            cells.append(&mut published);
             let mut status = r.this_host.status_text();
             if let Some(p) = peer {
                 let q = r.peer.as_ref();
@@ -348,8 +538,27 @@ impl Page for SeedView {
         let mut out = Vec::new();
         if let Some(f) = &self.findings {
             out.push(Section {
-                heading: "Seed conclusions".to_string(),
+                heading: t.findings_heading.to_string(),
                 items: f.iter().map(Finding::line).collect(),
+            });
+        }
+        if let Some(line) = &t.derived {
+            out.push(Section {
+                heading: line.heading.to_string(),
+                items: self
+                    .derived
+                    .iter()
+                    .map(|d| {
+                        format!(
+                            "{}: {} = {}  [{}] — {}",
+                            line.what,
+                            d.name,
+                            derived_value(d.value, &d.unit),
+                            d.formula,
+                            d.note.as_deref().unwrap_or_default()
+                        )
+                    })
+                    .collect(),
             });
         }
         let also: Vec<String> = t.also.iter().map(|(n, v)| format!("{n} {v}")).collect();
@@ -383,6 +592,37 @@ impl Page for SeedView {
 
     fn charts(&self) -> Vec<Chart> {
         let t = self.table;
+        let (categories, series) = match t.chart.bars {
+            Bars::Ratios => self.ratio_bars(),
+            Bars::ByText { measure, series } => self.text_bars(measure, series),
+        };
+        let spec = HBars {
+            title: t.chart.title.to_string(),
+            x_desc: t.chart.x_desc.to_string(),
+            categories,
+            series,
+        };
+        let callout = match (t.chart.callout, &self.findings) {
+            (Some(suffix), Some(f)) => f
+                .iter()
+                .filter(|f| f.name.ends_with(suffix))
+                .map(Finding::line)
+                .collect(),
+            _ => Vec::new(),
+        };
+        vec![Chart {
+            title: t.chart.heading.to_string(),
+            caption: format!("Published: {}. {}", t.source, t.chart.caption),
+            svg: hbars(&spec),
+            callout,
+        }]
+    }
+}
+
+impl SeedView {
+    /// [`Bars::Ratios`]: categories and series.
+    fn ratio_bars(&self) -> (Vec<String>, Vec<Series>) {
+        let t = self.table;
         let bars = |f: fn(&SeedRowView) -> Option<f64>| -> Vec<Option<BarValue>> {
             self.rows
                 .iter()
@@ -408,28 +648,65 @@ impl Page for SeedView {
                 values: bars(|r| r.peer_ratio),
             });
         }
-        let spec = HBars {
-            title: t.chart.title.to_string(),
-            x_desc: t.chart.x_desc.to_string(),
-            categories: self
-                .rows
+        let categories = self
+            .rows
+            .iter()
+            .map(|r| {
+                if t.scenario_column {
+                    format!("{} / {}", r.row.label, r.row.scenario)
+                } else {
+                    r.row.label.to_string()
+                }
+            })
+            .collect();
+        (categories, series)
+    }
+
+    /// [`Bars::ByText`]: categories and series.
+    fn text_bars(
+        &self,
+        measure: usize,
+        groups: &[(&'static str, u32, Swatch)],
+    ) -> (Vec<String>, Vec<Series>) {
+        let text = |r: &SeedRowView| r.row.texts.first().map_or("", |(_, shown)| *shown);
+        let mut categories: Vec<&str> = Vec::new();
+        for r in &self.rows {
+            if !categories.contains(&text(r)) {
+                categories.push(text(r));
+            }
+        }
+        let first = |c: &str, per_iter: Option<u32>| {
+            self.rows
                 .iter()
-                .map(|r| {
-                    if t.scenario_column {
-                        format!("{} / {}", r.row.label, r.row.scenario)
-                    } else {
-                        r.row.label.to_string()
-                    }
+                .find(|r| text(r) == c && per_iter.is_none_or(|p| r.row.per_iter == p))
+        };
+        let mut series = vec![Series {
+            name: self.table.chart.published.to_string(),
+            color: Swatch::Blue,
+            values: categories
+                .iter()
+                .map(|c| {
+                    first(c, None)
+                        .and_then(|r| r.row.published.first().copied().flatten())
+                        .map(BarValue::plain)
                 })
                 .collect(),
-            series,
-        };
-        vec![Chart {
-            title: t.chart.heading.to_string(),
-            caption: format!("Published: {}. {}", t.source, t.chart.caption),
-            svg: hbars(&spec),
-            callout: Vec::new(),
-        }]
+        }];
+        series.extend(groups.iter().map(|&(name, per_iter, color)| {
+            Series {
+                name: name.to_string(),
+                color,
+                values: categories
+                    .iter()
+                    .map(|c| {
+                        first(c, Some(per_iter))
+                            .and_then(|r| r.values.get(measure).copied().flatten())
+                            .map(BarValue::plain)
+                    })
+                    .collect(),
+            }
+        }));
+        (categories.iter().map(|c| c.to_string()).collect(), series)
     }
 }
 
@@ -449,6 +726,8 @@ mod tests {
             csv: "row",
         },
         scenario_column: true,
+        texts: &[],
+        per_iter: None,
         published: &[Field {
             key: "cycles",
             title: "seed cyc",
@@ -460,28 +739,36 @@ mod tests {
             title: "seed ÷ref",
             csv: "seed_ratio",
         },
+        measures: MEDIAN_NET,
         ratio: Field {
             key: "ratio",
             title: "÷ref",
             csv: "ratio",
         },
+        published_last: false,
         peer: Some("peer"),
         rows: &[
             SeedRow {
                 label: "ref",
                 scenario: "a",
-                published: &[Some(100)],
+                texts: &[],
+                per_iter: 1,
+                published: &[Some(100.0)],
                 per: "ref",
             },
             SeedRow {
                 label: "other",
                 scenario: "b",
-                published: &[Some(300)],
+                texts: &[],
+                per_iter: 1,
+                published: &[Some(300.0)],
                 per: "ref",
             },
         ],
         also: &[("extra", 7)],
         findings: None,
+        findings_heading: "Seed conclusions",
+        derived: None,
         notes: &[],
         chart: SeedChart {
             heading: "h",
@@ -489,6 +776,8 @@ mod tests {
             x_desc: "x",
             published: "seed",
             caption: "c",
+            bars: Bars::Ratios,
+            callout: None,
         },
     };
 
@@ -538,6 +827,28 @@ mod tests {
                 "status"
             ]
         );
+    }
+
+    #[test]
+    fn quantities_are_per_counted_unit_and_published_integers_stay_integers() {
+        let m = Measured {
+            median: Some(512.0),
+            net: Some(256.0),
+            ns_per_iter: Some(2560.0),
+            ..Measured::absent("x".into())
+        };
+        assert_eq!(Quantity::Median.of(&m, 256), Some(2.0));
+        assert_eq!(Quantity::Net.of(&m, 256), Some(1.0));
+        assert_eq!(Quantity::Nanos.of(&m, 256), Some(10.0));
+        assert_eq!(Quantity::SecondsFor(100_000).of(&m, 256), Some(0.001));
+        assert_eq!(Quantity::Median.of(&Measured::absent("y".into()), 1), None);
+        let j = serde_json::to_string(&[
+            Published(Some(9075.0)),
+            Published(Some(0.01)),
+            Published(None),
+        ])
+        .expect("serializes");
+        assert_eq!(j, "[9075,0.01,null]");
     }
 
     #[test]

@@ -6,10 +6,9 @@ use serde::Serialize;
 use super::common::{self, caption};
 use super::doorbell::DoorbellView;
 use super::paper::PaperView;
-use super::pci_config::PciConfigView;
-use super::pci_testdev;
 use super::seed::SeedView;
 use super::vmexit_arm;
+use super::{pci_config, pci_testdev};
 use crate::model::Report;
 use crate::render::grid::{Align, Grid, Mode, Row, Section};
 use crate::render::kut::KutLine;
@@ -32,7 +31,7 @@ pub struct SeedsView {
     /// Seed 003.
     pub pci_testdev: SeedView,
     /// Seed 004.
-    pub pci_config: PciConfigView,
+    pub pci_config: SeedView,
     /// The page's own caption.
     pub caption: String,
 }
@@ -57,7 +56,7 @@ impl SeedsView {
             paper: PaperView::build(report),
             doorbell: DoorbellView::build(report),
             pci_testdev: SeedView::build(report, &pci_testdev::TABLE),
-            pci_config: PciConfigView::build(report),
+            pci_config: SeedView::build(report, &pci_config::TABLE),
             caption: caption(CAPTION, report.host.nested_note.is_some()),
         }
     }
@@ -105,7 +104,7 @@ impl SeedsView {
                 "pci-config",
                 &self.pci_config,
                 self.pci_config.coverage(),
-                PartData::PciConfig(&self.pci_config),
+                PartData::Seed(&self.pci_config),
             ),
         ]
     }
@@ -118,7 +117,6 @@ enum PartData<'a> {
     Seed(&'a SeedView),
     Paper(&'a PaperView),
     Doorbell(&'a DoorbellView),
-    PciConfig(&'a PciConfigView),
 }
 
 /// One view's entry in the JSON.
