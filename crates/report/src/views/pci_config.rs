@@ -2,7 +2,9 @@
 //! ECAM, and ECAM mapped read-only, as cycles per read and seconds per
 //! 100,000 reads beside VMware's published times.
 
-use super::seed::{Bars, DerivedLine, Field, Measure, Quantity, SeedChart, SeedRow, SeedTable};
+use super::seed::{
+    Bars, Callout, DerivedLine, Field, Measure, Quantity, SeedChart, SeedRow, SeedTable,
+};
 use crate::derive::findings::{
     self,
     pci_config::{READS as READ, SCANS as SCAN},
@@ -58,6 +60,8 @@ const fn row(scenario: &'static str, mech: Mechanism, per_iter: u32, per: &'stat
     SeedRow {
         label: scenario,
         scenario,
+        missing: None,
+        flag: false,
         texts: mech.names,
         per_iter,
         published: mech.seconds,
@@ -78,6 +82,7 @@ pub const TABLE: SeedTable = SeedTable {
         csv: "scenario",
     },
     scenario_column: false,
+    kut_scenario: false,
     texts: &[Field {
         key: "mechanism",
         title: "mechanism",
@@ -88,12 +93,15 @@ pub const TABLE: SeedTable = SeedTable {
         title: "reads/iter",
         csv: "reads_per_iter",
     }),
-    published: &[Field {
-        key: "published_seconds_per_100k",
-        title: "seed s/100k (VMware)",
-        csv: "seed_seconds_per_100k_reads",
-    }],
-    unit: Unit::Seconds,
+    published: &[(
+        Field {
+            key: "published_seconds_per_100k",
+            title: "seed s/100k (VMware)",
+            csv: "seed_seconds_per_100k_reads",
+        },
+        Unit::Seconds,
+    )],
+    flag: None,
     published_ratio: Field {
         key: "published_ratio_to_ro",
         title: "seed ÷RO",
@@ -108,6 +116,7 @@ pub const TABLE: SeedTable = SeedTable {
             },
             quantity: Quantity::Median,
             json: true,
+            table: true,
         },
         Measure {
             field: Field {
@@ -117,6 +126,7 @@ pub const TABLE: SeedTable = SeedTable {
             },
             quantity: Quantity::Nanos,
             json: true,
+            table: true,
         },
         Measure {
             field: Field {
@@ -126,13 +136,16 @@ pub const TABLE: SeedTable = SeedTable {
             },
             quantity: Quantity::SecondsFor(READS),
             json: true,
+            table: true,
         },
     ],
+    compare: 0,
     ratio: Field {
         key: "ratio_to_ro",
         title: "÷ECAM-RO",
         csv: "ratio_to_ecam_ro",
     },
+    joined: None,
     published_last: true,
     peer: None,
     rows: &[
@@ -145,6 +158,7 @@ pub const TABLE: SeedTable = SeedTable {
     ],
     also: &[],
     findings: Some(findings),
+    conclusion: None,
     findings_heading: "Ratios",
     derived: Some(DerivedLine {
         key: "ecam_ro_vs_ram",
@@ -172,7 +186,8 @@ pub const TABLE: SeedTable = SeedTable {
                 ("this host, scans", READS_PER_SCAN, Swatch::Green),
             ],
         },
-        callout: Some("-reads"),
+        callout: Callout::Findings("-reads"),
+        source_note: None,
     },
 };
 

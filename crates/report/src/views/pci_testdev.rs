@@ -2,7 +2,7 @@
 //! rows, named and ordered as in the seed, with this host's cycles beside
 //! the published ones and each row's ratio to its BAR's no-eventfd row.
 
-use super::seed::{Bars, Field, SeedChart, SeedRow, SeedTable, MEDIAN_NET};
+use super::seed::{Bars, Callout, Field, SeedChart, SeedRow, SeedTable, MEDIAN_NET};
 use crate::derive::findings::{
     self,
     pci_testdev::{HYPERCALL, MMIO_NO, MMIO_PV, MMIO_WILDCARD, PIO_KERNEL, PIO_NO, PIO_WILDCARD},
@@ -29,6 +29,8 @@ const fn row(name: &'static str, per: &'static str, published: &'static [Option<
     SeedRow {
         label: name,
         scenario: name,
+        missing: None,
+        flag: false,
         texts: &[],
         per_iter: 1,
         published,
@@ -53,25 +55,31 @@ pub const TABLE: SeedTable = SeedTable {
         csv: "row",
     },
     scenario_column: false,
+    kut_scenario: false,
     texts: &[],
     per_iter: None,
-    published: &[Field {
-        key: "published_cycles",
-        title: "seed cyc",
-        csv: "seed_cycles",
-    }],
-    unit: Unit::Cycles,
+    published: &[(
+        Field {
+            key: "published_cycles",
+            title: "seed cyc",
+            csv: "seed_cycles",
+        },
+        Unit::Cycles,
+    )],
+    flag: None,
     published_ratio: Field {
         key: "published_ratio",
         title: "seed ÷no-evfd",
         csv: "seed_ratio",
     },
     measures: MEDIAN_NET,
+    compare: 0,
     ratio: Field {
         key: "ratio",
         title: "÷no-evfd",
         csv: "ratio",
     },
+    joined: None,
     published_last: false,
     peer: Some(PEER_VMM),
     rows: &[
@@ -86,6 +94,7 @@ pub const TABLE: SeedTable = SeedTable {
     ],
     also: &[("outl_to_kernel", 1745), ("vmcall", 1519)],
     findings: Some(findings),
+    conclusion: None,
     findings_heading: "Seed conclusions",
     derived: None,
     notes: &[
@@ -102,7 +111,8 @@ pub const TABLE: SeedTable = SeedTable {
         published: "seed 003",
         caption: "Rows without a bar for this host are not measured.",
         bars: Bars::Ratios,
-        callout: None,
+        callout: Callout::None,
+        source_note: None,
     },
 };
 

@@ -41,6 +41,10 @@ pub enum Quantity {
     Nanos,
     /// Seconds for this many units (nanoseconds × n ÷ 1e9).
     SecondsFor(u32),
+    /// Units per second (1e9 ÷ nanoseconds).
+    PerSecond,
+    /// Median microseconds.
+    Micros,
 }
 
 impl Quantity {
@@ -56,6 +60,12 @@ impl Quantity {
                 .ns_per_iter
                 .map(|v| v / per)
                 .and_then(|ns| common::finite(ns * f64::from(n) / 1e9)),
+            Quantity::PerSecond => ratio(Some(1e9), m.ns_per_iter.map(|v| v / per)),
+            Quantity::Micros => m
+                .ns_per_iter
+                .map(|v| v / per)
+                .filter(|v| *v > 0.0)
+                .and_then(|v| common::finite(v / 1e3)),
         }
     }
 
@@ -65,6 +75,8 @@ impl Quantity {
             Quantity::Median | Quantity::Net => Unit::Cycles,
             Quantity::Nanos => Unit::Nanos,
             Quantity::SecondsFor(_) => Unit::Seconds,
+            Quantity::PerSecond => Unit::PerSecond,
+            Quantity::Micros => Unit::Micros,
         }
     }
 }
@@ -80,6 +92,9 @@ pub struct Measure {
     /// Whether the JSON rows carry it (beside `this_host`, which has the
     /// raw median, net and nanoseconds).
     pub json: bool,
+    /// Whether the table for people shows it (CSV always does: those
+    /// only in CSV come after the ratio).
+    pub table: bool,
 }
 
 /// Median and net cycles, shown but left out of the JSON (they are in
@@ -93,6 +108,7 @@ pub const MEDIAN_NET: &[Measure] = &[
         },
         quantity: Quantity::Median,
         json: false,
+        table: true,
     },
     Measure {
         field: Field {
@@ -102,6 +118,7 @@ pub const MEDIAN_NET: &[Measure] = &[
         },
         quantity: Quantity::Net,
         json: false,
+        table: true,
     },
 ];
 
@@ -112,6 +129,10 @@ pub struct SeedRow {
     pub label: &'static str,
     /// The trapline scenario measuring it.
     pub scenario: &'static str,
+    /// Why the lab has no scenario for it (then `scenario` is unused).
+    pub missing: Option<&'static str>,
+    /// The seed's mark on the row ([`SeedTable::flag`]).
+    pub flag: bool,
     /// Further text, one per [`SeedTable::texts`] column: (JSON, shown).
     pub texts: &'static [(&'static str, &'static str)],
     /// Units the seed counts (reads, say) per iteration of the scenario.
@@ -130,6 +151,14 @@ pub enum Bars {
     /// One bar group per row: its published ratio, this host's and the
     /// peer's.
     Ratios,
+    /// One bar group per row: a published column's value and this host's
+    /// measure.
+    Values {
+        /// Index into [`SeedTable::published`].
+        published: usize,
+        /// Index into [`SeedTable::measures`].
+        measure: usize,
+    },
     /// One bar group per value of the first text column: the published
     /// value, then one series per `(name, per_iter, colour)` with the
     /// measure `measure` of the row with that `per_iter`.
@@ -156,8 +185,34 @@ pub struct SeedChart {
     pub caption: &'static str,
     /// What it draws.
     pub bars: Bars,
-    /// Findings whose names end so are repeated beside the chart.
-    pub callout: Option<&'static str>,
+    /// What the chart repeats beside it.
+    pub callout: Callout,
+    /// Said of the source in the caption, in brackets.
+    pub source_note: Option<&'static str>,
+}
+
+/// What a chart repeats beside it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Callout {
+    /// Nothing.
+    None,
+    /// The findings whose names end so.
+    Findings(&'static str),
+    /// The conclusion.
+    Conclusion,
+}
+
+/// A table for people showing its published values, and this host's, in
+/// one cell each.
+#[derive(Clone, Copy, Debug)]
+pub struct Joined {
+    /// Title of the published cell.
+    pub published: &'static str,
+    /// Title of this host's cell.
+    pub this_host: &'static str,
+    /// Writes the values (published columns, or the measures in the
+    /// table); `None` shows `–`.
+    pub format: fn(&[Option<f64>]) -> Option<String>,
 }
 
 /// A value derived from the report that a seed table shows after its
@@ -174,6 +229,10 @@ pub struct DerivedLine {
     pub value: fn(&Report) -> Option<Derived>,
 }
 
+/// Writes a seed's verdict and this host's from the report and the
+/// findings.
+pub type Conclusion = fn(&Report, &[Finding]) -> Vec<String>;
+
 /// Everything a seed publishes and how this host's results map onto it.
 #[derive(Clone, Copy, Debug)]
 pub struct SeedTable {
@@ -189,20 +248,29 @@ pub struct SeedTable {
     pub label: Field,
     /// Whether the scenario gets its own column (when it is not the label).
     pub scenario_column: bool,
+    /// Whether kut lines name rows by scenario (else by label).
+    pub kut_scenario: bool,
     /// Text columns after the label ([`SeedRow::texts`]).
     pub texts: &'static [Field],
     /// The column of [`SeedRow::per_iter`], when shown.
     pub per_iter: Option<Field>,
-    /// The published columns; the first one gives the ratios.
-    pub published: &'static [Field],
-    /// The unit of every published column.
-    pub unit: Unit,
-    /// The published ratio column (first published column ÷ the `per` row's).
+    /// The published columns with their units.
+    pub published: &'static [(Field, Unit)],
+    /// The seed's mark on some rows: JSON bool, CSV column, and the title
+    /// appended to the joined published cell.
+    pub flag: Option<Field>,
+    /// The published ratio column (compared published column ÷ the `per`
+    /// row's).
     pub published_ratio: Field,
-    /// This host's columns; the first one gives the ratios.
+    /// This host's columns.
     pub measures: &'static [Measure],
-    /// This host's ratio column (first measure ÷ the `per` row's).
+    /// Which published column and which measure the ratios divide.
+    pub compare: usize,
+    /// This host's ratio column (compared measure ÷ the `per` row's).
     pub ratio: Field,
+    /// Joins the published and this host's values into one cell each in
+    /// the table for people (CSV keeps them apart).
+    pub joined: Option<Joined>,
     /// Whether the published columns come after this host's (else before).
     pub published_last: bool,
     /// The peer VMM whose rows get columns when the report has any.
@@ -213,6 +281,8 @@ pub struct SeedTable {
     pub also: &'static [(&'static str, u32)],
     /// The seed's own conclusions, computed for the seed and this host.
     pub findings: Option<fn(&Report) -> Vec<Finding>>,
+    /// The seed's verdict in words and this host's, from the findings.
+    pub conclusion: Option<Conclusion>,
     /// The heading they are shown under.
     pub findings_heading: &'static str,
     /// A derived value shown after them.
@@ -232,12 +302,12 @@ impl SeedTable {
             .map(|(_, v)| f64::from(*v))
     }
 
-    /// Published value (first column) of the row labelled `label`.
+    /// Published value (the compared column) of the row labelled `label`.
     pub fn published(&self, label: &str) -> Option<f64> {
         self.rows
             .iter()
             .find(|r| r.label == label)
-            .and_then(|r| r.published.first().copied().flatten())
+            .and_then(|r| r.published.get(self.compare).copied().flatten())
     }
 }
 
@@ -271,6 +341,8 @@ pub struct SeedView {
     pub rows: Vec<SeedRowView>,
     /// The seed's conclusions, when it draws any.
     pub findings: Option<Vec<Finding>>,
+    /// Its verdict in words and this host's.
+    pub conclusion: Option<Vec<String>>,
     /// The table's derived value, when it has one and it was computed.
     pub derived: Option<Derived>,
 }
@@ -281,6 +353,7 @@ impl PartialEq for SeedView {
             && self.caption == o.caption
             && self.rows == o.rows
             && self.findings == o.findings
+            && self.conclusion == o.conclusion
             && self.derived == o.derived
     }
 }
@@ -294,21 +367,25 @@ impl SeedView {
                 .iter()
                 .any(|s| s.vmm == peer && table.rows.iter().any(|r| r.scenario == s.name.as_str()))
         });
-        let first = table.measures.first().map(|m| m.quantity);
-        let compared = |m: &Measured, row: &SeedRow| first.and_then(|q| q.of(m, row.per_iter));
+        let quantity = table.measures.get(table.compare).map(|m| m.quantity);
+        let compared = |m: &Measured, row: &SeedRow| quantity.and_then(|q| q.of(m, row.per_iter));
+        let measured = |vmm: &str, row: &SeedRow| match row.missing {
+            Some(why) => Measured {
+                reason: Some(why.to_string()),
+                ..Measured::absent(String::new())
+            },
+            None => Measured::lookup(report, vmm, row.scenario),
+        };
         let lookup = |vmm: &str, label: &str| {
             let row = table.rows.iter().find(|r| r.label == label)?;
-            compared(&Measured::lookup(report, vmm, row.scenario), row)
+            compared(&measured(vmm, row), row)
         };
         let rows = table
             .rows
             .iter()
             .map(|row| {
-                let this_host = Measured::lookup(report, TRAPLINE_VMM, row.scenario);
-                let peer = table
-                    .peer
-                    .filter(|_| has_peer)
-                    .map(|p| Measured::lookup(report, p, row.scenario));
+                let this_host = measured(TRAPLINE_VMM, row);
+                let peer = table.peer.filter(|_| has_peer).map(|p| measured(p, row));
                 SeedRowView {
                     row,
                     published_ratio: ratio(table.published(row.label), table.published(row.per)),
@@ -329,11 +406,15 @@ impl SeedView {
                 }
             })
             .collect();
+        let findings = table.findings.map(|f| f(report));
         Self {
             table,
             caption: caption(table.caption, report.host.nested_note.is_some()),
             rows,
-            findings: table.findings.map(|f| f(report)),
+            conclusion: table
+                .conclusion
+                .map(|c| c(report, findings.as_deref().unwrap_or_default())),
+            findings,
             derived: table.derived.and_then(|d| (d.value)(report)),
         }
     }
@@ -357,16 +438,18 @@ impl SeedView {
     }
 }
 
-/// A published value in the JSON: an integer when it is one (cycle counts
-/// are), so the published tables read as the seeds print them.
-struct Published(Option<f64>);
+/// A published value in the JSON: counts (cycles, events per second) as
+/// integers when they are, so the published tables read as the seeds
+/// print them; anything else as a number with a fraction.
+struct Published(Option<f64>, Unit);
 
 impl Serialize for Published {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         // Below 2^53 an integral f64 converts to i64 exactly.
         const EXACT: f64 = 9_007_199_254_740_992.0;
+        let count = matches!(self.1, Unit::Cycles | Unit::PerSecond);
         match self.0 {
-            Some(v) if v.fract() == 0.0 && v.abs() < EXACT => s.serialize_i64(v as i64),
+            Some(v) if count && v.fract() == 0.0 && v.abs() < EXACT => s.serialize_i64(v as i64),
             Some(v) => s.serialize_f64(v),
             None => s.serialize_none(),
         }
@@ -377,12 +460,15 @@ impl Serialize for Published {
 struct RowJson<'a>(&'a SeedTable, &'a SeedRowView);
 
 impl Serialize for RowJson<'_> {
+    /// Keys in column order, except the scenario right after the label
+    /// and `this_host` before this host's values.
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         let RowJson(t, r) = self;
         let mut m = s.serialize_map(None)?;
         m.serialize_entry(t.label.key, r.row.label)?;
         if t.scenario_column {
-            m.serialize_entry("scenario", r.row.scenario)?;
+            let scenario = r.row.missing.is_none().then_some(r.row.scenario);
+            m.serialize_entry("scenario", &scenario)?;
         }
         for (f, (json, _)) in t.texts.iter().zip(r.row.texts) {
             m.serialize_entry(f.key, json)?;
@@ -391,8 +477,11 @@ impl Serialize for RowJson<'_> {
             m.serialize_entry(f.key, &r.row.per_iter)?;
         }
         let published = |m: &mut S::SerializeMap| {
-            for (f, v) in t.published.iter().zip(r.row.published) {
-                m.serialize_entry(f.key, &Published(*v))?;
+            for ((f, unit), v) in t.published.iter().zip(r.row.published) {
+                m.serialize_entry(f.key, &Published(*v, *unit))?;
+            }
+            if let Some(f) = t.flag {
+                m.serialize_entry(f.key, &r.row.flag)?;
             }
             m.serialize_entry(t.published_ratio.key, &r.published_ratio)
         };
@@ -423,6 +512,9 @@ impl Serialize for SeedView {
         m.serialize_entry("caption", &self.caption)?;
         let rows: Vec<RowJson> = self.rows.iter().map(|r| RowJson(self.table, r)).collect();
         m.serialize_entry("rows", &rows)?;
+        if let Some(c) = &self.conclusion {
+            m.serialize_entry("conclusion", c)?;
+        }
         if let Some(f) = &self.findings {
             m.serialize_entry("findings", f)?;
         }
@@ -443,99 +535,22 @@ impl Page for SeedView {
     }
 
     fn grid(&self) -> Grid {
-        use Align::{Left, Right};
-        let t = self.table;
-        let peer = t.peer.filter(|_| self.has_peer());
-        let mut cols = vec![(t.label.title.to_string(), t.label.csv.to_string(), Left)];
-        let mut col = |f: &Field, align| cols.push((f.title.to_string(), f.csv.to_string(), align));
-        for f in t.texts {
-            col(f, Left);
-        }
-        if let Some(f) = &t.per_iter {
-            col(f, Right);
-        }
-        let published = |col: &mut dyn FnMut(&Field, Align)| {
-            for f in t.published {
-                col(f, Right);
-            }
-            col(&t.published_ratio, Right);
-        };
-        if !t.published_last {
-            published(&mut col);
-        }
-        if t.scenario_column {
-            col(
-                &Field {
-                    key: "scenario",
-                    title: "scenario",
-                    csv: "scenario",
-                },
-                Left,
-            );
-        }
-        for m in t.measures {
-            col(&m.field, Right);
-        }
-        col(&t.ratio, Right);
-        if t.published_last {
-            published(&mut col);
-        }
-        if let Some(p) = peer {
-            cols.push((format!("{p} median"), format!("{p}_median_cycles"), Right));
-            cols.push((
-                format!("{p} {}", t.ratio.title),
-                format!("{p}_{}", t.ratio.csv),
-                Right,
-            ));
-        }
-        cols.push(("status".into(), "status".into(), Left));
-        let cols: Vec<(&str, &str, Align)> = cols
-            .iter()
-            .map(|(a, b, al)| (a.as_str(), b.as_str(), *al))
-            .collect();
-        let mut g = Grid::titled(&cols);
-        for r in &self.rows {
-            let mut cells = vec![Cell::text(r.row.label)];
-            cells.extend(r.row.texts.iter().map(|(_, shown)| Cell::text(*shown)));
-            if t.per_iter.is_some() {
-                cells.push(Cell::Text(r.row.per_iter.to_string()));
-            }
-            let mut published: Vec<Cell> = r
-                .row
-                .published
-                .iter()
-                .map(|v| Cell::Num(*v, t.unit))
-                .collect();
-            published.push(Cell::Num(r.published_ratio, Unit::Ratio));
-            if !t.published_last {
-                cells.append(&mut published);
-            }
-            if t.scenario_column {
-                cells.push(Cell::text(r.row.scenario));
-            }
-            for (m, v) in t.measures.iter().zip(&r.values) {
-                cells.push(Cell::Num(*v, m.quantity.unit()));
-            }
-            cells.push(Cell::Num(r.ratio, Unit::Ratio));
-            cells.append(&mut published);
-            let mut status = r.this_host.status_text();
-            if let Some(p) = peer {
-                let q = r.peer.as_ref();
-                cells.push(Cell::Num(q.and_then(|q| q.median), Unit::Cycles));
-                cells.push(Cell::Num(r.peer_ratio, Unit::Ratio));
-                if let Some(q) = q.filter(|q| !q.is_measured()) {
-                    status.push_str(&format!("; {p} {}", q.status_text()));
-                }
-            }
-            cells.push(Cell::Text(status));
-            g.push_cells(cells);
-        }
-        g
+        self.table_grid(self.table.joined)
+    }
+
+    fn csv_grid(&self) -> Grid {
+        self.table_grid(None)
     }
 
     fn sections(&self) -> Vec<Section> {
         let t = self.table;
         let mut out = Vec::new();
+        if let Some(c) = &self.conclusion {
+            out.push(Section {
+                heading: "Conclusion".to_string(),
+                items: c.clone(),
+            });
+        }
         if let Some(f) = &self.findings {
             out.push(Section {
                 heading: t.findings_heading.to_string(),
@@ -579,8 +594,14 @@ impl Page for SeedView {
     fn kut(&self) -> Vec<KutLine> {
         self.rows
             .iter()
+            .filter(|r| r.row.missing.is_none())
             .map(|r| KutLine {
-                name: r.row.label.to_string(),
+                name: if self.table.kut_scenario {
+                    r.row.scenario
+                } else {
+                    r.row.label
+                }
+                .to_string(),
                 cycles: r.this_host.median,
             })
             .collect()
@@ -594,6 +615,7 @@ impl Page for SeedView {
         let t = self.table;
         let (categories, series) = match t.chart.bars {
             Bars::Ratios => self.ratio_bars(),
+            Bars::Values { published, measure } => self.value_bars(published, measure),
             Bars::ByText { measure, series } => self.text_bars(measure, series),
         };
         let spec = HBars {
@@ -602,17 +624,23 @@ impl Page for SeedView {
             categories,
             series,
         };
-        let callout = match (t.chart.callout, &self.findings) {
-            (Some(suffix), Some(f)) => f
+        let callout = match (t.chart.callout, &self.findings, &self.conclusion) {
+            (Callout::Findings(suffix), Some(f), _) => f
                 .iter()
                 .filter(|f| f.name.ends_with(suffix))
                 .map(Finding::line)
                 .collect(),
+            (Callout::Conclusion, _, Some(c)) => c.clone(),
             _ => Vec::new(),
         };
+        let note = t
+            .chart
+            .source_note
+            .map(|n| format!(" ({n})"))
+            .unwrap_or_default();
         vec![Chart {
             title: t.chart.heading.to_string(),
-            caption: format!("Published: {}. {}", t.source, t.chart.caption),
+            caption: format!("Published: {}{note}. {}", t.source, t.chart.caption),
             svg: hbars(&spec),
             callout,
         }]
@@ -620,6 +648,151 @@ impl Page for SeedView {
 }
 
 impl SeedView {
+    /// The table, with the published and this host's values joined into
+    /// one cell each when `joined` (for people) or apart (CSV).
+    fn table_grid(&self, joined: Option<Joined>) -> Grid {
+        use Align::{Left, Right};
+        let t = self.table;
+        let peer = t.peer.filter(|_| self.has_peer());
+        let (before, after): (Vec<&Measure>, Vec<&Measure>) =
+            t.measures.iter().partition(|m| m.table);
+        let mut cols: Vec<(String, String, Align)> = Vec::new();
+        let mut col =
+            |title: &str, csv: &str, align| cols.push((title.to_string(), csv.to_string(), align));
+        col(t.label.title, t.label.csv, Left);
+        for f in t.texts {
+            col(f.title, f.csv, Left);
+        }
+        if let Some(f) = &t.per_iter {
+            col(f.title, f.csv, Right);
+        }
+        let published = |col: &mut dyn FnMut(&str, &str, Align)| {
+            match joined {
+                Some(j) => col(j.published, "", Right),
+                None => {
+                    for (f, _) in t.published {
+                        col(f.title, f.csv, Right);
+                    }
+                    if let Some(f) = &t.flag {
+                        col(f.csv, f.csv, Left);
+                    }
+                }
+            }
+            col(t.published_ratio.title, t.published_ratio.csv, Right);
+        };
+        if !t.published_last {
+            published(&mut col);
+        }
+        if t.scenario_column {
+            col("scenario", "scenario", Left);
+        }
+        match joined {
+            Some(j) => col(j.this_host, "", Right),
+            None => {
+                for m in &before {
+                    col(m.field.title, m.field.csv, Right);
+                }
+            }
+        }
+        col(t.ratio.title, t.ratio.csv, Right);
+        if joined.is_none() {
+            for m in &after {
+                col(m.field.title, m.field.csv, Right);
+            }
+        }
+        if t.published_last {
+            published(&mut col);
+        }
+        if let Some(p) = peer {
+            cols.push((format!("{p} median"), format!("{p}_median_cycles"), Right));
+            cols.push((
+                format!("{p} {}", t.ratio.title),
+                format!("{p}_{}", t.ratio.csv),
+                Right,
+            ));
+        }
+        cols.push(("status".into(), "status".into(), Left));
+        let cols: Vec<(&str, &str, Align)> = cols
+            .iter()
+            .map(|(a, b, al)| (a.as_str(), b.as_str(), *al))
+            .collect();
+        let mut g = Grid::titled(&cols);
+        for r in &self.rows {
+            let mut cells = vec![Cell::text(r.row.label)];
+            cells.extend(r.row.texts.iter().map(|(_, shown)| Cell::text(*shown)));
+            if t.per_iter.is_some() {
+                cells.push(Cell::Text(r.row.per_iter.to_string()));
+            }
+            let mut published: Vec<Cell> = match joined {
+                Some(j) => {
+                    let mut text = (j.format)(r.row.published).unwrap_or_else(|| "–".into());
+                    if let Some(f) = t.flag.filter(|_| r.row.flag) {
+                        text = format!("{text} {}", f.title);
+                    }
+                    vec![Cell::Text(text)]
+                }
+                None => {
+                    let mut v: Vec<Cell> = t
+                        .published
+                        .iter()
+                        .zip(r.row.published)
+                        .map(|((_, unit), v)| Cell::Num(*v, *unit))
+                        .collect();
+                    if t.flag.is_some() {
+                        v.push(Cell::Text(r.row.flag.to_string()));
+                    }
+                    v
+                }
+            };
+            published.push(Cell::Num(r.published_ratio, Unit::Ratio));
+            if !t.published_last {
+                cells.append(&mut published);
+            }
+            if t.scenario_column {
+                cells.push(Cell::text(match (r.row.missing, joined) {
+                    (None, _) => r.row.scenario,
+                    (Some(_), Some(_)) => "–",
+                    (Some(_), None) => "",
+                }));
+            }
+            let value = |m: &Measure| {
+                let i = t.measures.iter().position(|x| x == m);
+                i.and_then(|i| r.values[i])
+            };
+            match joined {
+                Some(j) => {
+                    let v: Vec<Option<f64>> =
+                        t.measures.iter().filter(|m| m.table).map(value).collect();
+                    cells.push(Cell::Text(
+                        (j.format)(&v).unwrap_or_else(|| "–".to_string()),
+                    ));
+                }
+                None => cells.extend(
+                    before
+                        .iter()
+                        .map(|m| Cell::Num(value(m), m.quantity.unit())),
+                ),
+            }
+            cells.push(Cell::Num(r.ratio, Unit::Ratio));
+            if joined.is_none() {
+                cells.extend(after.iter().map(|m| Cell::Num(value(m), m.quantity.unit())));
+            }
+            cells.append(&mut published);
+            let mut status = r.this_host.status_text();
+            if let Some(p) = peer {
+                let q = r.peer.as_ref();
+                cells.push(Cell::Num(q.and_then(|q| q.median), Unit::Cycles));
+                cells.push(Cell::Num(r.peer_ratio, Unit::Ratio));
+                if let Some(q) = q.filter(|q| !q.is_measured()) {
+                    status.push_str(&format!("; {p} {}", q.status_text()));
+                }
+            }
+            cells.push(Cell::Text(status));
+            g.push_cells(cells);
+        }
+        g
+    }
+
     /// [`Bars::Ratios`]: categories and series.
     fn ratio_bars(&self) -> (Vec<String>, Vec<Series>) {
         let t = self.table;
@@ -659,6 +832,30 @@ impl SeedView {
                 }
             })
             .collect();
+        (categories, series)
+    }
+
+    /// [`Bars::Values`]: categories and series.
+    fn value_bars(&self, published: usize, measure: usize) -> (Vec<String>, Vec<Series>) {
+        let bars = |f: &dyn Fn(&SeedRowView) -> Option<f64>| -> Vec<Option<BarValue>> {
+            self.rows
+                .iter()
+                .map(|r| f(r).map(BarValue::plain))
+                .collect()
+        };
+        let series = vec![
+            Series {
+                name: self.table.chart.published.to_string(),
+                color: Swatch::Blue,
+                values: bars(&|r| r.row.published.get(published).copied().flatten()),
+            },
+            Series {
+                name: "this host".to_string(),
+                color: Swatch::Red,
+                values: bars(&|r| r.values.get(measure).copied().flatten()),
+            },
+        ];
+        let categories = self.rows.iter().map(|r| r.row.label.to_string()).collect();
         (categories, series)
     }
 
@@ -726,31 +923,39 @@ mod tests {
             csv: "row",
         },
         scenario_column: true,
+        kut_scenario: false,
         texts: &[],
         per_iter: None,
-        published: &[Field {
-            key: "cycles",
-            title: "seed cyc",
-            csv: "seed_cycles",
-        }],
-        unit: Unit::Cycles,
+        published: &[(
+            Field {
+                key: "cycles",
+                title: "seed cyc",
+                csv: "seed_cycles",
+            },
+            Unit::Cycles,
+        )],
+        flag: None,
         published_ratio: Field {
             key: "published_ratio",
             title: "seed ÷ref",
             csv: "seed_ratio",
         },
         measures: MEDIAN_NET,
+        compare: 0,
         ratio: Field {
             key: "ratio",
             title: "÷ref",
             csv: "ratio",
         },
+        joined: None,
         published_last: false,
         peer: Some("peer"),
         rows: &[
             SeedRow {
                 label: "ref",
                 scenario: "a",
+                missing: None,
+                flag: false,
                 texts: &[],
                 per_iter: 1,
                 published: &[Some(100.0)],
@@ -759,6 +964,8 @@ mod tests {
             SeedRow {
                 label: "other",
                 scenario: "b",
+                missing: None,
+                flag: false,
                 texts: &[],
                 per_iter: 1,
                 published: &[Some(300.0)],
@@ -767,6 +974,7 @@ mod tests {
         ],
         also: &[("extra", 7)],
         findings: None,
+        conclusion: None,
         findings_heading: "Seed conclusions",
         derived: None,
         notes: &[],
@@ -777,7 +985,8 @@ mod tests {
             published: "seed",
             caption: "c",
             bars: Bars::Ratios,
-            callout: None,
+            callout: Callout::None,
+            source_note: None,
         },
     };
 
@@ -830,7 +1039,7 @@ mod tests {
     }
 
     #[test]
-    fn quantities_are_per_counted_unit_and_published_integers_stay_integers() {
+    fn quantities_are_per_counted_unit_and_published_counts_stay_integers() {
         let m = Measured {
             median: Some(512.0),
             net: Some(256.0),
@@ -841,14 +1050,18 @@ mod tests {
         assert_eq!(Quantity::Net.of(&m, 256), Some(1.0));
         assert_eq!(Quantity::Nanos.of(&m, 256), Some(10.0));
         assert_eq!(Quantity::SecondsFor(100_000).of(&m, 256), Some(0.001));
+        assert_eq!(Quantity::PerSecond.of(&m, 256), Some(1e8));
+        assert_eq!(Quantity::Micros.of(&m, 256), Some(0.01));
         assert_eq!(Quantity::Median.of(&Measured::absent("y".into()), 1), None);
         let j = serde_json::to_string(&[
-            Published(Some(9075.0)),
-            Published(Some(0.01)),
-            Published(None),
+            Published(Some(9075.0), Unit::Cycles),
+            Published(Some(0.01), Unit::Seconds),
+            Published(Some(5.0), Unit::Micros),
+            Published(Some(110_000.0), Unit::PerSecond),
+            Published(None, Unit::Cycles),
         ])
         .expect("serializes");
-        assert_eq!(j, "[9075,0.01,null]");
+        assert_eq!(j, "[9075,0.01,5.0,110000,null]");
     }
 
     #[test]

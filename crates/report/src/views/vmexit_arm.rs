@@ -1,7 +1,7 @@
 //! The `vmexit-arm` view (seed 000): kvm-unit-tests' ARM `vmexit` results
 //! on an Arndale board, with and without the vgic, mapped to our rows.
 
-use super::seed::{Bars, Field, SeedChart, SeedRow, SeedTable, MEDIAN_NET};
+use super::seed::{Bars, Callout, Field, SeedChart, SeedRow, SeedTable, MEDIAN_NET};
 use crate::unit::Unit;
 
 /// Where the published numbers come from.
@@ -21,6 +21,8 @@ const fn row(
     SeedRow {
         label,
         scenario,
+        missing: None,
+        flag: false,
         texts: &[],
         per_iter: 1,
         published,
@@ -45,32 +47,41 @@ pub const TABLE: SeedTable = SeedTable {
         csv: "test",
     },
     scenario_column: true,
+    kut_scenario: false,
     texts: &[],
     per_iter: None,
     published: &[
-        Field {
-            key: "with_vgic",
-            title: "ARM vgic",
-            csv: "arm_vgic_cycles",
-        },
-        Field {
-            key: "without_vgic",
-            title: "ARM no vgic",
-            csv: "arm_no_vgic_cycles",
-        },
+        (
+            Field {
+                key: "with_vgic",
+                title: "ARM vgic",
+                csv: "arm_vgic_cycles",
+            },
+            Unit::Cycles,
+        ),
+        (
+            Field {
+                key: "without_vgic",
+                title: "ARM no vgic",
+                csv: "arm_no_vgic_cycles",
+            },
+            Unit::Cycles,
+        ),
     ],
-    unit: Unit::Cycles,
+    flag: None,
     published_ratio: Field {
         key: "published_ratio",
         title: "ARM ÷hvc",
         csv: "arm_vgic_ratio_to_hvc",
     },
     measures: MEDIAN_NET,
+    compare: 0,
     ratio: Field {
         key: "ratio",
         title: "÷hypercall",
         csv: "ratio_to_hypercall",
     },
+    joined: None,
     published_last: false,
     peer: None,
     rows: &[
@@ -92,6 +103,7 @@ pub const TABLE: SeedTable = SeedTable {
     ],
     also: &[],
     findings: None,
+    conclusion: None,
     findings_heading: "Seed conclusions",
     derived: None,
     notes: &[
@@ -112,6 +124,7 @@ pub const TABLE: SeedTable = SeedTable {
         published: "ARM with vgic",
         caption: "Missing bars are not measured.",
         bars: Bars::Ratios,
-        callout: None,
+        callout: Callout::None,
+        source_note: None,
     },
 };
