@@ -101,7 +101,7 @@ pub(crate) fn page(report: &Report, view: View) -> Box<dyn Page + '_> {
         View::Paper => Box::new(paper::PaperView::build(report)),
         View::PciTestdev => Box::new(seed::SeedView::build(report, &pci_testdev::TABLE)),
         View::PciConfig => Box::new(seed::SeedView::build(report, &pci_config::TABLE)),
-        View::Doorbell => Box::new(doorbell::DoorbellView::build(report)),
+        View::Doorbell => Box::new(seed::SeedView::build(report, &doorbell::TABLE)),
         View::VmexitArm => Box::new(seed::SeedView::build(report, &vmexit_arm::TABLE)),
         View::Seeds => Box::new(seeds::SeedsView::build(report)),
         View::Vmm => Box::new(vmm::VmmView::build(report)),

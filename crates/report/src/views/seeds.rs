@@ -4,11 +4,10 @@
 use serde::Serialize;
 
 use super::common::{self, caption};
-use super::doorbell::DoorbellView;
 use super::paper::PaperView;
 use super::seed::SeedView;
 use super::vmexit_arm;
-use super::{pci_config, pci_testdev};
+use super::{doorbell, pci_config, pci_testdev};
 use crate::model::Report;
 use crate::render::grid::{Align, Grid, Mode, Row, Section};
 use crate::render::kut::KutLine;
@@ -27,7 +26,7 @@ pub struct SeedsView {
     /// Seed 001 (Table 3).
     pub paper: PaperView,
     /// Seed 002.
-    pub doorbell: DoorbellView,
+    pub doorbell: SeedView,
     /// Seed 003.
     pub pci_testdev: SeedView,
     /// Seed 004.
@@ -54,7 +53,7 @@ impl SeedsView {
         Self {
             vmexit_arm: SeedView::build(report, &vmexit_arm::TABLE),
             paper: PaperView::build(report),
-            doorbell: DoorbellView::build(report),
+            doorbell: SeedView::build(report, &doorbell::TABLE),
             pci_testdev: SeedView::build(report, &pci_testdev::TABLE),
             pci_config: SeedView::build(report, &pci_config::TABLE),
             caption: caption(CAPTION, report.host.nested_note.is_some()),
@@ -90,7 +89,7 @@ impl SeedsView {
                 "doorbell",
                 &self.doorbell,
                 self.doorbell.coverage(),
-                PartData::Doorbell(&self.doorbell),
+                PartData::Seed(&self.doorbell),
             ),
             part(
                 "003",
@@ -116,7 +115,6 @@ impl SeedsView {
 enum PartData<'a> {
     Seed(&'a SeedView),
     Paper(&'a PaperView),
-    Doorbell(&'a DoorbellView),
 }
 
 /// One view's entry in the JSON.
