@@ -5,8 +5,10 @@
 //! variant here plus a module implementing the trait. The seed views
 //! (`vmexit-arm`, `paper`, `doorbell`, `pci-testdev`, `pci-config`) set this
 //! host beside one published source each, keeping its numbers in one
-//! constant table; `seeds` shows them all. `vmm` shows trapline's own
-//! footprint and cost per exit.
+//! constant table; all but `paper` are a [`seed::SeedTable`] rendered by the
+//! one [`seed::SeedView`], their conclusions computed in
+//! [`crate::derive::findings`]. `seeds` shows them all. `vmm` shows
+//! trapline's own footprint and cost per exit.
 
 pub mod all;
 pub mod common;

@@ -62,50 +62,32 @@ impl SeedsView {
 
     /// The seed views in seed order: the only place that lists them.
     fn parts(&self) -> [SeedPart<'_>; 5] {
-        let part = |seed, name, page, coverage, data| SeedPart {
-            seed,
-            name,
-            page,
-            coverage,
-            data,
-        };
         [
-            part(
-                "000",
-                "vmexit-arm",
-                &self.vmexit_arm,
-                self.vmexit_arm.coverage(),
-                PartData::Seed(&self.vmexit_arm),
-            ),
-            part(
-                "001",
-                "paper",
-                &self.paper,
-                self.paper.coverage(),
-                PartData::Paper(&self.paper),
-            ),
-            part(
-                "002",
-                "doorbell",
-                &self.doorbell,
-                self.doorbell.coverage(),
-                PartData::Seed(&self.doorbell),
-            ),
-            part(
-                "003",
-                "pci-testdev",
-                &self.pci_testdev,
-                self.pci_testdev.coverage(),
-                PartData::Seed(&self.pci_testdev),
-            ),
-            part(
-                "004",
-                "pci-config",
-                &self.pci_config,
-                self.pci_config.coverage(),
-                PartData::Seed(&self.pci_config),
-            ),
+            SeedPart::table("000", &self.vmexit_arm),
+            SeedPart {
+                seed: "001",
+                name: "paper",
+                page: &self.paper,
+                coverage: self.paper.coverage(),
+                data: PartData::Paper(&self.paper),
+            },
+            SeedPart::table("002", &self.doorbell),
+            SeedPart::table("003", &self.pci_testdev),
+            SeedPart::table("004", &self.pci_config),
         ]
+    }
+}
+
+impl<'a> SeedPart<'a> {
+    /// A part showing a seed table, named as its view.
+    fn table(seed: &'static str, view: &'a SeedView) -> Self {
+        Self {
+            seed,
+            name: view.table.view,
+            page: view,
+            coverage: view.coverage(),
+            data: PartData::Seed(view),
+        }
     }
 }
 
