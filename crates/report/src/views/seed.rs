@@ -137,8 +137,8 @@ pub struct SeedRow {
     pub texts: &'static [(&'static str, &'static str)],
     /// Units the seed counts (reads, say) per iteration of the scenario.
     pub per_iter: u32,
-    /// Published values in [`SeedTable::unit`], one per
-    /// [`SeedTable::published`] column; `None` where the seed did not run it.
+    /// Published values, one per [`SeedTable::published`] column (in its
+    /// unit); `None` where the seed did not run it.
     pub published: &'static [Option<f64>],
     /// The label of the row this one is divided by (itself for a
     /// reference row).
