@@ -654,7 +654,7 @@ impl SeedView {
         use Align::{Left, Right};
         let t = self.table;
         let peer = t.peer.filter(|_| self.has_peer());
-        let (before, after): (Vec<&Measure>, Vec<&Measure>) =
+        let (shown, csv_only): (Vec<&Measure>, Vec<&Measure>) =
             t.measures.iter().partition(|m| m.table);
         let mut cols: Vec<(String, String, Align)> = Vec::new();
         let mut col =
@@ -689,14 +689,14 @@ impl SeedView {
         match joined {
             Some(j) => col(j.this_host, "", Right),
             None => {
-                for m in &before {
+                for m in &shown {
                     col(m.field.title, m.field.csv, Right);
                 }
             }
         }
         col(t.ratio.title, t.ratio.csv, Right);
         if joined.is_none() {
-            for m in &after {
+            for m in &csv_only {
                 col(m.field.title, m.field.csv, Right);
             }
         }
@@ -755,27 +755,23 @@ impl SeedView {
                     (Some(_), None) => "",
                 }));
             }
-            let value = |m: &Measure| {
-                let i = t.measures.iter().position(|x| x == m);
-                i.and_then(|i| r.values[i])
-            };
+            // This host's values, split as the columns are: in the table
+            // for people (before the ratio) or in CSV only (after it).
+            let (shown, csv_only): (Vec<_>, Vec<_>) =
+                t.measures.iter().zip(&r.values).partition(|(m, _)| m.table);
+            let num = |(m, v): (&Measure, &Option<f64>)| Cell::Num(*v, m.quantity.unit());
             match joined {
                 Some(j) => {
-                    let v: Vec<Option<f64>> =
-                        t.measures.iter().filter(|m| m.table).map(value).collect();
+                    let v: Vec<Option<f64>> = shown.iter().map(|(_, v)| **v).collect();
                     cells.push(Cell::Text(
                         (j.format)(&v).unwrap_or_else(|| "–".to_string()),
                     ));
                 }
-                None => cells.extend(
-                    before
-                        .iter()
-                        .map(|m| Cell::Num(value(m), m.quantity.unit())),
-                ),
+                None => cells.extend(shown.into_iter().map(num)),
             }
             cells.push(Cell::Num(r.ratio, Unit::Ratio));
             if joined.is_none() {
-                cells.extend(after.iter().map(|m| Cell::Num(value(m), m.quantity.unit())));
+                cells.extend(csv_only.into_iter().map(num));
             }
             cells.append(&mut published);
             let mut status = r.this_host.status_text();
@@ -990,6 +986,40 @@ mod tests {
         },
     };
 
+    const ROWS_JOINED: &[SeedRow] = &[
+        TINY.rows[0],
+        SeedRow {
+            missing: Some("no scenario"),
+            flag: true,
+            ..TINY.rows[1]
+        },
+    ];
+
+    /// TINY with its values joined for people, a CSV-only measure and a
+    /// row the lab cannot measure.
+    const JOINED: SeedTable = SeedTable {
+        measures: &[
+            MEDIAN_NET[0],
+            Measure {
+                table: false,
+                ..MEDIAN_NET[1]
+            },
+        ],
+        flag: Some(Field {
+            key: "guess",
+            title: "(guess)",
+            csv: "seed_guess",
+        }),
+        joined: Some(Joined {
+            published: "seed",
+            this_host: "here",
+            format: |v| v.first().copied().flatten().map(|x| format!("{x:.0} cyc")),
+        }),
+        peer: None,
+        rows: ROWS_JOINED,
+        ..TINY
+    };
+
     fn report() -> Report {
         let mut r = Report::new(
             ToolInfo::new("t", "0"),
@@ -1062,6 +1092,47 @@ mod tests {
         ])
         .expect("serializes");
         assert_eq!(j, "[9075,0.01,5.0,110000,null]");
+    }
+
+    #[test]
+    fn joined_cells_for_people_and_apart_in_csv() {
+        let v = SeedView::build(&report(), &JOINED);
+        let titles =
+            |g: Grid| -> Vec<String> { g.columns.iter().map(|c| c.title.clone()).collect() };
+        assert_eq!(
+            titles(v.grid()),
+            [
+                "row",
+                "seed",
+                "seed ÷ref",
+                "scenario",
+                "here",
+                "÷ref",
+                "status"
+            ]
+        );
+        assert_eq!(
+            titles(v.csv_grid()),
+            [
+                "row",
+                "seed cyc",
+                "seed_guess",
+                "seed ÷ref",
+                "scenario",
+                "median cyc",
+                "÷ref",
+                "net cyc",
+                "status"
+            ],
+            "the flag and CSV-only measures have columns of their own"
+        );
+        let missing = &v.rows[1];
+        assert_eq!(missing.this_host.status_text(), "not measured: no scenario");
+        assert_eq!(missing.ratio, None);
+        let j: serde_json::Value = serde_json::from_str(&v.json()).expect("JSON parses");
+        assert!(j["rows"][1]["scenario"].is_null());
+        assert_eq!(j["rows"][1]["guess"], true);
+        assert_eq!(v.kut().len(), 1, "no kut line without a scenario");
     }
 
     #[test]
