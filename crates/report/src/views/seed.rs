@@ -419,14 +419,6 @@ impl SeedView {
         }
     }
 
-    /// This host's median of the row labelled `label`.
-    pub fn median(&self, label: &str) -> Option<f64> {
-        self.rows
-            .iter()
-            .find(|r| r.row.label == label)
-            .and_then(|r| r.this_host.median)
-    }
-
     /// (measured rows, rows).
     pub fn coverage(&self) -> (usize, usize) {
         let measured = self.rows.iter().filter(|r| r.this_host.is_measured());
