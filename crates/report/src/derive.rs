@@ -4,7 +4,10 @@
 //! Every helper returns `None` when an input is missing, unmeasured or would
 //! make the value meaningless (a zero denominator); it never panics.
 //! Differences use gross medians of the same VMM, so the loop baseline
-//! cancels out.
+//! cancels out. [`findings`] holds the seeds' conclusions, computed the
+//! same way for their published numbers and for this host.
+
+pub mod findings;
 
 use crate::model::{cycles_to_ns, scenario_key, Derived, Report, TRAPLINE_VMM};
 use crate::render::fmt::cycles;

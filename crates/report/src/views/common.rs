@@ -1,14 +1,13 @@
 //! What the seed views share: looking a scenario up without panicking,
-//! guarded ratios, captions and findings.
+//! guarded ratios and captions (findings are computed in
+//! [`crate::derive::findings`]).
 
 use serde::Serialize;
 
 use crate::model::{Report, Status};
-use crate::render::fmt;
-use crate::unit::Unit;
 
 /// Status of a row whose scenario is not in the report.
-pub const NOT_MEASURED: &str = "not measured";
+pub use crate::derive::findings::NOT_MEASURED;
 
 /// Scenarios timed inside the guest: no net value (defined in the model).
 pub use crate::model::SELF_TIMED;
@@ -107,45 +106,7 @@ impl Measured {
 
 pub use crate::derive::guarded::{difference, finite, ratio};
 
-/// A comparison the seed draws, with its published and this host's value.
-#[derive(Clone, Debug, PartialEq, Serialize)]
-pub struct Finding {
-    /// Short name (JSON).
-    pub name: String,
-    /// What it compares, in words.
-    pub what: String,
-    /// How this host's value is computed, from scenario names.
-    pub formula: String,
-    /// Of `published` and `this_host`.
-    pub unit: Unit,
-    /// The seed's value (computed from its published numbers).
-    pub published: Option<f64>,
-    /// This host's value, when its inputs were measured.
-    pub this_host: Option<f64>,
-}
-
-impl Finding {
-    /// One line: `what: seed V · this host V  [formula]`.
-    pub fn line(&self) -> String {
-        format!(
-            "{}: seed {} · this host {}  [{}]",
-            self.what,
-            value(self.published, self.unit),
-            self.this_host
-                .map(|v| value(Some(v), self.unit))
-                .unwrap_or_else(|| NOT_MEASURED.to_string()),
-            self.formula
-        )
-    }
-}
-
-/// A value with its unit; `–` when absent.
-pub fn value(v: Option<f64>, unit: Unit) -> String {
-    match v.and_then(finite) {
-        None => "–".to_string(),
-        Some(v) => fmt::with_unit(v, unit),
-    }
-}
+pub use crate::derive::findings::Finding;
 
 /// Pretty JSON of a view, never failing.
 pub fn json<T: Serialize>(v: &T) -> String {

@@ -5,8 +5,10 @@
 //! variant here plus a module implementing the trait. The seed views
 //! (`vmexit-arm`, `paper`, `doorbell`, `pci-testdev`, `pci-config`) set this
 //! host beside one published source each, keeping its numbers in one
-//! constant table; `seeds` shows them all. `vmm` shows trapline's own
-//! footprint and cost per exit.
+//! constant table; all but `paper` are a [`seed::SeedTable`] rendered by the
+//! one [`seed::SeedView`], their conclusions computed in
+//! [`crate::derive::findings`]. `seeds` shows them all. `vmm` shows
+//! trapline's own footprint and cost per exit.
 
 pub mod all;
 pub mod common;
@@ -100,8 +102,8 @@ pub(crate) fn page(report: &Report, view: View) -> Box<dyn Page + '_> {
         View::All => Box::new(all::AllPage::new(report)),
         View::Paper => Box::new(paper::PaperView::build(report)),
         View::PciTestdev => Box::new(seed::SeedView::build(report, &pci_testdev::TABLE)),
-        View::PciConfig => Box::new(pci_config::PciConfigView::build(report)),
-        View::Doorbell => Box::new(doorbell::DoorbellView::build(report)),
+        View::PciConfig => Box::new(seed::SeedView::build(report, &pci_config::TABLE)),
+        View::Doorbell => Box::new(seed::SeedView::build(report, &doorbell::TABLE)),
         View::VmexitArm => Box::new(seed::SeedView::build(report, &vmexit_arm::TABLE)),
         View::Seeds => Box::new(seeds::SeedsView::build(report)),
         View::Vmm => Box::new(vmm::VmmView::build(report)),

@@ -190,6 +190,12 @@ impl PaperView {
     pub fn row(&self, slug: &str) -> Option<&PaperRow> {
         self.rows.iter().find(|r| r.slug == slug)
     }
+
+    /// (measured rows, rows).
+    pub fn coverage(&self) -> (usize, usize) {
+        let measured = self.rows.iter().filter(|r| r.this_host.is_some());
+        (measured.count(), self.rows.len())
+    }
 }
 
 fn published(c: Option<u32>) -> String {

@@ -2,9 +2,13 @@
 //! rows, named and ordered as in the seed, with this host's cycles beside
 //! the published ones and each row's ratio to its BAR's no-eventfd row.
 
-use super::common::{self, ratio, Finding};
-use super::seed::{Field, SeedChart, SeedRow, SeedTable, SeedView};
-use crate::model::{Report, TRAPLINE_VMM};
+use super::seed::{Bars, Callout, Field, SeedChart, SeedRow, SeedTable, MEDIAN_NET};
+use crate::derive::findings::{
+    self,
+    pci_testdev::{HYPERCALL, MMIO_NO, MMIO_PV, MMIO_WILDCARD, PIO_KERNEL, PIO_NO, PIO_WILDCARD},
+    Finding,
+};
+use crate::model::Report;
 use crate::unit::Unit;
 
 /// Where the published numbers come from.
@@ -20,14 +24,15 @@ another CPU, kernel and VMM: compare each row's ratio to its no-eventfd row, not
 /// The peer VMM whose rows get a column when present.
 pub const PEER_VMM: &str = "qemu";
 
-const MMIO_NO: &str = "mmio-no-eventfd:pci-mem";
-const PIO_NO: &str = "portio-no-eventfd:pci-io";
-
 /// A row named like its scenario, divided by its BAR's no-eventfd row.
-const fn row(name: &'static str, per: &'static str, published: &'static [Option<u32>]) -> SeedRow {
+const fn row(name: &'static str, per: &'static str, published: &'static [Option<f64>]) -> SeedRow {
     SeedRow {
         label: name,
         scenario: name,
+        missing: None,
+        flag: false,
+        texts: &[],
+        per_iter: 1,
         published,
         per,
     }
@@ -50,35 +55,48 @@ pub const TABLE: SeedTable = SeedTable {
         csv: "row",
     },
     scenario_column: false,
-    published: &[Field {
-        key: "published_cycles",
-        title: "seed cyc",
-        csv: "seed_cycles",
-    }],
-    unit: Unit::Cycles,
+    kut_scenario: false,
+    texts: &[],
+    per_iter: None,
+    published: &[(
+        Field {
+            key: "published_cycles",
+            title: "seed cyc",
+            csv: "seed_cycles",
+        },
+        Unit::Cycles,
+    )],
+    flag: None,
     published_ratio: Field {
         key: "published_ratio",
         title: "seed ÷no-evfd",
         csv: "seed_ratio",
     },
+    measures: MEDIAN_NET,
+    compare: 0,
     ratio: Field {
         key: "ratio",
         title: "÷no-evfd",
         csv: "ratio",
     },
+    joined: None,
+    published_last: false,
     peer: Some(PEER_VMM),
     rows: &[
-        row(MMIO_NO, MMIO_NO, &[Some(9075)]),
-        row("mmio-wildcard-eventfd:pci-mem", MMIO_NO, &[Some(3529)]),
-        row("mmio-datamatch-eventfd:pci-mem", MMIO_NO, &[Some(3509)]),
-        row("mmio-pv-eventfd:pci-mem", MMIO_NO, &[Some(1878)]),
-        row(PIO_NO, PIO_NO, &[Some(5535)]),
-        row("portio-wildcard-eventfd:pci-io", PIO_NO, &[Some(1846)]),
-        row("portio-datamatch-eventfd:pci-io", PIO_NO, &[Some(1848)]),
-        row("portio-pv-eventfd:pci-io", PIO_NO, &[Some(1842)]),
+        row(MMIO_NO, MMIO_NO, &[Some(9075.0)]),
+        row(MMIO_WILDCARD, MMIO_NO, &[Some(3529.0)]),
+        row("mmio-datamatch-eventfd:pci-mem", MMIO_NO, &[Some(3509.0)]),
+        row(MMIO_PV, MMIO_NO, &[Some(1878.0)]),
+        row(PIO_NO, PIO_NO, &[Some(5535.0)]),
+        row(PIO_WILDCARD, PIO_NO, &[Some(1846.0)]),
+        row("portio-datamatch-eventfd:pci-io", PIO_NO, &[Some(1848.0)]),
+        row("portio-pv-eventfd:pci-io", PIO_NO, &[Some(1842.0)]),
     ],
     also: &[("outl_to_kernel", 1745), ("vmcall", 1519)],
     findings: Some(findings),
+    conclusion: None,
+    findings_heading: "Seed conclusions",
+    derived: None,
     notes: &[
         "Ratios divide gross medians (like kvm-unit-tests, which subtracts no baseline) by \
          the no-eventfd row of the same BAR; net cycles subtract this host's noop loop.",
@@ -92,65 +110,21 @@ pub const TABLE: SeedTable = SeedTable {
         x_desc: "ratio to the no-eventfd row (1 = as slow as an exit to user space)",
         published: "seed 003",
         caption: "Rows without a bar for this host are not measured.",
+        bars: Bars::Ratios,
+        callout: Callout::None,
+        source_note: None,
     },
 };
 
-fn findings(report: &Report, view: &SeedView) -> Vec<Finding> {
-    let p = |n: &str| TABLE.published(n);
-    let m = |n: &str| view.median(n);
-    let premium = |get: &dyn Fn(&str) -> Option<f64>| {
-        ratio(
-            common::difference(get(MMIO_NO), get(PIO_NO)),
-            common::difference(
-                get("mmio-wildcard-eventfd:pci-mem"),
-                get("portio-wildcard-eventfd:pci-io"),
-            ),
-        )
+/// The seed's `also` numbers that stand for a scenario: (scenario, name).
+const ALSO: [(&str, &str); 2] = [(HYPERCALL, "vmcall"), (PIO_KERNEL, "outl_to_kernel")];
+
+fn findings(report: &Report) -> Vec<Finding> {
+    let published = |n: &str| {
+        TABLE.published(n).or_else(|| {
+            let (_, name) = ALSO.iter().find(|(s, _)| *s == n)?;
+            TABLE.also(name)
+        })
     };
-    let other = |n: &str| {
-        report
-            .scenario(TRAPLINE_VMM, n)
-            .and_then(|s| s.median())
-            .and_then(common::finite)
-    };
-    vec![
-        Finding {
-            name: "mmio-exit-premium".to_string(),
-            what: "MMIO exit to user space over PIO, as a multiple of MMIO ioeventfd over PIO \
-                   ioeventfd (seed: \"double\")"
-                .to_string(),
-            formula: "(mmio-no-eventfd − portio-no-eventfd) ÷ (mmio-wildcard-eventfd − \
-                      portio-wildcard-eventfd)"
-                .to_string(),
-            unit: Unit::Ratio,
-            published: premium(&p),
-            this_host: premium(&m),
-        },
-        Finding {
-            name: "pv-vs-portio".to_string(),
-            what:
-                "PV MMIO doorbell against a port I/O eventfd (seed: \"almost as fast as portio\")"
-                    .to_string(),
-            formula: "mmio-pv-eventfd ÷ portio-wildcard-eventfd".to_string(),
-            unit: Unit::Ratio,
-            published: ratio(
-                p("mmio-pv-eventfd:pci-mem"),
-                p("portio-wildcard-eventfd:pci-io"),
-            ),
-            this_host: ratio(
-                m("mmio-pv-eventfd:pci-mem"),
-                m("portio-wildcard-eventfd:pci-io"),
-            ),
-        },
-        Finding {
-            name: "hypercall-vs-portio".to_string(),
-            what: "hypercall against an in-kernel port write (seed: \"hypercalls are measureably \
-                   faster than port io\")"
-                .to_string(),
-            formula: "hypercall ÷ pio-kernel-pic (seed: vmcall ÷ outl_to_kernel)".to_string(),
-            unit: Unit::Ratio,
-            published: ratio(TABLE.also("vmcall"), TABLE.also("outl_to_kernel")),
-            this_host: ratio(other("hypercall"), other("pio-kernel-pic")),
-        },
-    ]
+    findings::pci_testdev(&published, &|n| findings::median(report, n))
 }

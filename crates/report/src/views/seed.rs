@@ -1,15 +1,18 @@
 //! The one seed-table view: a published table described as constant data
-//! ([`SeedTable`]: its rows, their published cycles, the scenario each maps
-//! to and the row each is divided by) and rendered the same way whatever
-//! the seed. Each row shows the published cycles and their ratio to the
-//! reference row, then this host's median, net and ratio, and a peer VMM's
-//! when the report has it. Ratios carry over between hosts; cycles do not.
+//! ([`SeedTable`]: its rows, their published values, the scenario each maps
+//! to, the row each is divided by, and which measured [`Quantity`] columns
+//! it compares) and rendered the same way whatever the seed. Each row shows
+//! the published values and their ratio to the reference row, this host's
+//! quantities (per unit the seed counts, e.g. per config read) and their
+//! ratio, and a peer VMM's when the report has it. Ratios carry over
+//! between hosts; cycles and seconds do not.
 
 use serde::ser::{Serialize, SerializeMap, Serializer};
 
 use super::common::{self, caption, ratio, Finding, Measured};
-use crate::model::{Report, TRAPLINE_VMM};
+use crate::model::{Derived, Report, TRAPLINE_VMM};
 use crate::render::charts::{hbars, BarValue, HBars, Series, Swatch};
+use crate::render::fmt::derived_value;
 use crate::render::grid::{Align, Cell, Grid, Section};
 use crate::render::kut::KutLine;
 use crate::render::{Chart, Page};
@@ -26,23 +29,149 @@ pub struct Field {
     pub csv: &'static str,
 }
 
-/// One published row and what it maps to.
+/// Which measured quantity a column shows, per unit the seed counts: a
+/// row's quantities are divided by its [`SeedRow::per_iter`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Quantity {
+    /// Median cycles.
+    Median,
+    /// Median cycles net of the noop loop.
+    Net,
+    /// Median nanoseconds.
+    Nanos,
+    /// Seconds for this many units (nanoseconds × n ÷ 1e9).
+    SecondsFor(u32),
+    /// Units per second (1e9 ÷ nanoseconds).
+    PerSecond,
+    /// Median microseconds.
+    Micros,
+}
+
+impl Quantity {
+    /// This quantity of `m`, per unit of a row counting `per_iter` units
+    /// per iteration.
+    pub fn of(self, m: &Measured, per_iter: u32) -> Option<f64> {
+        let per = f64::from(per_iter);
+        match self {
+            Quantity::Median => m.median.map(|v| v / per),
+            Quantity::Net => m.net.map(|v| v / per),
+            Quantity::Nanos => m.ns_per_iter.map(|v| v / per),
+            Quantity::SecondsFor(n) => m
+                .ns_per_iter
+                .map(|v| v / per)
+                .and_then(|ns| common::finite(ns * f64::from(n) / 1e9)),
+            Quantity::PerSecond => ratio(Some(1e9), m.ns_per_iter.map(|v| v / per)),
+            Quantity::Micros => m
+                .ns_per_iter
+                .map(|v| v / per)
+                .filter(|v| *v > 0.0)
+                .and_then(|v| common::finite(v / 1e3)),
+        }
+    }
+
+    /// The unit of its values.
+    pub fn unit(self) -> Unit {
+        match self {
+            Quantity::Median | Quantity::Net => Unit::Cycles,
+            Quantity::Nanos => Unit::Nanos,
+            Quantity::SecondsFor(_) => Unit::Seconds,
+            Quantity::PerSecond => Unit::PerSecond,
+            Quantity::Micros => Unit::Micros,
+        }
+    }
+}
+
+/// A column of this host's values. The first one of a table is what its
+/// ratios divide.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Measure {
+    /// Its names.
+    pub field: Field,
+    /// What it shows.
+    pub quantity: Quantity,
+    /// Whether the JSON rows carry it (beside `this_host`, which has the
+    /// raw median, net and nanoseconds).
+    pub json: bool,
+    /// Whether the table for people shows it (CSV always does: those
+    /// only in CSV come after the ratio).
+    pub table: bool,
+}
+
+/// Median and net cycles, shown but left out of the JSON (they are in
+/// `this_host`): the measures of a table comparing cycles per iteration.
+pub const MEDIAN_NET: &[Measure] = &[
+    Measure {
+        field: Field {
+            key: "median",
+            title: "median cyc",
+            csv: "median_cycles",
+        },
+        quantity: Quantity::Median,
+        json: false,
+        table: true,
+    },
+    Measure {
+        field: Field {
+            key: "net",
+            title: "net cyc",
+            csv: "net_cycles",
+        },
+        quantity: Quantity::Net,
+        json: false,
+        table: true,
+    },
+];
+
+/// One published row and what it maps to.
+#[derive(Clone, Copy, Debug, PartialEq)]
 pub struct SeedRow {
     /// The seed's name for the row.
     pub label: &'static str,
     /// The trapline scenario measuring it.
     pub scenario: &'static str,
-    /// Published values in [`SeedTable::unit`], one per
-    /// [`SeedTable::published`] column; `None` where the seed did not run it.
-    pub published: &'static [Option<u32>],
+    /// Why the lab has no scenario for it (then `scenario` is unused).
+    pub missing: Option<&'static str>,
+    /// The seed's mark on the row ([`SeedTable::flag`]).
+    pub flag: bool,
+    /// Further text, one per [`SeedTable::texts`] column: (JSON, shown).
+    pub texts: &'static [(&'static str, &'static str)],
+    /// Units the seed counts (reads, say) per iteration of the scenario.
+    pub per_iter: u32,
+    /// Published values, one per [`SeedTable::published`] column (in its
+    /// unit); `None` where the seed did not run it.
+    pub published: &'static [Option<f64>],
     /// The label of the row this one is divided by (itself for a
     /// reference row).
     pub per: &'static str,
 }
 
-/// The chart of a seed table: every row's ratio, published and here.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+/// How the chart draws the rows.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Bars {
+    /// One bar group per row: its published ratio, this host's and the
+    /// peer's.
+    Ratios,
+    /// One bar group per row: a published column's value and this host's
+    /// measure.
+    Values {
+        /// Index into [`SeedTable::published`].
+        published: usize,
+        /// Index into [`SeedTable::measures`].
+        measure: usize,
+    },
+    /// One bar group per value of the first text column: the published
+    /// value, then one series per `(name, per_iter, colour)` with the
+    /// measure `measure` of the row with that `per_iter`.
+    ByText {
+        /// Index into [`SeedTable::measures`].
+        measure: usize,
+        /// This host's series.
+        series: &'static [(&'static str, u32, Swatch)],
+    },
+}
+
+/// The chart of a seed table.
+#[derive(Clone, Copy, Debug, PartialEq)]
 pub struct SeedChart {
     /// Heading above the chart.
     pub heading: &'static str,
@@ -54,7 +183,55 @@ pub struct SeedChart {
     pub published: &'static str,
     /// The caption after "Published: <source>. ".
     pub caption: &'static str,
+    /// What it draws.
+    pub bars: Bars,
+    /// What the chart repeats beside it.
+    pub callout: Callout,
+    /// Said of the source in the caption, in brackets.
+    pub source_note: Option<&'static str>,
 }
+
+/// What a chart repeats beside it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Callout {
+    /// Nothing.
+    None,
+    /// The findings whose names end so.
+    Findings(&'static str),
+    /// The conclusion.
+    Conclusion,
+}
+
+/// A table for people showing its published values, and this host's, in
+/// one cell each.
+#[derive(Clone, Copy, Debug)]
+pub struct Joined {
+    /// Title of the published cell.
+    pub published: &'static str,
+    /// Title of this host's cell.
+    pub this_host: &'static str,
+    /// Writes the values (published columns, or the measures in the
+    /// table); `None` shows `–`.
+    pub format: fn(&[Option<f64>]) -> Option<String>,
+}
+
+/// A value derived from the report that a seed table shows after its
+/// findings.
+#[derive(Clone, Copy, Debug)]
+pub struct DerivedLine {
+    /// Key in the view's JSON (`null` when not computed).
+    pub key: &'static str,
+    /// Heading of its section.
+    pub heading: &'static str,
+    /// What it compares, in words.
+    pub what: &'static str,
+    /// Computes it.
+    pub value: fn(&Report) -> Option<Derived>,
+}
+
+/// Writes a seed's verdict and this host's from the report and the
+/// findings.
+pub type Conclusion = fn(&Report, &[Finding]) -> Vec<String>;
 
 /// Everything a seed publishes and how this host's results map onto it.
 #[derive(Clone, Copy, Debug)]
@@ -71,14 +248,31 @@ pub struct SeedTable {
     pub label: Field,
     /// Whether the scenario gets its own column (when it is not the label).
     pub scenario_column: bool,
-    /// The published columns; the first one gives the ratios.
-    pub published: &'static [Field],
-    /// The unit of every published column (and of this host's medians).
-    pub unit: Unit,
-    /// The published ratio column (first published column ÷ the `per` row's).
+    /// Whether kut lines name rows by scenario (else by label).
+    pub kut_scenario: bool,
+    /// Text columns after the label ([`SeedRow::texts`]).
+    pub texts: &'static [Field],
+    /// The column of [`SeedRow::per_iter`], when shown.
+    pub per_iter: Option<Field>,
+    /// The published columns with their units.
+    pub published: &'static [(Field, Unit)],
+    /// The seed's mark on some rows: JSON bool, CSV column, and the title
+    /// appended to the joined published cell.
+    pub flag: Option<Field>,
+    /// The published ratio column (compared published column ÷ the `per`
+    /// row's).
     pub published_ratio: Field,
-    /// This host's ratio column (median ÷ the `per` row's median).
+    /// This host's columns.
+    pub measures: &'static [Measure],
+    /// Which published column and which measure the ratios divide.
+    pub compare: usize,
+    /// This host's ratio column (compared measure ÷ the `per` row's).
     pub ratio: Field,
+    /// Joins the published and this host's values into one cell each in
+    /// the table for people (CSV keeps them apart).
+    pub joined: Option<Joined>,
+    /// Whether the published columns come after this host's (else before).
+    pub published_last: bool,
     /// The peer VMM whose rows get columns when the report has any.
     pub peer: Option<&'static str>,
     /// The rows, in the seed's order.
@@ -86,7 +280,13 @@ pub struct SeedTable {
     /// Further single numbers the seed publishes, cited in the notes.
     pub also: &'static [(&'static str, u32)],
     /// The seed's own conclusions, computed for the seed and this host.
-    pub findings: Option<fn(&Report, &SeedView) -> Vec<Finding>>,
+    pub findings: Option<fn(&Report) -> Vec<Finding>>,
+    /// The seed's verdict in words and this host's, from the findings.
+    pub conclusion: Option<Conclusion>,
+    /// The heading they are shown under.
+    pub findings_heading: &'static str,
+    /// A derived value shown after them.
+    pub derived: Option<DerivedLine>,
     /// Notes after the citation.
     pub notes: &'static [&'static str],
     /// The chart.
@@ -102,13 +302,12 @@ impl SeedTable {
             .map(|(_, v)| f64::from(*v))
     }
 
-    /// Published cycles (first column) of the row labelled `label`.
+    /// Published value (the compared column) of the row labelled `label`.
     pub fn published(&self, label: &str) -> Option<f64> {
         self.rows
             .iter()
             .find(|r| r.label == label)
-            .and_then(|r| r.published.first().copied().flatten())
-            .map(f64::from)
+            .and_then(|r| r.published.get(self.compare).copied().flatten())
     }
 }
 
@@ -117,15 +316,17 @@ impl SeedTable {
 pub struct SeedRowView {
     /// The published row.
     pub row: &'static SeedRow,
-    /// Published cycles ÷ the `per` row's.
+    /// Published value ÷ the `per` row's.
     pub published_ratio: Option<f64>,
     /// The scenario on this host.
     pub this_host: Measured,
-    /// This host's median ÷ the `per` row's.
+    /// One per [`SeedTable::measures`].
+    pub values: Vec<Option<f64>>,
+    /// This host's first measure ÷ the `per` row's.
     pub ratio: Option<f64>,
     /// The peer's scenario, when the report has any peer row.
     pub peer: Option<Measured>,
-    /// The peer's median ÷ its `per` row's.
+    /// The peer's first measure ÷ its `per` row's.
     pub peer_ratio: Option<f64>,
 }
 
@@ -140,6 +341,10 @@ pub struct SeedView {
     pub rows: Vec<SeedRowView>,
     /// The seed's conclusions, when it draws any.
     pub findings: Option<Vec<Finding>>,
+    /// Its verdict in words and this host's.
+    pub conclusion: Option<Vec<String>>,
+    /// The table's derived value, when it has one and it was computed.
+    pub derived: Option<Derived>,
 }
 
 impl PartialEq for SeedView {
@@ -148,6 +353,8 @@ impl PartialEq for SeedView {
             && self.caption == o.caption
             && self.rows == o.rows
             && self.findings == o.findings
+            && self.conclusion == o.conclusion
+            && self.derived == o.derived
     }
 }
 
@@ -160,51 +367,56 @@ impl SeedView {
                 .iter()
                 .any(|s| s.vmm == peer && table.rows.iter().any(|r| r.scenario == s.name.as_str()))
         });
+        let quantity = table.measures.get(table.compare).map(|m| m.quantity);
+        let compared = |m: &Measured, row: &SeedRow| quantity.and_then(|q| q.of(m, row.per_iter));
+        let measured = |vmm: &str, row: &SeedRow| match row.missing {
+            Some(why) => Measured {
+                reason: Some(why.to_string()),
+                ..Measured::absent(String::new())
+            },
+            None => Measured::lookup(report, vmm, row.scenario),
+        };
         let lookup = |vmm: &str, label: &str| {
-            table
-                .rows
-                .iter()
-                .find(|r| r.label == label)
-                .map(|r| Measured::lookup(report, vmm, r.scenario))
-                .and_then(|m| m.median)
+            let row = table.rows.iter().find(|r| r.label == label)?;
+            compared(&measured(vmm, row), row)
         };
         let rows = table
             .rows
             .iter()
             .map(|row| {
-                let this_host = Measured::lookup(report, TRAPLINE_VMM, row.scenario);
-                let peer = table
-                    .peer
-                    .filter(|_| has_peer)
-                    .map(|p| Measured::lookup(report, p, row.scenario));
+                let this_host = measured(TRAPLINE_VMM, row);
+                let peer = table.peer.filter(|_| has_peer).map(|p| measured(p, row));
                 SeedRowView {
                     row,
                     published_ratio: ratio(table.published(row.label), table.published(row.per)),
-                    ratio: ratio(this_host.median, lookup(TRAPLINE_VMM, row.per)),
+                    values: table
+                        .measures
+                        .iter()
+                        .map(|m| m.quantity.of(&this_host, row.per_iter))
+                        .collect(),
+                    ratio: ratio(compared(&this_host, row), lookup(TRAPLINE_VMM, row.per)),
                     peer_ratio: table.peer.and_then(|p| {
-                        ratio(peer.as_ref().and_then(|m| m.median), lookup(p, row.per))
+                        ratio(
+                            peer.as_ref().and_then(|m| compared(m, row)),
+                            lookup(p, row.per),
+                        )
                     }),
                     this_host,
                     peer,
                 }
             })
             .collect();
-        let mut view = Self {
+        let findings = table.findings.map(|f| f(report));
+        Self {
             table,
             caption: caption(table.caption, report.host.nested_note.is_some()),
             rows,
-            findings: None,
-        };
-        view.findings = table.findings.map(|f| f(report, &view));
-        view
-    }
-
-    /// This host's median of the row labelled `label`.
-    pub fn median(&self, label: &str) -> Option<f64> {
-        self.rows
-            .iter()
-            .find(|r| r.row.label == label)
-            .and_then(|r| r.this_host.median)
+            conclusion: table
+                .conclusion
+                .map(|c| c(report, findings.as_deref().unwrap_or_default())),
+            findings,
+            derived: table.derived.and_then(|d| (d.value)(report)),
+        }
     }
 
     /// (measured rows, rows).
@@ -218,23 +430,64 @@ impl SeedView {
     }
 }
 
+/// A published value in the JSON: counts (cycles, events per second) as
+/// integers when they are, so the published tables read as the seeds
+/// print them; anything else as a number with a fraction.
+struct Published(Option<f64>, Unit);
+
+impl Serialize for Published {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        // Below 2^53 an integral f64 converts to i64 exactly.
+        const EXACT: f64 = 9_007_199_254_740_992.0;
+        let count = matches!(self.1, Unit::Cycles | Unit::PerSecond);
+        match self.0 {
+            Some(v) if count && v.fract() == 0.0 && v.abs() < EXACT => s.serialize_i64(v as i64),
+            Some(v) => s.serialize_f64(v),
+            None => s.serialize_none(),
+        }
+    }
+}
+
 /// One row in the JSON, keyed as its table says.
 struct RowJson<'a>(&'a SeedTable, &'a SeedRowView);
 
 impl Serialize for RowJson<'_> {
+    /// Keys in column order, except the scenario right after the label
+    /// and `this_host` before this host's values.
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         let RowJson(t, r) = self;
         let mut m = s.serialize_map(None)?;
         m.serialize_entry(t.label.key, r.row.label)?;
         if t.scenario_column {
-            m.serialize_entry("scenario", r.row.scenario)?;
+            let scenario = r.row.missing.is_none().then_some(r.row.scenario);
+            m.serialize_entry("scenario", &scenario)?;
         }
-        for (f, v) in t.published.iter().zip(r.row.published) {
-            m.serialize_entry(f.key, v)?;
+        for (f, (json, _)) in t.texts.iter().zip(r.row.texts) {
+            m.serialize_entry(f.key, json)?;
         }
-        m.serialize_entry(t.published_ratio.key, &r.published_ratio)?;
+        if let Some(f) = t.per_iter {
+            m.serialize_entry(f.key, &r.row.per_iter)?;
+        }
+        let published = |m: &mut S::SerializeMap| {
+            for ((f, unit), v) in t.published.iter().zip(r.row.published) {
+                m.serialize_entry(f.key, &Published(*v, *unit))?;
+            }
+            if let Some(f) = t.flag {
+                m.serialize_entry(f.key, &r.row.flag)?;
+            }
+            m.serialize_entry(t.published_ratio.key, &r.published_ratio)
+        };
+        if !t.published_last {
+            published(&mut m)?;
+        }
         m.serialize_entry("this_host", &r.this_host)?;
+        for (f, v) in t.measures.iter().zip(&r.values).filter(|(f, _)| f.json) {
+            m.serialize_entry(f.field.key, v)?;
+        }
         m.serialize_entry(t.ratio.key, &r.ratio)?;
+        if t.published_last {
+            published(&mut m)?;
+        }
         if let Some(peer) = t.peer {
             m.serialize_entry(peer, &r.peer)?;
             m.serialize_entry(&format!("{peer}_{}", t.ratio.key), &r.peer_ratio)?;
@@ -251,8 +504,14 @@ impl Serialize for SeedView {
         m.serialize_entry("caption", &self.caption)?;
         let rows: Vec<RowJson> = self.rows.iter().map(|r| RowJson(self.table, r)).collect();
         m.serialize_entry("rows", &rows)?;
+        if let Some(c) = &self.conclusion {
+            m.serialize_entry("conclusion", c)?;
+        }
         if let Some(f) = &self.findings {
             m.serialize_entry("findings", f)?;
+        }
+        if let Some(d) = &self.table.derived {
+            m.serialize_entry(d.key, &self.derived)?;
         }
         m.end()
     }
@@ -268,90 +527,45 @@ impl Page for SeedView {
     }
 
     fn grid(&self) -> Grid {
-        use Align::{Left, Right};
-        let t = self.table;
-        let peer = t.peer.filter(|_| self.has_peer());
-        let mut cols = vec![(t.label.title.to_string(), t.label.csv.to_string(), Left)];
-        let mut col = |f: &Field, align| cols.push((f.title.to_string(), f.csv.to_string(), align));
-        for f in t.published {
-            col(f, Right);
-        }
-        col(&t.published_ratio, Right);
-        if t.scenario_column {
-            col(
-                &Field {
-                    key: "scenario",
-                    title: "scenario",
-                    csv: "scenario",
-                },
-                Left,
-            );
-        }
-        col(
-            &Field {
-                key: "median",
-                title: "median cyc",
-                csv: "median_cycles",
-            },
-            Right,
-        );
-        col(
-            &Field {
-                key: "net",
-                title: "net cyc",
-                csv: "net_cycles",
-            },
-            Right,
-        );
-        col(&t.ratio, Right);
-        if let Some(p) = peer {
-            cols.push((format!("{p} median"), format!("{p}_median_cycles"), Right));
-            cols.push((
-                format!("{p} {}", t.ratio.title),
-                format!("{p}_{}", t.ratio.csv),
-                Right,
-            ));
-        }
-        cols.push(("status".into(), "status".into(), Left));
-        let cols: Vec<(&str, &str, Align)> = cols
-            .iter()
-            .map(|(a, b, al)| (a.as_str(), b.as_str(), *al))
-            .collect();
-        let mut g = Grid::titled(&cols);
-        for r in &self.rows {
-            let mut cells = vec![Cell::text(r.row.label)];
-            for v in r.row.published {
-                cells.push(Cell::Num(v.map(f64::from), t.unit));
-            }
-            cells.push(Cell::Num(r.published_ratio, Unit::Ratio));
-            if t.scenario_column {
-                cells.push(Cell::text(r.row.scenario));
-            }
-            cells.push(Cell::Num(r.this_host.median, Unit::Cycles));
-            cells.push(Cell::Num(r.this_host.net, Unit::Cycles));
-            cells.push(Cell::Num(r.ratio, Unit::Ratio));
-            let mut status = r.this_host.status_text();
-            if let Some(p) = peer {
-                let q = r.peer.as_ref();
-                cells.push(Cell::Num(q.and_then(|q| q.median), Unit::Cycles));
-                cells.push(Cell::Num(r.peer_ratio, Unit::Ratio));
-                if let Some(q) = q.filter(|q| !q.is_measured()) {
-                    status.push_str(&format!("; {p} {}", q.status_text()));
-                }
-            }
-            cells.push(Cell::Text(status));
-            g.push_cells(cells);
-        }
-        g
+        self.table_grid(self.table.joined)
+    }
+
+    fn csv_grid(&self) -> Grid {
+        self.table_grid(None)
     }
 
     fn sections(&self) -> Vec<Section> {
         let t = self.table;
         let mut out = Vec::new();
+        if let Some(c) = &self.conclusion {
+            out.push(Section {
+                heading: "Conclusion".to_string(),
+                items: c.clone(),
+            });
+        }
         if let Some(f) = &self.findings {
             out.push(Section {
-                heading: "Seed conclusions".to_string(),
+                heading: t.findings_heading.to_string(),
                 items: f.iter().map(Finding::line).collect(),
+            });
+        }
+        if let Some(line) = &t.derived {
+            out.push(Section {
+                heading: line.heading.to_string(),
+                items: self
+                    .derived
+                    .iter()
+                    .map(|d| {
+                        format!(
+                            "{}: {} = {}  [{}] — {}",
+                            line.what,
+                            d.name,
+                            derived_value(d.value, &d.unit),
+                            d.formula,
+                            d.note.as_deref().unwrap_or_default()
+                        )
+                    })
+                    .collect(),
             });
         }
         let also: Vec<String> = t.also.iter().map(|(n, v)| format!("{n} {v}")).collect();
@@ -372,8 +586,14 @@ impl Page for SeedView {
     fn kut(&self) -> Vec<KutLine> {
         self.rows
             .iter()
+            .filter(|r| r.row.missing.is_none())
             .map(|r| KutLine {
-                name: r.row.label.to_string(),
+                name: if self.table.kut_scenario {
+                    r.row.scenario
+                } else {
+                    r.row.label
+                }
+                .to_string(),
                 cycles: r.this_host.median,
             })
             .collect()
@@ -384,6 +604,185 @@ impl Page for SeedView {
     }
 
     fn charts(&self) -> Vec<Chart> {
+        let t = self.table;
+        let (categories, series) = match t.chart.bars {
+            Bars::Ratios => self.ratio_bars(),
+            Bars::Values { published, measure } => self.value_bars(published, measure),
+            Bars::ByText { measure, series } => self.text_bars(measure, series),
+        };
+        let spec = HBars {
+            title: t.chart.title.to_string(),
+            x_desc: t.chart.x_desc.to_string(),
+            categories,
+            series,
+        };
+        let callout = match (t.chart.callout, &self.findings, &self.conclusion) {
+            (Callout::Findings(suffix), Some(f), _) => f
+                .iter()
+                .filter(|f| f.name.ends_with(suffix))
+                .map(Finding::line)
+                .collect(),
+            (Callout::Conclusion, _, Some(c)) => c.clone(),
+            _ => Vec::new(),
+        };
+        let note = t
+            .chart
+            .source_note
+            .map(|n| format!(" ({n})"))
+            .unwrap_or_default();
+        vec![Chart {
+            title: t.chart.heading.to_string(),
+            caption: format!("Published: {}{note}. {}", t.source, t.chart.caption),
+            svg: hbars(&spec),
+            callout,
+        }]
+    }
+}
+
+impl SeedView {
+    /// The table, with the published and this host's values joined into
+    /// one cell each when `joined` (for people) or apart (CSV).
+    fn table_grid(&self, joined: Option<Joined>) -> Grid {
+        use Align::{Left, Right};
+        let t = self.table;
+        let peer = t.peer.filter(|_| self.has_peer());
+        let (shown, csv_only): (Vec<&Measure>, Vec<&Measure>) =
+            t.measures.iter().partition(|m| m.table);
+        let mut cols: Vec<(String, String, Align)> = Vec::new();
+        let mut col =
+            |title: &str, csv: &str, align| cols.push((title.to_string(), csv.to_string(), align));
+        col(t.label.title, t.label.csv, Left);
+        for f in t.texts {
+            col(f.title, f.csv, Left);
+        }
+        if let Some(f) = &t.per_iter {
+            col(f.title, f.csv, Right);
+        }
+        let published = |col: &mut dyn FnMut(&str, &str, Align)| {
+            match joined {
+                Some(j) => col(j.published, "", Right),
+                None => {
+                    for (f, _) in t.published {
+                        col(f.title, f.csv, Right);
+                    }
+                    if let Some(f) = &t.flag {
+                        col(f.csv, f.csv, Left);
+                    }
+                }
+            }
+            col(t.published_ratio.title, t.published_ratio.csv, Right);
+        };
+        if !t.published_last {
+            published(&mut col);
+        }
+        if t.scenario_column {
+            col("scenario", "scenario", Left);
+        }
+        match joined {
+            Some(j) => col(j.this_host, "", Right),
+            None => {
+                for m in &shown {
+                    col(m.field.title, m.field.csv, Right);
+                }
+            }
+        }
+        col(t.ratio.title, t.ratio.csv, Right);
+        if joined.is_none() {
+            for m in &csv_only {
+                col(m.field.title, m.field.csv, Right);
+            }
+        }
+        if t.published_last {
+            published(&mut col);
+        }
+        if let Some(p) = peer {
+            cols.push((format!("{p} median"), format!("{p}_median_cycles"), Right));
+            cols.push((
+                format!("{p} {}", t.ratio.title),
+                format!("{p}_{}", t.ratio.csv),
+                Right,
+            ));
+        }
+        cols.push(("status".into(), "status".into(), Left));
+        let cols: Vec<(&str, &str, Align)> = cols
+            .iter()
+            .map(|(a, b, al)| (a.as_str(), b.as_str(), *al))
+            .collect();
+        let mut g = Grid::titled(&cols);
+        for r in &self.rows {
+            let mut cells = vec![Cell::text(r.row.label)];
+            cells.extend(r.row.texts.iter().map(|(_, shown)| Cell::text(*shown)));
+            if t.per_iter.is_some() {
+                cells.push(Cell::Text(r.row.per_iter.to_string()));
+            }
+            let mut published: Vec<Cell> = match joined {
+                Some(j) => {
+                    let mut text = (j.format)(r.row.published).unwrap_or_else(|| "–".into());
+                    if let Some(f) = t.flag.filter(|_| r.row.flag) {
+                        text = format!("{text} {}", f.title);
+                    }
+                    vec![Cell::Text(text)]
+                }
+                None => {
+                    let mut v: Vec<Cell> = t
+                        .published
+                        .iter()
+                        .zip(r.row.published)
+                        .map(|((_, unit), v)| Cell::Num(*v, *unit))
+                        .collect();
+                    if t.flag.is_some() {
+                        v.push(Cell::Text(r.row.flag.to_string()));
+                    }
+                    v
+                }
+            };
+            published.push(Cell::Num(r.published_ratio, Unit::Ratio));
+            if !t.published_last {
+                cells.append(&mut published);
+            }
+            if t.scenario_column {
+                cells.push(Cell::text(match (r.row.missing, joined) {
+                    (None, _) => r.row.scenario,
+                    (Some(_), Some(_)) => "–",
+                    (Some(_), None) => "",
+                }));
+            }
+            // This host's values, split as the columns are: in the table
+            // for people (before the ratio) or in CSV only (after it).
+            let (shown, csv_only): (Vec<_>, Vec<_>) =
+                t.measures.iter().zip(&r.values).partition(|(m, _)| m.table);
+            let num = |(m, v): (&Measure, &Option<f64>)| Cell::Num(*v, m.quantity.unit());
+            match joined {
+                Some(j) => {
+                    let v: Vec<Option<f64>> = shown.iter().map(|(_, v)| **v).collect();
+                    cells.push(Cell::Text(
+                        (j.format)(&v).unwrap_or_else(|| "–".to_string()),
+                    ));
+                }
+                None => cells.extend(shown.into_iter().map(num)),
+            }
+            cells.push(Cell::Num(r.ratio, Unit::Ratio));
+            if joined.is_none() {
+                cells.extend(csv_only.into_iter().map(num));
+            }
+            cells.append(&mut published);
+            let mut status = r.this_host.status_text();
+            if let Some(p) = peer {
+                let q = r.peer.as_ref();
+                cells.push(Cell::Num(q.and_then(|q| q.median), Unit::Cycles));
+                cells.push(Cell::Num(r.peer_ratio, Unit::Ratio));
+                if let Some(q) = q.filter(|q| !q.is_measured()) {
+                    status.push_str(&format!("; {p} {}", q.status_text()));
+                }
+            }
+            cells.push(Cell::Text(status));
+            g.push_cells(cells);
+        }
+        g
+    }
+
+    /// [`Bars::Ratios`]: categories and series.
+    fn ratio_bars(&self) -> (Vec<String>, Vec<Series>) {
         let t = self.table;
         let bars = |f: fn(&SeedRowView) -> Option<f64>| -> Vec<Option<BarValue>> {
             self.rows
@@ -410,28 +809,89 @@ impl Page for SeedView {
                 values: bars(|r| r.peer_ratio),
             });
         }
-        let spec = HBars {
-            title: t.chart.title.to_string(),
-            x_desc: t.chart.x_desc.to_string(),
-            categories: self
-                .rows
+        let categories = self
+            .rows
+            .iter()
+            .map(|r| {
+                if t.scenario_column {
+                    format!("{} / {}", r.row.label, r.row.scenario)
+                } else {
+                    r.row.label.to_string()
+                }
+            })
+            .collect();
+        (categories, series)
+    }
+
+    /// [`Bars::Values`]: categories and series.
+    fn value_bars(&self, published: usize, measure: usize) -> (Vec<String>, Vec<Series>) {
+        let bars = |f: &dyn Fn(&SeedRowView) -> Option<f64>| -> Vec<Option<BarValue>> {
+            self.rows
                 .iter()
-                .map(|r| {
-                    if t.scenario_column {
-                        format!("{} / {}", r.row.label, r.row.scenario)
-                    } else {
-                        r.row.label.to_string()
-                    }
+                .map(|r| f(r).map(BarValue::plain))
+                .collect()
+        };
+        let series = vec![
+            Series {
+                name: self.table.chart.published.to_string(),
+                color: Swatch::Blue,
+                values: bars(&|r| r.row.published.get(published).copied().flatten()),
+            },
+            Series {
+                name: "this host".to_string(),
+                color: Swatch::Red,
+                values: bars(&|r| r.values.get(measure).copied().flatten()),
+            },
+        ];
+        let categories = self.rows.iter().map(|r| r.row.label.to_string()).collect();
+        (categories, series)
+    }
+
+    /// [`Bars::ByText`]: categories and series.
+    fn text_bars(
+        &self,
+        measure: usize,
+        groups: &[(&'static str, u32, Swatch)],
+    ) -> (Vec<String>, Vec<Series>) {
+        let text = |r: &SeedRowView| r.row.texts.first().map_or("", |(_, shown)| *shown);
+        let mut categories: Vec<&str> = Vec::new();
+        for r in &self.rows {
+            if !categories.contains(&text(r)) {
+                categories.push(text(r));
+            }
+        }
+        let first = |c: &str, per_iter: Option<u32>| {
+            self.rows
+                .iter()
+                .find(|r| text(r) == c && per_iter.is_none_or(|p| r.row.per_iter == p))
+        };
+        let mut series = vec![Series {
+            name: self.table.chart.published.to_string(),
+            color: Swatch::Blue,
+            values: categories
+                .iter()
+                .map(|c| {
+                    first(c, None)
+                        .and_then(|r| r.row.published.first().copied().flatten())
+                        .map(BarValue::plain)
                 })
                 .collect(),
-            series,
-        };
-        vec![Chart {
-            title: t.chart.heading.to_string(),
-            caption: format!("Published: {}. {}", t.source, t.chart.caption),
-            svg: hbars(&spec),
-            callout: Vec::new(),
-        }]
+        }];
+        series.extend(groups.iter().map(|&(name, per_iter, color)| {
+            Series {
+                name: name.to_string(),
+                color,
+                values: categories
+                    .iter()
+                    .map(|c| {
+                        first(c, Some(per_iter))
+                            .and_then(|r| r.values.get(measure).copied().flatten())
+                            .map(BarValue::plain)
+                    })
+                    .collect(),
+            }
+        }));
+        (categories.iter().map(|c| c.to_string()).collect(), series)
     }
 }
 
@@ -451,39 +911,60 @@ mod tests {
             csv: "row",
         },
         scenario_column: true,
-        published: &[Field {
-            key: "cycles",
-            title: "seed cyc",
-            csv: "seed_cycles",
-        }],
-        unit: Unit::Cycles,
+        kut_scenario: false,
+        texts: &[],
+        per_iter: None,
+        published: &[(
+            Field {
+                key: "cycles",
+                title: "seed cyc",
+                csv: "seed_cycles",
+            },
+            Unit::Cycles,
+        )],
+        flag: None,
         published_ratio: Field {
             key: "published_ratio",
             title: "seed ÷ref",
             csv: "seed_ratio",
         },
+        measures: MEDIAN_NET,
+        compare: 0,
         ratio: Field {
             key: "ratio",
             title: "÷ref",
             csv: "ratio",
         },
+        joined: None,
+        published_last: false,
         peer: Some("peer"),
         rows: &[
             SeedRow {
                 label: "ref",
                 scenario: "a",
-                published: &[Some(100)],
+                missing: None,
+                flag: false,
+                texts: &[],
+                per_iter: 1,
+                published: &[Some(100.0)],
                 per: "ref",
             },
             SeedRow {
                 label: "other",
                 scenario: "b",
-                published: &[Some(300)],
+                missing: None,
+                flag: false,
+                texts: &[],
+                per_iter: 1,
+                published: &[Some(300.0)],
                 per: "ref",
             },
         ],
         also: &[("extra", 7)],
         findings: None,
+        conclusion: None,
+        findings_heading: "Seed conclusions",
+        derived: None,
         notes: &[],
         chart: SeedChart {
             heading: "h",
@@ -491,7 +972,44 @@ mod tests {
             x_desc: "x",
             published: "seed",
             caption: "c",
+            bars: Bars::Ratios,
+            callout: Callout::None,
+            source_note: None,
         },
+    };
+
+    const ROWS_JOINED: &[SeedRow] = &[
+        TINY.rows[0],
+        SeedRow {
+            missing: Some("no scenario"),
+            flag: true,
+            ..TINY.rows[1]
+        },
+    ];
+
+    /// TINY with its values joined for people, a CSV-only measure and a
+    /// row the lab cannot measure.
+    const JOINED: SeedTable = SeedTable {
+        measures: &[
+            MEDIAN_NET[0],
+            Measure {
+                table: false,
+                ..MEDIAN_NET[1]
+            },
+        ],
+        flag: Some(Field {
+            key: "guess",
+            title: "(guess)",
+            csv: "seed_guess",
+        }),
+        joined: Some(Joined {
+            published: "seed",
+            this_host: "here",
+            format: |v| v.first().copied().flatten().map(|x| format!("{x:.0} cyc")),
+        }),
+        peer: None,
+        rows: ROWS_JOINED,
+        ..TINY
     };
 
     fn report() -> Report {
@@ -540,6 +1058,73 @@ mod tests {
                 "status"
             ]
         );
+    }
+
+    #[test]
+    fn quantities_are_per_counted_unit_and_published_counts_stay_integers() {
+        let m = Measured {
+            median: Some(512.0),
+            net: Some(256.0),
+            ns_per_iter: Some(2560.0),
+            ..Measured::absent("x".into())
+        };
+        assert_eq!(Quantity::Median.of(&m, 256), Some(2.0));
+        assert_eq!(Quantity::Net.of(&m, 256), Some(1.0));
+        assert_eq!(Quantity::Nanos.of(&m, 256), Some(10.0));
+        assert_eq!(Quantity::SecondsFor(100_000).of(&m, 256), Some(0.001));
+        assert_eq!(Quantity::PerSecond.of(&m, 256), Some(1e8));
+        assert_eq!(Quantity::Micros.of(&m, 256), Some(0.01));
+        assert_eq!(Quantity::Median.of(&Measured::absent("y".into()), 1), None);
+        let j = serde_json::to_string(&[
+            Published(Some(9075.0), Unit::Cycles),
+            Published(Some(0.01), Unit::Seconds),
+            Published(Some(5.0), Unit::Micros),
+            Published(Some(110_000.0), Unit::PerSecond),
+            Published(None, Unit::Cycles),
+        ])
+        .expect("serializes");
+        assert_eq!(j, "[9075,0.01,5.0,110000,null]");
+    }
+
+    #[test]
+    fn joined_cells_for_people_and_apart_in_csv() {
+        let v = SeedView::build(&report(), &JOINED);
+        let titles =
+            |g: Grid| -> Vec<String> { g.columns.iter().map(|c| c.title.clone()).collect() };
+        assert_eq!(
+            titles(v.grid()),
+            [
+                "row",
+                "seed",
+                "seed ÷ref",
+                "scenario",
+                "here",
+                "÷ref",
+                "status"
+            ]
+        );
+        assert_eq!(
+            titles(v.csv_grid()),
+            [
+                "row",
+                "seed cyc",
+                "seed_guess",
+                "seed ÷ref",
+                "scenario",
+                "median cyc",
+                "÷ref",
+                "net cyc",
+                "status"
+            ],
+            "the flag and CSV-only measures have columns of their own"
+        );
+        let missing = &v.rows[1];
+        assert_eq!(missing.this_host.status_text(), "not measured: no scenario");
+        assert_eq!(missing.ratio, None);
+        let j: serde_json::Value = serde_json::from_str(&v.json()).expect("JSON parses");
+        assert!(j["rows"][1]["scenario"].is_null());
+        assert_eq!(j["rows"][1]["guess"], true);
+        assert_eq!(v.kut().len(), 1, "no kut line without a scenario");
     }
 
     #[test]

@@ -4,12 +4,10 @@
 use serde::Serialize;
 
 use super::common::{self, caption};
-use super::doorbell::DoorbellView;
 use super::paper::PaperView;
-use super::pci_config::PciConfigView;
-use super::pci_testdev;
 use super::seed::SeedView;
 use super::vmexit_arm;
+use super::{doorbell, pci_config, pci_testdev};
 use crate::model::Report;
 use crate::render::grid::{Align, Grid, Mode, Row, Section};
 use crate::render::kut::KutLine;
@@ -28,23 +26,26 @@ pub struct SeedsView {
     /// Seed 001 (Table 3).
     pub paper: PaperView,
     /// Seed 002.
-    pub doorbell: DoorbellView,
+    pub doorbell: SeedView,
     /// Seed 003.
     pub pci_testdev: SeedView,
     /// Seed 004.
-    pub pci_config: PciConfigView,
+    pub pci_config: SeedView,
     /// The page's own caption.
     pub caption: String,
 }
 
-/// Seed file number and view name, in page order.
-const ORDER: [(&str, &str); 5] = [
-    ("000", "vmexit-arm"),
-    ("001", "paper"),
-    ("002", "doorbell"),
-    ("003", "pci-testdev"),
-    ("004", "pci-config"),
-];
+/// One seed view as this page uses it.
+struct SeedPart<'a> {
+    /// The seed file's number.
+    seed: &'static str,
+    /// The view's command-line name.
+    name: &'static str,
+    page: &'a dyn Page,
+    /// (measured rows, rows).
+    coverage: (usize, usize),
+    data: PartData<'a>,
+}
 
 impl SeedsView {
     /// Builds every seed view from `report`.
@@ -52,60 +53,57 @@ impl SeedsView {
         Self {
             vmexit_arm: SeedView::build(report, &vmexit_arm::TABLE),
             paper: PaperView::build(report),
-            doorbell: DoorbellView::build(report),
+            doorbell: SeedView::build(report, &doorbell::TABLE),
             pci_testdev: SeedView::build(report, &pci_testdev::TABLE),
-            pci_config: PciConfigView::build(report),
+            pci_config: SeedView::build(report, &pci_config::TABLE),
             caption: caption(CAPTION, report.host.nested_note.is_some()),
         }
     }
 
-    fn page(&self, name: &str) -> &dyn Page {
-        match name {
-            "vmexit-arm" => &self.vmexit_arm,
-            "paper" => &self.paper,
-            "doorbell" => &self.doorbell,
-            "pci-testdev" => &self.pci_testdev,
-            _ => &self.pci_config,
-        }
-    }
-
-    /// (measured rows, rows) of the view called `name`.
-    fn coverage(&self, name: &str) -> (usize, usize) {
-        match name {
-            "vmexit-arm" => self.vmexit_arm.coverage(),
-            "paper" => count(self.paper.rows.iter().map(|r| r.this_host.is_some())),
-            "doorbell" => count(self.doorbell.rows.iter().map(|r| r.this_host.is_measured())),
-            "pci-testdev" => self.pci_testdev.coverage(),
-            _ => count(
-                self.pci_config
-                    .rows
-                    .iter()
-                    .map(|r| r.this_host.is_measured()),
-            ),
-        }
+    /// The seed views in seed order: the only place that lists them.
+    fn parts(&self) -> [SeedPart<'_>; 5] {
+        [
+            SeedPart::table("000", &self.vmexit_arm),
+            SeedPart {
+                seed: "001",
+                name: "paper",
+                page: &self.paper,
+                coverage: self.paper.coverage(),
+                data: PartData::Paper(&self.paper),
+            },
+            SeedPart::table("002", &self.doorbell),
+            SeedPart::table("003", &self.pci_testdev),
+            SeedPart::table("004", &self.pci_config),
+        ]
     }
 }
 
-fn count(it: impl Iterator<Item = bool>) -> (usize, usize) {
-    it.fold((0, 0), |(m, n), ok| (m + usize::from(ok), n + 1))
+impl<'a> SeedPart<'a> {
+    /// A part showing a seed table, named as its view.
+    fn table(seed: &'static str, view: &'a SeedView) -> Self {
+        Self {
+            seed,
+            name: view.table.view,
+            page: view,
+            coverage: view.coverage(),
+            data: PartData::Seed(view),
+        }
+    }
 }
 
 /// One view's data in the JSON, serialized as the view itself.
 #[derive(Serialize)]
 #[serde(untagged)]
 enum PartData<'a> {
-    VmexitArm(&'a SeedView),
+    Seed(&'a SeedView),
     Paper(&'a PaperView),
-    Doorbell(&'a DoorbellView),
-    PciTestdev(&'a SeedView),
-    PciConfig(&'a PciConfigView),
 }
 
 /// One view's entry in the JSON.
 #[derive(Serialize)]
 struct JsonPart<'a> {
-    view: &'a str,
-    seed: &'a str,
+    view: &'static str,
+    seed: &'static str,
     title: String,
     caption: Option<String>,
     data: PartData<'a>,
@@ -137,12 +135,12 @@ impl Page for SeedsView {
             ("section", Left),
             ("rows measured", Right),
         ]);
-        for (seed, name) in ORDER {
-            let (m, n) = self.coverage(name);
+        for p in self.parts() {
+            let (m, n) = p.coverage;
             g.push(Row::cells(vec![
-                seed.to_string(),
-                name.to_string(),
-                self.page(name).title(),
+                p.seed.to_string(),
+                p.name.to_string(),
+                p.page.title(),
                 format!("{m} of {n}"),
             ]));
         }
@@ -158,13 +156,13 @@ impl Page for SeedsView {
             ("column", Left),
             ("value", Left),
         ]);
-        for (_, name) in ORDER {
-            let part = self.page(name).csv_grid();
+        for p in self.parts() {
+            let part = p.page.csv_grid();
             for (i, row) in part.rows.iter().enumerate() {
                 let cells = row.padded(part.columns.len(), Mode::Csv);
                 for (col, value) in part.columns.iter().zip(cells) {
                     g.push(Row::cells(vec![
-                        name.to_string(),
+                        p.name.to_string(),
                         (i + 1).to_string(),
                         col.csv_title.clone(),
                         value,
@@ -180,11 +178,11 @@ impl Page for SeedsView {
     }
 
     fn kut(&self) -> Vec<KutLine> {
-        ORDER
-            .iter()
-            .flat_map(|(_, name)| {
-                self.page(name).kut().into_iter().map(move |l| KutLine {
-                    name: format!("{name}:{}", l.name),
+        self.parts()
+            .into_iter()
+            .flat_map(|p| {
+                p.page.kut().into_iter().map(move |l| KutLine {
+                    name: format!("{}:{}", p.name, l.name),
                     cycles: l.cycles,
                 })
             })
@@ -192,23 +190,15 @@ impl Page for SeedsView {
     }
 
     fn json(&self) -> String {
-        let parts = ORDER
-            .iter()
-            .map(|(seed, name)| {
-                let page = self.page(name);
-                JsonPart {
-                    view: name,
-                    seed,
-                    title: page.title(),
-                    caption: page.caption(),
-                    data: match *name {
-                        "vmexit-arm" => PartData::VmexitArm(&self.vmexit_arm),
-                        "paper" => PartData::Paper(&self.paper),
-                        "doorbell" => PartData::Doorbell(&self.doorbell),
-                        "pci-testdev" => PartData::PciTestdev(&self.pci_testdev),
-                        _ => PartData::PciConfig(&self.pci_config),
-                    },
-                }
+        let parts = self
+            .parts()
+            .into_iter()
+            .map(|p| JsonPart {
+                view: p.name,
+                seed: p.seed,
+                title: p.page.title(),
+                caption: p.page.caption(),
+                data: p.data,
             })
             .collect();
         common::json(&JsonSeeds {
@@ -223,11 +213,11 @@ impl Page for SeedsView {
     }
 
     fn parts(&self) -> Vec<Part<'_>> {
-        ORDER
-            .iter()
-            .map(|(_, name)| Part {
-                name,
-                page: self.page(name),
+        self.parts()
+            .into_iter()
+            .map(|p| Part {
+                name: p.name,
+                page: p.page,
             })
             .collect()
     }

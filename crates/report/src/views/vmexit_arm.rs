@@ -1,7 +1,7 @@
 //! The `vmexit-arm` view (seed 000): kvm-unit-tests' ARM `vmexit` results
 //! on an Arndale board, with and without the vgic, mapped to our rows.
 
-use super::seed::{Field, SeedChart, SeedRow, SeedTable};
+use super::seed::{Bars, Callout, Field, SeedChart, SeedRow, SeedTable, MEDIAN_NET};
 use crate::unit::Unit;
 
 /// Where the published numbers come from.
@@ -16,11 +16,15 @@ carry over: compare each test's cost relative to a hypercall";
 const fn row(
     label: &'static str,
     scenario: &'static str,
-    published: &'static [Option<u32>],
+    published: &'static [Option<f64>],
 ) -> SeedRow {
     SeedRow {
         label,
         scenario,
+        missing: None,
+        flag: false,
+        texts: &[],
+        per_iter: 1,
         published,
         per: "hvc",
     }
@@ -43,49 +47,65 @@ pub const TABLE: SeedTable = SeedTable {
         csv: "test",
     },
     scenario_column: true,
+    kut_scenario: false,
+    texts: &[],
+    per_iter: None,
     published: &[
-        Field {
-            key: "with_vgic",
-            title: "ARM vgic",
-            csv: "arm_vgic_cycles",
-        },
-        Field {
-            key: "without_vgic",
-            title: "ARM no vgic",
-            csv: "arm_no_vgic_cycles",
-        },
+        (
+            Field {
+                key: "with_vgic",
+                title: "ARM vgic",
+                csv: "arm_vgic_cycles",
+            },
+            Unit::Cycles,
+        ),
+        (
+            Field {
+                key: "without_vgic",
+                title: "ARM no vgic",
+                csv: "arm_no_vgic_cycles",
+            },
+            Unit::Cycles,
+        ),
     ],
-    unit: Unit::Cycles,
+    flag: None,
     published_ratio: Field {
         key: "published_ratio",
         title: "ARM ÷hvc",
         csv: "arm_vgic_ratio_to_hvc",
     },
+    measures: MEDIAN_NET,
+    compare: 0,
     ratio: Field {
         key: "ratio",
         title: "÷hypercall",
         csv: "ratio_to_hypercall",
     },
+    joined: None,
+    published_last: false,
     peer: None,
     rows: &[
-        row("hvc", "hypercall", &[Some(5602), Some(2138)]),
-        row("noop_guest", "noop", &[Some(8), Some(7)]),
+        row("hvc", "hypercall", &[Some(5602.0), Some(2138.0)]),
+        row("noop_guest", "noop", &[Some(8.0), Some(7.0)]),
         row(
             "mmio_read_user",
             "mmio-user-read",
-            &[Some(10816), Some(6144)],
+            &[Some(10816.0), Some(6144.0)],
         ),
         row(
             "mmio_read_vgic",
             "pio-kernel-pic",
-            &[Some(6792), Some(6393)],
+            &[Some(6792.0), Some(6393.0)],
         ),
-        row("ipi", "ipi", &[Some(14198), Some(258255)]),
-        row("eoi", "eoi", &[Some(164), Some(15624)]),
-        row("mmio_kernel", "mmio-kernel-wildcard", &[None, Some(7234)]),
+        row("ipi", "ipi", &[Some(14198.0), Some(258255.0)]),
+        row("eoi", "eoi", &[Some(164.0), Some(15624.0)]),
+        row("mmio_kernel", "mmio-kernel-wildcard", &[None, Some(7234.0)]),
     ],
     also: &[],
     findings: None,
+    conclusion: None,
+    findings_heading: "Seed conclusions",
+    derived: None,
     notes: &[
         "Mapping: hvc → hypercall (vmcall/vmmcall), noop_guest → noop, mmio_read_user → \
          mmio-user-read, mmio_read_vgic → pio-kernel-pic and mmio_kernel → mmio-kernel-wildcard: \
@@ -103,5 +123,8 @@ pub const TABLE: SeedTable = SeedTable {
         x_desc: "cycles ÷ the hypercall's (hvc on ARM)",
         published: "ARM with vgic",
         caption: "Missing bars are not measured.",
+        bars: Bars::Ratios,
+        callout: Callout::None,
+        source_note: None,
     },
 };
