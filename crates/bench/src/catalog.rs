@@ -90,6 +90,22 @@ pub struct Scenario {
     pub machine: MachineKind,
     /// Its check.
     pub check: Check,
+    /// Whether it runs on the QEMU peer, and what is checked there.
+    pub peer: Peer,
+}
+
+/// A scenario on the QEMU peer (`--peer qemu`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Peer {
+    /// Runs, with the guest's own check.
+    Runs,
+    /// Runs, but the value it reads back cannot be checked there: nothing
+    /// answers trapline's probe addresses on QEMU, so the read returns
+    /// all-ones (it is still an exit to QEMU's user space, which is what is
+    /// timed).
+    ValueUnchecked,
+    /// Not run on the peer, for this reason (shown in the report).
+    Skipped(&'static str),
 }
 
 use Check::*;
@@ -103,6 +119,7 @@ pub const SCENARIOS: &[Scenario] = &[
         path: "empty loop: the cost subtracted from every other scenario",
         machine: Main,
         check: NoExits,
+        peer: Peer::Runs,
     },
     Scenario {
         name: "hypercall",
@@ -110,6 +127,7 @@ pub const SCENARIOS: &[Scenario] = &[
         path: "vmcall/vmmcall (by CPU vendor) handled by KVM: two world switches",
         machine: Hypercall,
         check: NoExits,
+        peer: Peer::Skipped("the hypercall never returns on this host; not repeated on the peer"),
     },
     Scenario {
         name: "cpuid",
@@ -117,6 +135,7 @@ pub const SCENARIOS: &[Scenario] = &[
         path: "CPUID: an unconditional intercept served in the kernel",
         machine: Main,
         check: NoExits,
+        peer: Peer::Runs,
     },
     Scenario {
         name: "hlt",
@@ -124,6 +143,7 @@ pub const SCENARIOS: &[Scenario] = &[
         path: "HLT without an in-kernel irqchip: KVM_EXIT_HLT round trip to trapline",
         machine: NoIrqchip,
         check: UserExit(ExitKind::Hlt, None),
+        peer: Peer::Skipped("QEMU runs with KVM's in-kernel irqchip, so HLT never reaches user space"),
     },
     Scenario {
         name: "pio-kernel-pic",
@@ -131,6 +151,7 @@ pub const SCENARIOS: &[Scenario] = &[
         path: "IN from port 0x4D0 (ELCR of KVM's in-kernel PIC): I/O served in the kernel",
         machine: Main,
         check: NoExits,
+        peer: Peer::Runs,
     },
     Scenario {
         name: "pio-user-out",
@@ -138,6 +159,7 @@ pub const SCENARIOS: &[Scenario] = &[
         path: "OUT to a trapline device: exit to user space, bus dispatch",
         machine: Main,
         check: UserExit(ExitKind::PioWrite, Some(ProbeRegister::PioUser)),
+        peer: Peer::Runs,
     },
     Scenario {
         name: "pio-user-in",
@@ -145,6 +167,7 @@ pub const SCENARIOS: &[Scenario] = &[
         path: "IN from a trapline device: exit to user space, value checked",
         machine: Main,
         check: UserExit(ExitKind::PioRead, None),
+        peer: Peer::ValueUnchecked,
     },
     Scenario {
         name: "pio-kernel-wildcard",
@@ -152,6 +175,7 @@ pub const SCENARIOS: &[Scenario] = &[
         path: "OUT to a port with a KVM ioeventfd, no datamatch",
         machine: Main,
         check: IoEvent("pio-wildcard"),
+        peer: Peer::Skipped("QEMU registers no ioeventfd on trapline's probe addresses (compare the pci-testdev rows instead)"),
     },
     Scenario {
         name: "pio-kernel-datamatch",
@@ -159,6 +183,7 @@ pub const SCENARIOS: &[Scenario] = &[
         path: "OUT to a port with a KVM ioeventfd, 32-bit datamatch",
         machine: Main,
         check: IoEvent("pio-datamatch"),
+        peer: Peer::Skipped("QEMU registers no ioeventfd on trapline's probe addresses (compare the pci-testdev rows instead)"),
     },
     Scenario {
         name: "mmio-user-read",
@@ -166,6 +191,7 @@ pub const SCENARIOS: &[Scenario] = &[
         path: "load from a trapline MMIO device: exit to user space, value checked",
         machine: Main,
         check: UserExit(ExitKind::MmioRead, None),
+        peer: Peer::ValueUnchecked,
     },
     Scenario {
         name: "mmio-user-write",
@@ -173,6 +199,7 @@ pub const SCENARIOS: &[Scenario] = &[
         path: "store to a trapline MMIO device: exit to user space",
         machine: Main,
         check: UserExit(ExitKind::MmioWrite, Some(ProbeRegister::MmioUser)),
+        peer: Peer::Runs,
     },
     Scenario {
         name: "mmio-kernel-wildcard",
@@ -180,6 +207,7 @@ pub const SCENARIOS: &[Scenario] = &[
         path: "store to a KVM ioeventfd, length 0 (any length: fast MMIO)",
         machine: Main,
         check: IoEvent("mmio-wildcard"),
+        peer: Peer::Skipped("QEMU registers no ioeventfd on trapline's probe addresses (compare the pci-testdev rows instead)"),
     },
     Scenario {
         name: "mmio-kernel-datamatch",
@@ -187,6 +215,7 @@ pub const SCENARIOS: &[Scenario] = &[
         path: "store to a KVM ioeventfd, 32-bit datamatch",
         machine: Main,
         check: IoEvent("mmio-datamatch"),
+        peer: Peer::Skipped("QEMU registers no ioeventfd on trapline's probe addresses (compare the pci-testdev rows instead)"),
     },
     Scenario {
         name: "coalesced-mmio",
@@ -194,6 +223,7 @@ pub const SCENARIOS: &[Scenario] = &[
         path: "store into a coalesced MMIO zone: queued in the ring, drained on the next exit",
         machine: Main,
         check: Coalesced(ProbeRegister::MmioCoalesced),
+        peer: Peer::Skipped("QEMU has no coalesced zone on trapline's probe addresses"),
     },
     Scenario {
         name: "coalesced-pio",
@@ -201,6 +231,7 @@ pub const SCENARIOS: &[Scenario] = &[
         path: "OUT into a coalesced PIO zone: queued in the ring",
         machine: Main,
         check: Coalesced(ProbeRegister::PioCoalesced),
+        peer: Peer::Skipped("QEMU has no coalesced zone on trapline's probe addresses"),
     },
     Scenario {
         name: "ram-read",
@@ -208,6 +239,7 @@ pub const SCENARIOS: &[Scenario] = &[
         path: "load from ordinary guest RAM",
         machine: Main,
         check: NoExits,
+        peer: Peer::Runs,
     },
     Scenario {
         name: "ro-memslot-read",
@@ -215,6 +247,7 @@ pub const SCENARIOS: &[Scenario] = &[
         path: "load from a KVM_MEM_READONLY memslot: a RAM read, value checked",
         machine: Main,
         check: NoExits,
+        peer: Peer::Skipped("the read-only memslot page is trapline's"),
     },
     Scenario {
         name: "ro-memslot-write",
@@ -222,6 +255,7 @@ pub const SCENARIOS: &[Scenario] = &[
         path: "store to a KVM_MEM_READONLY memslot: exits as MMIO",
         machine: Main,
         check: UserExit(ExitKind::MmioWrite, Some(ProbeRegister::RoMemslot)),
+        peer: Peer::Skipped("the read-only memslot page is trapline's"),
     },
     Scenario {
         name: "vmm-floor-pio",
@@ -229,35 +263,36 @@ pub const SCENARIOS: &[Scenario] = &[
         path: "pio-user-out answered in trapline's run loop before any dispatch",
         machine: Main,
         check: Floor,
+        peer: Peer::Skipped("trapline's in-loop floor handler has no QEMU counterpart"),
     },
-    Scenario { name: "mmio-no-eventfd:pci-mem", group: "pci", path: "pci-testdev BAR0 byte store, no ioeventfd: exit to user space", machine: Main, check: Testdev(TestdevBar::Mem, Some(ExitKind::MmioWrite)) },
-    Scenario { name: "mmio-wildcard-eventfd:pci-mem", group: "pci", path: "pci-testdev BAR0 byte store to a wildcard ioeventfd (any length)", machine: Main, check: Testdev(TestdevBar::Mem, None) },
-    Scenario { name: "mmio-datamatch-eventfd:pci-mem", group: "pci", path: "pci-testdev BAR0 byte store to a 1-byte datamatch ioeventfd", machine: Main, check: Testdev(TestdevBar::Mem, None) },
-    Scenario { name: "mmio-pv-eventfd:pci-mem", group: "pci", path: "paravirtual MMIO doorbell: the identity written to one PV port with a PIO datamatch ioeventfd (KVM never merged PV MMIO)", machine: Main, check: Testdev(TestdevBar::Mem, None) },
-    Scenario { name: "portio-no-eventfd:pci-io", group: "pci", path: "pci-testdev BAR1 OUTB, no ioeventfd: exit to user space", machine: Main, check: Testdev(TestdevBar::Io, Some(ExitKind::PioWrite)) },
-    Scenario { name: "portio-wildcard-eventfd:pci-io", group: "pci", path: "pci-testdev BAR1 OUTB to a wildcard ioeventfd", machine: Main, check: Testdev(TestdevBar::Io, None) },
-    Scenario { name: "portio-datamatch-eventfd:pci-io", group: "pci", path: "pci-testdev BAR1 OUTB to a 1-byte datamatch ioeventfd", machine: Main, check: Testdev(TestdevBar::Io, None) },
-    Scenario { name: "portio-pv-eventfd:pci-io", group: "pci", path: "paravirtual PIO doorbell: 32-bit OUT of the identity to the PV port (datamatch ioeventfd)", machine: Main, check: Testdev(TestdevBar::Io, None) },
-    Scenario { name: "pci-config-read-cf8", group: "pci-config", path: "config dword read through CF8/CFC: OUT address + IN data, two exits", machine: Main, check: ExitsPerIter(&[(ExitKind::PioWrite, 1), (ExitKind::PioRead, 1)]) },
-    Scenario { name: "pci-config-read-ecam", group: "pci-config", path: "config dword read through ECAM: one MMIO exit", machine: Main, check: ExitsPerIter(&[(ExitKind::MmioRead, 1)]) },
-    Scenario { name: "pci-config-read-ecam-ro", group: "pci-config", path: "config dword read through ECAM mapped read-only over a shadow: no exit (seed 004)", machine: EcamRo, check: ExitsPerIter(&[]) },
-    Scenario { name: "pci-scan-cf8", group: "pci-config", path: "enumerate bus 0 (256 devfn, vendor+device) through CF8/CFC", machine: Main, check: Scan(&[(ExitKind::PioWrite, 256), (ExitKind::PioRead, 256)]) },
-    Scenario { name: "pci-scan-ecam", group: "pci-config", path: "enumerate bus 0 through ECAM", machine: Main, check: Scan(&[(ExitKind::MmioRead, 256)]) },
-    Scenario { name: "pci-scan-ecam-ro", group: "pci-config", path: "enumerate bus 0 through read-only ECAM", machine: EcamRo, check: Scan(&[]) },
-    Scenario { name: "ipi", group: "irq", path: "IPI to vCPU 1 (spinning, interrupts on) and wait for its handler: round trip (xAPIC ICR)", machine: Smp, check: NoExits },
-    Scenario { name: "ipi-halt", group: "irq", path: "IPI to vCPU 1 waiting in HLT: wake-up round trip (xAPIC)", machine: Smp, check: NoExits },
-    Scenario { name: "self-ipi", group: "irq", path: "self-IPI through the xAPIC ICR, taken by the handler", machine: Smp, check: NoExits },
-    Scenario { name: "eoi", group: "irq", path: "the EOI write in the handler (xAPIC MMIO), timed inside the handler", machine: Smp, check: NoExits },
-    Scenario { name: "ipi-x2apic", group: "irq", path: "IPI round trip through the x2APIC ICR MSR", machine: SmpX2apic, check: NoExits },
-    Scenario { name: "ipi-halt-x2apic", group: "irq", path: "IPI to a halted vCPU through x2APIC", machine: SmpX2apic, check: NoExits },
-    Scenario { name: "self-ipi-x2apic", group: "irq", path: "self-IPI through the x2APIC SELF_IPI MSR", machine: SmpX2apic, check: NoExits },
-    Scenario { name: "eoi-x2apic", group: "irq", path: "the EOI write (x2APIC MSR), timed inside the handler", machine: SmpX2apic, check: NoExits },
-    Scenario { name: "irqfd", group: "irq", path: "host thread writes an irqfd bound to an IOAPIC pin; latency to the guest handler (shared-TSC estimate)", machine: Main, check: Irqfd },
-    Scenario { name: "doorbell-user-mmio", group: "doorbell", path: "ring = MMIO store exiting to trapline, which signals the consumer's eventfd (seed 002's qemu-mmio)", machine: Main, check: Doorbell("doorbell-user-mmio", Some(ExitKind::MmioWrite)) },
-    Scenario { name: "doorbell-ioeventfd-mmio", group: "doorbell", path: "ring = MMIO store to a KVM ioeventfd (iosignalfd-mmio)", machine: Main, check: Doorbell("doorbell-mmio", None) },
-    Scenario { name: "doorbell-ioeventfd-pio", group: "doorbell", path: "ring = OUT to a KVM ioeventfd (iosignalfd-pio)", machine: Main, check: Doorbell("doorbell-pio", None) },
-    Scenario { name: "doorbell-pv", group: "doorbell", path: "ring = the doorbell's identity written to the PV port, a datamatch ioeventfd (stands in for a hypercall)", machine: Main, check: Doorbell("doorbell-pv", None) },
-    Scenario { name: "pio-uart-out", group: "pio", path: "OUTB to the 16550 UART's scratch register: exit to user space into trapline's serial device", machine: Main, check: UserExit(ExitKind::PioWrite, None) },
+    Scenario { name: "mmio-no-eventfd:pci-mem", group: "pci", path: "pci-testdev BAR0 byte store, no ioeventfd: exit to user space", machine: Main, check: Testdev(TestdevBar::Mem, Some(ExitKind::MmioWrite)), peer: Peer::Runs },
+    Scenario { name: "mmio-wildcard-eventfd:pci-mem", group: "pci", path: "pci-testdev BAR0 byte store to a wildcard ioeventfd (any length)", machine: Main, check: Testdev(TestdevBar::Mem, None), peer: Peer::Runs },
+    Scenario { name: "mmio-datamatch-eventfd:pci-mem", group: "pci", path: "pci-testdev BAR0 byte store to a 1-byte datamatch ioeventfd", machine: Main, check: Testdev(TestdevBar::Mem, None), peer: Peer::Runs },
+    Scenario { name: "mmio-pv-eventfd:pci-mem", group: "pci", path: "paravirtual MMIO doorbell: the identity written to one PV port with a PIO datamatch ioeventfd (KVM never merged PV MMIO)", machine: Main, check: Testdev(TestdevBar::Mem, None), peer: Peer::Skipped("the PV doorbell port is trapline's (KVM never merged PV MMIO)") },
+    Scenario { name: "portio-no-eventfd:pci-io", group: "pci", path: "pci-testdev BAR1 OUTB, no ioeventfd: exit to user space", machine: Main, check: Testdev(TestdevBar::Io, Some(ExitKind::PioWrite)), peer: Peer::Runs },
+    Scenario { name: "portio-wildcard-eventfd:pci-io", group: "pci", path: "pci-testdev BAR1 OUTB to a wildcard ioeventfd", machine: Main, check: Testdev(TestdevBar::Io, None), peer: Peer::Runs },
+    Scenario { name: "portio-datamatch-eventfd:pci-io", group: "pci", path: "pci-testdev BAR1 OUTB to a 1-byte datamatch ioeventfd", machine: Main, check: Testdev(TestdevBar::Io, None), peer: Peer::Runs },
+    Scenario { name: "portio-pv-eventfd:pci-io", group: "pci", path: "paravirtual PIO doorbell: 32-bit OUT of the identity to the PV port (datamatch ioeventfd)", machine: Main, check: Testdev(TestdevBar::Io, None), peer: Peer::Skipped("the PV doorbell port is trapline's (KVM never merged PV MMIO)") },
+    Scenario { name: "pci-config-read-cf8", group: "pci-config", path: "config dword read through CF8/CFC: OUT address + IN data, two exits", machine: Main, check: ExitsPerIter(&[(ExitKind::PioWrite, 1), (ExitKind::PioRead, 1)]), peer: Peer::Runs },
+    Scenario { name: "pci-config-read-ecam", group: "pci-config", path: "config dword read through ECAM: one MMIO exit", machine: Main, check: ExitsPerIter(&[(ExitKind::MmioRead, 1)]), peer: Peer::Skipped("QEMU's pc machine has no ECAM window") },
+    Scenario { name: "pci-config-read-ecam-ro", group: "pci-config", path: "config dword read through ECAM mapped read-only over a shadow: no exit (seed 004)", machine: EcamRo, check: ExitsPerIter(&[]), peer: Peer::Skipped("QEMU's pc machine has no ECAM window") },
+    Scenario { name: "pci-scan-cf8", group: "pci-config", path: "enumerate bus 0 (256 devfn, vendor+device) through CF8/CFC", machine: Main, check: Scan(&[(ExitKind::PioWrite, 256), (ExitKind::PioRead, 256)]), peer: Peer::Runs },
+    Scenario { name: "pci-scan-ecam", group: "pci-config", path: "enumerate bus 0 through ECAM", machine: Main, check: Scan(&[(ExitKind::MmioRead, 256)]), peer: Peer::Skipped("QEMU's pc machine has no ECAM window") },
+    Scenario { name: "pci-scan-ecam-ro", group: "pci-config", path: "enumerate bus 0 through read-only ECAM", machine: EcamRo, check: Scan(&[]), peer: Peer::Skipped("QEMU's pc machine has no ECAM window") },
+    Scenario { name: "ipi", group: "irq", path: "IPI to vCPU 1 (spinning, interrupts on) and wait for its handler: round trip (xAPIC ICR)", machine: Smp, check: NoExits , peer: Peer::Runs },
+    Scenario { name: "ipi-halt", group: "irq", path: "IPI to vCPU 1 waiting in HLT: wake-up round trip (xAPIC)", machine: Smp, check: NoExits , peer: Peer::Runs },
+    Scenario { name: "self-ipi", group: "irq", path: "self-IPI through the xAPIC ICR, taken by the handler", machine: Smp, check: NoExits , peer: Peer::Runs },
+    Scenario { name: "eoi", group: "irq", path: "the EOI write in the handler (xAPIC MMIO), timed inside the handler", machine: Smp, check: NoExits , peer: Peer::Runs },
+    Scenario { name: "ipi-x2apic", group: "irq", path: "IPI round trip through the x2APIC ICR MSR", machine: SmpX2apic, check: NoExits , peer: Peer::Runs },
+    Scenario { name: "ipi-halt-x2apic", group: "irq", path: "IPI to a halted vCPU through x2APIC", machine: SmpX2apic, check: NoExits , peer: Peer::Runs },
+    Scenario { name: "self-ipi-x2apic", group: "irq", path: "self-IPI through the x2APIC SELF_IPI MSR", machine: SmpX2apic, check: NoExits , peer: Peer::Runs },
+    Scenario { name: "eoi-x2apic", group: "irq", path: "the EOI write (x2APIC MSR), timed inside the handler", machine: SmpX2apic, check: NoExits , peer: Peer::Runs },
+    Scenario { name: "irqfd", group: "irq", path: "host thread writes an irqfd bound to an IOAPIC pin; latency to the guest handler (shared-TSC estimate)", machine: Main, check: Irqfd , peer: Peer::Skipped("needs trapline's lab host threads (irqfd injector, doorbell consumer)") },
+    Scenario { name: "doorbell-user-mmio", group: "doorbell", path: "ring = MMIO store exiting to trapline, which signals the consumer's eventfd (seed 002's qemu-mmio)", machine: Main, check: Doorbell("doorbell-user-mmio", Some(ExitKind::MmioWrite)), peer: Peer::Skipped("needs trapline's lab host threads (irqfd injector, doorbell consumer)") },
+    Scenario { name: "doorbell-ioeventfd-mmio", group: "doorbell", path: "ring = MMIO store to a KVM ioeventfd (iosignalfd-mmio)", machine: Main, check: Doorbell("doorbell-mmio", None), peer: Peer::Skipped("needs trapline's lab host threads (irqfd injector, doorbell consumer)") },
+    Scenario { name: "doorbell-ioeventfd-pio", group: "doorbell", path: "ring = OUT to a KVM ioeventfd (iosignalfd-pio)", machine: Main, check: Doorbell("doorbell-pio", None), peer: Peer::Skipped("needs trapline's lab host threads (irqfd injector, doorbell consumer)") },
+    Scenario { name: "doorbell-pv", group: "doorbell", path: "ring = the doorbell's identity written to the PV port, a datamatch ioeventfd (stands in for a hypercall)", machine: Main, check: Doorbell("doorbell-pv", None), peer: Peer::Skipped("needs trapline's lab host threads (irqfd injector, doorbell consumer)") },
+    Scenario { name: "pio-uart-out", group: "pio", path: "OUTB to the 16550 UART's scratch register: exit to user space into trapline's serial device", machine: Main, check: UserExit(ExitKind::PioWrite, None), peer: Peer::Runs },
 ];
 
 /// Look a scenario up.

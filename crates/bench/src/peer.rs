@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use crate::catalog::{MachineKind, Scenario};
+use crate::catalog::{MachineKind, Peer, Scenario};
 
 /// The QEMU binary the peer runs.
 pub const QEMU: &str = "qemu-system-x86_64";
@@ -257,33 +257,18 @@ impl QemuRun {
     }
 }
 
-/// Why QEMU cannot serve a scenario the way trapline does (`None`: it can).
+/// Why `s` is not run on the peer, if it is not (the scenario's own
+/// [`Peer`] rule).
 pub fn not_applicable(s: &Scenario) -> Option<&'static str> {
-    Some(match s.name {
-        "hypercall" => "the hypercall never returns on this host; not repeated on the peer",
-        "hlt" => "QEMU runs with KVM's in-kernel irqchip, so HLT never reaches user space",
-        "pio-kernel-wildcard" | "pio-kernel-datamatch" | "mmio-kernel-wildcard" | "mmio-kernel-datamatch" => {
-            "QEMU registers no ioeventfd on trapline's probe addresses (compare the pci-testdev rows instead)"
-        }
-        "coalesced-mmio" | "coalesced-pio" => "QEMU has no coalesced zone on trapline's probe addresses",
-        "ro-memslot-read" | "ro-memslot-write" => "the read-only memslot page is trapline's",
-        "vmm-floor-pio" => "trapline's in-loop floor handler has no QEMU counterpart",
-        "mmio-pv-eventfd:pci-mem" | "portio-pv-eventfd:pci-io" => "the PV doorbell port is trapline's (KVM never merged PV MMIO)",
-        "pci-config-read-ecam" | "pci-config-read-ecam-ro" | "pci-scan-ecam" | "pci-scan-ecam-ro" => {
-            "QEMU's pc machine has no ECAM window"
-        }
-        "irqfd" | "doorbell-user-mmio" | "doorbell-ioeventfd-mmio" | "doorbell-ioeventfd-pio" | "doorbell-pv" => {
-            "needs trapline's lab host threads (irqfd injector, doorbell consumer)"
-        }
-        _ => return None,
-    })
+    match s.peer {
+        Peer::Skipped(why) => Some(why),
+        Peer::Runs | Peer::ValueUnchecked => None,
+    }
 }
 
-/// Scenarios whose read-back value cannot be checked on QEMU: nothing
-/// answers trapline's probe addresses there, so the read returns all-ones
-/// (it is still an exit to QEMU's user space, which is what is timed).
-pub fn value_unchecked(name: &str) -> bool {
-    matches!(name, "pio-user-in" | "mmio-user-read")
+/// Whether `s`'s read-back value goes unchecked on the peer.
+pub fn value_unchecked(s: &Scenario) -> bool {
+    s.peer == Peer::ValueUnchecked
 }
 
 /// One `TRAPLINE-RESULT` line.

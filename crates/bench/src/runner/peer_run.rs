@@ -36,7 +36,7 @@ pub(super) fn absorb_peer(
         };
         match ResultStatus::from_raw(r.status) {
             Some(ResultStatus::Ok) => {}
-            Some(ResultStatus::BadValue) if crate::peer::value_unchecked(s.name) => {
+            Some(ResultStatus::BadValue) if crate::peer::value_unchecked(s) => {
                 a.check.get_or_insert("timed as an exit to QEMU's user space; nothing answers there, so the value read is all-ones".into());
             }
             Some(ResultStatus::BadValue) => {
