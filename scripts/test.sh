@@ -59,10 +59,16 @@ ensure_package chromium "the browser test" chromium chromium-browser google-chro
 ensure_package qemu-system-x86 "the QEMU comparisons" qemu-system-x86_64
 ensure_package xz-utils "the Linux boot tests (vmlinux.xz)" xz
 
-# Dependencies a crate declares and never uses (cargo-machete, when it is
-# installed: `cargo install cargo-machete --locked`). Its finds are only a
+# Dependencies a crate declares and never uses (cargo-machete, pinned,
+# installed here the first time: a minute or two). Its finds are only a
 # warning: it reads sources, not the compiler's view, so it can be wrong
 # (silence a false positive in that crate's [package.metadata.cargo-machete]).
+CARGO_MACHETE_VERSION=0.9.2
+if ! command -v cargo-machete >/dev/null; then
+  echo "test.sh: installing cargo-machete $CARGO_MACHETE_VERSION (takes a minute or two)"
+  cargo install cargo-machete --version "$CARGO_MACHETE_VERSION" --locked >/dev/null 2>&1 ||
+    echo "test.sh: WARNING: could not install cargo-machete" >&2
+fi
 if command -v cargo-machete >/dev/null; then
   machete_log=$(mktemp)
   if cargo machete --skip-target-dir >"$machete_log" 2>&1; then
@@ -89,5 +95,9 @@ case "$fuzz_status" in
   3) echo "test.sh: WARNING: cargo-fuzz could not be installed: the fuzz smoke run was SKIPPED" ;;
   *) echo "test.sh: the fuzz smoke run failed (status $fuzz_status)" >&2; exit "$fuzz_status" ;;
 esac
+
+# The API documentation builds without a broken or ambiguous link.
+echo "test.sh: cargo doc (warnings are errors)"
+RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps --quiet
 
 cargo test --workspace --all-targets -- --test-threads=2

@@ -225,33 +225,33 @@ pub const UCALL_SIZE: usize = core::mem::size_of::<Ucall>();
 #[repr(u32)]
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum UcallKind {
-    /// A progress marker: args[0] = stage number.
+    /// A progress marker: `args[0]` = stage number.
     Sync = 1,
-    /// A scenario's timed loop is about to start: args[0] = scenario id.
+    /// A scenario's timed loop is about to start: `args[0]` = scenario id.
     /// The host snapshots the calling vCPU's exit counters.
     Begin = 2,
-    /// A scenario finished: args[0] = scenario id, args[1] = iterations,
-    /// args[2] = total TSC cycles of the timed loop, args[3] = the value the
-    /// scenario checks (read-back value, or 0), args[4] = [`ResultStatus`].
+    /// A scenario finished: `args[0]` = scenario id, `args[1]` = iterations,
+    /// `args[2]` = total TSC cycles of the timed loop, `args[3]` = the value the
+    /// scenario checks (read-back value, or 0), `args[4]` = [`ResultStatus`].
     Result = 3,
-    /// A guest assertion failed: args[0] = line, text = message.
+    /// A guest assertion failed: `args[0]` = line, text = message.
     Assert = 4,
-    /// The payload is done: args[0] = exit code it is about to report.
+    /// The payload is done: `args[0]` = exit code it is about to report.
     Done = 5,
-    /// A vCPU checked in (SMP payloads): args[0] = APIC ID, args[1] = number
+    /// A vCPU checked in (SMP payloads): `args[0]` = APIC ID, `args[1]` = number
     /// of vCPUs the guest believes it has.
     Checkin = 6,
-    /// A count the guest reports: args[0] = what (payload specific),
-    /// args[1] = the count.
+    /// A count the guest reports: `args[0]` = what (payload specific),
+    /// `args[1]` = the count.
     Count = 7,
     /// Clock probe: the host writes its TSC (u64) to guest-physical
-    /// args[0] while handling the exit, so the guest can estimate the
+    /// `args[0]` while handling the exit, so the guest can estimate the
     /// offset between its TSC and the host's (Cristian's method: the
     /// host stamp lies between the guest's readings before and after).
     Clock = 8,
-    /// Start a host-driven interrupt run (irqfd): args[0] = injections,
-    /// args[1] = GPA of a u64 array where the host stamps its TSC just
-    /// before each injection, args[2] = GPA of the u64 counter the guest's
+    /// Start a host-driven interrupt run (irqfd): `args[0]` = injections,
+    /// `args[1]` = GPA of a u64 array where the host stamps its TSC just
+    /// before each injection, `args[2]` = GPA of the u64 counter the guest's
     /// handler increments (the host waits for it before the next one).
     /// The guest must not reset a counter the host may still be polling:
     /// each run uses a fresh (or alternating) counter, else the host can

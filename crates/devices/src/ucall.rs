@@ -1,6 +1,6 @@
 //! The ucall port: structured messages from trapline's own guest payloads.
 //!
-//! The guest writes the guest-physical address of a [`Ucall`] to
+//! The guest writes the guest-physical address of a [`Ucall`](trapline_abi::Ucall) to
 //! [`UCALL_PORT`]; this device reads the message out of guest memory and
 //! hands it, with the calling vCPU's exit counters at that instant, to the
 //! host runner. Anything malformed (address outside RAM, bad magic, unknown

@@ -14,7 +14,7 @@
 use kvm_bindings::kvm_cpuid_entry2;
 
 /// Patch the host's supported CPUID for one vCPU: its APIC ID goes into
-/// leaf 1 EBX[31:24] and into EDX of every subleaf of leaves 0xB and 0x1F
+/// leaf 1 EBX\[31:24\] and into EDX of every subleaf of leaves 0xB and 0x1F
 /// (x2APIC topology). KVM_GET_SUPPORTED_CPUID reports the host CPU's own IDs
 /// there, which guests (kvm-unit-tests' apic test among them) check against
 /// the APIC they see.

@@ -6,11 +6,11 @@
 //! failed), calls [`Report::finish`] to compute stats, net costs and
 //! [`Derived`] values, then [`render`]s it in a [`Format`] and [`View`].
 //! Saved reports come back with [`Report::load`]; two runs are compared with
-//! [`compare`] and [`render_comparison`].
+//! [`compare()`] and [`render_comparison`].
 //!
-//! Modules: [`model`] (serde types), [`stats`], [`derive`] (cross-scenario
+//! Modules: [`model`] (serde types), [`stats`], [`derive`](mod@derive) (cross-scenario
 //! values), [`views`] (what to show), `render` (how: table, json, markdown,
-//! csv, kut, html, charts, bmf, tap), [`compare`].
+//! csv, kut, html, charts, bmf, tap), [`compare`](mod@compare).
 
 pub mod compare;
 pub mod derive;

@@ -1,11 +1,11 @@
 //! Runs the lab: fresh VMs per repeat, scenarios interleaved across
 //! repeats, every result checked, everything gathered into a Report.
 //!
-//! Its jobs, one module each: [`schedule`] picks the units of each repeat
-//! and their order and assembles the report; [`probe`] runs trapline's
-//! probe VMs, [`peer_run`] takes QEMU's, [`floor_run`] the raw-KVM floor's;
-//! [`ucall`] pairs the guest's BEGIN and RESULT ucalls into batches;
-//! [`checks`] verifies each batch did what its path claims; [`derived`]
+//! Its jobs, one module each: `schedule` picks the units of each repeat
+//! and their order and assembles the report; `probe` runs trapline's
+//! probe VMs, `peer_run` takes QEMU's, `floor_run` the raw-KVM floor's;
+//! `ucall` pairs the guest's BEGIN and RESULT ucalls into batches;
+//! `checks` verifies each batch did what its path claims; `derived`
 //! adds the values computed across scenarios.
 
 mod checks;

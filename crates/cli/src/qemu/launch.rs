@@ -14,7 +14,7 @@ use super::parse::{parse, Action, QemuRun};
 use crate::run_cmd;
 
 /// Entry point for a QEMU-style command line: `argv` is the whole argv,
-/// argv[0] included. Returns the process exit status.
+/// `argv[0]` included. Returns the process exit status.
 pub fn main(argv: impl IntoIterator<Item = OsString>) -> i32 {
     let mut args = Vec::new();
     for a in argv.into_iter().skip(1) {

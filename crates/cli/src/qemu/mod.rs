@@ -4,7 +4,7 @@
 //! drive `qemu-system-x86_64` with single-dash options. When trapline's first
 //! argument is one of those, `main` hands the whole argv to [`main`] here. We
 //! accept exactly the options whose meaning overlaps `trapline run`, turn
-//! them into a [`RunArgs`] and let [`run_cmd::run`] build and run the machine,
+//! them into a [`RunArgs`](crate::args::RunArgs) and let [`run_cmd::run`](crate::run_cmd::run) build and run the machine,
 //! so the exit statuses are `trapline run`'s. Anything else is refused by
 //! name with status 2; nothing is dropped silently, and what is accepted but
 //! ignored is listed in the README.

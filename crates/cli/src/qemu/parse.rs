@@ -52,7 +52,7 @@ pub struct QemuRun {
     pub warnings: Vec<String>,
 }
 
-/// Parse QEMU-style arguments (without argv[0]). Options are processed in
+/// Parse QEMU-style arguments (without `argv[0]`). Options are processed in
 /// order; `-h`, `-version` and the `help` listings act where they appear,
 /// as in QEMU. `Err` is a usage error message (status 2).
 pub fn parse<S: AsRef<str>>(args: &[S]) -> Result<Action, String> {

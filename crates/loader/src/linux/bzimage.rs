@@ -7,7 +7,7 @@
 //! skips the real-mode part, as every VMM does, and loads only the
 //! protected-mode kernel.
 //!
-//! Like [`crate::elf`], this reads untrusted bytes: every read is checked
+//! Like the ELF reader (`elf.rs`), this reads untrusted bytes: every read is checked
 //! and every sum of header numbers is too, so any file gives an answer and
 //! none a panic. Nothing here touches guest memory.
 

@@ -1,6 +1,6 @@
 //! Views: which results a rendering shows and how they are arranged.
 //!
-//! Each view builds a [`Page`](crate::render::Page) (grid, sections, kut
+//! Each view builds a `Page` (`render.rs`) (grid, sections, kut
 //! lines, JSON, charts); every format renders any page. A new view is a new
 //! variant here plus a module implementing the trait. The seed views
 //! (`vmexit-arm`, `paper`, `doorbell`, `pci-testdev`, `pci-config`) set this
