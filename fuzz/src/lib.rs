@@ -15,8 +15,11 @@ use std::sync::mpsc::{channel, Receiver};
 use std::sync::{Arc, Mutex};
 
 use trapline_abi as abi;
+// The lab's devices (probe, user-space doorbell) live in the bench crate,
+// which installs them through the machine's extension point.
+use trapline_bench::lab::probe::{ProbeDevice, ProbeSpace};
+use trapline_bench::lab::user_doorbell::Doorbell;
 use trapline_devices::debug_exit::DebugExit;
-use trapline_devices::doorbell::Doorbell;
 use trapline_devices::fw_cfg::{FwCfg, FW_CFG_IO_BASE, FW_CFG_IO_LEN};
 use trapline_devices::lapic_fallback::{LapicFallback, LAPIC_PAGE_BASE, LAPIC_PAGE_LEN};
 use trapline_devices::pc_testdev::{IrqLine, PageFlusher, PcTestdev};
@@ -26,7 +29,6 @@ use trapline_devices::pci::{
 use trapline_devices::pm_timer::{Clock, PmIo, PmTimer, PM_IO_BASE, PM_IO_LEN};
 use trapline_devices::power::BochsShutdown;
 use trapline_devices::rtc::{CmosMemory, Rtc, RTC_PORT, RTC_PORT_LEN};
-use trapline_devices::probe::{ProbeDevice, ProbeSpace};
 use trapline_devices::serial::{SerialOutput, Uart, UART_LEN};
 use trapline_devices::ucall::{UcallEvent, UcallPort};
 use trapline_exit::{Bus, BusBuilder, BusDevice, ExitCounters};
