@@ -36,7 +36,11 @@ fuzz_target!(|data: &[u8]| {
         ImageKind::Elf64 => assert_eq!(data[4], 2),
         ImageKind::Pvh => {
             assert_eq!(data[4], 2);
-            assert!(info.entry <= u64::from(u32::MAX), "PVH entry {:#x}", info.entry);
+            assert!(
+                info.entry <= u64::from(u32::MAX),
+                "PVH entry {:#x}",
+                info.entry
+            );
         }
         ImageKind::BzImage => {
             assert_eq!(&data[0x1FE..0x200], &[0x55, 0xAA]);

@@ -93,7 +93,10 @@ fuzz_target!(|data: &[u8]| {
             }
             5 => {
                 let head = input.u16();
-                let _ = mem.write_obj(head, GuestAddress(AVAIL + 4 + 2 * u64::from(avail_idx % 256)));
+                let _ = mem.write_obj(
+                    head,
+                    GuestAddress(AVAIL + 4 + 2 * u64::from(avail_idx % 256)),
+                );
                 avail_idx = avail_idx.wrapping_add(1);
                 let _ = mem.write_obj(avail_idx, GuestAddress(AVAIL + 2));
                 w(0x50, input.u32() % 2);
