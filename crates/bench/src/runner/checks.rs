@@ -1,9 +1,7 @@
 //! What each scenario's check demands of a batch, and its description.
 
-use std::collections::BTreeMap;
-
 use crate::lab::probe::ProbeRegister;
-use trapline_exit::ExitKind;
+use trapline_exit::{ExitKind, ExitSnapshot};
 
 use super::ucall::{Batch, ProbeRun};
 use crate::catalog::Check;
@@ -47,39 +45,37 @@ pub(super) fn describe_check(check: Check, n: u64) -> String {
 
 /// Exits that count as "reached trapline" for a check: everything but
 /// kicks and signals.
-pub(super) fn user_exits(exits: &BTreeMap<String, u64>) -> u64 {
-    exits
+pub(super) fn user_exits(exits: &ExitSnapshot) -> u64 {
+    ExitKind::ALL
         .iter()
-        .filter(|(k, _)| {
-            ExitKind::ALL
-                .iter()
-                .any(|x| x.name() == k.as_str() && x.is_exit() && *x != ExitKind::Interrupted)
-        })
-        .map(|(_, v)| *v)
+        .filter(|k| k.is_exit() && **k != ExitKind::Interrupted)
+        .map(|k| exits.get(*k))
         .sum()
 }
 
 pub(super) fn verify(
     check: Check,
     b: &Batch,
-    exits: &BTreeMap<String, u64>,
+    exits: &ExitSnapshot,
     total: u64,
     run: &ProbeRun,
 ) -> Result<(), String> {
     let n = b.iterations;
-    let got = |k: ExitKind| exits.get(k.name()).copied().unwrap_or(0);
+    let got = |k: ExitKind| exits.get(k);
+    // What a failure message shows: the kinds that moved, by name.
+    let seen = exits.nonzero();
     let lab = &run.lab;
     let device = |r: ProbeRegister| lab.probe_pio.writes(r) + lab.probe_mmio.writes(r);
     let all = user_exits(exits);
     match check {
         Check::NoExits if all == 0 => Ok(()),
         Check::NoExits => Err(format!(
-            "{all} exits reached trapline in {n} iterations: {exits:?}"
+            "{all} exits reached trapline in {n} iterations: {seen:?}"
         )),
         Check::UserExit(k, reg) => {
             if got(k) != n || all != n {
                 return Err(format!(
-                    "expected {n} {} exits and nothing else, saw {exits:?}",
+                    "expected {n} {} exits and nothing else, saw {seen:?}",
                     k.name()
                 ));
             }
@@ -93,7 +89,7 @@ pub(super) fn verify(
         }
         Check::IoEvent(name) => {
             if all != 0 {
-                return Err(format!("the ioeventfd path leaked {all} exits to user space in {n} iterations: {exits:?}"));
+                return Err(format!("the ioeventfd path leaked {all} exits to user space in {n} iterations: {seen:?}"));
             }
             match lab.ioevent_counts.get(name) {
                 Some(&c) if c == total => Ok(()),
@@ -121,7 +117,7 @@ pub(super) fn verify(
             let want = if exit.is_some() { n } else { 0 };
             if all != want || exit.is_some_and(|k| got(k) != n) {
                 return Err(format!(
-                    "expected {want} {} exits in {n} iterations, saw {exits:?}",
+                    "expected {want} {} exits in {n} iterations, saw {seen:?}",
                     exit.map_or("", |k| k.name())
                 ));
             }
@@ -156,7 +152,7 @@ pub(super) fn verify(
             }
             if all > 1 {
                 return Err(format!(
-                    "{all} exits during the batch (only its start ucall expected): {exits:?}"
+                    "{all} exits during the batch (only its start ucall expected): {seen:?}"
                 ));
             }
             Ok(())
@@ -164,9 +160,7 @@ pub(super) fn verify(
         Check::Doorbell(fd, exit) => {
             let want = if exit.is_some() { n } else { 0 };
             if all != want || exit.is_some_and(|k| got(k) != n) {
-                return Err(format!(
-                    "expected {want} exits for {n} rings, saw {exits:?}"
-                ));
+                return Err(format!("expected {want} exits for {n} rings, saw {seen:?}"));
             }
             let counted = run.doorbells.get(fd).copied().unwrap_or(0)
                 + lab.ioevent_counts.get(fd).copied().unwrap_or(0);
@@ -180,7 +174,7 @@ pub(super) fn verify(
         Check::Floor => {
             if got(ExitKind::Floor) != n || all != n {
                 return Err(format!(
-                    "expected {n} floor exits and nothing else, saw {exits:?}"
+                    "expected {n} floor exits and nothing else, saw {seen:?}"
                 ));
             }
             if device(ProbeRegister::PioFloor) != 0 {
@@ -195,18 +189,17 @@ pub(super) fn verify(
 pub(super) fn exact_exits(
     per: &[(ExitKind, u64)],
     n: u64,
-    exits: &BTreeMap<String, u64>,
+    exits: &ExitSnapshot,
     all: u64,
 ) -> Result<(), String> {
     let want_all: u64 = per.iter().map(|(_, c)| c * n).sum();
-    let each = per
-        .iter()
-        .all(|(k, c)| exits.get(k.name()).copied().unwrap_or(0) == c * n);
+    let seen = exits.nonzero();
+    let each = per.iter().all(|(k, c)| exits.get(*k) == c * n);
     if all == want_all && each {
         Ok(())
     } else {
         Err(format!(
-            "expected {per:?} exits per iteration over {n} iterations, saw {exits:?}"
+            "expected {per:?} exits per iteration over {n} iterations, saw {seen:?}"
         ))
     }
 }

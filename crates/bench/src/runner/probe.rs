@@ -11,7 +11,7 @@ use trapline_machine::{HostKvm, Machine, MachineConfig, Outcome, SeccompMode, Se
 use trapline_report::Sample;
 
 use super::checks::{describe_check, verify};
-use super::ucall::{collect, kernel_exits, loop_exits, ProbeRun};
+use super::ucall::{collect, exit_names, kernel_exits, loop_exits, ProbeRun};
 use super::{Acc, LabOptions};
 use crate::catalog::{Check, MachineKind, Scenario};
 use crate::doorbell::Consumer;
@@ -176,13 +176,7 @@ pub(super) fn absorb(
         if let Check::Testdev(bar, _) = s.check {
             // The guest reads pci-testdev's `count` once per batch, inside
             // the BEGIN/RESULT window: that read is not part of the loop.
-            let read = bar.count_read();
-            if let Some(v) = exits.get_mut(read.name()) {
-                *v -= 1;
-                if *v == 0 {
-                    exits.remove(read.name());
-                }
-            }
+            exits = exits.without(bar.count_read(), 1);
         }
         if let Err(why) = verify(s.check, last, &exits, total, run) {
             a.failure.get_or_insert(why);
@@ -190,7 +184,7 @@ pub(super) fn absorb(
             a.check = Some(describe_check(s.check, last.iterations));
         }
         let mut sample = Sample::new(last.iterations, last.cycles);
-        sample.exits = exits;
+        sample.exits = exit_names(&exits);
         sample.handling = last.handling.map(|h| trapline_report::Handling {
             exits: h.exits,
             cycles: h.cycles,

@@ -103,18 +103,17 @@ pub(super) fn collect(
 }
 
 /// Exits during a batch, minus the RESULT ucall's own OUT.
-pub(super) fn loop_exits(b: &Batch) -> BTreeMap<String, u64> {
-    let mut m = BTreeMap::new();
-    for k in ExitKind::ALL {
-        let mut n = b.exits.get(k);
-        if k == ExitKind::PioWrite {
-            n = n.saturating_sub(1);
-        }
-        if n != 0 {
-            m.insert(k.name().to_string(), n);
-        }
-    }
-    m
+pub(super) fn loop_exits(b: &Batch) -> ExitSnapshot {
+    b.exits.without(ExitKind::PioWrite, 1)
+}
+
+/// A batch's exits by name, as the report keeps them (non-zero kinds only).
+pub(super) fn exit_names(exits: &ExitSnapshot) -> BTreeMap<String, u64> {
+    exits
+        .nonzero()
+        .into_iter()
+        .map(|(k, n)| (k.to_string(), n))
+        .collect()
 }
 
 /// KVM's own exit counters that moved during a batch, minus the RESULT
