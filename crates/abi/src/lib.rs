@@ -320,10 +320,17 @@ pub struct ScenarioId {
 
 macro_rules! scenarios {
     ($($id:literal $c:ident $name:literal;)*) => {
+        /// Each scenario by its C name (`scenario::PIO_USER_OUT`), for the
+        /// host's catalog to name the very record the probe is built from.
+        pub mod scenario {
+            use super::ScenarioId;
+            $(
+                #[doc = concat!("`", $name, "` (id ", stringify!($id), ").")]
+                pub const $c: ScenarioId = ScenarioId { id: $id, name: $name, c_name: stringify!($c) };
+            )*
+        }
         /// Every scenario the probe payload implements, by id.
-        pub const SCENARIOS: &[ScenarioId] = &[
-            $(ScenarioId { id: $id, name: $name, c_name: stringify!($c) },)*
-        ];
+        pub const SCENARIOS: &[ScenarioId] = &[$(scenario::$c,)*];
     };
 }
 

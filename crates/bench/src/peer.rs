@@ -413,7 +413,7 @@ mod tests {
             // Either QEMU serves it or there is a reason; both are fine,
             // but a reason must be a sentence.
             if let Some(r) = not_applicable(s) {
-                assert!(r.len() > 20, "{}", s.name);
+                assert!(r.len() > 20, "{}", s.name());
             }
         }
         assert!(not_applicable(crate::catalog::find("pio-user-out").unwrap()).is_none());

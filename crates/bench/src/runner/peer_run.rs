@@ -18,7 +18,7 @@ pub(super) fn absorb_peer(
         Ok(s) => s,
         Err(e) => {
             for s in list {
-                acc.entry(s.name)
+                acc.entry(s.name())
                     .or_default()
                     .failure
                     .get_or_insert(e.clone());
@@ -28,8 +28,8 @@ pub(super) fn absorb_peer(
     };
     let results = crate::peer::parse(&serial);
     for s in list {
-        let a = acc.entry(s.name).or_default();
-        let Some(r) = results.get(s.name) else {
+        let a = acc.entry(s.name()).or_default();
+        let Some(r) = results.get(s.name()) else {
             a.failure
                 .get_or_insert("no TRAPLINE-RESULT line from the probe on QEMU".into());
             continue;

@@ -24,11 +24,7 @@ pub(super) struct ProbeOutcome {
 }
 
 pub(super) fn cmdline(list: &[&Scenario], opts: &LabOptions) -> String {
-    let ids: Vec<String> = list
-        .iter()
-        .filter_map(|s| trapline_abi::scenario_by_name(s.name))
-        .map(|a| a.id.to_string())
-        .collect();
+    let ids: Vec<String> = list.iter().map(|s| s.id.id.to_string()).collect();
     format!(
         "s={} goal={} min={} max={} warmup={}",
         ids.join(","),
@@ -112,10 +108,8 @@ pub(super) fn absorb(
 ) {
     let good_end = run.run.outcome == Outcome::DebugExit(0);
     for s in list {
-        let a = acc.entry(s.name).or_default();
-        let id = trapline_abi::scenario_by_name(s.name)
-            .map(|x| x.id)
-            .unwrap_or(u32::MAX);
+        let a = acc.entry(s.name()).or_default();
+        let id = s.id.id;
         let Some(last) = run.batches.get(&id).and_then(|b| b.last()) else {
             // The hypercall VM runs that one scenario alone (warm-up
             // included), so a timeout there means the hypercall never

@@ -48,12 +48,12 @@ pub(super) fn selected(opts: &LabOptions) -> Vec<&'static Scenario> {
         .filter(|s| {
             opts.only
                 .as_deref()
-                .is_none_or(|p| catalog::matches(p, "trapline", s.name))
+                .is_none_or(|p| catalog::matches(p, "trapline", s.name()))
         })
         .collect();
     // Every net figure is over the noop baseline: keep it whenever anything
     // else of trapline's is measured.
-    if !v.is_empty() && !v.iter().any(|s| s.name == "noop") {
+    if !v.is_empty() && !v.iter().any(|s| s.name() == "noop") {
         v.insert(0, catalog::find("noop").expect("noop is in the catalog"));
     }
     v
@@ -84,7 +84,7 @@ pub(super) fn selected_floor(opts: &LabOptions) -> Vec<(&'static Rung, FloorKind
 pub fn listing() -> Vec<(&'static str, &'static str, &'static str, &'static str)> {
     let mut v: Vec<_> = catalog::SCENARIOS
         .iter()
-        .map(|s| ("trapline", s.name, s.group, s.path))
+        .map(|s| ("trapline", s.name(), s.group, s.path))
         .collect();
     for rung in &ladder::RUNGS {
         for k in floor::ladder::kinds(rung) {
@@ -108,8 +108,10 @@ pub fn run_lab(kvm: &HostKvm, opts: &LabOptions) -> Result<Report, LabError> {
             pattern: opts.only.clone().unwrap_or_default(),
         });
     }
-    let mut acc: BTreeMap<&'static str, Acc> =
-        scenarios.iter().map(|s| (s.name, Acc::default())).collect();
+    let mut acc: BTreeMap<&'static str, Acc> = scenarios
+        .iter()
+        .map(|s| (s.name(), Acc::default()))
+        .collect();
     let mut floor_acc: BTreeMap<(&'static str, &'static str), Acc> = floors
         .iter()
         .map(|(r, k)| ((r.vmm, k.name()), Acc::default()))
@@ -160,10 +162,10 @@ pub fn run_lab(kvm: &HostKvm, opts: &LabOptions) -> Result<Report, LabError> {
     // pio-user-out (with its noop baseline) once more per repeat on a VM
     // without the profile: the profile's overhead per user exit.
     let unprofiled: Vec<&'static Scenario> =
-        if opts.stat && main.iter().any(|s| s.name == STAT_OVERHEAD_SCENARIO) {
+        if opts.stat && main.iter().any(|s| s.name() == STAT_OVERHEAD_SCENARIO) {
             main.iter()
                 .copied()
-                .filter(|s| s.name == STAT_OVERHEAD_SCENARIO || s.name == "noop")
+                .filter(|s| s.name() == STAT_OVERHEAD_SCENARIO || s.name() == "noop")
                 .collect()
         } else {
             Vec::new()
@@ -250,7 +252,7 @@ pub fn run_lab(kvm: &HostKvm, opts: &LabOptions) -> Result<Report, LabError> {
                         }
                         Err(e) => {
                             for s in &list {
-                                acc.entry(s.name)
+                                acc.entry(s.name())
                                     .or_default()
                                     .failure
                                     .get_or_insert(e.clone());
@@ -274,7 +276,7 @@ pub fn run_lab(kvm: &HostKvm, opts: &LabOptions) -> Result<Report, LabError> {
                         Err(e) => {
                             for s in &list {
                                 unprofiled_acc
-                                    .entry(s.name)
+                                    .entry(s.name())
                                     .or_default()
                                     .failure
                                     .get_or_insert(e.clone());
@@ -355,9 +357,9 @@ pub fn run_lab(kvm: &HostKvm, opts: &LabOptions) -> Result<Report, LabError> {
     );
     report.started_at = started_at;
     for s in &scenarios {
-        let a = acc.remove(s.name).unwrap_or_default();
+        let a = acc.remove(s.name()).unwrap_or_default();
         report.push(finish_result(
-            ScenarioResult::new(s.name, s.group, s.path),
+            ScenarioResult::new(s.name(), s.group, s.path),
             a,
         ));
     }
@@ -368,17 +370,17 @@ pub fn run_lab(kvm: &HostKvm, opts: &LabOptions) -> Result<Report, LabError> {
         report.push(finish_result(r, a));
     }
     for s in &unprofiled {
-        let a = unprofiled_acc.remove(s.name).unwrap_or_default();
-        let r = ScenarioResult::new(s.name, s.group, s.path)
+        let a = unprofiled_acc.remove(s.name()).unwrap_or_default();
+        let r = ScenarioResult::new(s.name(), s.group, s.path)
             .with_vmm(trapline_report::derive::names::UNPROFILED_VMM);
         report.push(finish_result(r, a));
     }
     if opts.peer.is_some() {
         for s in &scenarios {
-            let r = ScenarioResult::new(s.name, s.group, s.path).with_vmm("qemu");
+            let r = ScenarioResult::new(s.name(), s.group, s.path).with_vmm("qemu");
             let r = match crate::peer::not_applicable(s) {
                 Some(why) => r.unsupported(format!("n/a on QEMU: {why}")),
-                None => finish_result(r, peer_acc.remove(s.name).unwrap_or_default()),
+                None => finish_result(r, peer_acc.remove(s.name()).unwrap_or_default()),
             };
             report.push(r);
         }
