@@ -26,11 +26,14 @@ pub enum Unit {
     CpuMillis,
     /// Mebibytes.
     MiB,
+    /// A plain count (published cycle counts shown as the source prints
+    /// them: grouped integers).
+    Count,
 }
 
 impl Unit {
     /// Every unit.
-    pub const ALL: [Unit; 9] = [
+    pub const ALL: [Unit; 10] = [
         Unit::Cycles,
         Unit::Ratio,
         Unit::Seconds,
@@ -40,6 +43,7 @@ impl Unit {
         Unit::PerSecond,
         Unit::CpuMillis,
         Unit::MiB,
+        Unit::Count,
     ];
 
     /// The unit's text in reports and JSON: `cycles`, `x`, `ms`, …
@@ -54,6 +58,7 @@ impl Unit {
             Unit::PerSecond => "/s",
             Unit::CpuMillis => "CPU-ms",
             Unit::MiB => "MiB",
+            Unit::Count => "count",
         }
     }
 

@@ -88,6 +88,7 @@ pub fn cell(v: f64, unit: Unit) -> String {
         Unit::Seconds => seconds(v),
         Unit::Micros => micros(v),
         Unit::PerSecond => format!("{v:.0}"),
+        Unit::Count => grouped(v),
         u => format!("{v:.2} {u}"),
     }
 }

@@ -10,6 +10,7 @@ use crate::derive::findings::{
     Finding,
 };
 use crate::model::Report;
+use crate::render::charts::Swatch;
 use crate::render::fmt::micros;
 use crate::unit::Unit;
 
@@ -60,6 +61,7 @@ const fn row(
         per_iter: 1,
         published,
         per: USER,
+        slug: None,
     }
 }
 
@@ -80,6 +82,7 @@ pub const TABLE: SeedTable = SeedTable {
     },
     scenario_column: true,
     kut_scenario: true,
+    kut: Quantity::Median,
     texts: &[Field {
         key: "seed_row",
         title: "seed row",
@@ -109,11 +112,11 @@ pub const TABLE: SeedTable = SeedTable {
         title: "(extrapolated)",
         csv: "seed_extrapolated",
     }),
-    published_ratio: Field {
+    published_ratio: Some(Field {
         key: "published_ratio",
         title: "seed ÷user-MMIO",
         csv: "seed_rtt_ratio_to_user_mmio",
-    },
+    }),
     measures: &[
         Measure {
             field: Field {
@@ -147,11 +150,11 @@ pub const TABLE: SeedTable = SeedTable {
         },
     ],
     compare: 1,
-    ratio: Field {
+    ratio: Some(Field {
         key: "ratio",
         title: "÷user-MMIO",
         csv: "rtt_ratio_to_user_mmio",
-    },
+    }),
     joined: Some(Joined {
         published: "seed (2009)",
         this_host: "this host",
@@ -211,6 +214,8 @@ pub const TABLE: SeedTable = SeedTable {
          writes the doorbell's identity to trapline's PV port (a PIO datamatch ioeventfd), not a \
          hypercall, and the lab has no user-space PIO doorbell.",
     ],
+    report_notes: None,
+    basis: None,
     chart: SeedChart {
         heading: "Doorbell round trips",
         title: "Round trip per ring",
@@ -218,7 +223,7 @@ pub const TABLE: SeedTable = SeedTable {
         published: "seed 002 (2009)",
         caption: "Missing bars are not measured.",
         bars: Bars::Values {
-            published: 1,
+            published: &[(1, "seed 002 (2009)", Swatch::Blue)],
             measure: 1,
         },
         callout: Callout::Conclusion,

@@ -5,10 +5,9 @@
 //! variant here plus a module implementing the trait. The seed views
 //! (`vmexit-arm`, `paper`, `doorbell`, `pci-testdev`, `pci-config`) set this
 //! host beside one published source each, keeping its numbers in one
-//! constant table; all but `paper` are a [`seed::SeedTable`] rendered by the
-//! one [`seed::SeedView`], their conclusions computed in
-//! [`crate::derive::findings`]. `seeds` shows them all. `vmm` shows
-//! trapline's own footprint and cost per exit.
+//! constant [`seed::SeedTable`] rendered by the one [`seed::SeedView`],
+//! their conclusions computed in [`crate::derive::findings`]. `seeds` shows
+//! them all. `vmm` shows trapline's own footprint and cost per exit.
 
 pub mod all;
 pub mod common;
@@ -100,7 +99,7 @@ impl std::str::FromStr for View {
 pub(crate) fn page(report: &Report, view: View) -> Box<dyn Page + '_> {
     match view {
         View::All => Box::new(all::AllPage::new(report)),
-        View::Paper => Box::new(paper::PaperView::build(report)),
+        View::Paper => Box::new(seed::SeedView::build(report, &paper::TABLE)),
         View::PciTestdev => Box::new(seed::SeedView::build(report, &pci_testdev::TABLE)),
         View::PciConfig => Box::new(seed::SeedView::build(report, &pci_config::TABLE)),
         View::Doorbell => Box::new(seed::SeedView::build(report, &doorbell::TABLE)),

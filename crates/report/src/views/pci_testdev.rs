@@ -2,7 +2,7 @@
 //! rows, named and ordered as in the seed, with this host's cycles beside
 //! the published ones and each row's ratio to its BAR's no-eventfd row.
 
-use super::seed::{Bars, Callout, Field, SeedChart, SeedRow, SeedTable, MEDIAN_NET};
+use super::seed::{Bars, Callout, Field, Quantity, SeedChart, SeedRow, SeedTable, MEDIAN_NET};
 use crate::derive::findings::{
     self,
     pci_testdev::{HYPERCALL, MMIO_NO, MMIO_PV, MMIO_WILDCARD, PIO_KERNEL, PIO_NO, PIO_WILDCARD},
@@ -35,6 +35,7 @@ const fn row(name: &'static str, per: &'static str, published: &'static [Option<
         per_iter: 1,
         published,
         per,
+        slug: None,
     }
 }
 
@@ -56,6 +57,7 @@ pub const TABLE: SeedTable = SeedTable {
     },
     scenario_column: false,
     kut_scenario: false,
+    kut: Quantity::Median,
     texts: &[],
     per_iter: None,
     published: &[(
@@ -67,18 +69,18 @@ pub const TABLE: SeedTable = SeedTable {
         Unit::Cycles,
     )],
     flag: None,
-    published_ratio: Field {
+    published_ratio: Some(Field {
         key: "published_ratio",
         title: "seed ÷no-evfd",
         csv: "seed_ratio",
-    },
+    }),
     measures: MEDIAN_NET,
     compare: 0,
-    ratio: Field {
+    ratio: Some(Field {
         key: "ratio",
         title: "÷no-evfd",
         csv: "ratio",
-    },
+    }),
     joined: None,
     published_last: false,
     peer: Some(PEER_VMM),
@@ -104,6 +106,8 @@ pub const TABLE: SeedTable = SeedTable {
          datamatch ioeventfd: KVM never merged PV MMIO, so it is a port write, as the seed's \
          \"PV ≈ portio\" conclusion would predict.",
     ],
+    report_notes: None,
+    basis: None,
     chart: SeedChart {
         heading: "pci-testdev ratios",
         title: "Each row ÷ its BAR's no-eventfd row",

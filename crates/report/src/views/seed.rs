@@ -45,6 +45,9 @@ pub enum Quantity {
     PerSecond,
     /// Median microseconds.
     Micros,
+    /// Median cycles net of the noop loop where that baseline exists,
+    /// else the median.
+    NetElseMedian,
 }
 
 impl Quantity {
@@ -66,13 +69,14 @@ impl Quantity {
                 .map(|v| v / per)
                 .filter(|v| *v > 0.0)
                 .and_then(|v| common::finite(v / 1e3)),
+            Quantity::NetElseMedian => m.net.or(m.median).map(|v| v / per),
         }
     }
 
     /// The unit of its values.
     pub fn unit(self) -> Unit {
         match self {
-            Quantity::Median | Quantity::Net => Unit::Cycles,
+            Quantity::Median | Quantity::Net | Quantity::NetElseMedian => Unit::Cycles,
             Quantity::Nanos => Unit::Nanos,
             Quantity::SecondsFor(_) => Unit::Seconds,
             Quantity::PerSecond => Unit::PerSecond,
@@ -143,6 +147,8 @@ pub struct SeedRow {
     /// The label of the row this one is divided by (itself for a
     /// reference row).
     pub per: &'static str,
+    /// Its name in kut lines, when not [`SeedTable::kut_scenario`]'s.
+    pub slug: Option<&'static str>,
 }
 
 /// How the chart draws the rows.
@@ -151,11 +157,12 @@ pub enum Bars {
     /// One bar group per row: its published ratio, this host's and the
     /// peer's.
     Ratios,
-    /// One bar group per row: a published column's value and this host's
+    /// One bar group per row: published columns' values and this host's
     /// measure.
     Values {
-        /// Index into [`SeedTable::published`].
-        published: usize,
+        /// Series drawn before this host's, in order: (index into
+        /// [`SeedTable::published`], legend, colour).
+        published: &'static [(usize, &'static str, Swatch)],
         /// Index into [`SeedTable::measures`].
         measure: usize,
     },
@@ -248,8 +255,11 @@ pub struct SeedTable {
     pub label: Field,
     /// Whether the scenario gets its own column (when it is not the label).
     pub scenario_column: bool,
-    /// Whether kut lines name rows by scenario (else by label).
+    /// Whether kut lines name rows by scenario (else by label), unless
+    /// the row has a [`SeedRow::slug`].
     pub kut_scenario: bool,
+    /// What kut lines report of this host (per iteration).
+    pub kut: Quantity,
     /// Text columns after the label ([`SeedRow::texts`]).
     pub texts: &'static [Field],
     /// The column of [`SeedRow::per_iter`], when shown.
@@ -260,14 +270,15 @@ pub struct SeedTable {
     /// appended to the joined published cell.
     pub flag: Option<Field>,
     /// The published ratio column (compared published column ÷ the `per`
-    /// row's).
-    pub published_ratio: Field,
+    /// row's), when the table compares rows.
+    pub published_ratio: Option<Field>,
     /// This host's columns.
     pub measures: &'static [Measure],
     /// Which published column and which measure the ratios divide.
     pub compare: usize,
-    /// This host's ratio column (compared measure ÷ the `per` row's).
-    pub ratio: Field,
+    /// This host's ratio column (compared measure ÷ the `per` row's),
+    /// when the table compares rows.
+    pub ratio: Option<Field>,
     /// Joins the published and this host's values into one cell each in
     /// the table for people (CSV keeps them apart).
     pub joined: Option<Joined>,
@@ -289,6 +300,11 @@ pub struct SeedTable {
     pub derived: Option<DerivedLine>,
     /// Notes after the citation.
     pub notes: &'static [&'static str],
+    /// Notes after those that depend on the report.
+    pub report_notes: Option<fn(&Report) -> Vec<String>>,
+    /// What the status column says of a measured row instead of its status
+    /// (which of its values the table shows); titles it "basis / status".
+    pub basis: Option<fn(&Measured) -> Option<&'static str>>,
     /// The chart.
     pub chart: SeedChart,
 }
@@ -345,6 +361,8 @@ pub struct SeedView {
     pub conclusion: Option<Vec<String>>,
     /// The table's derived value, when it has one and it was computed.
     pub derived: Option<Derived>,
+    /// [`SeedTable::report_notes`] for this report.
+    pub report_notes: Vec<String>,
 }
 
 impl PartialEq for SeedView {
@@ -355,6 +373,7 @@ impl PartialEq for SeedView {
             && self.findings == o.findings
             && self.conclusion == o.conclusion
             && self.derived == o.derived
+            && self.report_notes == o.report_notes
     }
 }
 
@@ -416,6 +435,7 @@ impl SeedView {
                 .map(|c| c(report, findings.as_deref().unwrap_or_default())),
             findings,
             derived: table.derived.and_then(|d| (d.value)(report)),
+            report_notes: table.report_notes.map(|f| f(report)).unwrap_or_default(),
         }
     }
 
@@ -439,7 +459,7 @@ impl Serialize for Published {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         // Below 2^53 an integral f64 converts to i64 exactly.
         const EXACT: f64 = 9_007_199_254_740_992.0;
-        let count = matches!(self.1, Unit::Cycles | Unit::PerSecond);
+        let count = matches!(self.1, Unit::Cycles | Unit::PerSecond | Unit::Count);
         match self.0 {
             Some(v) if count && v.fract() == 0.0 && v.abs() < EXACT => s.serialize_i64(v as i64),
             Some(v) => s.serialize_f64(v),
@@ -458,6 +478,9 @@ impl Serialize for RowJson<'_> {
         let RowJson(t, r) = self;
         let mut m = s.serialize_map(None)?;
         m.serialize_entry(t.label.key, r.row.label)?;
+        if let Some(slug) = r.row.slug {
+            m.serialize_entry("slug", slug)?;
+        }
         if t.scenario_column {
             let scenario = r.row.missing.is_none().then_some(r.row.scenario);
             m.serialize_entry("scenario", &scenario)?;
@@ -475,7 +498,10 @@ impl Serialize for RowJson<'_> {
             if let Some(f) = t.flag {
                 m.serialize_entry(f.key, &r.row.flag)?;
             }
-            m.serialize_entry(t.published_ratio.key, &r.published_ratio)
+            match t.published_ratio {
+                Some(f) => m.serialize_entry(f.key, &r.published_ratio),
+                None => Ok(()),
+            }
         };
         if !t.published_last {
             published(&mut m)?;
@@ -484,13 +510,17 @@ impl Serialize for RowJson<'_> {
         for (f, v) in t.measures.iter().zip(&r.values).filter(|(f, _)| f.json) {
             m.serialize_entry(f.field.key, v)?;
         }
-        m.serialize_entry(t.ratio.key, &r.ratio)?;
+        if let Some(f) = t.ratio {
+            m.serialize_entry(f.key, &r.ratio)?;
+        }
         if t.published_last {
             published(&mut m)?;
         }
         if let Some(peer) = t.peer {
             m.serialize_entry(peer, &r.peer)?;
-            m.serialize_entry(&format!("{peer}_{}", t.ratio.key), &r.peer_ratio)?;
+            if let Some(f) = t.ratio {
+                m.serialize_entry(&format!("{peer}_{}", f.key), &r.peer_ratio)?;
+            }
         }
         m.end()
     }
@@ -576,6 +606,7 @@ impl Page for SeedView {
         };
         let mut notes = vec![format!("Published: {}{also}.", t.source)];
         notes.extend(t.notes.iter().map(|n| n.to_string()));
+        notes.extend(self.report_notes.iter().cloned());
         out.push(Section {
             heading: "Notes".to_string(),
             items: notes,
@@ -588,13 +619,13 @@ impl Page for SeedView {
             .iter()
             .filter(|r| r.row.missing.is_none())
             .map(|r| KutLine {
-                name: if self.table.kut_scenario {
-                    r.row.scenario
-                } else {
-                    r.row.label
+                name: match r.row.slug {
+                    Some(slug) => slug,
+                    None if self.table.kut_scenario => r.row.scenario,
+                    None => r.row.label,
                 }
                 .to_string(),
-                cycles: r.this_host.median,
+                cycles: self.table.kut.of(&r.this_host, 1),
             })
             .collect()
     }
@@ -670,7 +701,9 @@ impl SeedView {
                     }
                 }
             }
-            col(t.published_ratio.title, t.published_ratio.csv, Right);
+            if let Some(f) = &t.published_ratio {
+                col(f.title, f.csv, Right);
+            }
         };
         if !t.published_last {
             published(&mut col);
@@ -686,7 +719,9 @@ impl SeedView {
                 }
             }
         }
-        col(t.ratio.title, t.ratio.csv, Right);
+        if let Some(f) = &t.ratio {
+            col(f.title, f.csv, Right);
+        }
         if joined.is_none() {
             for m in &csv_only {
                 col(m.field.title, m.field.csv, Right);
@@ -697,13 +732,16 @@ impl SeedView {
         }
         if let Some(p) = peer {
             cols.push((format!("{p} median"), format!("{p}_median_cycles"), Right));
-            cols.push((
-                format!("{p} {}", t.ratio.title),
-                format!("{p}_{}", t.ratio.csv),
-                Right,
-            ));
+            if let Some(f) = &t.ratio {
+                cols.push((format!("{p} {}", f.title), format!("{p}_{}", f.csv), Right));
+            }
         }
-        cols.push(("status".into(), "status".into(), Left));
+        let status = if t.basis.is_some() {
+            "basis / status"
+        } else {
+            "status"
+        };
+        cols.push((status.into(), "status".into(), Left));
         let cols: Vec<(&str, &str, Align)> = cols
             .iter()
             .map(|(a, b, al)| (a.as_str(), b.as_str(), *al))
@@ -736,7 +774,9 @@ impl SeedView {
                     v
                 }
             };
-            published.push(Cell::Num(r.published_ratio, Unit::Ratio));
+            if t.published_ratio.is_some() {
+                published.push(Cell::Num(r.published_ratio, Unit::Ratio));
+            }
             if !t.published_last {
                 cells.append(&mut published);
             }
@@ -761,16 +801,23 @@ impl SeedView {
                 }
                 None => cells.extend(shown.into_iter().map(num)),
             }
-            cells.push(Cell::Num(r.ratio, Unit::Ratio));
+            if t.ratio.is_some() {
+                cells.push(Cell::Num(r.ratio, Unit::Ratio));
+            }
             if joined.is_none() {
                 cells.extend(csv_only.into_iter().map(num));
             }
             cells.append(&mut published);
-            let mut status = r.this_host.status_text();
+            let mut status = t
+                .basis
+                .and_then(|b| b(&r.this_host))
+                .map_or_else(|| r.this_host.status_text(), str::to_string);
             if let Some(p) = peer {
                 let q = r.peer.as_ref();
                 cells.push(Cell::Num(q.and_then(|q| q.median), Unit::Cycles));
-                cells.push(Cell::Num(r.peer_ratio, Unit::Ratio));
+                if t.ratio.is_some() {
+                    cells.push(Cell::Num(r.peer_ratio, Unit::Ratio));
+                }
                 if let Some(q) = q.filter(|q| !q.is_measured()) {
                     status.push_str(&format!("; {p} {}", q.status_text()));
                 }
@@ -824,25 +871,30 @@ impl SeedView {
     }
 
     /// [`Bars::Values`]: categories and series.
-    fn value_bars(&self, published: usize, measure: usize) -> (Vec<String>, Vec<Series>) {
+    fn value_bars(
+        &self,
+        published: &[(usize, &'static str, Swatch)],
+        measure: usize,
+    ) -> (Vec<String>, Vec<Series>) {
         let bars = |f: &dyn Fn(&SeedRowView) -> Option<f64>| -> Vec<Option<BarValue>> {
             self.rows
                 .iter()
                 .map(|r| f(r).map(BarValue::plain))
                 .collect()
         };
-        let series = vec![
-            Series {
-                name: self.table.chart.published.to_string(),
-                color: Swatch::Blue,
-                values: bars(&|r| r.row.published.get(published).copied().flatten()),
-            },
-            Series {
-                name: "this host".to_string(),
-                color: Swatch::Red,
-                values: bars(&|r| r.values.get(measure).copied().flatten()),
-            },
-        ];
+        let mut series: Vec<Series> = published
+            .iter()
+            .map(|&(col, name, color)| Series {
+                name: name.to_string(),
+                color,
+                values: bars(&|r| r.row.published.get(col).copied().flatten()),
+            })
+            .collect();
+        series.push(Series {
+            name: "this host".to_string(),
+            color: Swatch::Red,
+            values: bars(&|r| r.values.get(measure).copied().flatten()),
+        });
         let categories = self.rows.iter().map(|r| r.row.label.to_string()).collect();
         (categories, series)
     }
@@ -912,6 +964,7 @@ mod tests {
         },
         scenario_column: true,
         kut_scenario: false,
+        kut: Quantity::Median,
         texts: &[],
         per_iter: None,
         published: &[(
@@ -923,18 +976,18 @@ mod tests {
             Unit::Cycles,
         )],
         flag: None,
-        published_ratio: Field {
+        published_ratio: Some(Field {
             key: "published_ratio",
             title: "seed ÷ref",
             csv: "seed_ratio",
-        },
+        }),
         measures: MEDIAN_NET,
         compare: 0,
-        ratio: Field {
+        ratio: Some(Field {
             key: "ratio",
             title: "÷ref",
             csv: "ratio",
-        },
+        }),
         joined: None,
         published_last: false,
         peer: Some("peer"),
@@ -948,6 +1001,7 @@ mod tests {
                 per_iter: 1,
                 published: &[Some(100.0)],
                 per: "ref",
+                slug: None,
             },
             SeedRow {
                 label: "other",
@@ -958,6 +1012,7 @@ mod tests {
                 per_iter: 1,
                 published: &[Some(300.0)],
                 per: "ref",
+                slug: None,
             },
         ],
         also: &[("extra", 7)],
@@ -966,6 +1021,8 @@ mod tests {
         findings_heading: "Seed conclusions",
         derived: None,
         notes: &[],
+        report_notes: None,
+        basis: None,
         chart: SeedChart {
             heading: "h",
             title: "t",

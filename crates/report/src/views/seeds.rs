@@ -4,10 +4,9 @@
 use serde::Serialize;
 
 use super::common::{self, caption};
-use super::paper::PaperView;
 use super::seed::SeedView;
 use super::vmexit_arm;
-use super::{doorbell, pci_config, pci_testdev};
+use super::{doorbell, paper, pci_config, pci_testdev};
 use crate::model::Report;
 use crate::render::grid::{Align, Grid, Mode, Row, Section};
 use crate::render::kut::KutLine;
@@ -24,7 +23,7 @@ pub struct SeedsView {
     /// Seed 000.
     pub vmexit_arm: SeedView,
     /// Seed 001 (Table 3).
-    pub paper: PaperView,
+    pub paper: SeedView,
     /// Seed 002.
     pub doorbell: SeedView,
     /// Seed 003.
@@ -44,7 +43,7 @@ struct SeedPart<'a> {
     page: &'a dyn Page,
     /// (measured rows, rows).
     coverage: (usize, usize),
-    data: PartData<'a>,
+    data: &'a SeedView,
 }
 
 impl SeedsView {
@@ -52,7 +51,7 @@ impl SeedsView {
     pub fn build(report: &Report) -> Self {
         Self {
             vmexit_arm: SeedView::build(report, &vmexit_arm::TABLE),
-            paper: PaperView::build(report),
+            paper: SeedView::build(report, &paper::TABLE),
             doorbell: SeedView::build(report, &doorbell::TABLE),
             pci_testdev: SeedView::build(report, &pci_testdev::TABLE),
             pci_config: SeedView::build(report, &pci_config::TABLE),
@@ -64,13 +63,7 @@ impl SeedsView {
     fn parts(&self) -> [SeedPart<'_>; 5] {
         [
             SeedPart::table("000", &self.vmexit_arm),
-            SeedPart {
-                seed: "001",
-                name: "paper",
-                page: &self.paper,
-                coverage: self.paper.coverage(),
-                data: PartData::Paper(&self.paper),
-            },
+            SeedPart::table("001", &self.paper),
             SeedPart::table("002", &self.doorbell),
             SeedPart::table("003", &self.pci_testdev),
             SeedPart::table("004", &self.pci_config),
@@ -86,17 +79,9 @@ impl<'a> SeedPart<'a> {
             name: view.table.view,
             page: view,
             coverage: view.coverage(),
-            data: PartData::Seed(view),
+            data: view,
         }
     }
-}
-
-/// One view's data in the JSON, serialized as the view itself.
-#[derive(Serialize)]
-#[serde(untagged)]
-enum PartData<'a> {
-    Seed(&'a SeedView),
-    Paper(&'a PaperView),
 }
 
 /// One view's entry in the JSON.
@@ -106,7 +91,7 @@ struct JsonPart<'a> {
     seed: &'static str,
     title: String,
     caption: Option<String>,
-    data: PartData<'a>,
+    data: &'a SeedView,
 }
 
 /// The JSON of the whole view.

@@ -1,7 +1,7 @@
 //! The `vmexit-arm` view (seed 000): kvm-unit-tests' ARM `vmexit` results
 //! on an Arndale board, with and without the vgic, mapped to our rows.
 
-use super::seed::{Bars, Callout, Field, SeedChart, SeedRow, SeedTable, MEDIAN_NET};
+use super::seed::{Bars, Callout, Field, Quantity, SeedChart, SeedRow, SeedTable, MEDIAN_NET};
 use crate::unit::Unit;
 
 /// Where the published numbers come from.
@@ -27,6 +27,7 @@ const fn row(
         per_iter: 1,
         published,
         per: "hvc",
+        slug: None,
     }
 }
 
@@ -48,6 +49,7 @@ pub const TABLE: SeedTable = SeedTable {
     },
     scenario_column: true,
     kut_scenario: false,
+    kut: Quantity::Median,
     texts: &[],
     per_iter: None,
     published: &[
@@ -69,18 +71,18 @@ pub const TABLE: SeedTable = SeedTable {
         ),
     ],
     flag: None,
-    published_ratio: Field {
+    published_ratio: Some(Field {
         key: "published_ratio",
         title: "ARM ÷hvc",
         csv: "arm_vgic_ratio_to_hvc",
-    },
+    }),
     measures: MEDIAN_NET,
     compare: 0,
-    ratio: Field {
+    ratio: Some(Field {
         key: "ratio",
         title: "÷hypercall",
         csv: "ratio_to_hypercall",
-    },
+    }),
     joined: None,
     published_last: false,
     peer: None,
@@ -117,6 +119,8 @@ pub const TABLE: SeedTable = SeedTable {
         "Without vgic, ipi and eoi go through user space and vary several-fold between runs; only \
          the with-vgic column is charted and used for ratios.",
     ],
+    report_notes: None,
+    basis: None,
     chart: SeedChart {
         heading: "ARM vmexit and this host",
         title: "Cost relative to a hypercall",
