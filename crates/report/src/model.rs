@@ -517,11 +517,6 @@ impl Report {
             .find(|s| s.vmm == vmm && s.name == name)
     }
 
-    /// The scenario with report key `key` (`name` or `vmm:name`).
-    pub fn scenario_by_key(&self, key: &str) -> Option<&ScenarioResult> {
-        self.scenarios.iter().find(|s| s.key() == key)
-    }
-
     /// Median of `vmm`'s baseline scenario, when it was measured.
     pub fn baseline_median(&self, vmm: &str) -> Option<f64> {
         self.scenario(vmm, BASELINE_SCENARIO)

@@ -828,33 +828,33 @@ impl SeedView {
         g
     }
 
+    /// A series with one bar per row: `value` of it.
+    fn series(
+        &self,
+        name: &str,
+        color: Swatch,
+        value: impl Fn(&SeedRowView) -> Option<f64>,
+    ) -> Series {
+        Series {
+            name: name.to_string(),
+            color,
+            values: self
+                .rows
+                .iter()
+                .map(|r| value(r).map(BarValue::plain))
+                .collect(),
+        }
+    }
+
     /// [`Bars::Ratios`]: categories and series.
     fn ratio_bars(&self) -> (Vec<String>, Vec<Series>) {
         let t = self.table;
-        let bars = |f: fn(&SeedRowView) -> Option<f64>| -> Vec<Option<BarValue>> {
-            self.rows
-                .iter()
-                .map(|r| f(r).map(BarValue::plain))
-                .collect()
-        };
         let mut series = vec![
-            Series {
-                name: t.chart.published.to_string(),
-                color: Swatch::Blue,
-                values: bars(|r| r.published_ratio),
-            },
-            Series {
-                name: "this host".to_string(),
-                color: Swatch::Red,
-                values: bars(|r| r.ratio),
-            },
+            self.series(t.chart.published, Swatch::Blue, |r| r.published_ratio),
+            self.series("this host", Swatch::Red, |r| r.ratio),
         ];
         if let Some(p) = t.peer.filter(|_| self.has_peer()) {
-            series.push(Series {
-                name: p.to_string(),
-                color: Swatch::Orange,
-                values: bars(|r| r.peer_ratio),
-            });
+            series.push(self.series(p, Swatch::Orange, |r| r.peer_ratio));
         }
         let categories = self
             .rows
@@ -876,25 +876,15 @@ impl SeedView {
         published: &[(usize, &'static str, Swatch)],
         measure: usize,
     ) -> (Vec<String>, Vec<Series>) {
-        let bars = |f: &dyn Fn(&SeedRowView) -> Option<f64>| -> Vec<Option<BarValue>> {
-            self.rows
-                .iter()
-                .map(|r| f(r).map(BarValue::plain))
-                .collect()
-        };
         let mut series: Vec<Series> = published
             .iter()
-            .map(|&(col, name, color)| Series {
-                name: name.to_string(),
-                color,
-                values: bars(&|r| r.row.published.get(col).copied().flatten()),
+            .map(|&(col, name, color)| {
+                self.series(name, color, |r| r.row.published.get(col).copied().flatten())
             })
             .collect();
-        series.push(Series {
-            name: "this host".to_string(),
-            color: Swatch::Red,
-            values: bars(&|r| r.values.get(measure).copied().flatten()),
-        });
+        series.push(self.series("this host", Swatch::Red, |r| {
+            r.values.get(measure).copied().flatten()
+        }));
         let categories = self.rows.iter().map(|r| r.row.label.to_string()).collect();
         (categories, series)
     }

@@ -34,18 +34,6 @@ pub struct SeedsView {
     pub caption: String,
 }
 
-/// One seed view as this page uses it.
-struct SeedPart<'a> {
-    /// The seed file's number.
-    seed: &'static str,
-    /// The view's command-line name.
-    name: &'static str,
-    page: &'a dyn Page,
-    /// (measured rows, rows).
-    coverage: (usize, usize),
-    data: &'a SeedView,
-}
-
 impl SeedsView {
     /// Builds every seed view from `report`.
     pub fn build(report: &Report) -> Self {
@@ -59,28 +47,16 @@ impl SeedsView {
         }
     }
 
-    /// The seed views in seed order: the only place that lists them.
-    fn parts(&self) -> [SeedPart<'_>; 5] {
+    /// The seed views in seed order, each with its seed file's number:
+    /// the only place that lists them.
+    fn parts(&self) -> [(&'static str, &SeedView); 5] {
         [
-            SeedPart::table("000", &self.vmexit_arm),
-            SeedPart::table("001", &self.paper),
-            SeedPart::table("002", &self.doorbell),
-            SeedPart::table("003", &self.pci_testdev),
-            SeedPart::table("004", &self.pci_config),
+            ("000", &self.vmexit_arm),
+            ("001", &self.paper),
+            ("002", &self.doorbell),
+            ("003", &self.pci_testdev),
+            ("004", &self.pci_config),
         ]
-    }
-}
-
-impl<'a> SeedPart<'a> {
-    /// A part showing a seed table, named as its view.
-    fn table(seed: &'static str, view: &'a SeedView) -> Self {
-        Self {
-            seed,
-            name: view.table.view,
-            page: view,
-            coverage: view.coverage(),
-            data: view,
-        }
     }
 }
 
@@ -120,12 +96,12 @@ impl Page for SeedsView {
             ("section", Left),
             ("rows measured", Right),
         ]);
-        for p in self.parts() {
-            let (m, n) = p.coverage;
+        for (seed, v) in self.parts() {
+            let (m, n) = v.coverage();
             g.push(Row::cells(vec![
-                p.seed.to_string(),
-                p.name.to_string(),
-                p.page.title(),
+                seed.to_string(),
+                v.table.view.to_string(),
+                v.title(),
                 format!("{m} of {n}"),
             ]));
         }
@@ -141,13 +117,13 @@ impl Page for SeedsView {
             ("column", Left),
             ("value", Left),
         ]);
-        for p in self.parts() {
-            let part = p.page.csv_grid();
+        for (_, v) in self.parts() {
+            let part = v.csv_grid();
             for (i, row) in part.rows.iter().enumerate() {
                 let cells = row.padded(part.columns.len(), Mode::Csv);
                 for (col, value) in part.columns.iter().zip(cells) {
                     g.push(Row::cells(vec![
-                        p.name.to_string(),
+                        v.table.view.to_string(),
                         (i + 1).to_string(),
                         col.csv_title.clone(),
                         value,
@@ -165,9 +141,9 @@ impl Page for SeedsView {
     fn kut(&self) -> Vec<KutLine> {
         self.parts()
             .into_iter()
-            .flat_map(|p| {
-                p.page.kut().into_iter().map(move |l| KutLine {
-                    name: format!("{}:{}", p.name, l.name),
+            .flat_map(|(_, v)| {
+                v.kut().into_iter().map(move |l| KutLine {
+                    name: format!("{}:{}", v.table.view, l.name),
                     cycles: l.cycles,
                 })
             })
@@ -178,12 +154,12 @@ impl Page for SeedsView {
         let parts = self
             .parts()
             .into_iter()
-            .map(|p| JsonPart {
-                view: p.name,
-                seed: p.seed,
-                title: p.page.title(),
-                caption: p.page.caption(),
-                data: p.data,
+            .map(|(seed, v)| JsonPart {
+                view: v.table.view,
+                seed,
+                title: v.title(),
+                caption: v.caption(),
+                data: v,
             })
             .collect();
         common::json(&JsonSeeds {
@@ -200,9 +176,9 @@ impl Page for SeedsView {
     fn parts(&self) -> Vec<Part<'_>> {
         self.parts()
             .into_iter()
-            .map(|p| Part {
-                name: p.name,
-                page: p.page,
+            .map(|(_, v)| Part {
+                name: v.table.view,
+                page: v as &dyn Page,
             })
             .collect()
     }

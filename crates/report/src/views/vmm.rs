@@ -421,16 +421,6 @@ impl VmmView {
         }
     }
 
-    /// The footprint row called `name`.
-    pub fn footprint_row(&self, name: &str) -> Option<&FootprintRow> {
-        self.footprint.iter().find(|r| r.name == name)
-    }
-
-    /// The cost row called `name` (scenario key or derived name).
-    pub fn cost_row(&self, name: &str) -> Option<&ExitCostRow> {
-        self.cost_per_exit.iter().find(|r| r.name == name)
-    }
-
     /// The ladder table: cycles per iteration (net of each rung's noop)
     /// with the spread (sum of MADs), per in-kernel path.
     fn ladder_grid(&self) -> Grid {
