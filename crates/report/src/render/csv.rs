@@ -2,7 +2,6 @@
 //! quote or line break are quoted with quotes doubled.
 
 use super::grid::{Grid, Mode};
-use super::Page;
 
 /// Quotes one field if it needs it.
 pub fn field(s: &str) -> String {
@@ -30,9 +29,4 @@ pub fn grid(g: &Grid) -> String {
         out.push_str("\r\n");
     }
     out
-}
-
-/// The page's machine-readable grid as CSV.
-pub fn render(page: &dyn Page) -> String {
-    grid(&page.csv_grid())
 }

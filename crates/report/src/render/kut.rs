@@ -2,7 +2,6 @@
 //! `name (skipped)` otherwise.
 
 use super::fmt::kut_name;
-use super::Page;
 
 /// One kut line before formatting.
 #[derive(Clone, Debug, PartialEq)]
@@ -24,9 +23,4 @@ pub fn lines(lines: &[KutLine]) -> String {
         }
     }
     out
-}
-
-/// The page's kut lines.
-pub fn render(page: &dyn Page) -> String {
-    lines(&page.kut())
 }

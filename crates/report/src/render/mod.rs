@@ -8,7 +8,6 @@ pub(crate) mod csv;
 pub(crate) mod fmt;
 pub(crate) mod grid;
 pub(crate) mod html;
-pub(crate) mod json;
 pub(crate) mod kut;
 pub(crate) mod markdown;
 pub(crate) mod table;
@@ -171,10 +170,10 @@ pub(crate) trait Page {
 pub(crate) fn render_page(report: &Report, page: &dyn Page, format: Format) -> String {
     match format {
         Format::Table => table::render(report, page),
-        Format::Json => json::render(page),
+        Format::Json => format!("{}\n", page.json()),
         Format::Markdown => markdown::render(report, page),
-        Format::Csv => csv::render(page),
-        Format::Kut => kut::render(page),
+        Format::Csv => csv::grid(&page.csv_grid()),
+        Format::Kut => kut::lines(&page.kut()),
         Format::Html => html::render(report, page),
         // Machine formats keyed by scenario: the whole run, not the page.
         Format::Bmf => bmf::render(report),

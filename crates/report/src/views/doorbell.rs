@@ -3,7 +3,9 @@
 //! trip per ring beside the 2009 iosignalfd numbers.
 
 use super::common::{ratio, NOT_MEASURED};
-use super::seed::{Bars, Callout, Field, Joined, Measure, Quantity, SeedChart, SeedRow, SeedTable};
+use super::seed::{
+    Bars, Callout, Field, Joined, Measure, Quantity, SeedChart, SeedRow, SeedTable, MEDIAN_NET,
+};
 use crate::derive::findings::{
     self,
     doorbell::{IOEVENTFD_MMIO, IOEVENTFD_PIO, SAVING, USER_MMIO},
@@ -139,14 +141,8 @@ pub const TABLE: SeedTable = SeedTable {
             table: true,
         },
         Measure {
-            field: Field {
-                key: "median",
-                title: "median cyc",
-                csv: "median_cycles",
-            },
-            quantity: Quantity::Median,
-            json: false,
             table: false,
+            ..MEDIAN_NET[0]
         },
     ],
     compare: 1,
