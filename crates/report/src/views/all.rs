@@ -1,11 +1,14 @@
 //! The default view: every scenario, the derived values and three charts.
 
+use std::collections::BTreeMap;
+
 use crate::model::{Report, ScenarioResult, Status};
 use crate::render::charts::{hbars, BarValue, HBars, Series, Swatch};
 use crate::render::fmt::{self, cycles, derived_value, opt};
-use crate::render::grid::{Align, Grid, Row, Section};
+use crate::render::grid::{Align, Cell, Grid, Row, Section};
 use crate::render::kut::KutLine;
 use crate::render::{Chart, Page};
+use crate::stats::Stats;
 use crate::unit::Unit;
 
 /// Every scenario of a report.
@@ -98,51 +101,38 @@ impl Page for AllPage<'_> {
             ("reason", Left),
             ("path", Left),
         ]);
+        // Raw numbers, empty when absent (a `Cell::Num` in CSV).
+        let num = |v: Option<f64>| Cell::Num(v, Unit::Cycles);
+        let pairs = |m: &BTreeMap<String, f64>| {
+            let pairs: Vec<String> = m.iter().map(|(k, v)| format!("{k}={v}")).collect();
+            Cell::Text(pairs.join(";"))
+        };
         for s in &self.report.scenarios {
             let st = s.stats.as_ref();
-            let num =
-                |f: fn(&crate::stats::Stats) -> f64| st.map(f).map(fmt::raw).unwrap_or_default();
-            let exits: Vec<String> = s
-                .exits_per_iter
-                .iter()
-                .map(|(k, v)| format!("{k}={v}"))
-                .collect();
-            g.push(Row::cells(vec![
-                s.key(),
-                s.name.clone(),
-                s.vmm.clone(),
-                s.group.clone(),
-                s.status.to_string(),
-                st.map(|x| x.n.to_string()).unwrap_or_default(),
-                num(|x| x.median),
-                s.net
-                    .as_ref()
-                    .map(|n| fmt::raw(n.median))
-                    .unwrap_or_default(),
-                num(|x| x.mad),
-                num(|x| x.min),
-                num(|x| x.max),
-                num(|x| x.mean),
-                num(|x| x.stddev),
-                s.ns_per_iter.map(fmt::raw).unwrap_or_default(),
-                s.handling
-                    .as_ref()
-                    .map(|h| fmt::raw(h.median))
-                    .unwrap_or_default(),
-                s.handling
-                    .as_ref()
-                    .map(|h| fmt::raw(h.mad))
-                    .unwrap_or_default(),
-                exits.join(";"),
-                s.kvm_exits_per_iter
-                    .iter()
-                    .map(|(k, v)| format!("{k}={v}"))
-                    .collect::<Vec<_>>()
-                    .join(";"),
-                s.check.clone().unwrap_or_default(),
-                s.reason.clone().unwrap_or_default(),
-                s.path.clone(),
-            ]));
+            let stat = |f: fn(&Stats) -> f64| num(st.map(f));
+            g.push_cells(vec![
+                Cell::Text(s.key()),
+                Cell::text(&s.name),
+                Cell::text(&s.vmm),
+                Cell::text(&s.group),
+                Cell::Text(s.status.to_string()),
+                Cell::Text(st.map(|x| x.n.to_string()).unwrap_or_default()),
+                stat(|x| x.median),
+                num(s.net.as_ref().map(|n| n.median)),
+                stat(|x| x.mad),
+                stat(|x| x.min),
+                stat(|x| x.max),
+                stat(|x| x.mean),
+                stat(|x| x.stddev),
+                num(s.ns_per_iter),
+                num(s.handling.as_ref().map(|h| h.median)),
+                num(s.handling.as_ref().map(|h| h.mad)),
+                pairs(&s.exits_per_iter),
+                pairs(&s.kvm_exits_per_iter),
+                Cell::text(s.check.as_deref().unwrap_or_default()),
+                Cell::text(s.reason.as_deref().unwrap_or_default()),
+                Cell::text(&s.path),
+            ]);
         }
         g
     }

@@ -6,7 +6,7 @@
 
 use serde::Serialize;
 
-use super::common::{self, caption, finite, Measured};
+use super::common::{self, caption, finite, Measured, NOT_MEASURED};
 use crate::derive::{
     names, DISPATCH_OVERHEAD, HANDLING_PER_USER_EXIT, PREMIUM_RATIO_RAW_KVM_VMM, STAT_OVERHEAD,
     STAT_OVERHEAD_SHARE, USER_EXIT_PREMIUM, VMM_CPU_TO_FIRST_KVM_RUN, VMM_RSS_BEYOND_GUEST,
@@ -30,9 +30,6 @@ processes on this host) against trapline's goals and Firecracker's published pro
 what one exit to user space costs in trapline's dispatch; Firecracker's figures were measured \
 on its own hosts and its CPU figure stops at API socket availability, before any KVM_RUN, so \
 they give scale rather than a like-for-like race";
-
-/// Status of a value the report does not have.
-pub const NOT_MEASURED: &str = common::NOT_MEASURED;
 
 /// A footprint value with its goal and Firecracker's promise.
 #[derive(Clone, Copy, Debug, PartialEq)]
