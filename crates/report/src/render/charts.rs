@@ -13,7 +13,8 @@
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
-use super::fmt::{cycles, grouped, truncate};
+use super::fmt::{cycles, grouped, significant, truncate};
+use crate::derive::guarded::finite;
 
 /// Longest category label drawn, in characters.
 const MAX_LABEL: usize = 44;
@@ -102,10 +103,6 @@ const CUT_WHEN_OVER: f64 = 4.0;
 /// How far past the axis cap a cut bar reaches, as a fraction of the cap.
 const CUT_OVERHANG: f64 = 0.08;
 
-fn finite(v: f64) -> Option<f64> {
-    v.is_finite().then_some(v)
-}
-
 /// Where the axis stops when some bars are outliers (see the module
 /// docs): the longest ordinary bar's magnitude, or `None` to cut nothing.
 pub fn axis_cap(values: &[f64]) -> Option<f64> {
@@ -127,16 +124,10 @@ pub fn axis_cap(values: &[f64]) -> Option<f64> {
 /// A bar's printed value: grouped integers, one decimal from 10 up, two
 /// significant digits at least below (as ratios are shown in tables).
 fn value_label(v: f64) -> String {
-    let a = v.abs();
-    if v.fract() == 0.0 || a >= 100.0 {
+    if v.fract() == 0.0 {
         grouped(v)
-    } else if a >= 10.0 {
-        format!("{v:.1}")
-    } else if a >= 0.01 {
-        format!("{v:.2}")
     } else {
-        let decimals = (1.0 - a.log10().floor()).clamp(2.0, 12.0) as usize;
-        format!("{v:.decimals$}")
+        significant(v)
     }
 }
 

@@ -93,21 +93,28 @@ pub fn cell(v: f64, unit: Unit) -> String {
     }
 }
 
-/// A unitless ratio: `0.0014x`, `0.33x`, `1.93x`, `12.5x`, `1,281x`
-/// (two significant digits at least); `–` when not finite.
+/// A unitless ratio: `0.0014x`, `0.33x`, `1.93x`, `12.5x`, `1,281x`;
+/// `–` when not finite.
 pub fn ratio_x(v: f64) -> String {
-    let a = v.abs();
-    if !v.is_finite() {
+    if v.is_finite() {
+        format!("{}x", significant(v))
+    } else {
         "–".to_string()
-    } else if a >= 100.0 {
-        format!("{}x", grouped(v))
+    }
+}
+
+/// Two significant digits at least: `0.0014`, `0.33`, `12.5`, `1,281`.
+pub fn significant(v: f64) -> String {
+    let a = v.abs();
+    if a >= 100.0 {
+        grouped(v)
     } else if a >= 10.0 {
-        format!("{v:.1}x")
+        format!("{v:.1}")
     } else if a >= 0.01 || a == 0.0 {
-        format!("{v:.2}x")
+        format!("{v:.2}")
     } else {
         let decimals = (1.0 - a.log10().floor()).clamp(2.0, 12.0) as usize;
-        format!("{v:.decimals$}x")
+        format!("{v:.decimals$}")
     }
 }
 
