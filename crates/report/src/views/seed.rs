@@ -677,63 +677,102 @@ impl SeedView {
         use Align::{Left, Right};
         let t = self.table;
         let peer = t.peer.filter(|_| self.has_peer());
-        let (shown, csv_only): (Vec<&Measure>, Vec<&Measure>) =
-            t.measures.iter().partition(|m| m.table);
-        let mut cols: Vec<(String, String, Align)> = Vec::new();
-        let mut col =
-            |title: &str, csv: &str, align| cols.push((title.to_string(), csv.to_string(), align));
-        col(t.label.title, t.label.csv, Left);
-        for f in t.texts {
-            col(f.title, f.csv, Left);
+        let mut cols = vec![column(t.label.title, t.label.csv, Left, |r| {
+            Cell::text(r.row.label)
+        })];
+        for (i, f) in t.texts.iter().enumerate() {
+            cols.push(column(f.title, f.csv, Left, move |r| {
+                Cell::text(r.row.texts.get(i).map_or("", |(_, shown)| *shown))
+            }));
         }
         if let Some(f) = &t.per_iter {
-            col(f.title, f.csv, Right);
+            cols.push(column(f.title, f.csv, Right, |r| {
+                Cell::Text(r.row.per_iter.to_string())
+            }));
         }
-        let published = |col: &mut dyn FnMut(&str, &str, Align)| {
-            match joined {
-                Some(j) => col(j.published, "", Right),
-                None => {
-                    for (f, _) in t.published {
-                        col(f.title, f.csv, Right);
-                    }
-                    if let Some(f) = &t.flag {
-                        col(f.csv, f.csv, Left);
-                    }
+        let mut published = Vec::new();
+        match joined {
+            Some(j) => published.push(column(j.published, "", Right, move |r| {
+                let mut text = (j.format)(r.row.published).unwrap_or_else(|| "–".into());
+                if let Some(f) = t.flag.filter(|_| r.row.flag) {
+                    text = format!("{text} {}", f.title);
+                }
+                Cell::Text(text)
+            })),
+            None => {
+                for (i, (f, unit)) in t.published.iter().enumerate() {
+                    published.push(column(f.title, f.csv, Right, move |r| {
+                        Cell::Num(r.row.published.get(i).copied().flatten(), *unit)
+                    }));
+                }
+                if let Some(f) = &t.flag {
+                    published.push(column(f.csv, f.csv, Left, |r| {
+                        Cell::Text(r.row.flag.to_string())
+                    }));
                 }
             }
-            if let Some(f) = &t.published_ratio {
-                col(f.title, f.csv, Right);
-            }
-        };
+        }
+        if let Some(f) = &t.published_ratio {
+            published.push(column(f.title, f.csv, Right, |r| {
+                Cell::Num(r.published_ratio, Unit::Ratio)
+            }));
+        }
         if !t.published_last {
-            published(&mut col);
+            cols.append(&mut published);
         }
         if t.scenario_column {
-            col("scenario", "scenario", Left);
+            cols.push(column("scenario", "scenario", Left, move |r| {
+                Cell::text(match (r.row.missing, joined) {
+                    (None, _) => r.row.scenario,
+                    (Some(_), Some(_)) => "–",
+                    (Some(_), None) => "",
+                })
+            }));
         }
+        // This host's values: in the table for people (before the ratio)
+        // or in CSV only (after it).
+        let measures = |table: bool| {
+            t.measures
+                .iter()
+                .enumerate()
+                .filter(move |(_, m)| m.table == table)
+                .map(|(i, m)| {
+                    column(m.field.title, m.field.csv, Right, move |r| {
+                        Cell::Num(r.values.get(i).copied().flatten(), m.quantity.unit())
+                    })
+                })
+        };
         match joined {
-            Some(j) => col(j.this_host, "", Right),
-            None => {
-                for m in &shown {
-                    col(m.field.title, m.field.csv, Right);
-                }
-            }
+            Some(j) => cols.push(column(j.this_host, "", Right, move |r| {
+                let shown = t.measures.iter().zip(&r.values).filter(|(m, _)| m.table);
+                let v: Vec<Option<f64>> = shown.map(|(_, v)| *v).collect();
+                Cell::Text((j.format)(&v).unwrap_or_else(|| "–".to_string()))
+            })),
+            None => cols.extend(measures(true)),
         }
         if let Some(f) = &t.ratio {
-            col(f.title, f.csv, Right);
+            cols.push(column(f.title, f.csv, Right, |r| {
+                Cell::Num(r.ratio, Unit::Ratio)
+            }));
         }
         if joined.is_none() {
-            for m in &csv_only {
-                col(m.field.title, m.field.csv, Right);
-            }
+            cols.extend(measures(false));
         }
-        if t.published_last {
-            published(&mut col);
-        }
+        cols.append(&mut published);
         if let Some(p) = peer {
-            cols.push((format!("{p} median"), format!("{p}_median_cycles"), Right));
+            cols.push(column(
+                format!("{p} median"),
+                format!("{p}_median_cycles"),
+                Right,
+                |r| Cell::Num(r.peer.as_ref().and_then(|q| q.median), Unit::Cycles),
+            ));
             if let Some(f) = &t.ratio {
-                cols.push((format!("{p} {}", f.title), format!("{p}_{}", f.csv), Right));
+                cols.push(column(
+                    format!("{p} {}", f.title),
+                    format!("{p}_{}", f.csv),
+                    Right,
+                    |r| Cell::Num(r.peer_ratio, Unit::Ratio),
+                ));
             }
         }
         let status = if t.basis.is_some() {
@@ -741,89 +780,24 @@ impl SeedView {
         } else {
             "status"
         };
-        cols.push((status.into(), "status".into(), Left));
-        let cols: Vec<(&str, &str, Align)> = cols
-            .iter()
-            .map(|(a, b, al)| (a.as_str(), b.as_str(), *al))
-            .collect();
-        let mut g = Grid::titled(&cols);
-        for r in &self.rows {
-            let mut cells = vec![Cell::text(r.row.label)];
-            cells.extend(r.row.texts.iter().map(|(_, shown)| Cell::text(*shown)));
-            if t.per_iter.is_some() {
-                cells.push(Cell::Text(r.row.per_iter.to_string()));
-            }
-            let mut published: Vec<Cell> = match joined {
-                Some(j) => {
-                    let mut text = (j.format)(r.row.published).unwrap_or_else(|| "–".into());
-                    if let Some(f) = t.flag.filter(|_| r.row.flag) {
-                        text = format!("{text} {}", f.title);
-                    }
-                    vec![Cell::Text(text)]
-                }
-                None => {
-                    let mut v: Vec<Cell> = t
-                        .published
-                        .iter()
-                        .zip(r.row.published)
-                        .map(|((_, unit), v)| Cell::Num(*v, *unit))
-                        .collect();
-                    if t.flag.is_some() {
-                        v.push(Cell::Text(r.row.flag.to_string()));
-                    }
-                    v
-                }
-            };
-            if t.published_ratio.is_some() {
-                published.push(Cell::Num(r.published_ratio, Unit::Ratio));
-            }
-            if !t.published_last {
-                cells.append(&mut published);
-            }
-            if t.scenario_column {
-                cells.push(Cell::text(match (r.row.missing, joined) {
-                    (None, _) => r.row.scenario,
-                    (Some(_), Some(_)) => "–",
-                    (Some(_), None) => "",
-                }));
-            }
-            // This host's values, split as the columns are: in the table
-            // for people (before the ratio) or in CSV only (after it).
-            let (shown, csv_only): (Vec<_>, Vec<_>) =
-                t.measures.iter().zip(&r.values).partition(|(m, _)| m.table);
-            let num = |(m, v): (&Measure, &Option<f64>)| Cell::Num(*v, m.quantity.unit());
-            match joined {
-                Some(j) => {
-                    let v: Vec<Option<f64>> = shown.iter().map(|(_, v)| **v).collect();
-                    cells.push(Cell::Text(
-                        (j.format)(&v).unwrap_or_else(|| "–".to_string()),
-                    ));
-                }
-                None => cells.extend(shown.into_iter().map(num)),
-            }
-            if t.ratio.is_some() {
-                cells.push(Cell::Num(r.ratio, Unit::Ratio));
-            }
-            if joined.is_none() {
-                cells.extend(csv_only.into_iter().map(num));
-            }
-            cells.append(&mut published);
+        cols.push(column(status, "status", Left, move |r| {
             let mut status = t
                 .basis
                 .and_then(|b| b(&r.this_host))
                 .map_or_else(|| r.this_host.status_text(), str::to_string);
-            if let Some(p) = peer {
-                let q = r.peer.as_ref();
-                cells.push(Cell::Num(q.and_then(|q| q.median), Unit::Cycles));
-                if t.ratio.is_some() {
-                    cells.push(Cell::Num(r.peer_ratio, Unit::Ratio));
-                }
-                if let Some(q) = q.filter(|q| !q.is_measured()) {
-                    status.push_str(&format!("; {p} {}", q.status_text()));
-                }
+            let peer_status = r.peer.as_ref().filter(|q| !q.is_measured());
+            if let (Some(p), Some(q)) = (peer, peer_status) {
+                status.push_str(&format!("; {p} {}", q.status_text()));
             }
-            cells.push(Cell::Text(status));
-            g.push_cells(cells);
+            Cell::Text(status)
+        }));
+        let titles: Vec<(&str, &str, Align)> = cols
+            .iter()
+            .map(|c| (c.title.as_str(), c.csv.as_str(), c.align))
+            .collect();
+        let mut g = Grid::titled(&titles);
+        for r in &self.rows {
+            g.push_cells(cols.iter().map(|c| (c.cell)(r)).collect());
         }
         g
     }
@@ -934,6 +908,28 @@ impl SeedView {
             }
         }));
         (categories.iter().map(|c| c.to_string()).collect(), series)
+    }
+}
+
+/// A column of the seed table: its titles and how a row fills it.
+struct Column {
+    title: String,
+    csv: String,
+    align: Align,
+    cell: Box<dyn Fn(&SeedRowView) -> Cell>,
+}
+
+fn column(
+    title: impl Into<String>,
+    csv: impl Into<String>,
+    align: Align,
+    cell: impl Fn(&SeedRowView) -> Cell + 'static,
+) -> Column {
+    Column {
+        title: title.into(),
+        csv: csv.into(),
+        align,
+        cell: Box::new(cell),
     }
 }
 
