@@ -41,8 +41,8 @@ pub fn grid(g: &Grid) -> String {
     out
 }
 
-/// A page's caption, table and sections; section headings at `level`.
-fn body(out: &mut String, page: &dyn Page, level: &str) {
+/// A page's caption and tables; headings at `level`.
+fn head(out: &mut String, page: &dyn Page, level: &str) {
     if let Some(caption) = page.caption() {
         out.push_str(&format!("_{}_\n\n", cell(&caption)));
     }
@@ -51,7 +51,6 @@ fn body(out: &mut String, page: &dyn Page, level: &str) {
         out.push_str(&format!("\n{level} {}\n\n", cell(&title)));
         out.push_str(&grid(&g));
     }
-    sections(out, page, level);
 }
 
 fn sections(out: &mut String, page: &dyn Page, level: &str) {
@@ -76,23 +75,17 @@ pub fn render(report: &Report, page: &dyn Page) -> String {
     if let Some(note) = &report.host.nested_note {
         out.push_str(&format!("> **Nested virtualization:** {}\n\n", cell(note)));
     }
-    let parts = page.parts();
-    if parts.is_empty() {
-        body(&mut out, page, "###");
-    } else {
-        if let Some(caption) = page.caption() {
-            out.push_str(&format!("_{}_\n\n", cell(&caption)));
-        }
-        out.push_str(&grid(&page.grid()));
-        for part in &parts {
-            out.push_str(&format!(
-                "\n### {} (`{}`)\n\n",
-                cell(&part.page.title()),
-                part.name
-            ));
-            body(&mut out, part.page, "####");
-        }
-        sections(&mut out, page, "###");
+    // A composite page's parts come between its own tables and sections.
+    head(&mut out, page, "###");
+    for part in &page.parts() {
+        out.push_str(&format!(
+            "\n### {} (`{}`)\n\n",
+            cell(&part.page.title()),
+            part.name
+        ));
+        head(&mut out, part.page, "####");
+        sections(&mut out, part.page, "####");
     }
+    sections(&mut out, page, "###");
     out
 }

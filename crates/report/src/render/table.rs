@@ -67,8 +67,8 @@ fn sections(out: &mut String, page: &dyn Page) {
     }
 }
 
-/// A page's caption, table and sections (no title).
-fn body(out: &mut String, page: &dyn Page) {
+/// A page's caption and tables (no title).
+fn head(out: &mut String, page: &dyn Page) {
     if let Some(caption) = page.caption() {
         out.push_str(&format!("{caption}\n\n"));
     }
@@ -77,27 +77,20 @@ fn body(out: &mut String, page: &dyn Page) {
         out.push_str(&format!("\n{title}:\n\n"));
         out.push_str(&grid(&g));
     }
-    sections(out, page);
 }
 
 /// A whole page for the terminal.
 pub fn render(report: &Report, page: &dyn Page) -> String {
     let mut out = format!("{}\n\n", page.title());
-    let parts = page.parts();
-    if parts.is_empty() {
-        body(&mut out, page);
-    } else {
-        if let Some(caption) = page.caption() {
-            out.push_str(&format!("{caption}\n\n"));
-        }
-        out.push_str(&grid(&page.grid()));
-        for part in &parts {
-            let title = part.page.title();
-            out.push_str(&format!("\n\n== {title} [{}] ==\n\n", part.name));
-            body(&mut out, part.page);
-        }
-        sections(&mut out, page);
+    // A composite page's parts come between its own tables and sections.
+    head(&mut out, page);
+    for part in &page.parts() {
+        let title = part.page.title();
+        out.push_str(&format!("\n\n== {title} [{}] ==\n\n", part.name));
+        head(&mut out, part.page);
+        sections(&mut out, part.page);
     }
+    sections(&mut out, page);
     out.push_str(&format!("\nhost: {}\n", host_line(report)));
     if let Some(peer) = peer_line(report) {
         out.push_str(&format!("peer: {peer}\n"));
