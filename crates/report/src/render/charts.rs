@@ -80,6 +80,21 @@ pub struct Series {
     pub values: Vec<Option<BarValue>>,
 }
 
+impl Series {
+    /// A series of bars without whiskers, one per value.
+    pub fn plain(
+        name: impl Into<String>,
+        color: Swatch,
+        values: impl IntoIterator<Item = Option<f64>>,
+    ) -> Self {
+        Self {
+            name: name.into(),
+            color,
+            values: values.into_iter().map(|v| v.map(BarValue::plain)).collect(),
+        }
+    }
+}
+
 /// A horizontal bar chart: categories top to bottom, one bar per series in
 /// each.
 #[derive(Clone, Debug)]

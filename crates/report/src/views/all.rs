@@ -242,14 +242,11 @@ impl Page for AllPage<'_> {
             title: "User-exit premium, raw-KVM floor and dispatch overhead".to_string(),
             x_desc: "cycles".to_string(),
             categories: premiums.iter().map(|d| d.name.clone()).collect(),
-            series: vec![Series {
-                name: "cycles".to_string(),
-                color: Swatch::Green,
-                values: premiums
-                    .iter()
-                    .map(|d| Some(BarValue::plain(d.value)))
-                    .collect(),
-            }],
+            series: vec![Series::plain(
+                "cycles",
+                Swatch::Green,
+                premiums.iter().map(|d| Some(d.value)),
+            )],
         };
         let callout: Vec<String> = self
             .report

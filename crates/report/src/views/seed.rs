@@ -11,7 +11,7 @@ use serde::ser::{Serialize, SerializeMap, Serializer};
 
 use super::common::{self, caption, ratio, Finding, Measured};
 use crate::model::{Derived, Report, TRAPLINE_VMM};
-use crate::render::charts::{hbars, BarValue, HBars, Series, Swatch};
+use crate::render::charts::{hbars, HBars, Series, Swatch};
 use crate::render::fmt::derived_value;
 use crate::render::grid::{Align, Cell, Grid, Section};
 use crate::render::kut::KutLine;
@@ -809,15 +809,7 @@ impl SeedView {
         color: Swatch,
         value: impl Fn(&SeedRowView) -> Option<f64>,
     ) -> Series {
-        Series {
-            name: name.to_string(),
-            color,
-            values: self
-                .rows
-                .iter()
-                .map(|r| value(r).map(BarValue::plain))
-                .collect(),
-        }
+        Series::plain(name, color, self.rows.iter().map(value))
     }
 
     /// [`Bars::Ratios`]: categories and series.
@@ -881,31 +873,19 @@ impl SeedView {
                 .iter()
                 .find(|r| text(r) == c && per_iter.is_none_or(|p| r.row.per_iter == p))
         };
-        let mut series = vec![Series {
-            name: self.table.chart.published.to_string(),
-            color: Swatch::Blue,
-            values: categories
-                .iter()
-                .map(|c| {
-                    first(c, None)
-                        .and_then(|r| r.row.published.first().copied().flatten())
-                        .map(BarValue::plain)
-                })
-                .collect(),
-        }];
+        let published = categories
+            .iter()
+            .map(|c| first(c, None).and_then(|r| r.row.published.first().copied().flatten()));
+        let mut series = vec![Series::plain(
+            self.table.chart.published,
+            Swatch::Blue,
+            published,
+        )];
         series.extend(groups.iter().map(|&(name, per_iter, color)| {
-            Series {
-                name: name.to_string(),
-                color,
-                values: categories
-                    .iter()
-                    .map(|c| {
-                        first(c, Some(per_iter))
-                            .and_then(|r| r.values.get(measure).copied().flatten())
-                            .map(BarValue::plain)
-                    })
-                    .collect(),
-            }
+            let values = categories.iter().map(|c| {
+                first(c, Some(per_iter)).and_then(|r| r.values.get(measure).copied().flatten())
+            });
+            Series::plain(name, color, values)
         }));
         (categories.iter().map(|c| c.to_string()).collect(), series)
     }

@@ -12,7 +12,7 @@ use crate::derive::{
     STAT_OVERHEAD_SHARE, USER_EXIT_PREMIUM, VMM_CPU_TO_FIRST_KVM_RUN, VMM_RSS_BEYOND_GUEST,
 };
 use crate::model::{cycles_to_ns, Report, TRAPLINE_VMM};
-use crate::render::charts::{hbars, BarValue, HBars, Series, Swatch};
+use crate::render::charts::{hbars, HBars, Series, Swatch};
 use crate::render::fmt;
 use crate::render::grid::{Align, Grid, Row, Section};
 use crate::render::kut::KutLine;
@@ -645,6 +645,9 @@ impl Page for VmmView {
     }
 
     fn charts(&self) -> Vec<Chart> {
+        let footprint_series = |name: &str, color, value: fn(&FootprintRow) -> Option<f64>| {
+            Series::plain(name, color, self.footprint.iter().map(value))
+        };
         let footprint = HBars {
             title: "Footprint against goal and Firecracker".to_string(),
             x_desc: "each row in its own unit: CPU-ms (top), MiB (bottom)".to_string(),
@@ -654,33 +657,9 @@ impl Page for VmmView {
                 .map(|r| r.short().to_string())
                 .collect(),
             series: vec![
-                Series {
-                    name: "trapline".to_string(),
-                    color: Swatch::Blue,
-                    values: self
-                        .footprint
-                        .iter()
-                        .map(|r| r.this_host.map(BarValue::plain))
-                        .collect(),
-                },
-                Series {
-                    name: "goal".to_string(),
-                    color: Swatch::Green,
-                    values: self
-                        .footprint
-                        .iter()
-                        .map(|r| Some(BarValue::plain(r.goal)))
-                        .collect(),
-                },
-                Series {
-                    name: "Firecracker".to_string(),
-                    color: Swatch::Orange,
-                    values: self
-                        .footprint
-                        .iter()
-                        .map(|r| Some(BarValue::plain(r.firecracker)))
-                        .collect(),
-                },
+                footprint_series("trapline", Swatch::Blue, |r| r.this_host),
+                footprint_series("goal", Swatch::Green, |r| Some(r.goal)),
+                footprint_series("Firecracker", Swatch::Orange, |r| Some(r.firecracker)),
             ],
         };
         let footprint_svg = if self.footprint.iter().any(|r| r.this_host.is_some()) {
@@ -714,14 +693,11 @@ impl Page for VmmView {
             x_desc: "cycles (scenarios: gross median per iteration; derived: difference)"
                 .to_string(),
             categories: cycle_rows.iter().map(|r| r.name.clone()).collect(),
-            series: vec![Series {
-                name: "cycles".to_string(),
-                color: Swatch::Red,
-                values: cycle_rows
-                    .iter()
-                    .map(|r| r.value.map(BarValue::plain))
-                    .collect(),
-            }],
+            series: vec![Series::plain(
+                "cycles",
+                Swatch::Red,
+                cycle_rows.iter().map(|r| r.value),
+            )],
         };
         vec![
             Chart {
