@@ -218,7 +218,11 @@ fn every_format_renders_every_view() {
 fn format_and_view_parse() {
     assert_eq!("md".parse::<Format>().unwrap(), Format::Markdown);
     assert_eq!("HTML".parse::<Format>().unwrap(), Format::Html);
-    assert!("pdf".parse::<Format>().is_err());
+    assert_eq!("Text".parse::<Format>().unwrap(), Format::Table);
+    assert_eq!(
+        "PDF".parse::<Format>().unwrap_err(),
+        "unknown format \"pdf\" (expected one of: table, json, markdown, csv, kut, html, bmf, tap)"
+    );
     assert_eq!("paper".parse::<View>().unwrap(), View::Paper);
     assert_eq!("seeds".parse::<View>().unwrap(), View::Seeds);
     assert!("nope".parse::<View>().is_err());

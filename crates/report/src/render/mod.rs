@@ -90,20 +90,24 @@ impl std::fmt::Display for Format {
 impl std::str::FromStr for Format {
     type Err = String;
 
+    /// A format's name, or `text` (table) or `md` (markdown).
     fn from_str(s: &str) -> Result<Self, Self::Err> {
-        match s.to_ascii_lowercase().as_str() {
-            "table" | "text" => Ok(Format::Table),
-            "json" => Ok(Format::Json),
-            "markdown" | "md" => Ok(Format::Markdown),
-            "csv" => Ok(Format::Csv),
-            "kut" => Ok(Format::Kut),
-            "html" => Ok(Format::Html),
-            "bmf" => Ok(Format::Bmf),
-            "tap" => Ok(Format::Tap),
-            other => Err(format!(
-                "unknown format {other:?} (expected one of: table, json, markdown, csv, kut, html, bmf, tap)"
-            )),
-        }
+        let s = s.to_ascii_lowercase();
+        let name = match s.as_str() {
+            "text" => "table",
+            "md" => "markdown",
+            name => name,
+        };
+        Format::ALL
+            .into_iter()
+            .find(|f| f.name() == name)
+            .ok_or_else(|| {
+                let names: Vec<&str> = Format::ALL.iter().map(|f| f.name()).collect();
+                format!(
+                    "unknown format {s:?} (expected one of: {})",
+                    names.join(", ")
+                )
+            })
     }
 }
 
