@@ -77,65 +77,41 @@ pub const TABLE: SeedTable = SeedTable {
     title: "Doorbells (seed 002) beside this host",
     source: SOURCE,
     caption: CAPTION,
-    label: Field {
-        key: "mechanism",
-        title: "mechanism",
-        csv: "mechanism",
-    },
+    label: Field::new("mechanism", "mechanism", "mechanism"),
     scenario_column: true,
     kut_scenario: true,
     kut: Quantity::Median,
-    texts: &[Field {
-        key: "seed_row",
-        title: "seed row",
-        csv: "seed_row",
-    }],
+    texts: &[Field::new("seed_row", "seed row", "seed_row")],
     per_iter: None,
     published: &[
         (
-            Field {
-                key: "published_iops",
-                title: "seed iops",
-                csv: "seed_iops",
-            },
+            Field::new("published_iops", "seed iops", "seed_iops"),
             Unit::PerSecond,
         ),
         (
-            Field {
-                key: "published_rtt_us",
-                title: "seed rtt",
-                csv: "seed_rtt_us",
-            },
+            Field::new("published_rtt_us", "seed rtt", "seed_rtt_us"),
             Unit::Micros,
         ),
     ],
-    flag: Some(Field {
-        key: "extrapolated",
-        title: "(extrapolated)",
-        csv: "seed_extrapolated",
-    }),
-    published_ratio: Some(Field {
-        key: "published_ratio",
-        title: "seed ÷user-MMIO",
-        csv: "seed_rtt_ratio_to_user_mmio",
-    }),
+    flag: Some(Field::new(
+        "extrapolated",
+        "(extrapolated)",
+        "seed_extrapolated",
+    )),
+    published_ratio: Some(Field::new(
+        "published_ratio",
+        "seed ÷user-MMIO",
+        "seed_rtt_ratio_to_user_mmio",
+    )),
     measures: &[
         Measure {
-            field: Field {
-                key: "iops",
-                title: "iops",
-                csv: "iops",
-            },
+            field: Field::new("iops", "iops", "iops"),
             quantity: Quantity::PerSecond,
             json: true,
             table: true,
         },
         Measure {
-            field: Field {
-                key: "rtt_us",
-                title: "rtt",
-                csv: "rtt_us",
-            },
+            field: Field::new("rtt_us", "rtt", "rtt_us"),
             quantity: Quantity::Micros,
             json: true,
             table: true,
@@ -146,11 +122,7 @@ pub const TABLE: SeedTable = SeedTable {
         },
     ],
     compare: 1,
-    ratio: Some(Field {
-        key: "ratio",
-        title: "÷user-MMIO",
-        csv: "rtt_ratio_to_user_mmio",
-    }),
+    ratio: Some(Field::new("ratio", "÷user-MMIO", "rtt_ratio_to_user_mmio")),
     joined: Some(Joined {
         published: "seed (2009)",
         this_host: "this host",

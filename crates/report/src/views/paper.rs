@@ -24,12 +24,7 @@ pub const X2APIC_VARIANTS: [&str; 2] = ["ipi-x2apic", "eoi-x2apic"];
 
 /// A published column: the paper's name for it, and ours in JSON and CSV.
 const fn column(title: &'static str, key: &'static str) -> (Field, Unit) {
-    let field = Field {
-        key,
-        title,
-        csv: key,
-    };
-    (field, Unit::Count)
+    (Field::new(key, title, key), Unit::Count)
 }
 
 /// A row: the paper's name, ours (kut lines), the scenario measuring it
@@ -98,11 +93,7 @@ pub const TABLE: SeedTable = SeedTable {
     title: "KVM/ARM Table 3 beside this host",
     source: SOURCE,
     caption: CAPTION,
-    label: Field {
-        key: "operation",
-        title: "Operation",
-        csv: "operation",
-    },
+    label: Field::new("operation", "Operation", "operation"),
     scenario_column: true,
     kut_scenario: false,
     kut: Quantity::NetElseMedian,
@@ -120,11 +111,7 @@ pub const TABLE: SeedTable = SeedTable {
     // median for scenarios timed inside the guest's handler (EOI), which
     // have no loop to subtract.
     measures: &[Measure {
-        field: Field {
-            key: "cycles",
-            title: "this host",
-            csv: "this_host_cycles",
-        },
+        field: Field::new("cycles", "this host", "this_host_cycles"),
         quantity: Quantity::NetElseMedian,
         json: true,
         table: true,

@@ -29,6 +29,13 @@ pub struct Field {
     pub csv: &'static str,
 }
 
+impl Field {
+    /// The column with JSON key `key`, header `title` and CSV header `csv`.
+    pub const fn new(key: &'static str, title: &'static str, csv: &'static str) -> Self {
+        Self { key, title, csv }
+    }
+}
+
 /// Which measured quantity a column shows, per unit the seed counts: a
 /// row's quantities are divided by its [`SeedRow::per_iter`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -105,21 +112,13 @@ pub struct Measure {
 /// `this_host`): the measures of a table comparing cycles per iteration.
 pub const MEDIAN_NET: &[Measure] = &[
     Measure {
-        field: Field {
-            key: "median",
-            title: "median cyc",
-            csv: "median_cycles",
-        },
+        field: Field::new("median", "median cyc", "median_cycles"),
         quantity: Quantity::Median,
         json: false,
         table: true,
     },
     Measure {
-        field: Field {
-            key: "net",
-            title: "net cyc",
-            csv: "net_cycles",
-        },
+        field: Field::new("net", "net cyc", "net_cycles"),
         quantity: Quantity::Net,
         json: false,
         table: true,
@@ -923,37 +922,21 @@ mod tests {
         title: "tiny",
         source: "a test",
         caption: "ratios only",
-        label: Field {
-            key: "name",
-            title: "row",
-            csv: "row",
-        },
+        label: Field::new("name", "row", "row"),
         scenario_column: true,
         kut_scenario: false,
         kut: Quantity::Median,
         texts: &[],
         per_iter: None,
         published: &[(
-            Field {
-                key: "cycles",
-                title: "seed cyc",
-                csv: "seed_cycles",
-            },
+            Field::new("cycles", "seed cyc", "seed_cycles"),
             Unit::Cycles,
         )],
         flag: None,
-        published_ratio: Some(Field {
-            key: "published_ratio",
-            title: "seed ÷ref",
-            csv: "seed_ratio",
-        }),
+        published_ratio: Some(Field::new("published_ratio", "seed ÷ref", "seed_ratio")),
         measures: MEDIAN_NET,
         compare: 0,
-        ratio: Some(Field {
-            key: "ratio",
-            title: "÷ref",
-            csv: "ratio",
-        }),
+        ratio: Some(Field::new("ratio", "÷ref", "ratio")),
         joined: None,
         published_last: false,
         peer: Some("peer"),
@@ -1020,11 +1003,7 @@ mod tests {
                 ..MEDIAN_NET[1]
             },
         ],
-        flag: Some(Field {
-            key: "guess",
-            title: "(guess)",
-            csv: "seed_guess",
-        }),
+        flag: Some(Field::new("guess", "(guess)", "seed_guess")),
         joined: Some(Joined {
             published: "seed",
             this_host: "here",

@@ -42,11 +42,7 @@ pub const TABLE: SeedTable = SeedTable {
     title: "kvm-unit-tests ARM vmexit (seed 000) beside this host",
     source: SOURCE,
     caption: CAPTION,
-    label: Field {
-        key: "test",
-        title: "test",
-        csv: "test",
-    },
+    label: Field::new("test", "test", "test"),
     scenario_column: true,
     kut_scenario: false,
     kut: Quantity::Median,
@@ -54,35 +50,23 @@ pub const TABLE: SeedTable = SeedTable {
     per_iter: None,
     published: &[
         (
-            Field {
-                key: "with_vgic",
-                title: "ARM vgic",
-                csv: "arm_vgic_cycles",
-            },
+            Field::new("with_vgic", "ARM vgic", "arm_vgic_cycles"),
             Unit::Cycles,
         ),
         (
-            Field {
-                key: "without_vgic",
-                title: "ARM no vgic",
-                csv: "arm_no_vgic_cycles",
-            },
+            Field::new("without_vgic", "ARM no vgic", "arm_no_vgic_cycles"),
             Unit::Cycles,
         ),
     ],
     flag: None,
-    published_ratio: Some(Field {
-        key: "published_ratio",
-        title: "ARM ÷hvc",
-        csv: "arm_vgic_ratio_to_hvc",
-    }),
+    published_ratio: Some(Field::new(
+        "published_ratio",
+        "ARM ÷hvc",
+        "arm_vgic_ratio_to_hvc",
+    )),
     measures: MEDIAN_NET,
     compare: 0,
-    ratio: Some(Field {
-        key: "ratio",
-        title: "÷hypercall",
-        csv: "ratio_to_hypercall",
-    }),
+    ratio: Some(Field::new("ratio", "÷hypercall", "ratio_to_hypercall")),
     joined: None,
     published_last: false,
     peer: None,
