@@ -104,18 +104,8 @@ pub const TABLE: SeedTable = SeedTable {
         "seed_rtt_ratio_to_user_mmio",
     )),
     measures: &[
-        Measure {
-            field: Field::new("iops", "iops", "iops"),
-            quantity: Quantity::PerSecond,
-            json: true,
-            table: true,
-        },
-        Measure {
-            field: Field::new("rtt_us", "rtt", "rtt_us"),
-            quantity: Quantity::Micros,
-            json: true,
-            table: true,
-        },
+        Measure::new(Field::new("iops", "iops", "iops"), Quantity::PerSecond),
+        Measure::new(Field::new("rtt_us", "rtt", "rtt_us"), Quantity::Micros),
         Measure {
             table: false,
             ..MEDIAN_NET[0]

@@ -110,12 +110,7 @@ pub const TABLE: SeedTable = SeedTable {
     // Net of noop where the baseline exists, else the median; always the
     // median for scenarios timed inside the guest's handler (EOI), which
     // have no loop to subtract.
-    measures: &[Measure {
-        field: Field::new("cycles", "this host", "this_host_cycles"),
-        quantity: Quantity::NetElseMedian,
-        json: true,
-        table: true,
-    }],
+    measures: &[Measure::new(Field::new("cycles", "this host", "this_host_cycles"), Quantity::NetElseMedian)],
     compare: 0,
     ratio: None,
     joined: None,

@@ -98,24 +98,18 @@ pub const TABLE: SeedTable = SeedTable {
         "seed_ratio_to_ro",
     )),
     measures: &[
-        Measure {
-            field: Field::new("cycles_per_read", "cyc/read", "cycles_per_read"),
-            quantity: Quantity::Median,
-            json: true,
-            table: true,
-        },
-        Measure {
-            field: Field::new("ns_per_read", "ns/read", "ns_per_read"),
-            quantity: Quantity::Nanos,
-            json: true,
-            table: true,
-        },
-        Measure {
-            field: Field::new("seconds_per_100k", "s/100k reads", "seconds_per_100k_reads"),
-            quantity: Quantity::SecondsFor(READS),
-            json: true,
-            table: true,
-        },
+        Measure::new(
+            Field::new("cycles_per_read", "cyc/read", "cycles_per_read"),
+            Quantity::Median,
+        ),
+        Measure::new(
+            Field::new("ns_per_read", "ns/read", "ns_per_read"),
+            Quantity::Nanos,
+        ),
+        Measure::new(
+            Field::new("seconds_per_100k", "s/100k reads", "seconds_per_100k_reads"),
+            Quantity::SecondsFor(READS),
+        ),
     ],
     compare: 0,
     ratio: Some(Field::new("ratio_to_ro", "÷ECAM-RO", "ratio_to_ecam_ro")),

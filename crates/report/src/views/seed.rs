@@ -108,20 +108,31 @@ pub struct Measure {
     pub table: bool,
 }
 
+impl Measure {
+    /// `quantity` in column `field`, in the JSON rows and both tables.
+    pub const fn new(field: Field, quantity: Quantity) -> Self {
+        Self {
+            field,
+            quantity,
+            json: true,
+            table: true,
+        }
+    }
+}
+
 /// Median and net cycles, shown but left out of the JSON (they are in
 /// `this_host`): the measures of a table comparing cycles per iteration.
 pub const MEDIAN_NET: &[Measure] = &[
     Measure {
-        field: Field::new("median", "median cyc", "median_cycles"),
-        quantity: Quantity::Median,
         json: false,
-        table: true,
+        ..Measure::new(
+            Field::new("median", "median cyc", "median_cycles"),
+            Quantity::Median,
+        )
     },
     Measure {
-        field: Field::new("net", "net cyc", "net_cycles"),
-        quantity: Quantity::Net,
         json: false,
-        table: true,
+        ..Measure::new(Field::new("net", "net cyc", "net_cycles"), Quantity::Net)
     },
 ];
 
