@@ -386,22 +386,7 @@ impl ScenarioResult {
             return;
         };
         self.ns_per_iter = cycles_to_ns(stats.median, tsc_khz);
-        let iterations: u64 = self
-            .samples
-            .iter()
-            .filter(|s| s.iterations > 0)
-            .fold(0u64, |acc, s| acc.saturating_add(s.iterations));
-        let mut totals: BTreeMap<String, u64> = BTreeMap::new();
-        for sample in self.samples.iter().filter(|s| s.iterations > 0) {
-            for (kind, count) in &sample.exits {
-                let slot = totals.entry(kind.clone()).or_default();
-                *slot = slot.saturating_add(*count);
-            }
-        }
-        self.exits_per_iter = totals
-            .into_iter()
-            .map(|(kind, count)| (kind, count as f64 / iterations as f64))
-            .collect();
+        self.exits_per_iter = self.per_iter_counts(|s| &s.exits);
         let per_exit: Vec<f64> = self
             .samples
             .iter()
@@ -410,17 +395,26 @@ impl ScenarioResult {
             .map(|h| h.cycles as f64 / h.exits as f64)
             .collect();
         self.handling = Stats::of(&per_exit);
-        let mut kvm: BTreeMap<String, u64> = BTreeMap::new();
-        for sample in self.samples.iter().filter(|s| s.iterations > 0) {
-            for (name, count) in &sample.kvm_exits {
-                let slot = kvm.entry(name.clone()).or_default();
-                *slot = slot.saturating_add(*count);
-            }
+        self.kvm_exits_per_iter = self.per_iter_counts(|s| &s.kvm_exits);
+    }
+
+    /// The counts `counts` picks from each sample with iterations, summed
+    /// per name and divided by those samples' iterations.
+    fn per_iter_counts(
+        &self,
+        counts: fn(&Sample) -> &BTreeMap<String, u64>,
+    ) -> BTreeMap<String, f64> {
+        let timed = || self.samples.iter().filter(|s| s.iterations > 0);
+        let iterations = timed().fold(0u64, |acc, s| acc.saturating_add(s.iterations));
+        let mut totals: BTreeMap<String, u64> = BTreeMap::new();
+        for (name, count) in timed().flat_map(counts) {
+            let slot = totals.entry(name.clone()).or_default();
+            *slot = slot.saturating_add(*count);
         }
-        self.kvm_exits_per_iter = kvm
+        totals
             .into_iter()
             .map(|(name, count)| (name, count as f64 / iterations as f64))
-            .collect();
+            .collect()
     }
 
     /// Fills `net` as per-iteration cycles minus `baseline`; `None` for a
@@ -547,28 +541,18 @@ impl Report {
             source,
         };
         let probe: Probe = serde_json::from_str(text).map_err(json_err)?;
-        match probe.schema {
-            Some(serde_json::Value::String(s)) if s == SCHEMA => {}
-            Some(serde_json::Value::String(s)) => {
-                return Err(ReportError::Schema {
-                    found: Some(s),
-                    expected: SCHEMA,
-                })
+        let found = match probe.schema {
+            Some(serde_json::Value::String(s)) if s == SCHEMA => {
+                return serde_json::from_str(text).map_err(json_err)
             }
-            Some(other) => {
-                return Err(ReportError::Schema {
-                    found: Some(other.to_string()),
-                    expected: SCHEMA,
-                })
-            }
-            None => {
-                return Err(ReportError::Schema {
-                    found: None,
-                    expected: SCHEMA,
-                })
-            }
-        }
-        serde_json::from_str(text).map_err(json_err)
+            Some(serde_json::Value::String(s)) => Some(s),
+            Some(other) => Some(other.to_string()),
+            None => None,
+        };
+        Err(ReportError::Schema {
+            found,
+            expected: SCHEMA,
+        })
     }
 
     /// Reads and parses a report file.
