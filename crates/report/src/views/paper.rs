@@ -1,5 +1,7 @@
-//! The `paper` view: our results on the rows of the KVM/ARM paper's
-//! micro-architectural cycle-count table, beside its published numbers.
+//! The `paper` view (seed 001): our results on the rows of the KVM/ARM
+//! paper's micro-architectural cycle-count table, beside its published
+//! numbers; a [`SeedTable`] without ratio columns, rendered by the generic
+//! seed view.
 
 use super::common::{Measured, SELF_TIMED};
 use super::seed::{Bars, Callout, Field, Measure, Quantity, SeedChart, SeedRow, SeedTable};

@@ -2,10 +2,10 @@
 //! ([`SeedTable`]: its rows, their published values, the scenario each maps
 //! to, the row each is divided by, and which measured [`Quantity`] columns
 //! it compares) and rendered the same way whatever the seed. Each row shows
-//! the published values and their ratio to the reference row, this host's
-//! quantities (per unit the seed counts, e.g. per config read) and their
-//! ratio, and a peer VMM's when the report has it. Ratios carry over
-//! between hosts; cycles and seconds do not.
+//! the published values and (when the table compares rows) their ratio to
+//! the reference row, this host's quantities (per unit the seed counts,
+//! e.g. per config read) and their ratio, and a peer VMM's when the report
+//! has it. Ratios carry over between hosts; cycles and seconds do not.
 
 use serde::ser::{Serialize, SerializeMap, Serializer};
 
