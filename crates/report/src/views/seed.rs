@@ -196,7 +196,7 @@ pub struct SeedChart {
     pub title: &'static str,
     /// What the x axis measures.
     pub x_desc: &'static str,
-    /// Legend of the published series.
+    /// Legend of the published series ([`Bars::Values`] names its own).
     pub published: &'static str,
     /// The caption after "Published: <source>. ".
     pub caption: &'static str,
