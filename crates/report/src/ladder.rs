@@ -150,25 +150,24 @@ pub struct Cost {
     pub spread: f64,
 }
 
-/// The cost of `rung`'s piece on `path` (`None` when either rung lacks it).
-pub fn piece_cost(report: &Report, rung: &Rung, path: &str) -> Option<Cost> {
-    let parent = rung.parent?;
-    let (a, am) = net(report, rung.vmm, path)?;
-    let (b, bm) = net(report, parent, path)?;
+/// `vmm`'s net on `path` minus `below`'s, with their spreads summed.
+fn net_difference(report: &Report, vmm: &str, below: &str, path: &str) -> Option<Cost> {
+    let (a, am) = net(report, vmm, path)?;
+    let (b, bm) = net(report, below, path)?;
     Some(Cost {
         cycles: a - b,
         spread: am + bm,
     })
 }
 
+/// The cost of `rung`'s piece on `path` (`None` when either rung lacks it).
+pub fn piece_cost(report: &Report, rung: &Rung, path: &str) -> Option<Cost> {
+    net_difference(report, rung.vmm, rung.parent?, path)
+}
+
 /// trapline's net minus the bare floor's on `path`: the whole gap.
 pub fn gap(report: &Report, path: &str) -> Option<Cost> {
-    let (t, tm) = net(report, TRAPLINE_VMM, path)?;
-    let (b, bm) = net(report, BARE, path)?;
-    Some(Cost {
-        cycles: t - b,
-        spread: tm + bm,
-    })
+    net_difference(report, TRAPLINE_VMM, BARE, path)
 }
 
 /// trapline's gross median over `trapline-pc`'s on `path`.

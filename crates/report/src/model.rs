@@ -435,6 +435,12 @@ impl ScenarioResult {
     }
 }
 
+/// Pretty JSON of `v`, never failing: an error becomes `{"error": …}`.
+pub fn pretty_json<T: Serialize>(v: &T) -> String {
+    serde_json::to_string_pretty(v)
+        .unwrap_or_else(|e| format!("{{\"error\": {:?}}}", e.to_string()))
+}
+
 /// The name reports use for scenario `name` on `vmm`.
 pub fn scenario_key(vmm: &str, name: &str) -> String {
     if vmm == TRAPLINE_VMM {
@@ -524,8 +530,7 @@ impl Report {
 
     /// Pretty JSON.
     pub fn to_json(&self) -> String {
-        serde_json::to_string_pretty(self)
-            .unwrap_or_else(|e| format!("{{\"error\": {:?}}}", e.to_string()))
+        pretty_json(self)
     }
 
     /// Parses a report, checking the schema first so that a report of

@@ -109,10 +109,7 @@ pub use crate::derive::guarded::{finite, ratio};
 pub use crate::derive::findings::Finding;
 
 /// Pretty JSON of a view, never failing.
-pub fn json<T: Serialize>(v: &T) -> String {
-    serde_json::to_string_pretty(v)
-        .unwrap_or_else(|e| format!("{{\"error\": {:?}}}", e.to_string()))
-}
+pub use crate::model::pretty_json as json;
 
 #[cfg(test)]
 mod tests {
