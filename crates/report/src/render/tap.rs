@@ -53,15 +53,13 @@ fn stream(points: &[Point], empty_reason: &str) -> String {
     for (i, p) in points.iter().enumerate() {
         let n = i + 1;
         match p {
-            Point::Ok(name, None) => {
-                let _ = writeln!(out, "ok {n} - {}", description(name));
-            }
-            Point::Ok(name, Some(comment)) => {
+            Point::Ok(name, comment) => {
+                let comment = comment.as_deref().map(|c| format!(" # {}", one_line(c)));
                 let _ = writeln!(
                     out,
-                    "ok {n} - {} # {}",
+                    "ok {n} - {}{}",
                     description(name),
-                    one_line(comment)
+                    comment.unwrap_or_default()
                 );
             }
             Point::Skip(name, reason) => {
