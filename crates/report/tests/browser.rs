@@ -55,13 +55,15 @@ struct TempDir(PathBuf);
 
 impl TempDir {
     fn new(tag: &str) -> Self {
-        let nanos = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(0, |d| d.subsec_nanos());
-        let p = std::env::temp_dir().join(format!(
-            "trapline-browser-{tag}-{}-{nanos}",
-            std::process::id()
-        ));
+        // Tests run on several threads of one process: a counter, not the
+        // clock, keeps their directories apart (two browsers sharing a
+        // profile directory refuse to start: "SingletonLock: File exists").
+        static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+        let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let p =
+            std::env::temp_dir().join(format!("trapline-browser-{tag}-{}-{n}", std::process::id()));
+        // A directory left by an earlier process with the same pid.
+        let _ = std::fs::remove_dir_all(&p);
         std::fs::create_dir_all(&p).expect("create temp dir");
         Self(p)
     }
