@@ -37,8 +37,18 @@ const PIT: [AbsentRange; 2] = [
     r(AbsentDevice::Pit, true, 0x40, 4),
     r(AbsentDevice::Pit, true, 0x61, 1),
 ];
-const IOAPIC: [AbsentRange; 1] = [r(AbsentDevice::Ioapic, false, 0xfec0_0000, 0x1000)];
-const LAPIC: [AbsentRange; 1] = [r(AbsentDevice::Lapic, false, 0xfee0_0000, 0x1000)];
+const IOAPIC: [AbsentRange; 1] = [r(
+    AbsentDevice::Ioapic,
+    false,
+    trapline_abi::IOAPIC_BASE,
+    trapline_abi::IOAPIC_LEN,
+)];
+const LAPIC: [AbsentRange; 1] = [r(
+    AbsentDevice::Lapic,
+    false,
+    trapline_abi::LAPIC_BASE,
+    trapline_abi::LAPIC_LEN,
+)];
 
 /// The ranges of `device`, as a PC has them.
 pub fn ranges(device: AbsentDevice) -> &'static [AbsentRange] {

@@ -25,8 +25,8 @@ pub enum ResumeAt {
     WaitForSipi,
 }
 
-/// IA32_APIC_BASE: enabled, xAPIC mode, at 0xFEE00000.
-const APIC_BASE_ENABLED: u64 = 0xfee0_0000 | (1 << 11);
+/// IA32_APIC_BASE: enabled, xAPIC mode, at the machine's LAPIC page.
+const APIC_BASE_ENABLED: u64 = trapline_abi::LAPIC_BASE | (1 << 11);
 /// IA32_APIC_BASE.BSP.
 const APIC_BASE_BSP: u64 = 1 << 8;
 /// CR0 after reset, without the cache-disable bits (CD/NW would make
