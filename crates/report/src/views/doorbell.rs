@@ -80,9 +80,7 @@ pub const TABLE: SeedTable = SeedTable {
     label: Field::new("mechanism", "mechanism", "mechanism"),
     scenario_column: true,
     kut_scenario: true,
-    kut: Quantity::Median,
     texts: &[Field::new("seed_row", "seed row", "seed_row")],
-    per_iter: None,
     published: &[
         (
             Field::new("published_iops", "seed iops", "seed_iops"),
@@ -118,8 +116,6 @@ pub const TABLE: SeedTable = SeedTable {
         this_host: "this host",
         format: iops_rtt_cell,
     }),
-    published_last: false,
-    peer: None,
     rows: &[
         row(
             USER,
@@ -160,11 +156,9 @@ pub const TABLE: SeedTable = SeedTable {
             "doorbell-pv",
         ),
     ],
-    also: &[],
     findings: Some(findings),
     conclusion: Some(conclusion),
     findings_heading: "Ratios",
-    derived: None,
     notes: &[
         "IOPS = 1e9 ÷ median ns per ring and rtt = ns per ring ÷ 1000, so both need the TSC \
          frequency; one ring is one guest write that a host thread receives and counts.",
@@ -172,8 +166,6 @@ pub const TABLE: SeedTable = SeedTable {
          writes the doorbell's identity to trapline's PV port (a PIO datamatch ioeventfd), not a \
          hypercall, and the lab has no user-space PIO doorbell.",
     ],
-    report_notes: None,
-    basis: None,
     chart: SeedChart {
         heading: "Doorbell round trips",
         title: "Round trip per ring",
@@ -187,6 +179,7 @@ pub const TABLE: SeedTable = SeedTable {
         callout: Callout::Conclusion,
         source_note: Some("qemu-pio and iosignalfd-hc extrapolated"),
     },
+    ..SeedTable::BASE
 };
 
 /// The published round trip of the row our `scenario` measures.

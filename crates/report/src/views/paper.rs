@@ -97,27 +97,17 @@ pub const TABLE: SeedTable = SeedTable {
     caption: CAPTION,
     label: Field::new("operation", "Operation", "operation"),
     scenario_column: true,
-    kut_scenario: false,
     kut: Quantity::NetElseMedian,
-    texts: &[],
-    per_iter: None,
     published: &[
         column("ARM", "arm"),
         column("ARM no vgic/vtimers", "arm_no_vgic_vtimers"),
         column("x86 laptop", "x86_laptop"),
         column("x86 server", "x86_server"),
     ],
-    flag: None,
-    published_ratio: None,
     // Net of noop where the baseline exists, else the median; always the
     // median for scenarios timed inside the guest's handler (EOI), which
     // have no loop to subtract.
     measures: &[Measure::new(Field::new("cycles", "this host", "this_host_cycles"), Quantity::NetElseMedian)],
-    compare: 0,
-    ratio: None,
-    joined: None,
-    published_last: false,
-    peer: None,
     rows: &[
         row(
             "Hypercall",
@@ -156,11 +146,6 @@ pub const TABLE: SeedTable = SeedTable {
             &[Some(9.0), None, Some(1_713.0), Some(2_195.0)],
         ),
     ],
-    also: &[],
-    findings: None,
-    conclusion: None,
-    findings_heading: "",
-    derived: None,
     notes: &[
         "Trap is measured with cpuid (an unconditional exit KVM handles in the kernel); I/O Kernel \
          with an inb from an in-kernel device (pio-kernel-pic, like the paper's x86 inl); I/O User \
@@ -194,4 +179,5 @@ pub const TABLE: SeedTable = SeedTable {
         callout: Callout::None,
         source_note: None,
     },
+    ..SeedTable::BASE
 };

@@ -78,9 +78,6 @@ pub const TABLE: SeedTable = SeedTable {
     source: SOURCE,
     caption: CAPTION,
     label: Field::new("scenario", "scenario", "scenario"),
-    scenario_column: false,
-    kut_scenario: false,
-    kut: Quantity::Median,
     texts: &[Field::new("mechanism", "mechanism", "mechanism")],
     per_iter: Some(Field::new("reads_per_iter", "reads/iter", "reads_per_iter")),
     published: &[(
@@ -91,7 +88,6 @@ pub const TABLE: SeedTable = SeedTable {
         ),
         Unit::Seconds,
     )],
-    flag: None,
     published_ratio: Some(Field::new(
         "published_ratio_to_ro",
         "seed ÷RO",
@@ -111,11 +107,8 @@ pub const TABLE: SeedTable = SeedTable {
             Quantity::SecondsFor(READS),
         ),
     ],
-    compare: 0,
     ratio: Some(Field::new("ratio_to_ro", "÷ECAM-RO", "ratio_to_ecam_ro")),
-    joined: None,
     published_last: true,
-    peer: None,
     rows: &[
         row(READ[0], CF8, 1, READ[2]),
         row(READ[1], ECAM, 1, READ[2]),
@@ -124,9 +117,7 @@ pub const TABLE: SeedTable = SeedTable {
         row(SCAN[1], ECAM, READS_PER_SCAN, SCAN[2]),
         row(SCAN[2], ECAM_RO, READS_PER_SCAN, SCAN[2]),
     ],
-    also: &[],
     findings: Some(findings),
-    conclusion: None,
     findings_heading: "Ratios",
     derived: Some(DerivedLine {
         key: "ecam_ro_vs_ram",
@@ -141,8 +132,6 @@ pub const TABLE: SeedTable = SeedTable {
         "The seed also reports the guest's whole PCI scan and initialization dropping from ~55 ms \
          to ~18 ms with the read-only mapping (not a per-read figure).",
     ],
-    report_notes: None,
-    basis: None,
     chart: SeedChart {
         heading: "Config read cost",
         title: "Seconds per 100,000 config reads",
@@ -159,6 +148,7 @@ pub const TABLE: SeedTable = SeedTable {
         callout: Callout::Findings("-reads"),
         source_note: None,
     },
+    ..SeedTable::BASE
 };
 
 /// The seed's conclusions: published seconds and this host's cycles per

@@ -2,7 +2,7 @@
 //! rows, named and ordered as in the seed, with this host's cycles beside
 //! the published ones and each row's ratio to its BAR's no-eventfd row.
 
-use super::seed::{Bars, Callout, Field, Quantity, SeedChart, SeedRow, SeedTable, MEDIAN_NET};
+use super::seed::{Bars, Callout, Field, SeedChart, SeedRow, SeedTable, MEDIAN_NET};
 use crate::derive::findings::{
     self,
     pci_testdev::{HYPERCALL, MMIO_NO, MMIO_PV, MMIO_WILDCARD, PIO_KERNEL, PIO_NO, PIO_WILDCARD},
@@ -51,22 +51,13 @@ pub const TABLE: SeedTable = SeedTable {
     source: SOURCE,
     caption: CAPTION,
     label: Field::new("name", "row", "row"),
-    scenario_column: false,
-    kut_scenario: false,
-    kut: Quantity::Median,
-    texts: &[],
-    per_iter: None,
     published: &[(
         Field::new("published_cycles", "seed cyc", "seed_cycles"),
         Unit::Cycles,
     )],
-    flag: None,
     published_ratio: Some(Field::new("published_ratio", "seed ÷no-evfd", "seed_ratio")),
     measures: MEDIAN_NET,
-    compare: 0,
     ratio: Some(Field::new("ratio", "÷no-evfd", "ratio")),
-    joined: None,
-    published_last: false,
     peer: Some(PEER_VMM),
     rows: &[
         row(MMIO_NO, MMIO_NO, &[Some(9075.0)]),
@@ -80,9 +71,7 @@ pub const TABLE: SeedTable = SeedTable {
     ],
     also: &[("outl_to_kernel", 1745), ("vmcall", 1519)],
     findings: Some(findings),
-    conclusion: None,
     findings_heading: "Seed conclusions",
-    derived: None,
     notes: &[
         "Ratios divide gross medians (like kvm-unit-tests, which subtracts no baseline) by \
          the no-eventfd row of the same BAR; net cycles subtract this host's noop loop.",
@@ -90,8 +79,6 @@ pub const TABLE: SeedTable = SeedTable {
          datamatch ioeventfd: KVM never merged PV MMIO, so it is a port write, as the seed's \
          \"PV ≈ portio\" conclusion would predict.",
     ],
-    report_notes: None,
-    basis: None,
     chart: SeedChart {
         heading: "pci-testdev ratios",
         title: "Each row ÷ its BAR's no-eventfd row",
@@ -102,6 +89,7 @@ pub const TABLE: SeedTable = SeedTable {
         callout: Callout::None,
         source_note: None,
     },
+    ..SeedTable::BASE
 };
 
 /// The seed's `also` numbers that stand for a scenario: (scenario, name).

@@ -320,6 +320,53 @@ pub struct SeedTable {
 }
 
 impl SeedTable {
+    /// What a table leaves as most tables have it: no text, flag, ratio,
+    /// joined or per-iteration columns, no peer, findings, conclusion,
+    /// derived line or notes, medians on kut lines. A table writes its own
+    /// title, source, caption, label, published columns, measures, rows and
+    /// chart (BASE's are empty placeholders) and whatever else differs, and
+    /// takes the rest with `..SeedTable::BASE`.
+    pub const BASE: SeedTable = SeedTable {
+        view: "",
+        title: "",
+        source: "",
+        caption: "",
+        label: Field::new("", "", ""),
+        scenario_column: false,
+        kut_scenario: false,
+        kut: Quantity::Median,
+        texts: &[],
+        per_iter: None,
+        published: &[],
+        flag: None,
+        published_ratio: None,
+        measures: &[],
+        compare: 0,
+        ratio: None,
+        joined: None,
+        published_last: false,
+        peer: None,
+        rows: &[],
+        also: &[],
+        findings: None,
+        conclusion: None,
+        findings_heading: "",
+        derived: None,
+        notes: &[],
+        report_notes: None,
+        basis: None,
+        chart: SeedChart {
+            heading: "",
+            title: "",
+            x_desc: "",
+            published: "",
+            caption: "",
+            bars: Bars::Ratios,
+            callout: Callout::None,
+            source_note: None,
+        },
+    };
+
     /// The further published number called `name`.
     pub fn also(&self, name: &str) -> Option<f64> {
         self.also
@@ -935,21 +982,13 @@ mod tests {
         caption: "ratios only",
         label: Field::new("name", "row", "row"),
         scenario_column: true,
-        kut_scenario: false,
-        kut: Quantity::Median,
-        texts: &[],
-        per_iter: None,
         published: &[(
             Field::new("cycles", "seed cyc", "seed_cycles"),
             Unit::Cycles,
         )],
-        flag: None,
         published_ratio: Some(Field::new("published_ratio", "seed ÷ref", "seed_ratio")),
         measures: MEDIAN_NET,
-        compare: 0,
         ratio: Some(Field::new("ratio", "÷ref", "ratio")),
-        joined: None,
-        published_last: false,
         peer: Some("peer"),
         rows: &[
             SeedRow {
@@ -976,13 +1015,7 @@ mod tests {
             },
         ],
         also: &[("extra", 7)],
-        findings: None,
-        conclusion: None,
         findings_heading: "Seed conclusions",
-        derived: None,
-        notes: &[],
-        report_notes: None,
-        basis: None,
         chart: SeedChart {
             heading: "h",
             title: "t",
@@ -993,6 +1026,7 @@ mod tests {
             callout: Callout::None,
             source_note: None,
         },
+        ..SeedTable::BASE
     };
 
     const ROWS_JOINED: &[SeedRow] = &[

@@ -1,7 +1,7 @@
 //! The `vmexit-arm` view (seed 000): kvm-unit-tests' ARM `vmexit` results
 //! on an Arndale board, with and without the vgic, mapped to our rows.
 
-use super::seed::{Bars, Callout, Field, Quantity, SeedChart, SeedRow, SeedTable, MEDIAN_NET};
+use super::seed::{Bars, Callout, Field, SeedChart, SeedRow, SeedTable, MEDIAN_NET};
 use crate::unit::Unit;
 
 /// Where the published numbers come from.
@@ -44,10 +44,6 @@ pub const TABLE: SeedTable = SeedTable {
     caption: CAPTION,
     label: Field::new("test", "test", "test"),
     scenario_column: true,
-    kut_scenario: false,
-    kut: Quantity::Median,
-    texts: &[],
-    per_iter: None,
     published: &[
         (
             Field::new("with_vgic", "ARM vgic", "arm_vgic_cycles"),
@@ -58,18 +54,13 @@ pub const TABLE: SeedTable = SeedTable {
             Unit::Cycles,
         ),
     ],
-    flag: None,
     published_ratio: Some(Field::new(
         "published_ratio",
         "ARM ÷hvc",
         "arm_vgic_ratio_to_hvc",
     )),
     measures: MEDIAN_NET,
-    compare: 0,
     ratio: Some(Field::new("ratio", "÷hypercall", "ratio_to_hypercall")),
-    joined: None,
-    published_last: false,
-    peer: None,
     rows: &[
         row("hvc", "hypercall", &[Some(5602.0), Some(2138.0)]),
         row("noop_guest", "noop", &[Some(8.0), Some(7.0)]),
@@ -87,11 +78,7 @@ pub const TABLE: SeedTable = SeedTable {
         row("eoi", "eoi", &[Some(164.0), Some(15624.0)]),
         row("mmio_kernel", "mmio-kernel-wildcard", &[None, Some(7234.0)]),
     ],
-    also: &[],
-    findings: None,
-    conclusion: None,
     findings_heading: "Seed conclusions",
-    derived: None,
     notes: &[
         "Mapping: hvc → hypercall (vmcall/vmmcall), noop_guest → noop, mmio_read_user → \
          mmio-user-read, mmio_read_vgic → pio-kernel-pic and mmio_kernel → mmio-kernel-wildcard: \
@@ -103,8 +90,6 @@ pub const TABLE: SeedTable = SeedTable {
         "Without vgic, ipi and eoi go through user space and vary several-fold between runs; only \
          the with-vgic column is charted and used for ratios.",
     ],
-    report_notes: None,
-    basis: None,
     chart: SeedChart {
         heading: "ARM vmexit and this host",
         title: "Cost relative to a hypercall",
@@ -115,4 +100,5 @@ pub const TABLE: SeedTable = SeedTable {
         callout: Callout::None,
         source_note: None,
     },
+    ..SeedTable::BASE
 };
