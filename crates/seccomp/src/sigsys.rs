@@ -46,7 +46,7 @@ pub(crate) fn install_reporter() -> io::Result<()> {
         // handler is async-signal-safe (no locks, no allocation, only write
         // and _exit).
         result = vmm_sys_util::signal::register_signal_handler(libc::SIGSYS, on_sigsys)
-            .map_err(|e| io::Error::from_raw_os_error(e.errno()));
+            .map_err(io::Error::from);
     });
     result
 }
