@@ -63,6 +63,8 @@ impl Consumer {
                 for (name, fd) in &fds {
                     *totals.entry(name).or_default() += drain(fd);
                 }
+                // Owned by the thread until here: closing it earlier would
+                // take it out of the epoll set.
                 drop(stop_rx);
                 totals
             })?;
