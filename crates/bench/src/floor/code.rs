@@ -98,11 +98,11 @@ impl FloorKind {
     /// large page.
     pub fn probe_addr(self) -> u64 {
         match self {
-            FloorKind::Noop => 0x40_24c3,
-            FloorKind::PioUserOut => 0x40_2408,
-            FloorKind::PioKernelWildcard => 0x40_20c5,
-            FloorKind::MmioKernelWildcard => 0x40_22fd,
-            FloorKind::RamRead => 0x40_223b,
+            FloorKind::Noop => 0x40_24e3,
+            FloorKind::PioUserOut => 0x40_2428,
+            FloorKind::PioKernelWildcard => 0x40_20e5,
+            FloorKind::MmioKernelWildcard => 0x40_231d,
+            FloorKind::RamRead => 0x40_225b,
         }
     }
 

@@ -10,10 +10,6 @@
 #include "cmos.h"
 
 #define RTC_VECTOR 0x38
-#define IOAPIC_REGSEL 0x00
-#define IOAPIC_WIN 0x10
-#define IOAPIC_REDTBL(pin) (0x10 + 2 * (pin))
-#define IOAPIC_MASKED (1u << 16)
 
 static int failures;
 static volatile u32 rtc_irqs;
@@ -25,12 +21,6 @@ static void check(bool ok, const char *what)
     printf("%s: %s\n", ok ? "PASS" : "FAIL", what);
     if (!ok)
         failures++;
-}
-
-static void ioapic_write(u32 reg, u32 v)
-{
-    mmio_write32(IOAPIC_BASE + IOAPIC_REGSEL, reg);
-    mmio_write32(IOAPIC_BASE + IOAPIC_WIN, v);
 }
 
 static u8 bcd(u8 v) { return (u8)((v >> 4) * 10 + (v & 0xf)); }

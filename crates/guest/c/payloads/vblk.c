@@ -94,12 +94,6 @@ void vblk_handler(void)
     lapic_eoi();
 }
 
-static void ioapic_write(u32 reg, u32 v)
-{
-    mmio_write32(IOAPIC_BASE, reg);
-    mmio_write32(IOAPIC_BASE + 0x10, v);
-}
-
 static bool find_device(void)
 {
     const char *w = cmdline_get("virtio_mmio.device");
@@ -180,8 +174,8 @@ int main(int argc, char **argv)
     outb(0x21, 0xff);
     outb(0xa1, 0xff);
     lapic_enable();
-    ioapic_write(0x10 + 2 * gsi + 1, lapic_id() << 24);
-    ioapic_write(0x10 + 2 * gsi, VECTOR);
+    ioapic_write(IOAPIC_REDTBL(gsi) + 1, lapic_id() << 24);
+    ioapic_write(IOAPIC_REDTBL(gsi), VECTOR);
     asm volatile("sti" : : : "memory");
 
     wr(R_STATUS, 0);

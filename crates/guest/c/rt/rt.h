@@ -121,6 +121,15 @@ void lapic_eoi(void);
 void lapic_send_ipi(u32 apic_id, u8 vector);
 void smp_start_aps(void);
 
+/* ---- IOAPIC (indirect: select a register, then its window) ---- */
+#define IOAPIC_REGSEL 0x00
+#define IOAPIC_WIN 0x10
+#define IOAPIC_VER 0x01
+#define IOAPIC_REDTBL(pin) (0x10 + 2 * (pin))
+#define IOAPIC_MASKED (1u << 16)
+u32 ioapic_read(u32 reg);
+void ioapic_write(u32 reg, u32 v);
+
 /* ---- QEMU fw_cfg, legacy port interface (flat payloads only) ---- */
 #define FW_CFG_PORT_SEL 0x510  /* 16-bit OUT of the key */
 #define FW_CFG_PORT_DATA 0x511 /* 8-bit INs, little-endian */

@@ -10,6 +10,18 @@ extern const char tramp_start[], tramp_end[]; /* cstart.S */
 u32 lapic_read(u32 reg) { return mmio_read32(LAPIC_BASE + reg); }
 void lapic_write(u32 reg, u32 v) { mmio_write32(LAPIC_BASE + reg, v); }
 
+u32 ioapic_read(u32 reg)
+{
+    mmio_write32(IOAPIC_BASE + IOAPIC_REGSEL, reg);
+    return mmio_read32(IOAPIC_BASE + IOAPIC_WIN);
+}
+
+void ioapic_write(u32 reg, u32 v)
+{
+    mmio_write32(IOAPIC_BASE + IOAPIC_REGSEL, reg);
+    mmio_write32(IOAPIC_BASE + IOAPIC_WIN, v);
+}
+
 u32 lapic_id(void) { return lapic_read(APIC_ID) >> 24; }
 
 /* Software-enable this CPU's xAPIC (spurious vector 0xff): needed before it accepts fixed interrupts. */

@@ -2,11 +2,6 @@
 #include "probe.h"
 
 #define CLOCK_SAMPLES 16
-#define IOAPIC_REGSEL 0x00
-#define IOAPIC_WIN 0x10
-#define IOAPIC_VER 0x01
-#define IOAPIC_REDTBL(pin) (0x10 + 2 * (pin))
-#define IOAPIC_MASKED (1u << 16)
 
 /*
  * irqfd: the u64 counters the host polls, the stamps and the offset
@@ -44,18 +39,6 @@ void irqfd_handler(void)
 
 /* The interrupt gate (called once at start-up, before any scenario). */
 void irqfd_init(void) { idt_set(IRQFD_VECTOR, irqfd_entry); }
-
-static void ioapic_write(u32 reg, u32 v)
-{
-    mmio_write32(IOAPIC_BASE + IOAPIC_REGSEL, reg);
-    mmio_write32(IOAPIC_BASE + IOAPIC_WIN, v);
-}
-
-static u32 ioapic_read(u32 reg)
-{
-    mmio_write32(IOAPIC_BASE + IOAPIC_REGSEL, reg);
-    return mmio_read32(IOAPIC_BASE + IOAPIC_WIN);
-}
 
 /*
  * Cristian's method: t1, Clock ucall (the host stamps its TSC into
