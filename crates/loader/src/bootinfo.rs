@@ -9,7 +9,6 @@ use std::ops::Range;
 
 use vm_memory::{GuestMemoryBackend, GuestMemoryMmap, GuestMemoryRegion};
 
-use crate::gdt;
 use crate::layout::*;
 use crate::place::BootArea;
 use crate::Reserved;
@@ -224,45 +223,32 @@ const PTE_HUGE: u64 = 1 << 7;
 /// their slots and that the area lies below 4 GiB.
 pub fn boot_area_bytes(a: &AreaContents<'_>) -> Vec<u8> {
     let area = a.area;
-    let mut buf = vec![0u8; BOOT_AREA_SIZE as usize];
-    let at = |addr: u64| (addr - area.base()) as usize;
-    let put = |buf: &mut Vec<u8>, addr: u64, bytes: &[u8]| {
-        let o = at(addr);
-        buf[o..o + bytes.len()].copy_from_slice(bytes);
-    };
-    let put32 = |buf: &mut Vec<u8>, addr: u64, v: u32| put(buf, addr, &v.to_le_bytes());
-    let put64 = |buf: &mut Vec<u8>, addr: u64, v: u64| put(buf, addr, &v.to_le_bytes());
+    let mut img = area.image();
     // Checked by the caller: the whole area is below 4 GiB.
     let addr32 = |addr: u64| addr as u32;
 
-    put(&mut buf, area.gdt(), &gdt::gdt_bytes());
-
     // Identity map 0..4 GiB: PML4[0] -> PDPT; PDPT[i] -> PD i; PD i maps GiB
     // i with 512 2 MiB pages. The same shape kvm-unit-tests builds itself.
-    put64(&mut buf, area.pml4(), area.pdpt() | PTE_PRESENT | PTE_WRITE);
+    img.put64(area.pml4(), area.pdpt() | PTE_PRESENT | PTE_WRITE);
     for i in 0..PD_COUNT {
         let pd = area.pd(i);
-        put64(&mut buf, area.pdpt() + i * 8, pd | PTE_PRESENT | PTE_WRITE);
+        img.put64(area.pdpt() + i * 8, pd | PTE_PRESENT | PTE_WRITE);
         for j in 0..512u64 {
             let phys = (i << 30) | (j << 21);
-            put64(
-                &mut buf,
-                pd + j * 8,
-                phys | PTE_PRESENT | PTE_WRITE | PTE_HUGE,
-            );
+            img.put64(pd + j * 8, phys | PTE_PRESENT | PTE_WRITE | PTE_HUGE);
         }
     }
 
-    put(&mut buf, area.cmdline(), a.cmdline); // NUL: buffer is zeroed
-    put(&mut buf, area.bootloader_name(), BOOTLOADER_NAME.as_bytes());
+    img.put(area.cmdline(), a.cmdline); // NUL: buffer is zeroed
+    img.put(area.bootloader_name(), BOOTLOADER_NAME.as_bytes());
     // area.module_cmdline() holds "" (already zero).
 
     for (i, e) in a.map.entries.iter().enumerate() {
         let addr = area.mmap() + i as u64 * MMAP_ENTRY_SIZE;
-        put32(&mut buf, addr, (MMAP_ENTRY_SIZE - 4) as u32);
-        put64(&mut buf, addr + 4, e.base);
-        put64(&mut buf, addr + 12, e.len);
-        put32(&mut buf, addr + 20, e.kind);
+        img.put32(addr, (MMAP_ENTRY_SIZE - 4) as u32);
+        img.put64(addr + 4, e.base);
+        img.put64(addr + 12, e.len);
+        img.put32(addr + 20, e.kind);
     }
 
     let mbi = area.mbi();
@@ -270,24 +256,23 @@ pub fn boot_area_bytes(a: &AreaContents<'_>) -> Vec<u8> {
     if let Some(initrd) = &a.initrd {
         flags |= mbi_flags::MODS;
         // Bounds were checked below 4 GiB by the caller.
-        put32(&mut buf, area.modules(), initrd.start as u32);
-        put32(&mut buf, area.modules() + 4, initrd.end as u32);
-        put32(&mut buf, area.modules() + 8, addr32(area.module_cmdline()));
-        put32(&mut buf, mbi + 20, 1);
-        put32(&mut buf, mbi + 24, addr32(area.modules()));
+        img.put32(area.modules(), initrd.start as u32);
+        img.put32(area.modules() + 4, initrd.end as u32);
+        img.put32(area.modules() + 8, addr32(area.module_cmdline()));
+        img.put32(mbi + 20, 1);
+        img.put32(mbi + 24, addr32(area.modules()));
     }
-    put32(&mut buf, mbi, flags);
-    put32(&mut buf, mbi + 4, MEM_LOWER_KIB);
-    put32(&mut buf, mbi + 8, a.map.mem_upper);
-    put32(&mut buf, mbi + 16, addr32(area.cmdline()));
-    put32(
-        &mut buf,
+    img.put32(mbi, flags);
+    img.put32(mbi + 4, MEM_LOWER_KIB);
+    img.put32(mbi + 8, a.map.mem_upper);
+    img.put32(mbi + 16, addr32(area.cmdline()));
+    img.put32(
         mbi + 44,
         (a.map.entries.len() as u64 * MMAP_ENTRY_SIZE) as u32,
     );
-    put32(&mut buf, mbi + 48, addr32(area.mmap()));
-    put32(&mut buf, mbi + 64, addr32(area.bootloader_name()));
-    buf
+    img.put32(mbi + 48, addr32(area.mmap()));
+    img.put32(mbi + 64, addr32(area.bootloader_name()));
+    img.into_bytes()
 }
 
 /// Most memory-map entries that fit the mmap slot.

@@ -66,6 +66,18 @@ impl BootArea {
         self.base == LOADER_AREA_START
     }
 
+    /// The area's bytes as every boot protocol starts them: zeroed, with
+    /// the boot GDT in place. The protocol then writes its own structures
+    /// at their absolute addresses.
+    pub(crate) fn image(self) -> AreaImage {
+        let mut image = AreaImage {
+            area: self,
+            buf: vec![0u8; BOOT_AREA_SIZE as usize],
+        };
+        image.put(self.gdt(), &crate::gdt::gdt_bytes());
+        image
+    }
+
     /// The GDT (GDTR base).
     pub const fn gdt(self) -> u64 {
         self.base + GDT_OFFSET
@@ -119,6 +131,37 @@ impl BootArea {
     /// Initial ESP/RSP: the top of the boot stack.
     pub const fn stack_top(self) -> u64 {
         self.base + BOOT_STACK_TOP_OFFSET
+    }
+}
+
+/// The bytes of a [`BootArea`] being built, addressed by guest-physical
+/// address. The callers have checked that what they write fits its slot;
+/// an address outside the area is a bug in the loader and panics.
+pub(crate) struct AreaImage {
+    area: BootArea,
+    buf: Vec<u8>,
+}
+
+impl AreaImage {
+    /// `bytes` at guest-physical `addr`.
+    pub(crate) fn put(&mut self, addr: u64, bytes: &[u8]) {
+        let o = (addr - self.area.base()) as usize;
+        self.buf[o..o + bytes.len()].copy_from_slice(bytes);
+    }
+
+    /// A little-endian u32 at `addr`.
+    pub(crate) fn put32(&mut self, addr: u64, v: u32) {
+        self.put(addr, &v.to_le_bytes());
+    }
+
+    /// A little-endian u64 at `addr`.
+    pub(crate) fn put64(&mut self, addr: u64, v: u64) {
+        self.put(addr, &v.to_le_bytes());
+    }
+
+    /// The finished bytes, to be written at the area's base.
+    pub(crate) fn into_bytes(self) -> Vec<u8> {
+        self.buf
     }
 }
 

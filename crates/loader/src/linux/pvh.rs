@@ -13,7 +13,6 @@ use linux_loader::loader::elf::start_info::{
 use vm_memory::ByteValued;
 
 use crate::bootinfo::MemoryMap;
-use crate::gdt;
 use crate::layout::*;
 use crate::place::BootArea;
 
@@ -96,14 +95,8 @@ pub fn memmap(map: &MemoryMap) -> Vec<hvm_memmap_table_entry> {
 /// `a.area.base()`. The caller has checked the command line and the map fit
 /// their slots.
 pub fn boot_area_bytes(a: &PvhArea<'_>) -> Vec<u8> {
-    let base = a.area.base();
-    let mut buf = vec![0u8; BOOT_AREA_SIZE as usize];
-    let put = |buf: &mut Vec<u8>, addr: u64, bytes: &[u8]| {
-        let o = (addr - base) as usize;
-        buf[o..o + bytes.len()].copy_from_slice(bytes);
-    };
-    put(&mut buf, a.area.gdt(), &gdt::gdt_bytes());
-    put(&mut buf, start_info_addr(a.area), start_info(a).as_slice());
+    let mut img = a.area.image();
+    img.put(start_info_addr(a.area), start_info(a).as_slice());
     if let Some(initrd) = &a.initrd {
         let m = hvm_modlist_entry {
             paddr: initrd.start,
@@ -111,15 +104,14 @@ pub fn boot_area_bytes(a: &PvhArea<'_>) -> Vec<u8> {
             cmdline_paddr: 0,
             reserved: 0,
         };
-        put(&mut buf, modlist_addr(a.area), m.as_slice());
+        img.put(modlist_addr(a.area), m.as_slice());
     }
     for (i, e) in memmap(a.map).iter().enumerate() {
-        put(
-            &mut buf,
+        img.put(
             memmap_addr(a.area) + i as u64 * MMAP_ENTRY_SIZE,
             e.as_slice(),
         );
     }
-    put(&mut buf, a.area.cmdline(), a.cmdline); // NUL: the buffer is zeroed
-    buf
+    img.put(a.area.cmdline(), a.cmdline); // NUL: the buffer is zeroed
+    img.into_bytes()
 }

@@ -21,7 +21,6 @@ use vm_memory::ByteValued;
 
 use super::bzimage::{BzImageHeader, SETUP_HEADER_OFFSET};
 use crate::bootinfo::MemoryMap;
-use crate::gdt;
 use crate::layout::*;
 use crate::place::BootArea;
 
@@ -109,18 +108,8 @@ pub fn boot_params(z: &ZeroPage<'_>) -> boot_params {
 /// The bytes of the boot area for a bzImage boot, to be written at
 /// `z.area.base()`. The caller has checked the command line and the map fit.
 pub fn boot_area_bytes(z: &ZeroPage<'_>) -> Vec<u8> {
-    let base = z.area.base();
-    let mut buf = vec![0u8; BOOT_AREA_SIZE as usize];
-    let put = |buf: &mut Vec<u8>, addr: u64, bytes: &[u8]| {
-        let o = (addr - base) as usize;
-        buf[o..o + bytes.len()].copy_from_slice(bytes);
-    };
-    put(&mut buf, z.area.gdt(), &gdt::gdt_bytes());
-    put(
-        &mut buf,
-        boot_params_addr(z.area),
-        boot_params(z).as_slice(),
-    );
-    put(&mut buf, z.area.cmdline(), z.cmdline); // NUL: the buffer is zeroed
-    buf
+    let mut img = z.area.image();
+    img.put(boot_params_addr(z.area), boot_params(z).as_slice());
+    img.put(z.area.cmdline(), z.cmdline); // NUL: the buffer is zeroed
+    img.into_bytes()
 }
