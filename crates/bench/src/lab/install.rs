@@ -83,19 +83,19 @@ fn fastpaths(
     lab: &mut Lab,
 ) -> Result<(), MachineError> {
     let fd = ctx.vm().fd().clone();
-    let any_length = ctx.kvm().has_ioeventfd_any_length();
+    // Without "any length" KVM refuses a length-0 MMIO ioeventfd: the MMIO
+    // wildcards (probe and doorbell) then match the value the probe writes,
+    // 32 bits wide.
+    let mmio_any = if ctx.kvm().has_ioeventfd_any_length() {
+        Datamatch::Any
+    } else {
+        Datamatch::U32(abi::PROBE_WILDCARD_VALUE)
+    };
     if lab_fixtures.floor {
         ctx.set_fast_port(abi::PROBE_PIO_FLOOR_PORT);
     }
     if lab_fixtures.ioeventfds {
         let dm = Datamatch::U32(abi::PROBE_DATAMATCH_VALUE);
-        // Without "any length" KVM refuses a length-0 MMIO ioeventfd; the
-        // MMIO wildcard then matches the value the probe writes.
-        let mmio_wild = if any_length {
-            Datamatch::Any
-        } else {
-            Datamatch::U32(abi::PROBE_WILDCARD_VALUE)
-        };
         let events = [
             (
                 "pio-wildcard",
@@ -113,7 +113,7 @@ fn fastpaths(
                 "mmio-wildcard",
                 Space::Mmio,
                 abi::PROBE_MMIO_WILDCARD,
-                mmio_wild,
+                mmio_any,
             ),
             ("mmio-datamatch", Space::Mmio, abi::PROBE_MMIO_DATAMATCH, dm),
         ];
@@ -139,13 +139,6 @@ fn fastpaths(
     }
     if lab_fixtures.doorbells {
         let pv = Datamatch::U32(abi::DOORBELL_PV_IDENTITY);
-        // Like the MMIO wildcard above: without "any length" KVM needs a
-        // width, and the probe rings with 32-bit writes.
-        let mmio_any = if any_length {
-            Datamatch::Any
-        } else {
-            Datamatch::U32(abi::PROBE_WILDCARD_VALUE)
-        };
         let doorbells = [
             (
                 "doorbell-mmio",
