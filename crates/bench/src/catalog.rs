@@ -120,6 +120,19 @@ pub enum Peer {
 use Check::*;
 use MachineKind::*;
 
+// Why a group of scenarios is not run on the QEMU peer.
+const NO_PEER_IOEVENTFD: Peer = Peer::Skipped(
+    "QEMU registers no ioeventfd on trapline's probe addresses (compare the pci-testdev rows instead)",
+);
+const NO_PEER_COALESCED: Peer =
+    Peer::Skipped("QEMU has no coalesced zone on trapline's probe addresses");
+const NO_PEER_RO_MEMSLOT: Peer = Peer::Skipped("the read-only memslot page is trapline's");
+const NO_PEER_PV_PORT: Peer =
+    Peer::Skipped("the PV doorbell port is trapline's (KVM never merged PV MMIO)");
+const NO_PEER_ECAM: Peer = Peer::Skipped("QEMU's pc machine has no ECAM window");
+const NO_PEER_LAB_THREADS: Peer =
+    Peer::Skipped("needs trapline's lab host threads (irqfd injector, doorbell consumer)");
+
 /// Every probe scenario, in report order.
 pub const SCENARIOS: &[Scenario] = &[
     Scenario {
@@ -184,7 +197,7 @@ pub const SCENARIOS: &[Scenario] = &[
         path: "OUT to a port with a KVM ioeventfd, no datamatch",
         machine: Main,
         check: IoEvent("pio-wildcard"),
-        peer: Peer::Skipped("QEMU registers no ioeventfd on trapline's probe addresses (compare the pci-testdev rows instead)"),
+        peer: NO_PEER_IOEVENTFD,
     },
     Scenario {
         id: scenario::PIO_KERNEL_DATAMATCH,
@@ -192,7 +205,7 @@ pub const SCENARIOS: &[Scenario] = &[
         path: "OUT to a port with a KVM ioeventfd, 32-bit datamatch",
         machine: Main,
         check: IoEvent("pio-datamatch"),
-        peer: Peer::Skipped("QEMU registers no ioeventfd on trapline's probe addresses (compare the pci-testdev rows instead)"),
+        peer: NO_PEER_IOEVENTFD,
     },
     Scenario {
         id: scenario::MMIO_USER_READ,
@@ -216,7 +229,7 @@ pub const SCENARIOS: &[Scenario] = &[
         path: "store to a KVM ioeventfd, length 0 (any length: fast MMIO)",
         machine: Main,
         check: IoEvent("mmio-wildcard"),
-        peer: Peer::Skipped("QEMU registers no ioeventfd on trapline's probe addresses (compare the pci-testdev rows instead)"),
+        peer: NO_PEER_IOEVENTFD,
     },
     Scenario {
         id: scenario::MMIO_KERNEL_DATAMATCH,
@@ -224,7 +237,7 @@ pub const SCENARIOS: &[Scenario] = &[
         path: "store to a KVM ioeventfd, 32-bit datamatch",
         machine: Main,
         check: IoEvent("mmio-datamatch"),
-        peer: Peer::Skipped("QEMU registers no ioeventfd on trapline's probe addresses (compare the pci-testdev rows instead)"),
+        peer: NO_PEER_IOEVENTFD,
     },
     Scenario {
         id: scenario::COALESCED_MMIO,
@@ -232,7 +245,7 @@ pub const SCENARIOS: &[Scenario] = &[
         path: "store into a coalesced MMIO zone: queued in the ring, drained on the next exit",
         machine: Main,
         check: Coalesced(ProbeRegister::MmioCoalesced),
-        peer: Peer::Skipped("QEMU has no coalesced zone on trapline's probe addresses"),
+        peer: NO_PEER_COALESCED,
     },
     Scenario {
         id: scenario::COALESCED_PIO,
@@ -240,7 +253,7 @@ pub const SCENARIOS: &[Scenario] = &[
         path: "OUT into a coalesced PIO zone: queued in the ring",
         machine: Main,
         check: Coalesced(ProbeRegister::PioCoalesced),
-        peer: Peer::Skipped("QEMU has no coalesced zone on trapline's probe addresses"),
+        peer: NO_PEER_COALESCED,
     },
     Scenario {
         id: scenario::RAM_READ,
@@ -256,7 +269,7 @@ pub const SCENARIOS: &[Scenario] = &[
         path: "load from a KVM_MEM_READONLY memslot: a RAM read, value checked",
         machine: Main,
         check: NoExits,
-        peer: Peer::Skipped("the read-only memslot page is trapline's"),
+        peer: NO_PEER_RO_MEMSLOT,
     },
     Scenario {
         id: scenario::RO_MEMSLOT_WRITE,
@@ -264,7 +277,7 @@ pub const SCENARIOS: &[Scenario] = &[
         path: "store to a KVM_MEM_READONLY memslot: exits as MMIO",
         machine: Main,
         check: UserExit(ExitKind::MmioWrite, Some(ProbeRegister::RoMemslot)),
-        peer: Peer::Skipped("the read-only memslot page is trapline's"),
+        peer: NO_PEER_RO_MEMSLOT,
     },
     Scenario {
         id: scenario::VMM_FLOOR_PIO,
@@ -277,17 +290,17 @@ pub const SCENARIOS: &[Scenario] = &[
     Scenario { id: scenario::PCI_MMIO_NO_EVENTFD, group: "pci", path: "pci-testdev BAR0 byte store, no ioeventfd: exit to user space", machine: Main, check: Testdev(TestdevBar::Mem, Some(ExitKind::MmioWrite)), peer: Peer::Runs },
     Scenario { id: scenario::PCI_MMIO_WILDCARD_EVENTFD, group: "pci", path: "pci-testdev BAR0 byte store to a wildcard ioeventfd (any length)", machine: Main, check: Testdev(TestdevBar::Mem, None), peer: Peer::Runs },
     Scenario { id: scenario::PCI_MMIO_DATAMATCH_EVENTFD, group: "pci", path: "pci-testdev BAR0 byte store to a 1-byte datamatch ioeventfd", machine: Main, check: Testdev(TestdevBar::Mem, None), peer: Peer::Runs },
-    Scenario { id: scenario::PCI_MMIO_PV_EVENTFD, group: "pci", path: "paravirtual MMIO doorbell: the identity written to one PV port with a PIO datamatch ioeventfd (KVM never merged PV MMIO)", machine: Main, check: Testdev(TestdevBar::Mem, None), peer: Peer::Skipped("the PV doorbell port is trapline's (KVM never merged PV MMIO)") },
+    Scenario { id: scenario::PCI_MMIO_PV_EVENTFD, group: "pci", path: "paravirtual MMIO doorbell: the identity written to one PV port with a PIO datamatch ioeventfd (KVM never merged PV MMIO)", machine: Main, check: Testdev(TestdevBar::Mem, None), peer: NO_PEER_PV_PORT },
     Scenario { id: scenario::PCI_PORTIO_NO_EVENTFD, group: "pci", path: "pci-testdev BAR1 OUTB, no ioeventfd: exit to user space", machine: Main, check: Testdev(TestdevBar::Io, Some(ExitKind::PioWrite)), peer: Peer::Runs },
     Scenario { id: scenario::PCI_PORTIO_WILDCARD_EVENTFD, group: "pci", path: "pci-testdev BAR1 OUTB to a wildcard ioeventfd", machine: Main, check: Testdev(TestdevBar::Io, None), peer: Peer::Runs },
     Scenario { id: scenario::PCI_PORTIO_DATAMATCH_EVENTFD, group: "pci", path: "pci-testdev BAR1 OUTB to a 1-byte datamatch ioeventfd", machine: Main, check: Testdev(TestdevBar::Io, None), peer: Peer::Runs },
-    Scenario { id: scenario::PCI_PORTIO_PV_EVENTFD, group: "pci", path: "paravirtual PIO doorbell: 32-bit OUT of the identity to the PV port (datamatch ioeventfd)", machine: Main, check: Testdev(TestdevBar::Io, None), peer: Peer::Skipped("the PV doorbell port is trapline's (KVM never merged PV MMIO)") },
+    Scenario { id: scenario::PCI_PORTIO_PV_EVENTFD, group: "pci", path: "paravirtual PIO doorbell: 32-bit OUT of the identity to the PV port (datamatch ioeventfd)", machine: Main, check: Testdev(TestdevBar::Io, None), peer: NO_PEER_PV_PORT },
     Scenario { id: scenario::PCI_CONFIG_READ_CF8, group: "pci-config", path: "config dword read through CF8/CFC: OUT address + IN data, two exits", machine: Main, check: ExitsPerIter(&[(ExitKind::PioWrite, 1), (ExitKind::PioRead, 1)]), peer: Peer::Runs },
-    Scenario { id: scenario::PCI_CONFIG_READ_ECAM, group: "pci-config", path: "config dword read through ECAM: one MMIO exit", machine: Main, check: ExitsPerIter(&[(ExitKind::MmioRead, 1)]), peer: Peer::Skipped("QEMU's pc machine has no ECAM window") },
-    Scenario { id: scenario::PCI_CONFIG_READ_ECAM_RO, group: "pci-config", path: "config dword read through ECAM mapped read-only over a shadow: no exit (seed 004)", machine: EcamRo, check: ExitsPerIter(&[]), peer: Peer::Skipped("QEMU's pc machine has no ECAM window") },
+    Scenario { id: scenario::PCI_CONFIG_READ_ECAM, group: "pci-config", path: "config dword read through ECAM: one MMIO exit", machine: Main, check: ExitsPerIter(&[(ExitKind::MmioRead, 1)]), peer: NO_PEER_ECAM },
+    Scenario { id: scenario::PCI_CONFIG_READ_ECAM_RO, group: "pci-config", path: "config dword read through ECAM mapped read-only over a shadow: no exit (seed 004)", machine: EcamRo, check: ExitsPerIter(&[]), peer: NO_PEER_ECAM },
     Scenario { id: scenario::PCI_SCAN_CF8, group: "pci-config", path: "enumerate bus 0 (256 devfn, vendor+device) through CF8/CFC", machine: Main, check: Scan(&[(ExitKind::PioWrite, 256), (ExitKind::PioRead, 256)]), peer: Peer::Runs },
-    Scenario { id: scenario::PCI_SCAN_ECAM, group: "pci-config", path: "enumerate bus 0 through ECAM", machine: Main, check: Scan(&[(ExitKind::MmioRead, 256)]), peer: Peer::Skipped("QEMU's pc machine has no ECAM window") },
-    Scenario { id: scenario::PCI_SCAN_ECAM_RO, group: "pci-config", path: "enumerate bus 0 through read-only ECAM", machine: EcamRo, check: Scan(&[]), peer: Peer::Skipped("QEMU's pc machine has no ECAM window") },
+    Scenario { id: scenario::PCI_SCAN_ECAM, group: "pci-config", path: "enumerate bus 0 through ECAM", machine: Main, check: Scan(&[(ExitKind::MmioRead, 256)]), peer: NO_PEER_ECAM },
+    Scenario { id: scenario::PCI_SCAN_ECAM_RO, group: "pci-config", path: "enumerate bus 0 through read-only ECAM", machine: EcamRo, check: Scan(&[]), peer: NO_PEER_ECAM },
     Scenario { id: scenario::IPI, group: "irq", path: "IPI to vCPU 1 (spinning, interrupts on) and wait for its handler: round trip (xAPIC ICR)", machine: Smp, check: NoExits , peer: Peer::Runs },
     Scenario { id: scenario::IPI_HALT, group: "irq", path: "IPI to vCPU 1 waiting in HLT: wake-up round trip (xAPIC)", machine: Smp, check: NoExits , peer: Peer::Runs },
     Scenario { id: scenario::SELF_IPI, group: "irq", path: "self-IPI through the xAPIC ICR, taken by the handler", machine: Smp, check: NoExits , peer: Peer::Runs },
@@ -296,11 +309,11 @@ pub const SCENARIOS: &[Scenario] = &[
     Scenario { id: scenario::IPI_HALT_X2APIC, group: "irq", path: "IPI to a halted vCPU through x2APIC", machine: SmpX2apic, check: NoExits , peer: Peer::Runs },
     Scenario { id: scenario::SELF_IPI_X2APIC, group: "irq", path: "self-IPI through the x2APIC SELF_IPI MSR", machine: SmpX2apic, check: NoExits , peer: Peer::Runs },
     Scenario { id: scenario::EOI_X2APIC, group: "irq", path: "the EOI write (x2APIC MSR), timed inside the handler", machine: SmpX2apic, check: NoExits , peer: Peer::Runs },
-    Scenario { id: scenario::IRQFD, group: "irq", path: "host thread writes an irqfd bound to an IOAPIC pin; latency to the guest handler (shared-TSC estimate)", machine: Main, check: Irqfd , peer: Peer::Skipped("needs trapline's lab host threads (irqfd injector, doorbell consumer)") },
-    Scenario { id: scenario::DOORBELL_USER_MMIO, group: "doorbell", path: "ring = MMIO store exiting to trapline, which signals the consumer's eventfd (seed 002's qemu-mmio)", machine: Main, check: Doorbell("doorbell-user-mmio", Some(ExitKind::MmioWrite)), peer: Peer::Skipped("needs trapline's lab host threads (irqfd injector, doorbell consumer)") },
-    Scenario { id: scenario::DOORBELL_IOEVENTFD_MMIO, group: "doorbell", path: "ring = MMIO store to a KVM ioeventfd (iosignalfd-mmio)", machine: Main, check: Doorbell("doorbell-mmio", None), peer: Peer::Skipped("needs trapline's lab host threads (irqfd injector, doorbell consumer)") },
-    Scenario { id: scenario::DOORBELL_IOEVENTFD_PIO, group: "doorbell", path: "ring = OUT to a KVM ioeventfd (iosignalfd-pio)", machine: Main, check: Doorbell("doorbell-pio", None), peer: Peer::Skipped("needs trapline's lab host threads (irqfd injector, doorbell consumer)") },
-    Scenario { id: scenario::DOORBELL_PV, group: "doorbell", path: "ring = the doorbell's identity written to the PV port, a datamatch ioeventfd (stands in for a hypercall)", machine: Main, check: Doorbell("doorbell-pv", None), peer: Peer::Skipped("needs trapline's lab host threads (irqfd injector, doorbell consumer)") },
+    Scenario { id: scenario::IRQFD, group: "irq", path: "host thread writes an irqfd bound to an IOAPIC pin; latency to the guest handler (shared-TSC estimate)", machine: Main, check: Irqfd , peer: NO_PEER_LAB_THREADS },
+    Scenario { id: scenario::DOORBELL_USER_MMIO, group: "doorbell", path: "ring = MMIO store exiting to trapline, which signals the consumer's eventfd (seed 002's qemu-mmio)", machine: Main, check: Doorbell("doorbell-user-mmio", Some(ExitKind::MmioWrite)), peer: NO_PEER_LAB_THREADS },
+    Scenario { id: scenario::DOORBELL_IOEVENTFD_MMIO, group: "doorbell", path: "ring = MMIO store to a KVM ioeventfd (iosignalfd-mmio)", machine: Main, check: Doorbell("doorbell-mmio", None), peer: NO_PEER_LAB_THREADS },
+    Scenario { id: scenario::DOORBELL_IOEVENTFD_PIO, group: "doorbell", path: "ring = OUT to a KVM ioeventfd (iosignalfd-pio)", machine: Main, check: Doorbell("doorbell-pio", None), peer: NO_PEER_LAB_THREADS },
+    Scenario { id: scenario::DOORBELL_PV, group: "doorbell", path: "ring = the doorbell's identity written to the PV port, a datamatch ioeventfd (stands in for a hypercall)", machine: Main, check: Doorbell("doorbell-pv", None), peer: NO_PEER_LAB_THREADS },
     Scenario { id: scenario::PIO_UART_OUT, group: "pio", path: "OUTB to the 16550 UART's scratch register: exit to user space into trapline's serial device", machine: Main, check: UserExit(ExitKind::PioWrite, None), peer: Peer::Runs },
 ];
 
