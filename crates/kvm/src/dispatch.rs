@@ -78,23 +78,11 @@ pub fn dispatch(
         }
         Ok(VcpuExit::MmioRead(addr, data)) => {
             counters.bump(ExitKind::MmioRead);
-            match ctx.mmio.read(ctx.index, addr, data) {
-                Access::Handled(o) => o,
-                Access::Unmapped => {
-                    counters.bump(ExitKind::UnmappedMmio);
-                    IoOutcome::Continue
-                }
-            }
+            mmio_outcome(ctx, ctx.mmio.read(ctx.index, addr, data))
         }
         Ok(VcpuExit::MmioWrite(addr, data)) => {
             counters.bump(ExitKind::MmioWrite);
-            match ctx.mmio.write(ctx.index, addr, data) {
-                Access::Handled(o) => o,
-                Access::Unmapped => {
-                    counters.bump(ExitKind::UnmappedMmio);
-                    IoOutcome::Continue
-                }
-            }
+            mmio_outcome(ctx, ctx.mmio.write(ctx.index, addr, data))
         }
         Ok(VcpuExit::Hlt) => {
             // Only without an in-kernel irqchip; resume (the lab's `hlt`
@@ -137,6 +125,18 @@ pub fn dispatch(
     match outcome {
         IoOutcome::Continue => ExitOutcome::Resume,
         IoOutcome::Stop(reason) => ExitOutcome::End(VcpuEnd::Device(reason)),
+    }
+}
+
+/// What an MMIO access did; an unmapped one is counted and ignored.
+#[inline]
+fn mmio_outcome(ctx: &VcpuContext, access: Access) -> IoOutcome {
+    match access {
+        Access::Handled(o) => o,
+        Access::Unmapped => {
+            ctx.counters.bump(ExitKind::UnmappedMmio);
+            IoOutcome::Continue
+        }
     }
 }
 
