@@ -46,11 +46,7 @@ pub(super) fn describe_check(check: Check, n: u64) -> String {
 /// Exits that count as "reached trapline" for a check: everything but
 /// kicks and signals.
 pub(super) fn user_exits(exits: &ExitSnapshot) -> u64 {
-    ExitKind::ALL
-        .iter()
-        .filter(|k| k.is_exit() && **k != ExitKind::Interrupted)
-        .map(|k| exits.get(*k))
-        .sum()
+    exits.total_exits() - exits.get(ExitKind::Interrupted)
 }
 
 pub(super) fn verify(
