@@ -16,7 +16,7 @@ use trapline_exit::{fill_all_ones, IoOutcome};
 use super::config::{ConfigSpace, BAR_COUNT, CONFIG_SPACE_SIZE};
 use super::device::{BarMap, PciDevice};
 use super::registry::Space;
-use super::shadow::ShadowSink;
+use super::shadow_sink::ShadowSink;
 use super::{lock, PciError};
 
 /// Number of device/function numbers on a bus.

@@ -63,6 +63,7 @@ mod io_front;
 mod recording;
 pub mod registry;
 mod shadow;
+mod shadow_sink;
 mod testdev;
 mod window;
 
@@ -83,7 +84,8 @@ pub use io_front::{PciConfigIo, CONFIG_ADDRESS_PORT, CONFIG_DATA_PORT, CONFIG_IO
 #[cfg(any(test, feature = "test-utils"))]
 pub use recording::{RecordingRegistry, Registration, RegistryEvent};
 pub use registry::{IoEventHandle, IoEventRegistration, IoEventRegistry, NoIoEvents, Space};
-pub use shadow::{MemoryShadow, ShadowHandle, ShadowSink};
+pub use shadow::ShadowHandle;
+pub use shadow_sink::{MemoryShadow, ShadowSink};
 pub use testdev::{PciTestDev, TestKind, TestSpec, TESTDEV_CLASS, TESTDEV_DEVICE, TESTS};
 pub use window::{PciIoWindow, PciMmioWindow};
 

@@ -17,49 +17,11 @@
 //! its own configuration asynchronously (e.g. a STATUS bit set by an
 //! interrupt) would have to bump the shadow itself.
 
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use super::bus::{PciBus, ECAM_BUS_SIZE};
-use super::{lock, PciError};
-
-/// Where the bus writes shadow updates: the host view of the read-only
-/// memslot (`trapline_fastpath::ReadOnlyRegion::write` fits as is).
-pub trait ShadowSink: Send + Sync {
-    /// Overwrite `bytes` at `offset` in the shadow; parts past its end are
-    /// ignored.
-    fn write(&self, offset: usize, bytes: &[u8]);
-}
-
-/// A shadow in ordinary memory: for tests and for machines that poll
-/// [`PciBus::generation`] instead of attaching a sink.
-#[derive(Debug)]
-pub struct MemoryShadow {
-    bytes: Mutex<Vec<u8>>,
-}
-
-impl MemoryShadow {
-    /// `len` bytes of all-ones.
-    pub fn new(len: usize) -> Self {
-        Self {
-            bytes: Mutex::new(vec![0xff; len]),
-        }
-    }
-
-    /// A copy of the contents.
-    pub fn contents(&self) -> Vec<u8> {
-        lock(&self.bytes).clone()
-    }
-}
-
-impl ShadowSink for MemoryShadow {
-    fn write(&self, offset: usize, bytes: &[u8]) {
-        let mut mem = lock(&self.bytes);
-        if let Some(dst) = mem.get_mut(offset..) {
-            let n = dst.len().min(bytes.len());
-            dst[..n].copy_from_slice(&bytes[..n]);
-        }
-    }
-}
+use super::shadow_sink::ShadowSink;
+use super::PciError;
 
 /// What the machine needs to run the ECAM shadow of bus 0.
 #[derive(Clone, Debug)]
