@@ -16,7 +16,7 @@ pub trait ShadowSink: Send + Sync {
 }
 
 /// A shadow in ordinary memory: for tests and for machines that poll
-/// [`PciBus::generation`] instead of attaching a sink.
+/// [`super::PciBus::generation`] instead of attaching a sink.
 #[derive(Debug)]
 pub struct MemoryShadow {
     bytes: Mutex<Vec<u8>>,
