@@ -9,8 +9,8 @@
 
 pub mod findings;
 
+use crate::fmt::cycles;
 use crate::model::{cycles_to_ns, scenario_key, Derived, Report, TRAPLINE_VMM};
-use crate::render::fmt::cycles;
 use crate::unit::Unit;
 
 /// `pio-user-out − pio-kernel-wildcard`: the cost of completing a PIO write
@@ -284,10 +284,10 @@ pub fn ecam_ro_vs_ram(report: &Report) -> Option<Derived> {
             .scenario(TRAPLINE_VMM, name)
             .filter(|s| s.is_measured())
             .and_then(|s| s.median())
-            .and_then(guarded::finite)
+            .and_then(crate::guarded::finite)
     };
     let (ro, ram) = (median(ECAM_RO_READ), median(RAM_READ));
-    let value = guarded::ratio(ro, ram)?;
+    let value = crate::guarded::ratio(ro, ram)?;
     let (a, b) = (ro?, ram?);
     Some(Derived {
         name: ECAM_RO_VS_RAM.to_string(),
@@ -303,47 +303,6 @@ pub fn ecam_ro_vs_ram(report: &Report) -> Option<Derived> {
             cycles(a - b)
         )),
     })
-}
-
-/// Arithmetic on values that may be missing or not finite: the answer is
-/// `None` rather than NaN or infinity, so no view shows either.
-pub mod guarded {
-    /// `v` when finite.
-    pub fn finite(v: f64) -> Option<f64> {
-        v.is_finite().then_some(v)
-    }
-
-    /// `num / den` when both are finite, `den` is positive and the quotient is
-    /// finite; never NaN or infinite.
-    pub fn ratio(num: Option<f64>, den: Option<f64>) -> Option<f64> {
-        let (n, d) = (num?, den?);
-        if !n.is_finite() || !d.is_finite() || d <= 0.0 {
-            return None;
-        }
-        finite(n / d)
-    }
-
-    /// `a − b` when both are finite.
-    pub fn difference(a: Option<f64>, b: Option<f64>) -> Option<f64> {
-        finite(a? - b?)
-    }
-
-    #[cfg(test)]
-    mod tests {
-        use super::*;
-
-        #[test]
-        fn ratios_are_guarded() {
-            assert_eq!(ratio(Some(3.0), Some(2.0)), Some(1.5));
-            assert_eq!(ratio(Some(3.0), Some(0.0)), None);
-            assert_eq!(ratio(Some(3.0), Some(-1.0)), None);
-            assert_eq!(ratio(None, Some(2.0)), None);
-            assert_eq!(ratio(Some(f64::NAN), Some(2.0)), None);
-            assert_eq!(ratio(Some(1e308), Some(1e-308)), None);
-            assert_eq!(difference(Some(5.0), Some(7.0)), Some(-2.0));
-            assert_eq!(difference(Some(5.0), None), None);
-        }
-    }
 }
 
 #[cfg(test)]

@@ -16,6 +16,8 @@ pub mod compare;
 pub mod derive;
 mod describe;
 pub mod error;
+mod fmt;
+pub mod guarded;
 pub mod ladder;
 pub mod model;
 mod render;

@@ -4,13 +4,13 @@
 //! giving the seed's published value of the row mapped to the scenario,
 //! once with this host's measured value. So the seed and this host are
 //! always compared by the same arithmetic, and the views only supply the
-//! two lookups. Missing inputs give `None` (see [`super::guarded`]).
+//! two lookups. Missing inputs give `None` (see [`crate::guarded`]).
 
 use serde::Serialize;
 
-use super::guarded::{difference, finite, ratio};
+use crate::fmt;
+use crate::guarded::{difference, finite, ratio};
 use crate::model::{Report, TRAPLINE_VMM};
-use crate::render::fmt;
 use crate::unit::Unit;
 
 /// What a view shows where a value has no measurement behind it.

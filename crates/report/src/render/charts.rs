@@ -13,8 +13,8 @@
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
-use super::fmt::{cycles, grouped, significant, truncate};
-use crate::derive::guarded::finite;
+use crate::fmt::{cycles, grouped, significant, truncate};
+use crate::guarded::finite;
 
 /// Longest category label drawn, in characters.
 const MAX_LABEL: usize = 44;

@@ -1,10 +1,10 @@
 //! Renders a [`Comparison`].
 
-use super::fmt::{cycles, opt};
 use super::grid::{Align, Grid, Row};
 use super::kut::KutLine;
 use super::{bmf, csv, html, kut, markdown, table, tap, Format};
 use crate::compare::Comparison;
+use crate::fmt::{cycles, opt};
 
 fn comparison_grid(c: &Comparison) -> Grid {
     use Align::{Left, Right};
@@ -96,8 +96,8 @@ pub fn render_comparison(c: &Comparison, format: Format) -> String {
             let body = format!(
                 "<h1>trapline comparison</h1>\n<p class=\"sub\">new: {}<br>old: {}</p>\n{}\n\
                  <p>Significant: |new − old| &gt; 3·max(MAD) and the min–max ranges do not overlap.</p>\n",
-                super::fmt::html_escape(&c.new_label),
-                super::fmt::html_escape(&c.old_label),
+                crate::fmt::html_escape(&c.new_label),
+                crate::fmt::html_escape(&c.old_label),
                 html::grid(&comparison_grid(c))
             );
             html::document("trapline comparison", &body)

@@ -3,7 +3,7 @@
 //! that hold numbers keep their [`Unit`], so people get grouped digits and
 //! `–` while CSV gets raw numbers and empty fields, from the same grid.
 
-use super::fmt;
+use crate::fmt;
 use crate::unit::Unit;
 
 /// Column alignment.

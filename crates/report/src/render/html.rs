@@ -3,10 +3,10 @@
 
 use std::fmt::Write as _;
 
-use super::fmt::html_escape as esc;
 use super::grid::{Align, Grid, Mode, Section};
 use super::{Chart, Page, Part};
 use crate::describe::{host_line, peer_line};
+use crate::fmt::html_escape as esc;
 use crate::model::Report;
 
 /// The id of the `<script type="application/json">` block holding the raw

@@ -1,7 +1,7 @@
 //! kvm-unit-tests `vmexit` style: `name cycles` per measured line,
 //! `name (skipped)` otherwise.
 
-use super::fmt::kut_name;
+use crate::fmt::kut_name;
 
 /// One kut line before formatting.
 #[derive(Clone, Debug, PartialEq)]

@@ -5,7 +5,6 @@ pub(crate) mod bmf;
 pub(crate) mod charts;
 pub(crate) mod compare;
 pub(crate) mod csv;
-pub(crate) mod fmt;
 pub(crate) mod grid;
 pub(crate) mod html;
 pub(crate) mod kut;

@@ -2,9 +2,9 @@
 
 use std::collections::BTreeMap;
 
+use crate::fmt::{self, cycles, derived_value, opt};
 use crate::model::{Report, ScenarioResult, Status};
 use crate::render::charts::{hbars, BarValue, HBars, Series, Swatch};
-use crate::render::fmt::{self, cycles, derived_value, opt};
 use crate::render::grid::{Align, Cell, Grid, Row, Section};
 use crate::render::kut::KutLine;
 use crate::render::{Chart, Page};

@@ -104,7 +104,7 @@ impl Measured {
     }
 }
 
-pub use crate::derive::guarded::{finite, ratio};
+pub use crate::guarded::{finite, ratio};
 
 pub use crate::derive::findings::Finding;
 

@@ -11,9 +11,9 @@ use crate::derive::findings::{
     doorbell::{IOEVENTFD_MMIO, IOEVENTFD_PIO, SAVING, USER_MMIO},
     Finding,
 };
+use crate::fmt::micros;
 use crate::model::Report;
 use crate::render::charts::Swatch;
-use crate::render::fmt::micros;
 use crate::unit::Unit;
 
 /// Where the published numbers come from.

@@ -5,9 +5,9 @@
 
 use super::common::{Measured, SELF_TIMED};
 use super::seed::{Bars, Callout, Field, Measure, Quantity, SeedChart, SeedRow, SeedTable};
+use crate::fmt::cycles;
 use crate::model::{Report, TRAPLINE_VMM};
 use crate::render::charts::Swatch;
-use crate::render::fmt::cycles;
 use crate::unit::Unit;
 
 /// Where the published numbers come from.

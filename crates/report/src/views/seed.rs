@@ -10,9 +10,9 @@
 use serde::ser::{Serialize, SerializeMap, Serializer};
 
 use super::common::{self, caption, ratio, Finding, Measured};
+use crate::fmt::derived_value;
 use crate::model::{Derived, Report, TRAPLINE_VMM};
 use crate::render::charts::{hbars, HBars, Series, Swatch};
-use crate::render::fmt::derived_value;
 use crate::render::grid::{Align, Cell, Grid, Section};
 use crate::render::kut::KutLine;
 use crate::render::{Chart, Page};

@@ -11,9 +11,9 @@ use crate::derive::{
     names, DISPATCH_OVERHEAD, HANDLING_PER_USER_EXIT, PREMIUM_RATIO_RAW_KVM_VMM, STAT_OVERHEAD,
     STAT_OVERHEAD_SHARE, USER_EXIT_PREMIUM, VMM_CPU_TO_FIRST_KVM_RUN, VMM_RSS_BEYOND_GUEST,
 };
+use crate::fmt;
 use crate::model::{cycles_to_ns, Report, TRAPLINE_VMM};
 use crate::render::charts::{hbars, HBars, Series, Swatch};
-use crate::render::fmt;
 use crate::render::grid::{Align, Grid, Row, Section};
 use crate::render::kut::KutLine;
 use crate::render::{Chart, Page};
