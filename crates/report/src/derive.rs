@@ -8,6 +8,7 @@
 //! same way for their published numbers and for this host.
 
 pub mod findings;
+pub mod ladder;
 
 use crate::fmt::cycles;
 use crate::model::{cycles_to_ns, scenario_key, Derived, Report, TRAPLINE_VMM};
@@ -200,7 +201,7 @@ pub fn standard(report: &Report) -> Vec<Derived> {
     };
     out.extend(vs_raw);
     out.extend(profile_values(report, &out));
-    out.extend(crate::ladder::values(report));
+    out.extend(crate::derive::ladder::values(report));
     out
 }
 

@@ -8,9 +8,12 @@
 //! Saved reports come back with [`Report::load`]; two runs are compared with
 //! [`compare()`] and [`render_comparison`].
 //!
-//! Modules: [`model`] (serde types), [`stats`], [`derive`](mod@derive) (cross-scenario
-//! values), [`views`] (what to show), `render` (how: table, json, markdown,
-//! csv, kut, html, charts, bmf, tap), [`compare`](mod@compare).
+//! Modules: [`model`] (serde types), [`stats`], [`derive`](mod@derive) (every
+//! cross-scenario value: the derived values, the seeds' findings, the floor
+//! ladder), [`views`] (what to show), `render` (how: table, json, markdown,
+//! csv, kut, html, charts, bmf, tap), [`compare`](mod@compare); leaves
+//! below them all: [`unit`](mod@unit), [`guarded`] (arithmetic that is never NaN) and
+//! `fmt` (how numbers are written).
 
 pub mod compare;
 pub mod derive;
@@ -18,7 +21,7 @@ mod describe;
 pub mod error;
 mod fmt;
 pub mod guarded;
-pub mod ladder;
+
 pub mod model;
 mod render;
 pub mod stats;
@@ -26,6 +29,8 @@ pub mod unit;
 pub mod views;
 
 pub use compare::{compare, CompareEntry, Comparison, Unmeasured};
+/// The floor ladder's rungs and derived values (also at this path, for the lab).
+pub use derive::ladder;
 pub use describe::host_line;
 pub use error::ReportError;
 pub use model::{

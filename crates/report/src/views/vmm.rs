@@ -310,7 +310,7 @@ pub struct VmmView {
 
 /// One row of the ladder table: a piece (or the whole gap, or trapline
 /// against `trapline-pc`) and its cost on each in-kernel path, in
-/// [`crate::ladder::KERNEL_PATHS`] order.
+/// [`crate::derive::ladder::KERNEL_PATHS`] order.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct LadderRow {
     /// `piece:<piece>`, `floor-gap` or `trapline-vs-trapline-pc`.
@@ -318,14 +318,14 @@ pub struct LadderRow {
     /// `cycles` or `x`.
     pub unit: Unit,
     /// Per path: the cost (cycles with spread) or ratio, when measured.
-    pub values: Vec<Option<crate::ladder::Cost>>,
+    pub values: Vec<Option<crate::derive::ladder::Cost>>,
     /// What it is.
     pub what: String,
 }
 
 impl LadderRow {
     fn rows(report: &Report) -> Vec<LadderRow> {
-        use crate::ladder::{self, Cost, KERNEL_PATHS, RUNGS};
+        use crate::derive::ladder::{self, Cost, KERNEL_PATHS, RUNGS};
         let mut rows = Vec::new();
         for r in RUNGS.iter().filter(|r| r.parent.is_some()) {
             rows.push(LadderRow {
@@ -548,7 +548,7 @@ impl Page for VmmView {
             ]));
         }
         for r in &self.ladder {
-            for (i, path) in crate::ladder::KERNEL_PATHS.iter().enumerate() {
+            for (i, path) in crate::derive::ladder::KERNEL_PATHS.iter().enumerate() {
                 let v = r.values.get(i).cloned().flatten();
                 g.push(Row::cells(vec![
                     "ladder".to_string(),
