@@ -75,6 +75,12 @@ impl ExitKind {
         }
     }
 
+    /// The kind whose [`Self::name`] is `name`, if any (reading a saved
+    /// report back).
+    pub fn from_name(name: &str) -> Option<ExitKind> {
+        ExitKind::ALL.into_iter().find(|k| k.name() == name)
+    }
+
     /// Whether this kind is an exit of its own (as opposed to a count of
     /// something that happened inside another exit).
     pub fn is_exit(self) -> bool {
@@ -161,6 +167,14 @@ impl ExitSnapshot {
         s
     }
 
+    /// The same counts with `kind`'s set to `count` (building a snapshot
+    /// from saved counts).
+    pub fn with_count(&self, kind: ExitKind, count: u64) -> ExitSnapshot {
+        let mut s = *self;
+        s.counts[kind as usize] = count;
+        s
+    }
+
     /// (name, count) pairs of the non-zero kinds.
     pub fn nonzero(&self) -> Vec<(&'static str, u64)> {
         ExitKind::ALL
@@ -202,6 +216,25 @@ mod tests {
         assert_eq!(d.total_exits(), 1);
         assert_eq!(d.plus(&d).get(ExitKind::PioWrite), 2);
         assert_eq!(d.nonzero().len(), 3);
+    }
+
+    #[test]
+    fn with_count_sets_one_kind() {
+        let s = ExitSnapshot::default()
+            .with_count(ExitKind::Hlt, 3)
+            .with_count(ExitKind::Hlt, 7);
+        assert_eq!(s.get(ExitKind::Hlt), 7);
+        assert_eq!(s.nonzero(), [("hlt", 7)]);
+        assert_eq!(s.with_count(ExitKind::Hlt, 0), ExitSnapshot::default());
+    }
+
+    #[test]
+    fn names_read_back_to_their_kinds() {
+        for k in ExitKind::ALL {
+            assert_eq!(ExitKind::from_name(k.name()), Some(k));
+        }
+        assert_eq!(ExitKind::from_name("pio_write"), None);
+        assert_eq!(ExitKind::from_name(""), None);
     }
 
     #[test]

@@ -7,10 +7,13 @@
 //! Everything a renderer shows is in the JSON, so a saved report renders
 //! exactly as the live one did.
 
+mod exit_counts;
+
 use std::collections::BTreeMap;
 use std::path::Path;
 
 use serde::{Deserialize, Serialize};
+use trapline_exit::{ExitKind, ExitSnapshot};
 
 use crate::error::ReportError;
 use crate::stats::Stats;
@@ -178,9 +181,12 @@ pub struct Sample {
     pub iterations: u64,
     /// RDTSC delta around the whole loop.
     pub cycles: u64,
-    /// Host-side exit counts during the loop, by kind (e.g. `pio-write`).
-    #[serde(default)]
-    pub exits: BTreeMap<String, u64>,
+    /// Host-side exit counts during the loop, by kind. In JSON, the
+    /// non-zero kinds' names (e.g. `pio-write`) to their counts, sorted by
+    /// name; a name this build does not know fails the load (see
+    /// `exit_counts`).
+    #[serde(default, with = "exit_counts")]
+    pub exits: ExitSnapshot,
     /// trapline's own handling of the exits that reached it during the
     /// loop (the `--stat` profile's TSC pair), when profiled.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -207,15 +213,15 @@ impl Sample {
         Self {
             iterations,
             cycles,
-            exits: BTreeMap::new(),
+            exits: ExitSnapshot::default(),
             handling: None,
             kvm_exits: BTreeMap::new(),
         }
     }
 
-    /// Adds an exit count (builder style).
-    pub fn with_exits(mut self, kind: impl Into<String>, count: u64) -> Self {
-        self.exits.insert(kind.into(), count);
+    /// Sets one kind's exit count (builder style).
+    pub fn with_exits(mut self, kind: ExitKind, count: u64) -> Self {
+        self.exits = self.exits.with_count(kind, count);
         self
     }
 
@@ -254,7 +260,8 @@ pub struct ScenarioResult {
     /// Median cycles per iteration in nanoseconds (needs `host.tsc_khz`).
     #[serde(default)]
     pub ns_per_iter: Option<f64>,
-    /// Host-side exits per loop iteration, by kind.
+    /// Host-side exits per loop iteration, by kind name: where the samples'
+    /// typed counts become names, for the renderers.
     #[serde(default)]
     pub exits_per_iter: BTreeMap<String, f64>,
     /// trapline's own handling time per exit that reached it, in cycles
@@ -386,7 +393,7 @@ impl ScenarioResult {
             return;
         };
         self.ns_per_iter = cycles_to_ns(stats.median, tsc_khz);
-        self.exits_per_iter = self.per_iter_counts(|s| &s.exits);
+        self.exits_per_iter = self.per_iter_counts(|s| s.exits.nonzero());
         let per_exit: Vec<f64> = self
             .samples
             .iter()
@@ -395,21 +402,30 @@ impl ScenarioResult {
             .map(|h| h.cycles as f64 / h.exits as f64)
             .collect();
         self.handling = Stats::of(&per_exit);
-        self.kvm_exits_per_iter = self.per_iter_counts(|s| &s.kvm_exits);
+        self.kvm_exits_per_iter = self.per_iter_counts(|s| {
+            s.kvm_exits
+                .iter()
+                .map(|(name, count)| (name.as_str(), *count))
+        });
     }
 
-    /// The counts `counts` picks from each sample with iterations, summed
-    /// per name and divided by those samples' iterations.
-    fn per_iter_counts(
-        &self,
-        counts: fn(&Sample) -> &BTreeMap<String, u64>,
-    ) -> BTreeMap<String, f64> {
+    /// The (name, count) pairs `counts` gives for each sample with
+    /// iterations, summed per name and divided by those samples'
+    /// iterations.
+    fn per_iter_counts<'a, I, K>(
+        &'a self,
+        counts: impl Fn(&'a Sample) -> I,
+    ) -> BTreeMap<String, f64>
+    where
+        I: IntoIterator<Item = (K, u64)>,
+        K: AsRef<str>,
+    {
         let timed = || self.samples.iter().filter(|s| s.iterations > 0);
         let iterations = timed().fold(0u64, |acc, s| acc.saturating_add(s.iterations));
         let mut totals: BTreeMap<String, u64> = BTreeMap::new();
         for (name, count) in timed().flat_map(counts) {
-            let slot = totals.entry(name.clone()).or_default();
-            *slot = slot.saturating_add(*count);
+            let slot = totals.entry(name.as_ref().to_string()).or_default();
+            *slot = slot.saturating_add(count);
         }
         totals
             .into_iter()

@@ -1,5 +1,6 @@
 mod common;
 
+use trapline_exit::ExitKind;
 use trapline_report::{Report, ReportError, Status, SCHEMA};
 
 #[test]
@@ -93,4 +94,36 @@ fn load_from_file() {
     assert!(matches!(err, ReportError::Io { .. }));
     assert!(err.to_string().contains("missing.json"), "{err}");
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn exit_counts_are_typed_in_memory_and_named_in_json() {
+    let r = common::sample_report();
+    let pio = r.scenario("trapline", "pio-user-out").unwrap();
+    assert_eq!(pio.samples[0].exits.get(ExitKind::PioWrite), 1000);
+    assert_eq!(pio.samples[0].exits.total_exits(), 1000);
+    let v: serde_json::Value = serde_json::from_str(&r.to_json()).unwrap();
+    let pio = v["scenarios"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["name"] == "pio-user-out" && s["vmm"] == "trapline")
+        .unwrap();
+    assert_eq!(
+        pio["samples"][0]["exits"],
+        serde_json::json!({"pio-write": 1000})
+    );
+    assert_eq!(pio["exits_per_iter"], serde_json::json!({"pio-write": 1.0}));
+}
+
+#[test]
+fn an_unknown_exit_kind_fails_the_load_and_says_which() {
+    let mut v: serde_json::Value =
+        serde_json::from_str(&common::sample_report().to_json()).unwrap();
+    v["scenarios"][0]["samples"][0]["exits"] = serde_json::json!({"pio-write": 3, "warp": 1});
+    let err = Report::from_json(&serde_json::to_string_pretty(&v).unwrap()).unwrap_err();
+    assert!(matches!(err, ReportError::Json { .. }), "{err:?}");
+    let msg = err.to_string();
+    assert!(msg.contains("unknown exit kind \"warp\""), "{msg}");
+    assert!(msg.contains("line "), "{msg}");
 }

@@ -35,11 +35,6 @@ pub(super) fn absorb_floor(a: &mut Acc, kind: FloorKind, s: floor::FloorSample) 
         }
         FloorKind::RamRead => "0 exits; the value read checked".into(),
     });
-    let mut sample = Sample::new(n, s.cycles);
-    if s.user_exits > 0 {
-        sample
-            .exits
-            .insert(ExitKind::PioWrite.name().into(), s.user_exits);
-    }
-    a.samples.push(sample);
+    a.samples
+        .push(Sample::new(n, s.cycles).with_exits(ExitKind::PioWrite, s.user_exits));
 }

@@ -11,7 +11,7 @@ use trapline_machine::{HostKvm, Machine, MachineConfig, Outcome, SeccompMode, Se
 use trapline_report::Sample;
 
 use super::checks::{describe_check, verify};
-use super::ucall::{collect, exit_names, kernel_exits, loop_exits, ProbeRun};
+use super::ucall::{collect, kernel_exits, loop_exits, ProbeRun};
 use super::{Acc, LabOptions};
 use crate::catalog::{Check, MachineKind, Scenario};
 use crate::doorbell::Consumer;
@@ -178,7 +178,7 @@ pub(super) fn absorb(
             a.check = Some(describe_check(s.check, last.iterations));
         }
         let mut sample = Sample::new(last.iterations, last.cycles);
-        sample.exits = exit_names(&exits);
+        sample.exits = exits;
         sample.handling = last.handling.map(|h| trapline_report::Handling {
             exits: h.exits,
             cycles: h.cycles,

@@ -107,15 +107,6 @@ pub(super) fn loop_exits(b: &Batch) -> ExitSnapshot {
     b.exits.without(ExitKind::PioWrite, 1)
 }
 
-/// A batch's exits by name, as the report keeps them (non-zero kinds only).
-pub(super) fn exit_names(exits: &ExitSnapshot) -> BTreeMap<String, u64> {
-    exits
-        .nonzero()
-        .into_iter()
-        .map(|(k, n)| (k.to_string(), n))
-        .collect()
-}
-
 /// KVM's own exit counters that moved during a batch, minus the RESULT
 /// ucall's own exit from `exits` (its BEGIN was counted before the first
 /// snapshot). Where the RESULT OUT also counts as an `io_exits` (not on

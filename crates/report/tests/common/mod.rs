@@ -1,10 +1,11 @@
 //! A sample report shared by the integration tests.
 #![allow(dead_code)]
 
+use trapline_exit::ExitKind;
 use trapline_report::{Handling, HostInfo, Report, RunConfig, Sample, ScenarioResult, ToolInfo};
 
 /// Five samples around `per_iter` cycles per iteration (±2%).
-pub fn samples(per_iter: f64, exits: &[(&str, u64)]) -> Vec<Sample> {
+pub fn samples(per_iter: f64, exits: &[(ExitKind, u64)]) -> Vec<Sample> {
     [1.00, 1.01, 0.99, 1.02, 0.98]
         .iter()
         .map(|f| {
@@ -62,7 +63,7 @@ pub fn sample_report() -> Report {
     r.push(
         ScenarioResult::new("pio-user-out", "pio", "KVM_EXIT_IO → trapline bus")
             .with_samples(
-                samples(9000.0, &[("pio-write", 1)])
+                samples(9000.0, &[(ExitKind::PioWrite, 1)])
                     .into_iter()
                     .map(|mut s| {
                         // trapline's own 450 cycles per exit (the profile),
@@ -81,14 +82,14 @@ pub fn sample_report() -> Report {
     );
     r.push(
         ScenarioResult::new("pio-user-in", "pio", "KVM_EXIT_IO → trapline bus")
-            .with_samples(samples(9100.0, &[("pio-read", 1)]))
+            .with_samples(samples(9100.0, &[(ExitKind::PioRead, 1)]))
             .with_check("read 0x7ab1e5ad x N"),
     );
     r.push(ok("pio-kernel-wildcard", "pio", 3000.0).with_check("eventfd count = N"));
     r.push(ok("pio-kernel-pic", "pio", 3500.0));
     r.push(
         ScenarioResult::new("vmm-floor-pio", "vmm", "run-loop floor handler")
-            .with_samples(samples(7000.0, &[("floor", 1)])),
+            .with_samples(samples(7000.0, &[(ExitKind::Floor, 1)])),
     );
     r.push(
         ScenarioResult::new("mmio-kernel-datamatch", "mmio", "ioeventfd, datamatch")
