@@ -28,9 +28,11 @@ pub enum ExitKind {
     UnmappedMmio,
     /// Entries drained from the coalesced MMIO/PIO ring.
     CoalescedEntries,
-    /// OUTs served by the run loop's fast port, before any bus lookup
-    /// (the VMM's floor: the lab's vmm-floor-pio uses it).
-    Floor,
+    /// OUTs served by the run loop's fast port, before any bus lookup (a
+    /// run-loop option a machine extension may set; the lab's
+    /// vmm-floor-pio measures the VMM's floor with it). Named `floor` in
+    /// reports, as saved reports already spell it.
+    FastPort,
     /// Malformed ucall messages.
     BadUcall,
     /// Any other exit.
@@ -52,7 +54,7 @@ impl ExitKind {
         ExitKind::UnmappedPio,
         ExitKind::UnmappedMmio,
         ExitKind::CoalescedEntries,
-        ExitKind::Floor,
+        ExitKind::FastPort,
         ExitKind::BadUcall,
         ExitKind::Other,
     ];
@@ -69,7 +71,7 @@ impl ExitKind {
             ExitKind::UnmappedPio => "unmapped-pio",
             ExitKind::UnmappedMmio => "unmapped-mmio",
             ExitKind::CoalescedEntries => "coalesced-entries",
-            ExitKind::Floor => "floor",
+            ExitKind::FastPort => "floor",
             ExitKind::BadUcall => "bad-ucall",
             ExitKind::Other => "other",
         }

@@ -66,7 +66,7 @@ pub fn dispatch(
     let outcome = match exit {
         Ok(VcpuExit::IoOut(port, data)) => {
             if Some(port) == ctx.fast_port {
-                counters.bump(ExitKind::Floor);
+                counters.bump(ExitKind::FastPort);
                 return ExitOutcome::Resume;
             }
             counters.bump(ExitKind::PioWrite);
@@ -321,7 +321,7 @@ mod tests {
         let out = dispatch(&f.ctx, Ok(VcpuExit::IoOut(FLOOR, &[0])), 1);
         assert_eq!(out, ExitOutcome::Resume);
         assert!(f.pio_log().is_empty());
-        assert_eq!(f.count(ExitKind::Floor), 1);
+        assert_eq!(f.count(ExitKind::FastPort), 1);
         assert_eq!(f.count(ExitKind::PioWrite), 0);
     }
 

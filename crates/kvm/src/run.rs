@@ -30,7 +30,7 @@ pub struct VcpuContext {
     /// This vCPU's counters; this thread is their only writer.
     pub counters: Arc<ExitCounters>,
     /// The fast port, if any: an OUT there is counted as
-    /// [`ExitKind::Floor`] and resumed
+    /// [`ExitKind::FastPort`] and resumed
     /// right here, before any bus lookup or device call, which is the
     /// least a VMM can do per exit (the lab prices trapline's own floor
     /// with it, `vmm-floor-pio`). INs and other ports take the normal path.

@@ -266,7 +266,7 @@ fn the_lab_window_is_mapped_only_through_an_extension() {
     // the UART.
     let r = m.run().unwrap();
     assert_eq!(r.outcome, Outcome::DebugExit(0));
-    assert!(r.exits[0].get(ExitKind::Floor) >= 1);
+    assert!(r.exits[0].get(ExitKind::FastPort) >= 1);
     assert!(serial.lock().unwrap().is_empty(), "the UART saw an OUT");
     let handle = r.extension.expect("the handle comes back after the run");
     assert_eq!(handle.downcast_ref::<u32>(), Some(&7));

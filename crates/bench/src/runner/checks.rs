@@ -168,7 +168,7 @@ pub(super) fn verify(
             Ok(())
         }
         Check::Floor => {
-            if got(ExitKind::Floor) != n || all != n {
+            if got(ExitKind::FastPort) != n || all != n {
                 return Err(format!(
                     "expected {n} floor exits and nothing else, saw {seen:?}"
                 ));

@@ -114,7 +114,7 @@ mod tests {
 
     #[test]
     fn reads_back_what_it_wrote() {
-        let s = snapshot(&[(ExitKind::UnmappedMmio, 2), (ExitKind::Floor, 9)]);
+        let s = snapshot(&[(ExitKind::UnmappedMmio, 2), (ExitKind::FastPort, 9)]);
         let text = serde_json::to_string(&Holder(s)).unwrap();
         assert_eq!(serde_json::from_str::<Holder>(&text).unwrap(), Holder(s));
     }

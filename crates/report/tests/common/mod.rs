@@ -89,7 +89,7 @@ pub fn sample_report() -> Report {
     r.push(ok("pio-kernel-pic", "pio", 3500.0));
     r.push(
         ScenarioResult::new("vmm-floor-pio", "vmm", "run-loop floor handler")
-            .with_samples(samples(7000.0, &[(ExitKind::Floor, 1)])),
+            .with_samples(samples(7000.0, &[(ExitKind::FastPort, 1)])),
     );
     r.push(
         ScenarioResult::new("mmio-kernel-datamatch", "mmio", "ioeventfd, datamatch")
