@@ -307,6 +307,77 @@ impl ResultStatus {
 // cycles> min=<iterations> max=<iterations>`.
 // ---------------------------------------------------------------------------
 
+/// Declares a C-visible enum once: the Rust enum (`#[repr(u32)]`), its
+/// `ALL` list and each variant's C name, which [`c_header`] writes as a
+/// `#define` of the variant's value.
+macro_rules! c_enum {
+    ($(#[$attr:meta])* pub enum $name:ident { $( $(#[$vattr:meta])* $variant:ident = $value:literal $c:literal, )* }) => {
+        $(#[$attr])*
+        #[repr(u32)]
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+        pub enum $name { $( $(#[$vattr])* $variant = $value, )* }
+
+        impl $name {
+            /// Every variant, in value order.
+            pub const ALL: &'static [$name] = &[$($name::$variant,)*];
+
+            /// The `#define` name the generated C header gives this variant.
+            pub const fn c_name(self) -> &'static str {
+                match self { $($name::$variant => $c,)* }
+            }
+        }
+    };
+}
+
+c_enum! {
+    /// Which of the probe's routines runs a scenario: its set-up before the
+    /// warm-up, its timed loop and its teardown. The probe's harness picks
+    /// them by this field of the scenario's table entry, never by id; the
+    /// routine itself may tell its own variants apart by id.
+    pub enum Routine {
+        /// `exits.c`: one asm loop around one (trapping or not) instruction;
+        /// no set-up or teardown.
+        Exits = 0 "ROUTINE_EXITS",
+        /// `pci.c`: finds pci-testdev (and ECAM) and selects the test before
+        /// the warm-up, deselects it afterwards.
+        Pci = 1 "ROUTINE_PCI",
+        /// `ipi.c`: puts the APICs (and vCPU 1) in the mode the scenario
+        /// needs; each iteration waits for an interrupt handler.
+        Ipi = 2 "ROUTINE_IPI",
+        /// `irqfd.c`: routes the irqfd's IOAPIC pin, estimates the
+        /// guest-host TSC offset, lets the host inject; batches are capped
+        /// at the probe's stamp arrays.
+        Irqfd = 3 "ROUTINE_IRQFD",
+    }
+}
+
+c_enum! {
+    /// The value a scenario's loop must leave in the Result's `value` for
+    /// the guest's own check to pass (anything else is
+    /// [`ResultStatus::BadValue`]).
+    pub enum Expect {
+        /// No value check (the routine may still report `BadValue` itself,
+        /// e.g. a handler count that is off).
+        Any = 0 "EXPECT_ANY",
+        /// [`PROBE_READ_VALUE`]: a read that really reached the probe device
+        /// (or the RAM word, or the read-only memslot, holding it).
+        ProbeReadValue = 1 "EXPECT_PROBE_READ_VALUE",
+        /// [`PCI_TESTDEV_ID`]: a config read of pci-testdev's vendor/device dword.
+        PciTestdevId = 2 "EXPECT_PCI_TESTDEV_ID",
+    }
+}
+
+impl Expect {
+    /// The value the check requires, `None` for [`Expect::Any`].
+    pub const fn value(self) -> Option<u64> {
+        match self {
+            Expect::Any => None,
+            Expect::ProbeReadValue => Some(PROBE_READ_VALUE as u64),
+            Expect::PciTestdevId => Some(PCI_TESTDEV_ID as u64),
+        }
+    }
+}
+
 /// One measurable guest operation.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct ScenarioId {
@@ -316,17 +387,28 @@ pub struct ScenarioId {
     pub name: &'static str,
     /// The C identifier suffix in the generated header.
     pub c_name: &'static str,
+    /// The probe routine that runs it.
+    pub routine: Routine,
+    /// The value the guest checks its loop read back.
+    pub expect: Expect,
 }
 
+/// Rows `id C_NAME "name" Routine Expect;`: one per scenario.
 macro_rules! scenarios {
-    ($($id:literal $c:ident $name:literal;)*) => {
+    ($($id:literal $c:ident $name:literal $routine:ident $expect:ident;)*) => {
         /// Each scenario by its C name (`scenario::PIO_USER_OUT`), for the
         /// host's catalog to name the very record the probe is built from.
         pub mod scenario {
-            use super::ScenarioId;
+            use super::{Expect, Routine, ScenarioId};
             $(
                 #[doc = concat!("`", $name, "` (id ", stringify!($id), ").")]
-                pub const $c: ScenarioId = ScenarioId { id: $id, name: $name, c_name: stringify!($c) };
+                pub const $c: ScenarioId = ScenarioId {
+                    id: $id,
+                    name: $name,
+                    c_name: stringify!($c),
+                    routine: Routine::$routine,
+                    expect: Expect::$expect,
+                };
             )*
         }
         /// Every scenario the probe payload implements, by id.
@@ -335,48 +417,50 @@ macro_rules! scenarios {
 }
 
 scenarios! {
-    0 NOOP "noop";
-    1 HYPERCALL "hypercall";
-    2 CPUID "cpuid";
-    3 HLT "hlt";
-    4 PIO_USER_OUT "pio-user-out";
-    5 PIO_USER_IN "pio-user-in";
-    6 PIO_KERNEL_WILDCARD "pio-kernel-wildcard";
-    7 PIO_KERNEL_DATAMATCH "pio-kernel-datamatch";
-    8 MMIO_USER_READ "mmio-user-read";
-    9 MMIO_USER_WRITE "mmio-user-write";
-    10 MMIO_KERNEL_WILDCARD "mmio-kernel-wildcard";
-    11 MMIO_KERNEL_DATAMATCH "mmio-kernel-datamatch";
-    12 COALESCED_MMIO "coalesced-mmio";
-    13 COALESCED_PIO "coalesced-pio";
-    14 RAM_READ "ram-read";
-    15 RO_MEMSLOT_READ "ro-memslot-read";
-    16 RO_MEMSLOT_WRITE "ro-memslot-write";
-    17 VMM_FLOOR_PIO "vmm-floor-pio";
-    18 PIO_KERNEL_PIC "pio-kernel-pic";
+    // id C_NAME "name"; then its Routine (the probe file that runs it) and
+    // its Expect (the value its loop must read back).
+    0 NOOP "noop"                                                     Exits Any;
+    1 HYPERCALL "hypercall"                                           Exits Any;
+    2 CPUID "cpuid"                                                   Exits Any;
+    3 HLT "hlt"                                                       Exits Any;
+    4 PIO_USER_OUT "pio-user-out"                                     Exits Any;
+    5 PIO_USER_IN "pio-user-in"                                       Exits ProbeReadValue;
+    6 PIO_KERNEL_WILDCARD "pio-kernel-wildcard"                       Exits Any;
+    7 PIO_KERNEL_DATAMATCH "pio-kernel-datamatch"                     Exits Any;
+    8 MMIO_USER_READ "mmio-user-read"                                 Exits ProbeReadValue;
+    9 MMIO_USER_WRITE "mmio-user-write"                               Exits Any;
+    10 MMIO_KERNEL_WILDCARD "mmio-kernel-wildcard"                    Exits Any;
+    11 MMIO_KERNEL_DATAMATCH "mmio-kernel-datamatch"                  Exits Any;
+    12 COALESCED_MMIO "coalesced-mmio"                                Exits Any;
+    13 COALESCED_PIO "coalesced-pio"                                  Exits Any;
+    14 RAM_READ "ram-read"                                            Exits ProbeReadValue;
+    15 RO_MEMSLOT_READ "ro-memslot-read"                              Exits ProbeReadValue;
+    16 RO_MEMSLOT_WRITE "ro-memslot-write"                            Exits Any;
+    17 VMM_FLOOR_PIO "vmm-floor-pio"                                  Exits Any;
+    18 PIO_KERNEL_PIC "pio-kernel-pic"                                Exits Any;
     // pci-testdev (seed 003), named and ordered as in the seed. The guest
     // finds the device by scanning bus 0 through CF8/CFC, selects the test
     // (PV ones with PCI_TESTDEV_PV_SELECT), and writes `data` at `offset`
     // of the BAR (or to the absolute port for PV); the Result value is the
     // header's `count` read after the batch.
-    19 PCI_MMIO_NO_EVENTFD "mmio-no-eventfd:pci-mem";
-    20 PCI_MMIO_WILDCARD_EVENTFD "mmio-wildcard-eventfd:pci-mem";
-    21 PCI_MMIO_DATAMATCH_EVENTFD "mmio-datamatch-eventfd:pci-mem";
-    22 PCI_MMIO_PV_EVENTFD "mmio-pv-eventfd:pci-mem";
-    23 PCI_PORTIO_NO_EVENTFD "portio-no-eventfd:pci-io";
-    24 PCI_PORTIO_WILDCARD_EVENTFD "portio-wildcard-eventfd:pci-io";
-    25 PCI_PORTIO_DATAMATCH_EVENTFD "portio-datamatch-eventfd:pci-io";
-    26 PCI_PORTIO_PV_EVENTFD "portio-pv-eventfd:pci-io";
+    19 PCI_MMIO_NO_EVENTFD "mmio-no-eventfd:pci-mem"                  Pci   Any;
+    20 PCI_MMIO_WILDCARD_EVENTFD "mmio-wildcard-eventfd:pci-mem"      Pci   Any;
+    21 PCI_MMIO_DATAMATCH_EVENTFD "mmio-datamatch-eventfd:pci-mem"    Pci   Any;
+    22 PCI_MMIO_PV_EVENTFD "mmio-pv-eventfd:pci-mem"                  Pci   Any;
+    23 PCI_PORTIO_NO_EVENTFD "portio-no-eventfd:pci-io"               Pci   Any;
+    24 PCI_PORTIO_WILDCARD_EVENTFD "portio-wildcard-eventfd:pci-io"   Pci   Any;
+    25 PCI_PORTIO_DATAMATCH_EVENTFD "portio-datamatch-eventfd:pci-io" Pci   Any;
+    26 PCI_PORTIO_PV_EVENTFD "portio-pv-eventfd:pci-io"               Pci   Any;
     // PCI config reads (seed 004): one iteration reads pci-testdev's
     // vendor/device dword (value checked == PCI_TESTDEV_ID).
-    27 PCI_CONFIG_READ_CF8 "pci-config-read-cf8";
-    28 PCI_CONFIG_READ_ECAM "pci-config-read-ecam";
-    29 PCI_CONFIG_READ_ECAM_RO "pci-config-read-ecam-ro";
+    27 PCI_CONFIG_READ_CF8 "pci-config-read-cf8"                      Pci   PciTestdevId;
+    28 PCI_CONFIG_READ_ECAM "pci-config-read-ecam"                    Pci   PciTestdevId;
+    29 PCI_CONFIG_READ_ECAM_RO "pci-config-read-ecam-ro"              Pci   PciTestdevId;
     // One iteration enumerates bus 0: 256 devfn, vendor+device dword each;
     // the Result value is the number of functions found.
-    30 PCI_SCAN_CF8 "pci-scan-cf8";
-    31 PCI_SCAN_ECAM "pci-scan-ecam";
-    32 PCI_SCAN_ECAM_RO "pci-scan-ecam-ro";
+    30 PCI_SCAN_CF8 "pci-scan-cf8"                                    Pci   Any;
+    31 PCI_SCAN_ECAM "pci-scan-ecam"                                  Pci   Any;
+    32 PCI_SCAN_ECAM_RO "pci-scan-ecam-ro"                            Pci   Any;
     // Interrupts (seeds 000/001: IPI and EOI). The probe runs these with
     // `cpus=2`: vCPU 1 sits in its IPI handler loop. `ipi`: vCPU 1 spins
     // with interrupts on; `ipi-halt`: vCPU 1 waits in HLT; the loop body on
@@ -384,30 +468,30 @@ scenarios! {
     // (a round trip). `self-ipi`: send to self, wait for the handler.
     // `eoi`: self-IPI, but the Result cycles are the sum of the EOI writes
     // timed inside the handler. `-x2apic`: the same through x2APIC MSRs.
-    33 IPI "ipi";
-    34 IPI_HALT "ipi-halt";
-    35 SELF_IPI "self-ipi";
-    36 EOI "eoi";
-    37 IPI_X2APIC "ipi-x2apic";
-    38 IPI_HALT_X2APIC "ipi-halt-x2apic";
-    39 SELF_IPI_X2APIC "self-ipi-x2apic";
-    40 EOI_X2APIC "eoi-x2apic";
+    33 IPI "ipi"                                                      Ipi   Any;
+    34 IPI_HALT "ipi-halt"                                            Ipi   Any;
+    35 SELF_IPI "self-ipi"                                            Ipi   Any;
+    36 EOI "eoi"                                                      Ipi   Any;
+    37 IPI_X2APIC "ipi-x2apic"                                        Ipi   Any;
+    38 IPI_HALT_X2APIC "ipi-halt-x2apic"                              Ipi   Any;
+    39 SELF_IPI_X2APIC "self-ipi-x2apic"                              Ipi   Any;
+    40 EOI_X2APIC "eoi-x2apic"                                        Ipi   Any;
     // irqfd: the guest routes IRQFD_GSI to IRQFD_VECTOR on the IOAPIC,
     // estimates the TSC offset with Clock ucalls, then sends IrqfdStart;
     // a host thread injects through the irqfd. The Result cycles are the
     // sum over injections of (guest handler TSC − host stamp, in guest
     // TSC terms); value = the offset's uncertainty in cycles.
-    41 IRQFD "irqfd";
+    41 IRQFD "irqfd"                                                  Irqfd Any;
     // Doorbells (seed 002): each iteration is one ring; a host consumer
     // thread reads the eventfd and counts; the host checks its count
     // equals every ring.
-    42 DOORBELL_USER_MMIO "doorbell-user-mmio";
-    43 DOORBELL_IOEVENTFD_MMIO "doorbell-ioeventfd-mmio";
-    44 DOORBELL_IOEVENTFD_PIO "doorbell-ioeventfd-pio";
-    45 DOORBELL_PV "doorbell-pv";
+    42 DOORBELL_USER_MMIO "doorbell-user-mmio"                        Exits Any;
+    43 DOORBELL_IOEVENTFD_MMIO "doorbell-ioeventfd-mmio"              Exits Any;
+    44 DOORBELL_IOEVENTFD_PIO "doorbell-ioeventfd-pio"                Exits Any;
+    45 DOORBELL_PV "doorbell-pv"                                      Exits Any;
     // A byte written to COM1's scratch register (port COM1_PORT + 7): one
     // exit into the 16550 model (vm-superio behind its lock), no output.
-    46 PIO_UART_OUT "pio-uart-out";
+    46 PIO_UART_OUT "pio-uart-out"                                    Exits Any;
 }
 
 /// Look a scenario up by its CLI/JSON name.
@@ -442,6 +526,12 @@ pub fn c_header() -> String {
     def("RESULT_OK", ResultStatus::Ok as u64);
     def("RESULT_BAD_VALUE", ResultStatus::BadValue as u64);
     def("RESULT_UNSUPPORTED", ResultStatus::Unsupported as u64);
+    for r in Routine::ALL {
+        def(r.c_name(), *r as u64);
+    }
+    for e in Expect::ALL {
+        def(e.c_name(), *e as u64);
+    }
     for s in SCENARIOS {
         def(&alloc::format!("SCENARIO_{}", s.c_name), s.id.into());
     }
@@ -491,8 +581,57 @@ mod tests {
                 s.id
             )));
         }
+        for r in Routine::ALL {
+            assert!(h.contains(&alloc::format!(
+                "#define {} 0x{:x}ULL",
+                r.c_name(),
+                *r as u32
+            )));
+        }
+        for e in Expect::ALL {
+            assert!(h.contains(&alloc::format!(
+                "#define {} 0x{:x}ULL",
+                e.c_name(),
+                *e as u32
+            )));
+        }
+        assert!(h.contains("#define ROUTINE_PCI 0x1ULL"));
+        assert!(h.contains("#define EXPECT_PCI_TESTDEV_ID 0x2ULL"));
         assert!(h.contains("struct ucall"));
         assert!(h.contains("#define UCALL_PORT 0x700ULL"));
+    }
+
+    #[test]
+    fn routine_and_expect_c_names_and_values_are_distinct() {
+        for (i, a) in Routine::ALL.iter().enumerate() {
+            assert_eq!(*a as usize, i, "Routine::ALL is in value order");
+            for b in &Routine::ALL[i + 1..] {
+                assert_ne!(a.c_name(), b.c_name());
+            }
+        }
+        for (i, a) in Expect::ALL.iter().enumerate() {
+            assert_eq!(*a as usize, i, "Expect::ALL is in value order");
+            for b in &Expect::ALL[i + 1..] {
+                assert_ne!(a.c_name(), b.c_name());
+            }
+        }
+    }
+
+    #[test]
+    fn the_value_checks_are_the_abi_values() {
+        let s = |name| scenario_by_name(name).unwrap();
+        assert_eq!(
+            s("pio-user-in").expect.value(),
+            Some(PROBE_READ_VALUE.into())
+        );
+        assert_eq!(s("ram-read").expect.value(), Some(PROBE_READ_VALUE.into()));
+        assert_eq!(
+            s("pci-config-read-ecam").expect.value(),
+            Some(PCI_TESTDEV_ID.into())
+        );
+        assert_eq!(s("pci-config-read-ecam").routine, Routine::Pci);
+        assert_eq!(s("pio-user-out").expect.value(), None);
+        assert_eq!(s("irqfd").routine, Routine::Irqfd);
     }
 
     #[test]

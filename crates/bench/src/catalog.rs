@@ -361,6 +361,53 @@ mod tests {
         assert_eq!(SCENARIOS.len(), trapline_abi::SCENARIOS.len());
     }
 
+    /// The probe runs a scenario with the routine its ABI record names; the
+    /// catalog's group, machine and check say what that routine must be,
+    /// so the two records cannot drift apart.
+    #[test]
+    fn every_abi_routine_agrees_with_the_catalog() {
+        use trapline_abi::Routine;
+        for s in SCENARIOS {
+            let want = match (s.group, s.check) {
+                ("pci" | "pci-config", _) => Routine::Pci,
+                ("irq", Irqfd) => Routine::Irqfd,
+                ("irq", _) => Routine::Ipi,
+                _ => Routine::Exits,
+            };
+            assert_eq!(s.id.routine, want, "{}: group {}", s.name(), s.group);
+            // Only the IPI routine brings vCPU 1 up and switches APIC modes.
+            assert_eq!(
+                matches!(s.machine, Smp | SmpX2apic),
+                s.id.routine == Routine::Ipi,
+                "{}: machine {:?}",
+                s.name(),
+                s.machine
+            );
+        }
+    }
+
+    /// The guest checks the value a scenario reads back where the catalog
+    /// says it does: config reads (and only they) check the vendor/device
+    /// dword, and the reads whose value the peer cannot check (nothing
+    /// answers there) are ones the guest checks against the probe value.
+    #[test]
+    fn every_abi_value_check_agrees_with_the_catalog() {
+        use trapline_abi::Expect;
+        for s in SCENARIOS {
+            let config_read = matches!(s.check, ExitsPerIter(_));
+            assert_eq!(
+                s.id.expect == Expect::PciTestdevId,
+                config_read,
+                "{}: check {:?}",
+                s.name(),
+                s.check
+            );
+            if s.peer == Peer::ValueUnchecked {
+                assert_eq!(s.id.expect, Expect::ProbeReadValue, "{}", s.name());
+            }
+        }
+    }
+
     #[test]
     fn patterns() {
         assert!(matches("pio-*", "trapline", "pio-user-out"));

@@ -12,9 +12,9 @@
 //! run at the probe's own addresses (gcc may share one loop between
 //! scenarios with the same body: pio-kernel-wildcard runs the doorbells'
 //! OUT loop); a
-//! unit test finds each of them in the embedded probe at that page offset,
-//! so a probe that compiles differently fails the test instead of silently
-//! skewing the floor.
+//! unit test finds each of them in the embedded probe at that address, so a
+//! probe that compiles differently (or whose code moves) fails the test
+//! instead of silently skewing the floor.
 //!
 //! Around the loop: `lfence; rdtsc` into r8/r9, the loop's EAX and EDX
 //! taken from r12/r13 (RDTSC clobbers them), the loop, `lfence; rdtsc`
@@ -98,11 +98,11 @@ impl FloorKind {
     /// large page.
     pub fn probe_addr(self) -> u64 {
         match self {
-            FloorKind::Noop => 0x40_24e3,
-            FloorKind::PioUserOut => 0x40_2428,
-            FloorKind::PioKernelWildcard => 0x40_20e5,
-            FloorKind::MmioKernelWildcard => 0x40_231d,
-            FloorKind::RamRead => 0x40_225b,
+            FloorKind::Noop => 0x40_2563,
+            FloorKind::PioUserOut => 0x40_24a8,
+            FloorKind::PioKernelWildcard => 0x40_2165,
+            FloorKind::MmioKernelWildcard => 0x40_239d,
+            FloorKind::RamRead => 0x40_22db,
         }
     }
 
@@ -182,18 +182,31 @@ mod tests {
     }
 
     #[test]
-    fn every_loop_is_the_probes_own_at_the_probes_alignment() {
-        // An ELF's loadable bytes sit at file offsets congruent to their
-        // addresses modulo the page size, so a file offset gives the line
-        // offset of the loaded code.
+    fn every_loop_is_the_probes_own_at_the_probes_address() {
+        // The probe runs identity-mapped, so the guest-physical address the
+        // loader puts a file byte at (its PT_LOAD segment's) is the address
+        // the probe executes it at.
         let probe = trapline_guest::PROBE;
+        let image =
+            trapline_loader::inspect(probe).expect("the embedded probe is a loadable image");
+        let addr_of = |off: usize| {
+            let off = off as u64;
+            image
+                .segments
+                .iter()
+                .find(|s| s.offset <= off && off < s.offset + s.filesz)
+                .map(|s| s.paddr + (off - s.offset))
+        };
         for kind in FloorKind::ALL {
-            let at = find_all(probe, kind.body());
+            let at: Vec<u64> = find_all(probe, kind.body())
+                .into_iter()
+                .filter_map(addr_of)
+                .collect();
             assert!(
-                at.iter()
-                    .any(|&i| i as u64 % 4096 == kind.probe_addr() % 4096),
-                "{}: the probe's loop is not these bytes at {:#x} (found at file offsets \
-                 {at:x?}); disassemble probe.elf's run() and update floor/code.rs",
+                at.contains(&kind.probe_addr()),
+                "{}: the probe's loop is not these bytes at {:#x} (the probe has them at \
+                 {at:x?}); disassemble probe.elf's exits_run() to see which is this \
+                 scenario's and update floor/code.rs",
                 kind.name(),
                 kind.probe_addr()
             );

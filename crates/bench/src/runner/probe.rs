@@ -6,7 +6,7 @@ use std::sync::mpsc::channel;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use trapline_abi::{ResultStatus, PROBE_READ_VALUE};
+use trapline_abi::{ResultStatus, Routine, ScenarioId};
 use trapline_machine::{HostKvm, Machine, MachineConfig, Outcome, SeccompMode, SerialOutput};
 use trapline_report::Sample;
 
@@ -141,14 +141,7 @@ pub(super) fn absorb(
         match ResultStatus::from_raw(last.status) {
             Some(ResultStatus::Ok) => {}
             Some(ResultStatus::BadValue) => {
-                a.failure.get_or_insert(match s.group {
-                    "irq" => format!(
-                        "the guest's interrupt handler did not see every interrupt in time (count {:#x})",
-                        last.value
-                    ),
-                    "pci" | "pci-config" => format!("the guest's PCI check failed (read {:#x})", last.value),
-                    _ => format!("read back {:#x}, expected {PROBE_READ_VALUE:#x}", last.value),
-                });
+                a.failure.get_or_insert(bad_value(&s.id, last.value));
             }
             Some(ResultStatus::Unsupported) => {
                 a.unsupported
@@ -188,7 +181,40 @@ pub(super) fn absorb(
     }
 }
 
+/// Why the guest reported `BadValue`: the value its ABI record says the
+/// loop must read back, or else what its routine counts.
+fn bad_value(id: &ScenarioId, value: u64) -> String {
+    match (id.expect.value(), id.routine) {
+        (Some(want), _) => format!("read back {value:#x}, expected {want:#x}"),
+        (None, Routine::Ipi | Routine::Irqfd) => format!(
+            "the guest's interrupt handler did not see every interrupt in time (count {value:#x})"
+        ),
+        (None, Routine::Pci) => format!("the guest's PCI check failed (read {value:#x})"),
+        (None, Routine::Exits) => format!("the guest's check failed (value {value:#x})"),
+    }
+}
+
 pub(super) fn tail(s: &str) -> String {
     let t: Vec<&str> = s.lines().rev().take(3).collect();
     t.into_iter().rev().collect::<Vec<_>>().join(" | ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::bad_value;
+    use trapline_abi::scenario;
+
+    #[test]
+    fn a_bad_value_names_what_the_abi_record_expected() {
+        assert_eq!(
+            bad_value(&scenario::PCI_CONFIG_READ_CF8, 0xffff_ffff),
+            "read back 0xffffffff, expected 0x51b36"
+        );
+        assert_eq!(
+            bad_value(&scenario::MMIO_USER_READ, 0),
+            "read back 0x0, expected 0x7ab1e5ad"
+        );
+        assert!(bad_value(&scenario::IRQFD, 3).contains("interrupt handler"));
+        assert!(bad_value(&scenario::PCI_SCAN_CF8, 3).contains("PCI check"));
+    }
 }

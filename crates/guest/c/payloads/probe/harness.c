@@ -10,85 +10,99 @@
  * operation, written in asm so the compiler cannot reshape one scenario's
  * loop differently from noop's: noop's cost can then be subtracted.
  *
- * PCI scenarios (19-32) have a per-scenario setup before the warm-up
+ * Which routine runs a scenario and which value its loop must read back
+ * are fields of its entry in SCENARIO_TABLE, generated from the ABI record
+ * (trapline-abi's `scenarios!` table: Routine, Expect); the harness looks
+ * the entry up once and dispatches on those fields, never on id ranges.
+ *
+ * ROUTINE_PCI scenarios have a per-scenario setup before the warm-up
  * (prepare(): find pci-testdev through CF8/CFC, select its test) and a
  * teardown after the last batch (deselect); see pci_prepare().
  *
- * Interrupt scenarios (33-41) are C loops, not the shared asm: each
- * iteration waits for an interrupt handler, and every wait is bounded by a
- * TSC deadline (a timeout is reported as BadValue, never a hang). With
+ * ROUTINE_IPI and ROUTINE_IRQFD scenarios are C loops, not the shared asm:
+ * each iteration waits for an interrupt handler, and every wait is bounded
+ * by a TSC deadline (a timeout is reported as BadValue, never a hang). With
  * cpus=2 the probe starts vCPU 1 (INIT/SIPI), which serves IPI_VECTOR in
  * spin or halt mode (ap_serve()); x2apic=1 switches every CPU to x2APIC
  * first. irqfd estimates the guest-host TSC offset with Clock ucalls and
- * lets the host inject through an irqfd (IrqfdStart). The doorbells
- * (42-45) are plain asm loops again.
+ * lets the host inject through an irqfd (IrqfdStart). ROUTINE_EXITS
+ * scenarios (the doorbells among them) are plain asm loops.
  */
 #include "probe.h"
 
-struct scenario_name {
+/* One scenario as the ABI describes it. */
+struct scenario_entry {
     u32 id;
     const char *name;
+    u32 routine; /* ROUTINE_*: which file's prepare/run/cleanup */
+    u32 expect;  /* EXPECT_*: the value the loop must read back */
 };
 
-static const struct scenario_name names[] = SCENARIO_TABLE; /* generated from the ABI */
+static const struct scenario_entry table[] = SCENARIO_TABLE; /* generated from the ABI */
 
 u32 run_status; /* RESULT_BAD_VALUE when an interrupt scenario's wait timed out or a count was off */
 
 /* Per-scenario setup, once before the warm-up. Anything but RESULT_OK skips the scenario. */
-static u32 prepare(u32 id, const char *name)
+static u32 prepare(const struct scenario_entry *s)
 {
-    switch (id) {
-    case SCENARIO_PCI_MMIO_NO_EVENTFD ... SCENARIO_PCI_SCAN_ECAM_RO:
-        return pci_prepare(id, name);
-    case SCENARIO_IPI ... SCENARIO_EOI_X2APIC:
-        return ipi_prepare(id, name);
-    case SCENARIO_IRQFD:
-        return irqfd_prepare(name);
+    switch (s->routine) {
+    case ROUTINE_PCI:
+        return pci_prepare(s->id, s->name);
+    case ROUTINE_IPI:
+        return ipi_prepare(s->id, s->name);
+    case ROUTINE_IRQFD:
+        return irqfd_prepare(s->name);
     default:
         return RESULT_OK;
     }
 }
 
 /* Per-scenario teardown after the last batch (or a failed setup). */
-static void cleanup(u32 id, u32 prepared)
+static void cleanup(const struct scenario_entry *s, u32 prepared)
 {
-    pci_cleanup();
-    if (prepared != RESULT_OK)
-        return;
-    if (ipi_scenario(id))
-        ipi_cleanup(id);
-    else if (id == SCENARIO_IRQFD)
-        irqfd_cleanup();
-}
-
-/* Runs n >= 1 iterations of scenario id; false if the probe does not implement it. */
-static bool run(u32 id, u64 n, u64 *cycles, u64 *value)
-{
-    switch (id) {
-    case SCENARIO_PCI_MMIO_NO_EVENTFD ... SCENARIO_PCI_SCAN_ECAM_RO:
-        return pci_run(id, n, cycles, value);
-    case SCENARIO_IPI ... SCENARIO_EOI_X2APIC:
-        ipi_run(id, n, cycles, value);
-        return true;
-    case SCENARIO_IRQFD:
-        irqfd_run(n, cycles, value);
-        return true;
+    switch (s->routine) {
+    case ROUTINE_PCI:
+        pci_cleanup(); /* also after a failed setup: a half-done selection is undone */
+        break;
+    case ROUTINE_IPI:
+        if (prepared == RESULT_OK)
+            ipi_cleanup(s->id);
+        break;
+    case ROUTINE_IRQFD:
+        if (prepared == RESULT_OK)
+            irqfd_cleanup();
+        break;
     default:
-        return exits_run(id, n, cycles, value);
+        break;
     }
 }
 
-static u32 status_of(u32 id, u64 value)
+/* Runs n >= 1 iterations of the scenario; false if the probe does not implement it. */
+static bool run(const struct scenario_entry *s, u64 n, u64 *cycles, u64 *value)
 {
-    switch (id) {
-    case SCENARIO_PIO_USER_IN:
-    case SCENARIO_MMIO_USER_READ:
-    case SCENARIO_RO_MEMSLOT_READ:
-    case SCENARIO_RAM_READ:
+    switch (s->routine) {
+    case ROUTINE_PCI:
+        return pci_run(s->id, n, cycles, value);
+    case ROUTINE_IPI:
+        ipi_run(s->id, n, cycles, value);
+        return true;
+    case ROUTINE_IRQFD:
+        irqfd_run(n, cycles, value);
+        return true;
+    case ROUTINE_EXITS:
+        return exits_run(s->id, n, cycles, value);
+    default:
+        return false;
+    }
+}
+
+/* The guest's own check of the value a batch read back. */
+static u32 status_of(const struct scenario_entry *s, u64 value)
+{
+    switch (s->expect) {
+    case EXPECT_PROBE_READ_VALUE:
         return value == PROBE_READ_VALUE ? RESULT_OK : RESULT_BAD_VALUE;
-    case SCENARIO_PCI_CONFIG_READ_CF8:
-    case SCENARIO_PCI_CONFIG_READ_ECAM:
-    case SCENARIO_PCI_CONFIG_READ_ECAM_RO:
+    case EXPECT_PCI_TESTDEV_ID:
         return value == PCI_TESTDEV_ID ? RESULT_OK : RESULT_BAD_VALUE;
     default:
         return RESULT_OK;
@@ -100,43 +114,49 @@ static void report(const char *name, u32 id, u64 n, u64 cycles, u64 value, u32 s
     ucall(UCALL_RESULT, name, id, n, cycles, value, status);
 }
 
-static void scenario(u32 id, const char *name, u64 goal, u64 min, u64 max, u64 warmup)
+/* A scenario that does not run: a Result with no iterations and this status. */
+static void skip(u32 id, const char *name, u32 status)
+{
+    report(name, id, 0, 0, 0, status);
+    printf("TRAPLINE-RESULT %s iters=0 cycles=0 value=0x0 status=%u\n", name, status);
+}
+
+static void scenario(const struct scenario_entry *s, u64 goal, u64 min, u64 max, u64 warmup)
 {
     u64 n = min, cycles = 0, value = 0;
     u32 status;
 
     /* irqfd's stamp arrays hold IRQFD_MAX injections per batch. */
-    if (id == SCENARIO_IRQFD && max > IRQFD_MAX)
+    if (s->routine == ROUTINE_IRQFD && max > IRQFD_MAX)
         max = IRQFD_MAX;
     if (n > max)
         n = max;
     /* A scenario the machine cannot run (no pci-testdev, no ECAM, ...) is skipped with that status. */
-    u32 prepared = status = prepare(id, name);
+    u32 prepared = status = prepare(s);
     /* The warm-up is also the "is it implemented" test, so it runs at least once. */
     run_status = RESULT_OK;
-    if (status == RESULT_OK && !run(id, warmup ? warmup : 1, &cycles, &value))
+    if (status == RESULT_OK && !run(s, warmup ? warmup : 1, &cycles, &value))
         status = RESULT_UNSUPPORTED;
     /* An interrupt scenario whose warm-up timed out would only time out again. */
     if (status == RESULT_OK)
         status = run_status;
     if (status != RESULT_OK) {
-        report(name, id, 0, 0, 0, status);
-        printf("TRAPLINE-RESULT %s iters=0 cycles=0 value=0x0 status=%u\n", name, status);
-        cleanup(id, prepared);
+        skip(s->id, s->name, status);
+        cleanup(s, prepared);
         return;
     }
     for (;;) {
-        ucall(UCALL_BEGIN, name, id);
+        ucall(UCALL_BEGIN, s->name, s->id);
         run_status = RESULT_OK;
-        run(id, n, &cycles, &value);
-        status = run_status != RESULT_OK ? run_status : status_of(id, value);
-        report(name, id, n, cycles, value, status);
+        run(s, n, &cycles, &value);
+        status = run_status != RESULT_OK ? run_status : status_of(s, value);
+        report(s->name, s->id, n, cycles, value, status);
         if (cycles >= goal || n >= max || status != RESULT_OK)
             break;
         n = n * 2 < max ? n * 2 : max;
     }
-    printf("TRAPLINE-RESULT %s iters=%lu cycles=%lu value=0x%lx status=%u\n", name, n, cycles, value, status);
-    cleanup(id, prepared);
+    printf("TRAPLINE-RESULT %s iters=%lu cycles=%lu value=0x%lx status=%u\n", s->name, n, cycles, value, status);
+    cleanup(s, prepared);
 }
 
 /* A token is an ABI id or an ABI name; anything else is reported as unsupported. */
@@ -152,12 +172,12 @@ static void select(const char *tok, size_t len, u64 goal, u64 min, u64 max, u64 
     buf[len] = '\0';
 
     bool numeric = parse_u64(buf, &end, &num) && !*end;
-    for (size_t k = 0; k < ARRAY_SIZE(names); k++)
-        if ((numeric && names[k].id == num) || (!numeric && !strcmp(names[k].name, buf))) {
-            scenario(names[k].id, names[k].name, goal, min, max, warmup);
+    for (size_t k = 0; k < ARRAY_SIZE(table); k++)
+        if ((numeric && table[k].id == num) || (!numeric && !strcmp(table[k].name, buf))) {
+            scenario(&table[k], goal, min, max, warmup);
             return;
         }
-    scenario(numeric ? (u32)num : 0xffffffffu, buf, goal, min, max, warmup);
+    skip(numeric ? (u32)num : 0xffffffffu, buf, RESULT_UNSUPPORTED);
 }
 
 int main(int argc, char **argv)

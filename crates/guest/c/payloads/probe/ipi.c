@@ -1,4 +1,4 @@
-/* The probe's IPI scenarios (33-40): the BSP's APIC, vCPU 1 serving IPIs in spin or halt mode, self-IPIs and timed EOIs, in xAPIC or x2APIC mode. */
+/* The probe's IPI scenarios (ROUTINE_IPI): the BSP's APIC, vCPU 1 serving IPIs in spin or halt mode, self-IPIs and timed EOIs, in xAPIC or x2APIC mode. */
 #include "probe.h"
 
 #define AP_WAIT_CYCLES (1ULL << 33) /* bound on vCPU 1 coming online */
@@ -231,7 +231,6 @@ void irq_init(void)
     bsp_apic_on();
 }
 
-bool ipi_scenario(u32 id) { return id >= SCENARIO_IPI && id <= SCENARIO_EOI_X2APIC; }
 static bool x2apic_scenario(u32 id) { return id >= SCENARIO_IPI_X2APIC && id <= SCENARIO_EOI_X2APIC; }
 static bool to_ap(u32 id)
 {

@@ -1,5 +1,5 @@
 /*
- * The probe's PCI scenarios (19-32): pci-testdev's tests on BAR0 and BAR1
+ * The probe's PCI scenarios (ROUTINE_PCI): pci-testdev's tests on BAR0 and BAR1
  * (selected through the device's header, as QEMU's pci-testdev defines
  * it), configuration reads through CF8/CFC and ECAM, and bus-0 scans.
  */

@@ -1,9 +1,11 @@
 /*
  * What the probe's parts share (see harness.c for what the probe does).
- * harness.c runs scenarios and dispatches by id to exits.c (traps, PIO,
- * MMIO, memslots, the VMM floor and the doorbells: one asm loop each),
- * pci.c (pci-testdev, config reads, bus scans), ipi.c (APIC, IPIs, EOI,
- * vCPU 1) and irqfd.c (host injections through an irqfd).
+ * harness.c runs scenarios and dispatches on each one's ABI routine
+ * (ROUTINE_* in SCENARIO_TABLE) to exits.c (traps, PIO, MMIO, memslots,
+ * the VMM floor and the doorbells: one asm loop each), pci.c (pci-testdev,
+ * config reads, bus scans), ipi.c (APIC, IPIs, EOI, vCPU 1) and irqfd.c
+ * (host injections through an irqfd). Each file tells its own scenarios
+ * apart by id.
  */
 #ifndef PROBE_H
 #define PROBE_H
@@ -34,25 +36,24 @@ static inline u64 rdtsc_plain(void)
         t1 = rdtsc_ordered();                                                                    \
     } while (0)
 
-/* exits.c: scenarios whose loop is one trapping instruction. */
+/* exits.c: ROUTINE_EXITS, scenarios whose loop is one trapping instruction. */
 void exits_init(void);
 bool exits_run(u32 id, u64 n, u64 *cycles, u64 *value);
 
-/* pci.c: scenarios 19-32. */
+/* pci.c: ROUTINE_PCI. */
 u32 pci_prepare(u32 id, const char *name);
 void pci_cleanup(void);
 bool pci_run(u32 id, u64 n, u64 *cycles, u64 *value);
 
-/* ipi.c: the APICs, vCPU 1 and scenarios 33-40. */
+/* ipi.c: the APICs, vCPU 1 and ROUTINE_IPI. */
 void irq_init(void);
 void apic_eoi(void);
 void bsp_apic_on(void);
-bool ipi_scenario(u32 id);
 u32 ipi_prepare(u32 id, const char *name);
 void ipi_run(u32 id, u64 n, u64 *cycles, u64 *value);
 void ipi_cleanup(u32 id);
 
-/* irqfd.c: scenario 41. */
+/* irqfd.c: ROUTINE_IRQFD. */
 #define IRQFD_MAX 4096              /* injections per IrqfdStart (the stamp arrays) */
 void irqfd_init(void);
 u32 irqfd_prepare(const char *name);
