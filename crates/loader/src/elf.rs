@@ -117,19 +117,23 @@ const PT_LOAD: u32 = 1;
 const PT_NOTE: u32 = 4;
 const PN_XNUM: u16 = 0xffff;
 
-/// Little-endian read of `N` bytes at `off`, `None` if any is past the end.
+/// Little-endian read of `N` bytes at `off`, `None` if any is past the end
+/// (the readers of every untrusted header here and in `linux::bzimage`).
 fn rd<const N: usize>(b: &[u8], off: u64) -> Option<[u8; N]> {
     let start = usize::try_from(off).ok()?;
     let end = start.checked_add(N)?;
     b.get(start..end)?.try_into().ok()
 }
-fn u16_at(b: &[u8], off: u64) -> Option<u16> {
+pub(crate) fn u8_at(b: &[u8], off: u64) -> Option<u8> {
+    rd::<1>(b, off).map(u8::from_le_bytes)
+}
+pub(crate) fn u16_at(b: &[u8], off: u64) -> Option<u16> {
     rd::<2>(b, off).map(u16::from_le_bytes)
 }
-fn u32_at(b: &[u8], off: u64) -> Option<u32> {
+pub(crate) fn u32_at(b: &[u8], off: u64) -> Option<u32> {
     rd::<4>(b, off).map(u32::from_le_bytes)
 }
-fn u64_at(b: &[u8], off: u64) -> Option<u64> {
+pub(crate) fn u64_at(b: &[u8], off: u64) -> Option<u64> {
     rd::<8>(b, off).map(u64::from_le_bytes)
 }
 

@@ -11,7 +11,7 @@
 //! and every sum of header numbers is too, so any file gives an answer and
 //! none a panic. Nothing here touches guest memory.
 
-use crate::elf::{ImageInfo, ImageKind, LoadSegment};
+use crate::elf::{u16_at, u32_at, u64_at, u8_at, ImageInfo, ImageKind, LoadSegment};
 use crate::error::LoadError;
 use crate::layout::{HIGH_MEMORY_START, IDENTITY_MAP_END};
 
@@ -60,23 +60,6 @@ pub struct BzImageHeader {
 pub fn is_bzimage(image: &[u8]) -> bool {
     image.get(0x1FE..0x200) == Some(&[0x55, 0xAA][..])
         && image.get(0x202..0x206) == Some(&b"HdrS"[..])
-}
-
-fn u8_at(b: &[u8], off: u64) -> Option<u8> {
-    b.get(usize::try_from(off).ok()?).copied()
-}
-fn le<const N: usize>(b: &[u8], off: u64) -> Option<[u8; N]> {
-    let start = usize::try_from(off).ok()?;
-    b.get(start..start.checked_add(N)?)?.try_into().ok()
-}
-fn u16_at(b: &[u8], off: u64) -> Option<u16> {
-    le::<2>(b, off).map(u16::from_le_bytes)
-}
-fn u32_at(b: &[u8], off: u64) -> Option<u32> {
-    le::<4>(b, off).map(u32::from_le_bytes)
-}
-fn u64_at(b: &[u8], off: u64) -> Option<u64> {
-    le::<8>(b, off).map(u64::from_le_bytes)
 }
 
 fn bad(reason: impl Into<String>) -> LoadError {
