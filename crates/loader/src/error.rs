@@ -322,12 +322,6 @@ pub enum LoadError {
         max: usize,
     },
 
-    /// linux-loader refused the bzImage after our own checks passed.
-    #[error(
-        "linux-loader could not copy the bzImage's protected-mode kernel into guest memory: {0}"
-    )]
-    BzImageCopy(#[source] linux_loader::loader::Error),
-
     /// linux-loader refused the ELF64 image after our own checks passed.
     #[error("linux-loader could not copy the ELF64 image into guest memory: {0}")]
     Elf64Copy(#[source] linux_loader::loader::Error),

@@ -45,7 +45,7 @@ pub mod place;
 use std::io::Cursor;
 use std::ops::Range;
 
-use linux_loader::loader::{bzimage::BzImage, elf::Elf as LinuxElf, KernelLoader};
+use linux_loader::loader::{elf::Elf as LinuxElf, KernelLoader};
 use vm_memory::{Bytes, GuestAddress, GuestMemoryMmap};
 
 pub use bootinfo::MemoryMap;
@@ -261,7 +261,8 @@ pub fn inspect(image: &[u8]) -> Result<ImageInfo, LoadError> {
 /// 4. Place the boot area ([`place`]) where no segment, initrd or device
 ///    range is; only an image that leaves no free RAM for it is refused.
 /// 5. Build the command line and memory map and check they fit.
-/// 6. Copy segments (ELF64 via linux-loader), zero every `memsz - filesz`
+/// 6. Copy segments (ELF64 via linux-loader, Multiboot and bzImage by our
+///    own loop), zero every `memsz - filesz`
 ///    tail explicitly (memory might not be fresh), copy the initrd, write the
 ///    boot area (GDT, page tables, MBI, module list, mmap, strings, stack
 ///    space — zero-filled). Page 0 is never written.
@@ -407,11 +408,18 @@ pub fn load(mem: &GuestMemoryMmap, req: &LoadRequest<'_>) -> Result<BootSetup, L
     // ---- Everything is checked; from here on we only write. ----
 
     match info.kind {
-        ImageKind::Multiboot32 => {
+        ImageKind::Multiboot32 | ImageKind::BzImage => {
+            // A bzImage is one segment: the protected-mode kernel (the file
+            // after its setup code) at the load address inspect() chose.
+            let what = if info.kind == ImageKind::BzImage {
+                "the bzImage's protected-mode kernel"
+            } else {
+                "a PT_LOAD segment"
+            };
             for seg in info.segments.iter().filter(|s| s.filesz > 0) {
                 // inspect() checked offset + filesz <= image.len().
                 let bytes = &req.image[seg.offset as usize..(seg.offset + seg.filesz) as usize];
-                write(mem, "a PT_LOAD segment", seg.paddr, bytes)?;
+                write(mem, what, seg.paddr, bytes)?;
             }
         }
         ImageKind::Elf64 | ImageKind::Pvh => {
@@ -419,20 +427,6 @@ pub fn load(mem: &GuestMemoryMmap, req: &LoadRequest<'_>) -> Result<BootSetup, L
             // already guarantee every segment it will touch is valid RAM.
             LinuxElf::load(mem, None, &mut Cursor::new(req.image), None)
                 .map_err(LoadError::Elf64Copy)?;
-        }
-        ImageKind::BzImage => {
-            // linux-loader copies the protected-mode kernel (everything
-            // after the setup code) to the load address inspect() chose and
-            // checked above. Its setup_header is not used for boot_params:
-            // it reads a fixed 119 bytes, which for an older protocol run
-            // into setup code (see linux::zeropage).
-            BzImage::load(
-                mem,
-                Some(GuestAddress(info.entry)),
-                &mut Cursor::new(req.image),
-                None,
-            )
-            .map_err(LoadError::BzImageCopy)?;
         }
     }
     if !req.fresh_memory {
