@@ -374,21 +374,14 @@ pub fn load(mem: &GuestMemoryMmap, req: &LoadRequest<'_>) -> Result<BootSetup, L
         ),
     };
 
+    let slot = CMDLINE_CAPACITY as usize - 1;
     let cmdline = match (info.kind, &info.bzimage) {
+        // Linux reads its parameters from the first word on; a bzImage's
+        // kernel takes at most cmdline_size bytes of them.
         (ImageKind::BzImage, Some(h)) => {
-            // Linux reads its parameters from the first word on, and takes
-            // at most cmdline_size bytes of them.
-            let cmdline = check_cmdline(req.append.to_string())?;
-            let max = h.cmdline_size as usize;
-            if cmdline.len() > max {
-                return Err(LoadError::CmdlineTooLong {
-                    len: cmdline.len(),
-                    max,
-                });
-            }
-            cmdline
+            check_cmdline(req.append.to_string(), slot.min(h.cmdline_size as usize))?
         }
-        (ImageKind::Pvh, _) => check_cmdline(req.append.to_string())?,
+        (ImageKind::Pvh, _) => check_cmdline(req.append.to_string(), slot)?,
         _ => build_cmdline(req.image_name, req.append)?,
     };
 
@@ -504,15 +497,15 @@ fn build_cmdline(image_name: &str, append: &str) -> Result<String, LoadError> {
     } else {
         format!("{name} {append}")
     };
-    check_cmdline(cmdline)
+    check_cmdline(cmdline, CMDLINE_CAPACITY as usize - 1)
 }
 
-/// Refuses a command line with a NUL or too long for its slot.
-fn check_cmdline(cmdline: String) -> Result<String, LoadError> {
+/// Refuses a command line with a NUL or longer than `max` bytes (its slot's
+/// room less the NUL, or less where the kernel takes less).
+fn check_cmdline(cmdline: String, max: usize) -> Result<String, LoadError> {
     if cmdline.contains('\0') {
         return Err(LoadError::CmdlineNul);
     }
-    let max = CMDLINE_CAPACITY as usize - 1;
     if cmdline.len() > max {
         return Err(LoadError::CmdlineTooLong {
             len: cmdline.len(),
