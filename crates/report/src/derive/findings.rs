@@ -208,7 +208,7 @@ pub mod pci_config {
     pub const READS: [&str; 3] = [
         "pci-config-read-cf8",
         "pci-config-read-ecam",
-        "pci-config-read-ecam-ro",
+        crate::derive::ECAM_RO_READ,
     ];
     /// Bus scans through CF8, ECAM, read-only ECAM.
     pub const SCANS: [&str; 3] = ["pci-scan-cf8", "pci-scan-ecam", "pci-scan-ecam-ro"];
