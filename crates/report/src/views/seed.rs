@@ -10,6 +10,7 @@
 use serde::ser::{Serialize, SerializeMap, Serializer};
 
 use super::common::{self, caption, ratio, Finding, Measured};
+use crate::derive::findings::micros_from_ns;
 use crate::fmt::derived_value;
 use crate::model::{Derived, Report, TRAPLINE_VMM};
 use crate::render::charts::{hbars, HBars, Series, Swatch};
@@ -71,11 +72,7 @@ impl Quantity {
                 .map(|v| v / per)
                 .and_then(|ns| common::finite(ns * f64::from(n) / 1e9)),
             Quantity::PerSecond => ratio(Some(1e9), m.ns_per_iter.map(|v| v / per)),
-            Quantity::Micros => m
-                .ns_per_iter
-                .map(|v| v / per)
-                .filter(|v| *v > 0.0)
-                .and_then(|v| common::finite(v / 1e3)),
+            Quantity::Micros => micros_from_ns(m.ns_per_iter.map(|v| v / per)),
             Quantity::NetElseMedian => m.net.or(m.median).map(|v| v / per),
         }
     }
