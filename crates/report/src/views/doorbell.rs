@@ -55,15 +55,9 @@ const fn row(
     scenario: &'static str,
 ) -> SeedRow {
     SeedRow {
-        label: mechanism,
-        scenario,
-        missing: None,
         flag: extrapolated,
         texts: seed_row,
-        per_iter: 1,
-        published,
-        per: USER,
-        slug: None,
+        ..SeedRow::new(mechanism, scenario, published, USER)
     }
 }
 

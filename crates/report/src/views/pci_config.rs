@@ -58,15 +58,9 @@ const ECAM_RO: Mechanism = Mechanism {
 /// per iteration, compared with the read-only row `per` of its kind.
 const fn row(scenario: &'static str, mech: Mechanism, per_iter: u32, per: &'static str) -> SeedRow {
     SeedRow {
-        label: scenario,
-        scenario,
-        missing: None,
-        flag: false,
         texts: mech.names,
         per_iter,
-        published: mech.seconds,
-        per,
-        slug: None,
+        ..SeedRow::new(scenario, scenario, mech.seconds, per)
     }
 }
 

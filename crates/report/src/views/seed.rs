@@ -158,6 +158,32 @@ pub struct SeedRow {
     pub slug: Option<&'static str>,
 }
 
+impl SeedRow {
+    /// The row `label` measured by `scenario`, with its `published`
+    /// values and divided by the row labelled `per`, as most rows are: a
+    /// scenario exists, no flag or texts, one unit per iteration, kut lines
+    /// named as the table says. A row that differs writes only that and
+    /// takes the rest with `..SeedRow::new(..)`.
+    pub const fn new(
+        label: &'static str,
+        scenario: &'static str,
+        published: &'static [Option<f64>],
+        per: &'static str,
+    ) -> Self {
+        Self {
+            label,
+            scenario,
+            missing: None,
+            flag: false,
+            texts: &[],
+            per_iter: 1,
+            published,
+            per,
+            slug: None,
+        }
+    }
+}
+
 /// How the chart draws the rows.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum Bars {
@@ -988,28 +1014,8 @@ mod tests {
         ratio: Some(Field::new("ratio", "÷ref", "ratio")),
         peer: Some("peer"),
         rows: &[
-            SeedRow {
-                label: "ref",
-                scenario: "a",
-                missing: None,
-                flag: false,
-                texts: &[],
-                per_iter: 1,
-                published: &[Some(100.0)],
-                per: "ref",
-                slug: None,
-            },
-            SeedRow {
-                label: "other",
-                scenario: "b",
-                missing: None,
-                flag: false,
-                texts: &[],
-                per_iter: 1,
-                published: &[Some(300.0)],
-                per: "ref",
-                slug: None,
-            },
+            SeedRow::new("ref", "a", &[Some(100.0)], "ref"),
+            SeedRow::new("other", "b", &[Some(300.0)], "ref"),
         ],
         also: &[("extra", 7)],
         findings_heading: "Seed conclusions",
