@@ -148,9 +148,8 @@ pub const TABLE: SeedTable = SeedTable {
 /// The seed's conclusions: published seconds and this host's cycles per
 /// read, each looked up by scenario.
 fn findings(report: &Report) -> Vec<Finding> {
-    let row = |n: &str| TABLE.rows.iter().find(|r| r.scenario == n);
     let per_read = |n: &str| {
-        let r = row(n)?;
+        let r = TABLE.row_for(n)?;
         findings::median(report, n).map(|c| c / f64::from(r.per_iter))
     };
     findings::pci_config(&|n| TABLE.published(n), &per_read)

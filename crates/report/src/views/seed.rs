@@ -405,6 +405,15 @@ impl SeedTable {
             .find(|r| r.label == label)
             .and_then(|r| r.published.get(self.compare).copied().flatten())
     }
+
+    /// The row measured by `scenario`: the first with that scenario, of
+    /// those the lab has one for (a row with [`SeedRow::missing`] names
+    /// none).
+    pub fn row_for(&self, scenario: &str) -> Option<&'static SeedRow> {
+        self.rows
+            .iter()
+            .find(|r| r.missing.is_none() && r.scenario == scenario)
+    }
 }
 
 /// One row as shown.
@@ -1079,6 +1088,14 @@ mod tests {
         }
         r.finish();
         r
+    }
+
+    #[test]
+    fn a_row_is_found_by_its_scenario_unless_the_lab_has_none() {
+        assert_eq!(TINY.row_for("b").map(|r| r.label), Some("other"));
+        assert_eq!(TINY.row_for("other"), None, "a label is not a scenario");
+        assert_eq!(JOINED.row_for("a").map(|r| r.label), Some("ref"));
+        assert_eq!(JOINED.row_for("b"), None, "row b has no scenario there");
     }
 
     #[test]
