@@ -270,7 +270,8 @@ fn profile_values(report: &Report, standard: &[Derived]) -> Vec<Derived> {
     out
 }
 
-/// The read-only ECAM config read compared (seed 004's view).
+/// The read-only ECAM config read compared (seed 004's view); also the
+/// last of [`findings::pci_config::READS`], so the name is written once.
 pub const ECAM_RO_READ: &str = "pci-config-read-ecam-ro";
 /// The RAM read the read-only ECAM read is compared with.
 pub const RAM_READ: &str = "ram-read";
@@ -280,14 +281,10 @@ pub const ECAM_RO_VS_RAM: &str = "ecam-ro-vs-ram-read";
 /// `pci-config-read-ecam-ro ÷ ram-read` (medians), when both were
 /// measured: near 1 when the read-only mapping means no exit.
 pub fn ecam_ro_vs_ram(report: &Report) -> Option<Derived> {
-    let median = |name: &str| {
-        report
-            .scenario(TRAPLINE_VMM, name)
-            .filter(|s| s.is_measured())
-            .and_then(|s| s.median())
-            .and_then(crate::guarded::finite)
-    };
-    let (ro, ram) = (median(ECAM_RO_READ), median(RAM_READ));
+    let (ro, ram) = (
+        findings::median(report, ECAM_RO_READ),
+        findings::median(report, RAM_READ),
+    );
     let value = crate::guarded::ratio(ro, ram)?;
     let (a, b) = (ro?, ram?);
     Some(Derived {

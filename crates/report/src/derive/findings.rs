@@ -86,15 +86,20 @@ pub fn median(report: &Report, name: &str) -> Option<f64> {
         .and_then(finite)
 }
 
+/// Nanoseconds as microseconds: `None` unless `ns` is positive and finite
+/// (a zero or negative time is no round trip). The one ns → µs step of
+/// the views and findings.
+pub fn micros_from_ns(ns: Option<f64>) -> Option<f64> {
+    // NaN fails the comparison and an infinite ns stays infinite after the
+    // division, so `finite` on the quotient rejects both.
+    ns.filter(|v| *v > 0.0).and_then(|v| finite(v / 1e3))
+}
+
 /// Round trip per iteration of trapline's `name` in microseconds (median
 /// ns ÷ 1000): needs the TSC frequency.
 pub fn rtt_us(report: &Report, name: &str) -> Option<f64> {
     let s = report.scenario(TRAPLINE_VMM, name)?;
-    median(report, name)
-        .and(s.ns_per_iter)
-        .and_then(finite)
-        .filter(|v| *v > 0.0)
-        .and_then(|v| finite(v / 1e3))
+    micros_from_ns(median(report, name).and(s.ns_per_iter))
 }
 
 /// Scenario names of the pci-testdev findings (seed 003).
@@ -208,7 +213,7 @@ pub mod pci_config {
     pub const READS: [&str; 3] = [
         "pci-config-read-cf8",
         "pci-config-read-ecam",
-        "pci-config-read-ecam-ro",
+        crate::derive::ECAM_RO_READ,
     ];
     /// Bus scans through CF8, ECAM, read-only ECAM.
     pub const SCANS: [&str; 3] = ["pci-scan-cf8", "pci-scan-ecam", "pci-scan-ecam-ro"];
@@ -266,6 +271,16 @@ mod tests {
             f[0].line().split(" · ").nth(1),
             Some("this host not measured  [doorbell-user-mmio − doorbell-ioeventfd-mmio (rtt)]")
         );
+    }
+
+    #[test]
+    fn micros_from_ns_keeps_only_positive_finite_times() {
+        assert_eq!(micros_from_ns(Some(9090.0)), Some(9.09));
+        assert_eq!(micros_from_ns(Some(0.0)), None, "no round trip");
+        assert_eq!(micros_from_ns(Some(-5.0)), None);
+        assert_eq!(micros_from_ns(Some(f64::NAN)), None);
+        assert_eq!(micros_from_ns(Some(f64::INFINITY)), None);
+        assert_eq!(micros_from_ns(None), None);
     }
 
     #[test]

@@ -55,15 +55,9 @@ const fn row(
     scenario: &'static str,
 ) -> SeedRow {
     SeedRow {
-        label: mechanism,
-        scenario,
-        missing: None,
         flag: extrapolated,
         texts: seed_row,
-        per_iter: 1,
-        published,
-        per: USER,
-        slug: None,
+        ..SeedRow::new(mechanism, scenario, published, USER)
     }
 }
 
@@ -184,11 +178,7 @@ pub const TABLE: SeedTable = SeedTable {
 
 /// The published round trip of the row our `scenario` measures.
 fn published_rtt(scenario: &str) -> Option<f64> {
-    let row = TABLE
-        .rows
-        .iter()
-        .find(|r| r.missing.is_none() && r.scenario == scenario)?;
-    TABLE.published(row.label)
+    TABLE.published(TABLE.row_for(scenario)?.label)
 }
 
 fn findings(report: &Report) -> Vec<Finding> {

@@ -37,16 +37,10 @@ const fn row(
     scenario: &'static str,
     cycles: &'static [Option<f64>],
 ) -> SeedRow {
+    // No ratio columns: each row is its own reference.
     SeedRow {
-        label: operation,
-        scenario,
-        missing: None,
-        flag: false,
-        texts: &[],
-        per_iter: 1,
-        published: cycles,
-        per: operation,
         slug: Some(slug),
+        ..SeedRow::new(operation, scenario, cycles, operation)
     }
 }
 

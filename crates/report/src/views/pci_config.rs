@@ -58,15 +58,9 @@ const ECAM_RO: Mechanism = Mechanism {
 /// per iteration, compared with the read-only row `per` of its kind.
 const fn row(scenario: &'static str, mech: Mechanism, per_iter: u32, per: &'static str) -> SeedRow {
     SeedRow {
-        label: scenario,
-        scenario,
-        missing: None,
-        flag: false,
         texts: mech.names,
         per_iter,
-        published: mech.seconds,
-        per,
-        slug: None,
+        ..SeedRow::new(scenario, scenario, mech.seconds, per)
     }
 }
 
@@ -154,9 +148,8 @@ pub const TABLE: SeedTable = SeedTable {
 /// The seed's conclusions: published seconds and this host's cycles per
 /// read, each looked up by scenario.
 fn findings(report: &Report) -> Vec<Finding> {
-    let row = |n: &str| TABLE.rows.iter().find(|r| r.scenario == n);
     let per_read = |n: &str| {
-        let r = row(n)?;
+        let r = TABLE.row_for(n)?;
         findings::median(report, n).map(|c| c / f64::from(r.per_iter))
     };
     findings::pci_config(&|n| TABLE.published(n), &per_read)

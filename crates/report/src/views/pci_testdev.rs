@@ -26,17 +26,7 @@ pub const PEER_VMM: &str = "qemu";
 
 /// A row named like its scenario, divided by its BAR's no-eventfd row.
 const fn row(name: &'static str, per: &'static str, published: &'static [Option<f64>]) -> SeedRow {
-    SeedRow {
-        label: name,
-        scenario: name,
-        missing: None,
-        flag: false,
-        texts: &[],
-        per_iter: 1,
-        published,
-        per,
-        slug: None,
-    }
+    SeedRow::new(name, name, published, per)
 }
 
 /// Seed 003 and how this host maps onto it: the published numbers

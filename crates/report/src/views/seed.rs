@@ -10,6 +10,7 @@
 use serde::ser::{Serialize, SerializeMap, Serializer};
 
 use super::common::{self, caption, ratio, Finding, Measured};
+use crate::derive::findings::micros_from_ns;
 use crate::fmt::derived_value;
 use crate::model::{Derived, Report, TRAPLINE_VMM};
 use crate::render::charts::{hbars, HBars, Series, Swatch};
@@ -71,11 +72,7 @@ impl Quantity {
                 .map(|v| v / per)
                 .and_then(|ns| common::finite(ns * f64::from(n) / 1e9)),
             Quantity::PerSecond => ratio(Some(1e9), m.ns_per_iter.map(|v| v / per)),
-            Quantity::Micros => m
-                .ns_per_iter
-                .map(|v| v / per)
-                .filter(|v| *v > 0.0)
-                .and_then(|v| common::finite(v / 1e3)),
+            Quantity::Micros => micros_from_ns(m.ns_per_iter.map(|v| v / per)),
             Quantity::NetElseMedian => m.net.or(m.median).map(|v| v / per),
         }
     }
@@ -159,6 +156,32 @@ pub struct SeedRow {
     pub per: &'static str,
     /// Its name in kut lines, when not [`SeedTable::kut_scenario`]'s.
     pub slug: Option<&'static str>,
+}
+
+impl SeedRow {
+    /// The row `label` measured by `scenario`, with its `published`
+    /// values and divided by the row labelled `per`, as most rows are: a
+    /// scenario exists, no flag or texts, one unit per iteration, kut lines
+    /// named as the table says. A row that differs writes only that and
+    /// takes the rest with `..SeedRow::new(..)`.
+    pub const fn new(
+        label: &'static str,
+        scenario: &'static str,
+        published: &'static [Option<f64>],
+        per: &'static str,
+    ) -> Self {
+        Self {
+            label,
+            scenario,
+            missing: None,
+            flag: false,
+            texts: &[],
+            per_iter: 1,
+            published,
+            per,
+            slug: None,
+        }
+    }
 }
 
 /// How the chart draws the rows.
@@ -381,6 +404,15 @@ impl SeedTable {
             .iter()
             .find(|r| r.label == label)
             .and_then(|r| r.published.get(self.compare).copied().flatten())
+    }
+
+    /// The row measured by `scenario`: the first with that scenario, of
+    /// those the lab has one for (a row with [`SeedRow::missing`] names
+    /// none).
+    pub fn row_for(&self, scenario: &str) -> Option<&'static SeedRow> {
+        self.rows
+            .iter()
+            .find(|r| r.missing.is_none() && r.scenario == scenario)
     }
 }
 
@@ -991,28 +1023,8 @@ mod tests {
         ratio: Some(Field::new("ratio", "÷ref", "ratio")),
         peer: Some("peer"),
         rows: &[
-            SeedRow {
-                label: "ref",
-                scenario: "a",
-                missing: None,
-                flag: false,
-                texts: &[],
-                per_iter: 1,
-                published: &[Some(100.0)],
-                per: "ref",
-                slug: None,
-            },
-            SeedRow {
-                label: "other",
-                scenario: "b",
-                missing: None,
-                flag: false,
-                texts: &[],
-                per_iter: 1,
-                published: &[Some(300.0)],
-                per: "ref",
-                slug: None,
-            },
+            SeedRow::new("ref", "a", &[Some(100.0)], "ref"),
+            SeedRow::new("other", "b", &[Some(300.0)], "ref"),
         ],
         also: &[("extra", 7)],
         findings_heading: "Seed conclusions",
@@ -1076,6 +1088,14 @@ mod tests {
         }
         r.finish();
         r
+    }
+
+    #[test]
+    fn a_row_is_found_by_its_scenario_unless_the_lab_has_none() {
+        assert_eq!(TINY.row_for("b").map(|r| r.label), Some("other"));
+        assert_eq!(TINY.row_for("other"), None, "a label is not a scenario");
+        assert_eq!(JOINED.row_for("a").map(|r| r.label), Some("ref"));
+        assert_eq!(JOINED.row_for("b"), None, "row b has no scenario there");
     }
 
     #[test]

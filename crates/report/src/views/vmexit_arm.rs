@@ -13,22 +13,13 @@ pub const CAPTION: &str = "Seed 000 is ARM (Cortex-A15, GIC with vgic) and this 
 so the exit mechanism, interrupt controller and cycle counter all differ and the cycles do not \
 carry over: compare each test's cost relative to a hypercall";
 
+/// A row divided by the hypercall's (`hvc`), like every row of the seed.
 const fn row(
     label: &'static str,
     scenario: &'static str,
     published: &'static [Option<f64>],
 ) -> SeedRow {
-    SeedRow {
-        label,
-        scenario,
-        missing: None,
-        flag: false,
-        texts: &[],
-        per_iter: 1,
-        published,
-        per: "hvc",
-        slug: None,
-    }
+    SeedRow::new(label, scenario, published, "hvc")
 }
 
 /// Seed 000 and how this host maps onto it. The published averages
