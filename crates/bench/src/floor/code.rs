@@ -98,11 +98,11 @@ impl FloorKind {
     /// large page.
     pub fn probe_addr(self) -> u64 {
         match self {
-            FloorKind::Noop => 0x40_2563,
-            FloorKind::PioUserOut => 0x40_24a8,
-            FloorKind::PioKernelWildcard => 0x40_2165,
-            FloorKind::MmioKernelWildcard => 0x40_239d,
-            FloorKind::RamRead => 0x40_22db,
+            FloorKind::Noop => 0x40_24f3,
+            FloorKind::PioUserOut => 0x40_2438,
+            FloorKind::PioKernelWildcard => 0x40_20f5,
+            FloorKind::MmioKernelWildcard => 0x40_232d,
+            FloorKind::RamRead => 0x40_226b,
         }
     }
 
