@@ -20,7 +20,7 @@ extern u32 run_status;
 /*
  * Every timed loop is the same three instructions (inc; cmp; jne) around
  * one operation, so noop's cost can be subtracted from any scenario's.
- * Expects u64 locals i, n, t0 and t1.
+ * Expects u64 locals i, n, t0 and t1; exits.c passes n as [n] "S"(n).
  */
 #define LOOP(body, ...)                                                                          \
     do {                                                                                         \
