@@ -25,6 +25,28 @@ macro_rules! contract {
     };
 }
 
+/// Declares a C-visible enum once: the Rust enum (`#[repr(u32)]`), its
+/// `ALL` list and each variant's C name, which [`c_header`] writes as a
+/// `#define` of the variant's value.
+macro_rules! c_enum {
+    ($(#[$attr:meta])* pub enum $name:ident { $( $(#[$vattr:meta])* $variant:ident = $value:literal $c:literal, )* }) => {
+        $(#[$attr])*
+        #[repr(u32)]
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+        pub enum $name { $( $(#[$vattr])* $variant = $value, )* }
+
+        impl $name {
+            /// Every variant, in value order.
+            pub const ALL: &'static [$name] = &[$($name::$variant,)*];
+
+            /// The `#define` name the generated C header gives this variant.
+            pub const fn c_name(self) -> &'static str {
+                match self { $($name::$variant => $c,)* }
+            }
+        }
+    };
+}
+
 contract! {
 CONTRACT_DEFINES;
 // ---------------------------------------------------------------------------
@@ -221,42 +243,42 @@ pub struct Ucall {
 /// Size of a [`Ucall`] in guest memory.
 pub const UCALL_SIZE: usize = core::mem::size_of::<Ucall>();
 
-/// What a ucall says. Arguments are `args[0..]`.
-#[repr(u32)]
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum UcallKind {
-    /// A progress marker: `args[0]` = stage number.
-    Sync = 1,
-    /// A scenario's timed loop is about to start: `args[0]` = scenario id.
-    /// The host snapshots the calling vCPU's exit counters.
-    Begin = 2,
-    /// A scenario finished: `args[0]` = scenario id, `args[1]` = iterations,
-    /// `args[2]` = total TSC cycles of the timed loop, `args[3]` = the value the
-    /// scenario checks (read-back value, or 0), `args[4]` = [`ResultStatus`].
-    Result = 3,
-    /// A guest assertion failed: `args[0]` = line, text = message.
-    Assert = 4,
-    /// The payload is done: `args[0]` = exit code it is about to report.
-    Done = 5,
-    /// A vCPU checked in (SMP payloads): `args[0]` = APIC ID, `args[1]` = number
-    /// of vCPUs the guest believes it has.
-    Checkin = 6,
-    /// A count the guest reports: `args[0]` = what (payload specific),
-    /// `args[1]` = the count.
-    Count = 7,
-    /// Clock probe: the host writes its TSC (u64) to guest-physical
-    /// `args[0]` while handling the exit, so the guest can estimate the
-    /// offset between its TSC and the host's (Cristian's method: the
-    /// host stamp lies between the guest's readings before and after).
-    Clock = 8,
-    /// Start a host-driven interrupt run (irqfd): `args[0]` = injections,
-    /// `args[1]` = GPA of a u64 array where the host stamps its TSC just
-    /// before each injection, `args[2]` = GPA of the u64 counter the guest's
-    /// handler increments (the host waits for it before the next one).
-    /// The guest must not reset a counter the host may still be polling:
-    /// each run uses a fresh (or alternating) counter, else the host can
-    /// miss the last acknowledgement of the previous run.
-    IrqfdStart = 9,
+c_enum! {
+    /// What a ucall says. Arguments are `args[0..]`.
+    pub enum UcallKind {
+        /// A progress marker: `args[0]` = stage number.
+        Sync = 1 "UCALL_SYNC",
+        /// A scenario's timed loop is about to start: `args[0]` = scenario id.
+        /// The host snapshots the calling vCPU's exit counters.
+        Begin = 2 "UCALL_BEGIN",
+        /// A scenario finished: `args[0]` = scenario id, `args[1]` = iterations,
+        /// `args[2]` = total TSC cycles of the timed loop, `args[3]` = the value the
+        /// scenario checks (read-back value, or 0), `args[4]` = [`ResultStatus`].
+        Result = 3 "UCALL_RESULT",
+        /// A guest assertion failed: `args[0]` = line, text = message.
+        Assert = 4 "UCALL_ASSERT",
+        /// The payload is done: `args[0]` = exit code it is about to report.
+        Done = 5 "UCALL_DONE",
+        /// A vCPU checked in (SMP payloads): `args[0]` = APIC ID, `args[1]` = number
+        /// of vCPUs the guest believes it has.
+        Checkin = 6 "UCALL_CHECKIN",
+        /// A count the guest reports: `args[0]` = what (payload specific),
+        /// `args[1]` = the count.
+        Count = 7 "UCALL_COUNT",
+        /// Clock probe: the host writes its TSC (u64) to guest-physical
+        /// `args[0]` while handling the exit, so the guest can estimate the
+        /// offset between its TSC and the host's (Cristian's method: the
+        /// host stamp lies between the guest's readings before and after).
+        Clock = 8 "UCALL_CLOCK",
+        /// Start a host-driven interrupt run (irqfd): `args[0]` = injections,
+        /// `args[1]` = GPA of a u64 array where the host stamps its TSC just
+        /// before each injection, `args[2]` = GPA of the u64 counter the guest's
+        /// handler increments (the host waits for it before the next one).
+        /// The guest must not reset a counter the host may still be polling:
+        /// each run uses a fresh (or alternating) counter, else the host can
+        /// miss the last acknowledgement of the previous run.
+        IrqfdStart = 9 "UCALL_IRQFD_START",
+    }
 }
 
 impl UcallKind {
@@ -277,16 +299,16 @@ impl UcallKind {
     }
 }
 
-/// How a scenario's own check came out (`args[4]` of a Result ucall).
-#[repr(u32)]
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum ResultStatus {
-    /// Ran and its check passed.
-    Ok = 0,
-    /// Ran but read back a wrong value.
-    BadValue = 1,
-    /// The guest could not run it (missing CPU feature, …).
-    Unsupported = 2,
+c_enum! {
+    /// How a scenario's own check came out (`args[4]` of a Result ucall).
+    pub enum ResultStatus {
+        /// Ran and its check passed.
+        Ok = 0 "RESULT_OK",
+        /// Ran but read back a wrong value.
+        BadValue = 1 "RESULT_BAD_VALUE",
+        /// The guest could not run it (missing CPU feature, …).
+        Unsupported = 2 "RESULT_UNSUPPORTED",
+    }
 }
 
 impl ResultStatus {
@@ -306,28 +328,6 @@ impl ResultStatus {
 // command line (so the same binary runs on QEMU): `s=<id>[,<id>…] goal=<tsc
 // cycles> min=<iterations> max=<iterations>`.
 // ---------------------------------------------------------------------------
-
-/// Declares a C-visible enum once: the Rust enum (`#[repr(u32)]`), its
-/// `ALL` list and each variant's C name, which [`c_header`] writes as a
-/// `#define` of the variant's value.
-macro_rules! c_enum {
-    ($(#[$attr:meta])* pub enum $name:ident { $( $(#[$vattr:meta])* $variant:ident = $value:literal $c:literal, )* }) => {
-        $(#[$attr])*
-        #[repr(u32)]
-        #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-        pub enum $name { $( $(#[$vattr])* $variant = $value, )* }
-
-        impl $name {
-            /// Every variant, in value order.
-            pub const ALL: &'static [$name] = &[$($name::$variant,)*];
-
-            /// The `#define` name the generated C header gives this variant.
-            pub const fn c_name(self) -> &'static str {
-                match self { $($name::$variant => $c,)* }
-            }
-        }
-    };
-}
 
 c_enum! {
     /// Which of the probe's routines runs a scenario: its set-up before the
@@ -514,18 +514,12 @@ pub fn c_header() -> String {
     for (name, value) in CONTRACT_DEFINES.iter().chain(UCALL_DEFINES) {
         def(name, *value);
     }
-    def("UCALL_SYNC", UcallKind::Sync as u64);
-    def("UCALL_BEGIN", UcallKind::Begin as u64);
-    def("UCALL_RESULT", UcallKind::Result as u64);
-    def("UCALL_ASSERT", UcallKind::Assert as u64);
-    def("UCALL_DONE", UcallKind::Done as u64);
-    def("UCALL_CHECKIN", UcallKind::Checkin as u64);
-    def("UCALL_COUNT", UcallKind::Count as u64);
-    def("UCALL_CLOCK", UcallKind::Clock as u64);
-    def("UCALL_IRQFD_START", UcallKind::IrqfdStart as u64);
-    def("RESULT_OK", ResultStatus::Ok as u64);
-    def("RESULT_BAD_VALUE", ResultStatus::BadValue as u64);
-    def("RESULT_UNSUPPORTED", ResultStatus::Unsupported as u64);
+    for k in UcallKind::ALL {
+        def(k.c_name(), *k as u64);
+    }
+    for r in ResultStatus::ALL {
+        def(r.c_name(), *r as u64);
+    }
     for r in Routine::ALL {
         def(r.c_name(), *r as u64);
     }
@@ -595,6 +589,22 @@ mod tests {
                 *e as u32
             )));
         }
+        for k in UcallKind::ALL {
+            assert!(h.contains(&alloc::format!(
+                "#define {} 0x{:x}ULL",
+                k.c_name(),
+                *k as u32
+            )));
+        }
+        for r in ResultStatus::ALL {
+            assert!(h.contains(&alloc::format!(
+                "#define {} 0x{:x}ULL",
+                r.c_name(),
+                *r as u32
+            )));
+        }
+        assert!(h.contains("#define UCALL_IRQFD_START 0x9ULL"));
+        assert!(h.contains("#define RESULT_BAD_VALUE 0x1ULL"));
         assert!(h.contains("#define ROUTINE_PCI 0x1ULL"));
         assert!(h.contains("#define EXPECT_PCI_TESTDEV_ID 0x2ULL"));
         assert!(h.contains("struct ucall"));
@@ -615,6 +625,31 @@ mod tests {
                 assert_ne!(a.c_name(), b.c_name());
             }
         }
+    }
+
+    #[test]
+    fn ucall_kinds_and_statuses_decode_what_the_header_defines() {
+        for (i, k) in UcallKind::ALL.iter().enumerate() {
+            assert_eq!(
+                *k as usize,
+                i + 1,
+                "UcallKind::ALL is in value order from 1"
+            );
+            assert_eq!(UcallKind::from_raw(*k as u32), Some(*k));
+            for b in &UcallKind::ALL[i + 1..] {
+                assert_ne!(k.c_name(), b.c_name());
+            }
+        }
+        assert_eq!(UcallKind::from_raw(0), None);
+        assert_eq!(UcallKind::from_raw(UcallKind::ALL.len() as u32 + 1), None);
+        for (i, r) in ResultStatus::ALL.iter().enumerate() {
+            assert_eq!(*r as usize, i, "ResultStatus::ALL is in value order");
+            assert_eq!(ResultStatus::from_raw(*r as u64), Some(*r));
+            for b in &ResultStatus::ALL[i + 1..] {
+                assert_ne!(r.c_name(), b.c_name());
+            }
+        }
+        assert_eq!(ResultStatus::from_raw(ResultStatus::ALL.len() as u64), None);
     }
 
     #[test]

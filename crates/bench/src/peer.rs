@@ -344,7 +344,8 @@ pub fn run_probe(
     }
 }
 
-/// vCPUs QEMU needs for a machine kind.
+/// vCPUs the probe needs for a machine kind, on QEMU and in trapline's
+/// own probe VM alike (the probe's `cpus=` word follows it).
 pub fn cpus_for(kind: MachineKind) -> u32 {
     match kind {
         MachineKind::Smp | MachineKind::SmpX2apic => 2,

@@ -230,7 +230,8 @@ const PROBE_SOURCES: &str = concat!(
 
 /// The harness takes a scenario's routine and value check from its
 /// SCENARIO_TABLE entry (generated from the ABI record): it names no
-/// scenario id, and has a case for every routine and every value check.
+/// scenario id, has a case for every routine, and maps no value check to a
+/// value (the entry carries the value, see below).
 #[test]
 fn the_harness_dispatches_on_the_abi_record_not_on_ids() {
     let harness = include_str!("../c/payloads/probe/harness.c");
@@ -249,9 +250,45 @@ fn the_harness_dispatches_on_the_abi_record_not_on_ids() {
         .iter()
         .filter(|e| e.value().is_some())
     {
-        let case = format!("case {}:", e.c_name());
-        assert!(harness.contains(&case), "harness.c lacks `{case}`");
+        assert!(
+            !harness.contains(e.c_name()),
+            "harness.c maps {} to its value itself; the table entry carries it",
+            e.c_name()
+        );
     }
+}
+
+/// Each SCENARIO_TABLE entry carries the value its loop must read back,
+/// written from the ABI's `Expect::value()` (0 where `EXPECT_ANY` checks
+/// nothing): the one source of the probe's value check.
+#[test]
+fn the_scenario_table_carries_each_expected_value() {
+    let table = include_str!(concat!(env!("OUT_DIR"), "/trapline_abi_extra.h"));
+    for s in trapline_abi::SCENARIOS {
+        let entry = format!(
+            "{{ {}, \"{}\", {}, {}, {:#x}ULL }},",
+            s.id,
+            s.name,
+            s.routine.c_name(),
+            s.expect.c_name(),
+            s.expect.value().unwrap_or(0)
+        );
+        assert!(table.contains(&entry), "SCENARIO_TABLE lacks `{entry}`");
+    }
+    let entries = table
+        .lines()
+        .filter(|l| l.trim_start().starts_with("{ "))
+        .count();
+    assert_eq!(entries, trapline_abi::SCENARIOS.len());
+    // The checked scenarios carry the ABI's values themselves.
+    assert!(table.contains(&format!(
+        "\"ram-read\", ROUTINE_EXITS, EXPECT_PROBE_READ_VALUE, {:#x}ULL",
+        trapline_abi::PROBE_READ_VALUE
+    )));
+    assert!(table.contains(&format!(
+        "\"pci-config-read-cf8\", ROUTINE_PCI, EXPECT_PCI_TESTDEV_ID, {:#x}ULL",
+        trapline_abi::PCI_TESTDEV_ID
+    )));
 }
 
 /// The probe selects pci-testdev tests by arithmetic on the scenario id

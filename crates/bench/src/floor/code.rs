@@ -7,8 +7,9 @@
 //! shifts a "net" figure by more than a whole ioeventfd exit. The loop
 //! bodies below are copied from the probe's compiled loops (`LOOP()` in
 //! `crates/guest/c/payloads/probe/probe.h`, used by `exits.c`: the
-//! operation, then `inc; cmp; jne` with gcc's register choice, which keeps
-//! the iteration count in RSI or in R10, so the floor puts it in both) and
+//! operation, then `inc; cmp; jne` with gcc's register choice for the
+//! counter, against the iteration count that every loop the floor copies
+//! pins in RSI (`[n] "S"(n)`), so the floor sets RSI only) and
 //! run at the probe's own addresses (gcc may share one loop between
 //! scenarios with the same body: pio-kernel-wildcard runs the doorbells'
 //! OUT loop); a
@@ -81,8 +82,8 @@ impl FloorKind {
             FloorKind::Noop => &[0x48, 0xff, 0xc0, 0x48, 0x39, 0xf0, 0x75, 0xf8],
             // out dx, eax; inc rax; cmp rsi, rax; jne -9
             FloorKind::PioUserOut => &[0xef, 0x48, 0xff, 0xc0, 0x48, 0x39, 0xf0, 0x75, 0xf7],
-            // out dx, eax; inc rcx; cmp r10, rcx; jne -9
-            FloorKind::PioKernelWildcard => &[0xef, 0x48, 0xff, 0xc1, 0x4c, 0x39, 0xd1, 0x75, 0xf7],
+            // out dx, eax; inc rcx; cmp rsi, rcx; jne -9
+            FloorKind::PioKernelWildcard => &[0xef, 0x48, 0xff, 0xc1, 0x48, 0x39, 0xf1, 0x75, 0xf7],
             // mov [rdx], ecx; inc rax; cmp rsi, rax; jne -10
             FloorKind::MmioKernelWildcard => {
                 &[0x89, 0x0a, 0x48, 0xff, 0xc0, 0x48, 0x39, 0xf0, 0x75, 0xf6]
@@ -98,11 +99,11 @@ impl FloorKind {
     /// large page.
     pub fn probe_addr(self) -> u64 {
         match self {
-            FloorKind::Noop => 0x40_2563,
-            FloorKind::PioUserOut => 0x40_24a8,
-            FloorKind::PioKernelWildcard => 0x40_2165,
-            FloorKind::MmioKernelWildcard => 0x40_239d,
-            FloorKind::RamRead => 0x40_22db,
+            FloorKind::Noop => 0x40_2503,
+            FloorKind::PioUserOut => 0x40_2448,
+            FloorKind::PioKernelWildcard => 0x40_20f8,
+            FloorKind::MmioKernelWildcard => 0x40_233d,
+            FloorKind::RamRead => 0x40_227b,
         }
     }
 

@@ -281,11 +281,9 @@ impl RawVm {
         let regs = kvm_bindings::kvm_regs {
             rip: self.entry,
             rflags: 2,
-            // The probe's loops compare against RSI or R10 (whichever gcc
-            // chose; see code.rs); the epilogue overwrites R10 only after
-            // the loop.
+            // Every loop the floor copies compares against RSI (the probe
+            // pins the count there; see code.rs).
             rsi: n,
-            r10: n,
             rcx: l.rcx,
             r12: l.rax,
             r13: l.rdx,

@@ -16,23 +16,36 @@ use super::{Acc, LabOptions};
 use crate::catalog::{Check, MachineKind, Scenario};
 use crate::doorbell::Consumer;
 use crate::lab::{self, LabFixtures};
-use crate::pump;
+use crate::{peer, pump};
 
 pub(super) struct ProbeOutcome {
     pub(super) probe: ProbeRun,
     pub(super) tsc_khz: u64,
 }
 
-pub(super) fn cmdline(list: &[&Scenario], opts: &LabOptions) -> String {
+/// The probe's command line for `list` on a machine of `kind`: the
+/// scenarios and batch options, then `cpus=N` where the kind needs more
+/// than one vCPU ([`peer::cpus_for`], which also sizes the VM) and
+/// `x2apic=1` for [`MachineKind::SmpX2apic`]. trapline's probe VM and the
+/// QEMU peer run the same line.
+pub(super) fn cmdline(list: &[&Scenario], kind: MachineKind, opts: &LabOptions) -> String {
     let ids: Vec<String> = list.iter().map(|s| s.id.id.to_string()).collect();
-    format!(
+    let mut line = format!(
         "s={} goal={} min={} max={} warmup={}",
         ids.join(","),
         opts.goal_cycles,
         opts.min_iters,
         opts.max_iters,
         opts.warmup
-    )
+    );
+    let cpus = peer::cpus_for(kind);
+    if cpus > 1 {
+        line.push_str(&format!(" cpus={cpus}"));
+    }
+    if kind == MachineKind::SmpX2apic {
+        line.push_str(" x2apic=1");
+    }
+    line
 }
 
 pub(super) fn run_probe(
@@ -45,14 +58,8 @@ pub(super) fn run_probe(
     let (tx, rx) = channel();
     let serial = Arc::new(Mutex::new(Vec::new()));
     let mut cfg = MachineConfig::new(trapline_guest::PROBE.to_vec(), "probe");
-    cfg.append = cmdline(list, opts);
-    if matches!(kind, MachineKind::Smp | MachineKind::SmpX2apic) {
-        cfg.vcpus = 2;
-        cfg.append.push_str(" cpus=2");
-        if kind == MachineKind::SmpX2apic {
-            cfg.append.push_str(" x2apic=1");
-        }
-    }
+    cfg.append = cmdline(list, kind, opts);
+    cfg.vcpus = peer::cpus_for(kind);
     // Each machine gets the least it needs: no scenario uses the PIT, and
     // the HLT scenario needs no interrupt controller at all.
     cfg.pit = false;
@@ -201,8 +208,55 @@ pub(super) fn tail(s: &str) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::bad_value;
+    use super::{bad_value, cmdline};
+    use crate::catalog::{self, MachineKind};
+    use crate::runner::LabOptions;
+    use std::time::Duration;
     use trapline_abi::scenario;
+
+    fn opts() -> LabOptions {
+        LabOptions {
+            repeat: 1,
+            goal_cycles: 1 << 23,
+            min_iters: 16,
+            max_iters: 1 << 20,
+            warmup: 16,
+            only: None,
+            quick: true,
+            vm_timeout: Duration::from_secs(1),
+            hypercall_timeout: Duration::from_secs(1),
+            progress: false,
+            seccomp: false,
+            footprint_exe: None,
+            peer: None,
+            stat: false,
+        }
+    }
+
+    #[test]
+    fn the_command_line_adds_the_vcpus_and_x2apic_the_machine_kind_needs() {
+        let list = [
+            catalog::find("noop").unwrap(),
+            catalog::find("ipi").unwrap(),
+        ];
+        let base = "s=0,33 goal=8388608 min=16 max=1048576 warmup=16";
+        for kind in [
+            MachineKind::Main,
+            MachineKind::NoIrqchip,
+            MachineKind::Hypercall,
+            MachineKind::EcamRo,
+        ] {
+            assert_eq!(cmdline(&list, kind, &opts()), base, "{kind:?}");
+        }
+        assert_eq!(
+            cmdline(&list, MachineKind::Smp, &opts()),
+            format!("{base} cpus=2")
+        );
+        assert_eq!(
+            cmdline(&list, MachineKind::SmpX2apic, &opts()),
+            format!("{base} cpus=2 x2apic=1")
+        );
+    }
 
     #[test]
     fn a_bad_value_names_what_the_abi_record_expected() {

@@ -288,17 +288,10 @@ pub fn run_lab(kvm: &HostKvm, opts: &LabOptions) -> Result<Report, LabError> {
                     if let Some(why) = &peer_unusable {
                         absorb_peer(&mut peer_acc, &list, Err(why.clone()));
                     } else if let Some(q) = &peer {
-                        let mut append = cmdline(&list, opts);
-                        if crate::peer::cpus_for(kind) > 1 {
-                            append.push_str(" cpus=2");
-                        }
-                        if kind == MachineKind::SmpX2apic {
-                            append.push_str(" x2apic=1");
-                        }
                         let res = crate::peer::run_probe(
                             q,
                             &peer_dir,
-                            &append,
+                            &cmdline(&list, kind, opts),
                             crate::peer::cpus_for(kind),
                             opts.vm_timeout,
                         );

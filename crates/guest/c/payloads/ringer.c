@@ -30,13 +30,6 @@ static struct {
     volatile u64 n;
 } __attribute__((aligned(64))) made[MAX_CPUS];
 
-static inline u64 rdtsc_plain(void)
-{
-    u32 lo, hi;
-    asm volatile("rdtsc" : "=a"(lo), "=d"(hi));
-    return (u64)hi << 32 | lo;
-}
-
 /*
  * One ring is one 32-bit store or OUT, as the probe's doorbell scenarios
  * (the MMIO ioeventfd gets PROBE_WILDCARD_VALUE so a datamatch fallback

@@ -17,17 +17,10 @@
 /* RESULT_BAD_VALUE when an interrupt scenario's wait timed out or a count was off (harness.c). */
 extern u32 run_status;
 
-static inline u64 rdtsc_plain(void)
-{
-    u32 lo, hi;
-    asm volatile("rdtsc" : "=a"(lo), "=d"(hi));
-    return (u64)hi << 32 | lo;
-}
-
 /*
  * Every timed loop is the same three instructions (inc; cmp; jne) around
  * one operation, so noop's cost can be subtracted from any scenario's.
- * Expects u64 locals i, n, t0 and t1.
+ * Expects u64 locals i, n, t0 and t1; exits.c passes n as [n] "S"(n).
  */
 #define LOOP(body, ...)                                                                          \
     do {                                                                                         \
