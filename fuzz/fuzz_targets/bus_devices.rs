@@ -19,7 +19,7 @@
 
 use libfuzzer_sys::fuzz_target;
 use trapline_abi::{PROBE_READ_VALUE, UCALL_MAGIC};
-use trapline_exit::{Access as Dispatch, IoOutcome, StopReason};
+use trapline_bus::{Access as Dispatch, IoOutcome, StopReason};
 use trapline_fuzz::{Access, Input, Machine};
 use vm_memory::{Bytes, GuestAddress};
 

@@ -1,4 +1,4 @@
-//! trapline-exit's `BusBuilder`/`Bus`: arbitrary range tables, then
+//! trapline-bus's `BusBuilder`/`Bus`: arbitrary range tables, then
 //! lookups and dispatches, against a linear-scan model.
 //!
 //! Input: count u8 (%64), then per range `[mode][base][len]` where mode
@@ -18,7 +18,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
 use libfuzzer_sys::fuzz_target;
-use trapline_exit::{Access, BusBuilder, BusDevice, BusError, IoOutcome};
+use trapline_bus::{Access, BusBuilder, BusDevice, BusError, IoOutcome};
 use trapline_fuzz::{width, Input};
 
 struct Dev {

@@ -21,8 +21,8 @@
 use std::collections::BTreeMap;
 
 use libfuzzer_sys::fuzz_target;
+use trapline_bus::{BusDevice, IoOutcome};
 use trapline_devices::fw_cfg::*;
-use trapline_exit::{BusDevice, IoOutcome};
 use trapline_fuzz::{width, Input};
 
 const WRITE_CHANNEL: u16 = 0x4000;

@@ -25,8 +25,8 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
 use libfuzzer_sys::fuzz_target;
+use trapline_bus::{Bus, BusBuilder, IoOutcome};
 use trapline_devices::pci::*;
-use trapline_exit::{Bus, BusBuilder, IoOutcome};
 use trapline_fuzz::{width, Input, MACHINE_ECAM_BASE};
 
 /// A function whose BARs the input declares; BAR reads return a pattern
@@ -443,7 +443,7 @@ fn op(rig: &Rig, input: &mut Input<'_>) {
                 let got = bus.write(0, addr, &value_bytes(u64::from(input.u32()), len));
                 assert!(!matches!(
                     got,
-                    trapline_exit::Access::Handled(IoOutcome::Stop(_))
+                    trapline_bus::Access::Handled(IoOutcome::Stop(_))
                 ));
             } else {
                 rig.check_window_read(space, addr, len);

@@ -22,8 +22,8 @@ use std::sync::Arc;
 
 use libfuzzer_sys::fuzz_target;
 use trapline_abi::PV_DOORBELL_PORT;
+use trapline_bus::{Bus, BusBuilder, IoOutcome};
 use trapline_devices::pci::*;
-use trapline_exit::{Bus, BusBuilder, IoOutcome};
 use trapline_fuzz::{width, Input, MACHINE_ECAM_BASE};
 
 // pci-testdev's BARs (crates/devices/src/pci/testdev.rs; not re-exported).
@@ -136,7 +136,7 @@ fn guest_write(rig: &Rig, m: &mut Model, space: Space, addr: u64, data: &[u8]) {
     let got = rig.bus(space).write(0, addr, data);
     assert!(!matches!(
         got,
-        trapline_exit::Access::Handled(IoOutcome::Stop(_))
+        trapline_bus::Access::Handled(IoOutcome::Stop(_))
     ));
 }
 

@@ -20,8 +20,8 @@ use std::collections::VecDeque;
 use std::sync::{Arc, Mutex};
 
 use libfuzzer_sys::fuzz_target;
+use trapline_bus::{BusDevice, IoOutcome};
 use trapline_devices::serial::{SerialOutput, Uart};
-use trapline_exit::{BusDevice, IoOutcome};
 use trapline_fuzz::{width, Input};
 
 const DLAB: u8 = 0x80;

@@ -20,8 +20,8 @@ use std::sync::Arc;
 
 use libfuzzer_sys::fuzz_target;
 use trapline_abi::{UcallKind, UCALL_ARGS, UCALL_MAGIC, UCALL_SIZE, UCALL_TEXT_LEN};
+use trapline_bus::{BusDevice, ExitCounters, ExitKind, IoOutcome};
 use trapline_devices::ucall::{decode, UcallPort};
-use trapline_exit::{BusDevice, ExitCounters, ExitKind, IoOutcome};
 use trapline_fuzz::{width, Input};
 use vm_memory::{Bytes, GuestAddress, GuestMemoryMmap};
 

@@ -21,9 +21,9 @@ use std::io::Write as _;
 use std::sync::Arc;
 
 use libfuzzer_sys::fuzz_target;
+use trapline_bus::BusDevice;
 use trapline_devices::virtio::block::{Block, DiskFile};
 use trapline_devices::virtio::{VirtioInterrupt, VirtioMmio};
-use trapline_exit::BusDevice;
 use trapline_fuzz::{width, Input};
 use vm_memory::{Bytes, GuestAddress, GuestMemoryMmap};
 use vmm_sys_util::eventfd::{EventFd, EFD_NONBLOCK};

@@ -19,6 +19,7 @@ use trapline_abi as abi;
 // which installs them through the machine's extension point.
 use trapline_bench::lab::probe::{ProbeDevice, ProbeSpace};
 use trapline_bench::lab::user_doorbell::Doorbell;
+use trapline_bus::{Bus, BusBuilder, BusDevice, ExitCounters};
 use trapline_devices::debug_exit::DebugExit;
 use trapline_devices::fw_cfg::{FwCfg, FW_CFG_IO_BASE, FW_CFG_IO_LEN};
 use trapline_devices::lapic_fallback::{LapicFallback, LAPIC_PAGE_BASE, LAPIC_PAGE_LEN};
@@ -31,7 +32,6 @@ use trapline_devices::power::BochsShutdown;
 use trapline_devices::rtc::{CmosMemory, Rtc, RTC_PORT, RTC_PORT_LEN};
 use trapline_devices::serial::{SerialOutput, Uart, UART_LEN};
 use trapline_devices::ucall::{UcallEvent, UcallPort};
-use trapline_exit::{Bus, BusBuilder, BusDevice, ExitCounters};
 use vm_memory::{GuestAddress, GuestMemoryMmap};
 use vmm_sys_util::eventfd::{EventFd, EFD_NONBLOCK};
 

@@ -3,7 +3,7 @@
 
 use crate::lab::probe::ProbeRegister;
 use trapline_abi::{scenario, ScenarioId};
-use trapline_exit::ExitKind;
+use trapline_bus::ExitKind;
 
 /// Which machine a probe scenario runs on.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]

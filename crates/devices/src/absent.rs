@@ -4,7 +4,7 @@
 //! an interrupt; instead the first access, read or write, ends the run with
 //! a message that names the device and the flag that gives the VM one.
 
-use trapline_exit::{fill_all_ones, AbsentDevice, BusDevice, IoOutcome, StopReason};
+use trapline_bus::{fill_all_ones, AbsentDevice, BusDevice, IoOutcome, StopReason};
 
 /// Where each absent device is: (device, bus, base, length).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -1,6 +1,6 @@
 //! isa-debug-exit (QEMU `-device isa-debug-exit,iobase=0xf4,iosize=0x4`).
 
-use trapline_exit::{BusDevice, IoOutcome, StopReason};
+use trapline_bus::{BusDevice, IoOutcome, StopReason};
 
 /// A write of V (at any width) ends the VM; trapline then exits with status
 /// `(V << 1) | 1`, QEMU's convention, so test harnesses built for QEMU read

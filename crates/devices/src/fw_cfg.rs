@@ -35,7 +35,7 @@
 use std::collections::BTreeMap;
 use std::sync::{Mutex, PoisonError};
 
-use trapline_exit::{fill_all_ones, BusDevice, IoOutcome};
+use trapline_bus::{fill_all_ones, BusDevice, IoOutcome};
 
 /// The selector port; the data port is the next one.
 pub const FW_CFG_IO_BASE: u16 = 0x510;

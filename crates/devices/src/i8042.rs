@@ -5,7 +5,7 @@
 //! for "input buffer empty" before it sends the command does not time out;
 //! the data port reads 0. No keyboard, no mouse.
 
-use trapline_exit::{BusDevice, IoOutcome, StopReason};
+use trapline_bus::{BusDevice, IoOutcome, StopReason};
 
 /// Data port.
 pub const I8042_DATA_PORT: u16 = 0x60;

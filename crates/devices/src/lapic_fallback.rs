@@ -8,7 +8,7 @@
 //! treats such writes as MSIs; trapline deliberately injects nothing, since
 //! no test relies on it and a stray interrupt would abort a test.
 
-use trapline_exit::{fill_all_ones, BusDevice, IoOutcome};
+use trapline_bus::{fill_all_ones, BusDevice, IoOutcome};
 
 /// Guest-physical base of the xAPIC page.
 pub const LAPIC_PAGE_BASE: u64 = trapline_abi::LAPIC_BASE;

@@ -1,5 +1,5 @@
 //! trapline's device models. Every device implements
-//! [`trapline_exit::BusDevice`] (`&self`, any width, any offset) and none of
+//! [`trapline_bus::BusDevice`] (`&self`, any width, any offset) and none of
 //! them can be driven into a panic by a guest.
 
 pub mod absent;

@@ -20,7 +20,7 @@
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 
-use trapline_exit::{BusDevice, IoOutcome};
+use trapline_bus::{BusDevice, IoOutcome};
 
 /// Port of the 32-bit scratch register.
 pub const SCRATCH_PORT: u16 = 0xE0;
@@ -454,7 +454,7 @@ mod tests {
         let mmio = &t.mmio_mappings()[0];
         assert_eq!((mmio.base, mmio.len), (0xff00_0000, 0x1_0000));
         // They fit on a real bus without overlapping.
-        let mut bus = trapline_exit::BusBuilder::new();
+        let mut bus = trapline_bus::BusBuilder::new();
         for p in t.pio_mappings() {
             bus.insert(p.name, p.base, p.len, p.device).unwrap();
         }

@@ -25,7 +25,7 @@
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Instant;
 
-use trapline_exit::{BusDevice, IoOutcome, StopReason};
+use trapline_bus::{BusDevice, IoOutcome, StopReason};
 
 /// The PM timer's frequency: 3.579545 MHz, the NTSC colour-burst clock
 /// every PC chipset uses.

@@ -4,7 +4,7 @@
 
 use std::sync::Mutex;
 
-use trapline_exit::{BusDevice, IoOutcome, StopReason};
+use trapline_bus::{BusDevice, IoOutcome, StopReason};
 
 const MAGIC: &[u8] = b"Shutdown";
 

@@ -13,7 +13,7 @@ use std::sync::mpsc::Sender;
 use std::sync::Arc;
 
 use trapline_abi::{UcallKind, UCALL_ARGS, UCALL_MAGIC, UCALL_SIZE, UCALL_TEXT_LEN};
-use trapline_exit::{
+use trapline_bus::{
     BusDevice, ExitCounters, ExitKind, ExitProfile, ExitReason, ExitSnapshot, HandlingTotals,
     IoOutcome,
 };

@@ -12,7 +12,7 @@
 //! the way out of the loop (an unhandled exit is described in a `String`).
 
 use kvm_ioctls::VcpuExit;
-use trapline_exit::{Access, ExitKind, IoOutcome};
+use trapline_bus::{Access, ExitKind, IoOutcome};
 
 use crate::run::{VcpuContext, VcpuEnd};
 
@@ -176,7 +176,7 @@ mod tests {
     use std::sync::{Arc, Mutex};
 
     use kvm_bindings::{KVM_SYSTEM_EVENT_CRASH, KVM_SYSTEM_EVENT_RESET, KVM_SYSTEM_EVENT_SHUTDOWN};
-    use trapline_exit::{AbsentDevice, BusBuilder, BusDevice, ExitCounters, StopReason};
+    use trapline_bus::{AbsentDevice, BusBuilder, BusDevice, ExitCounters, StopReason};
 
     use super::*;
 

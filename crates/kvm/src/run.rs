@@ -12,7 +12,7 @@ use std::sync::Arc;
 
 use kvm_bindings::{kvm_run, KVM_EXIT_IO};
 use kvm_ioctls::{VcpuExit, VcpuFd};
-use trapline_exit::{Bus, ExitCounters, ExitKind, ExitProfile, ExitReason, StopReason};
+use trapline_bus::{Bus, ExitCounters, ExitKind, ExitProfile, ExitReason, StopReason};
 use trapline_fastpath::{CoalescedRing, Space};
 use vm_memory::GuestMemoryMmap;
 

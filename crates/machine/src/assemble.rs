@@ -4,11 +4,11 @@
 use std::sync::Arc;
 
 use trapline_abi as abi;
+use trapline_bus::{Bus, BusBuilder, ExitCounters, ExitProfile};
 use trapline_devices::debug_exit::DebugExit;
 use trapline_devices::power::BochsShutdown;
 use trapline_devices::serial::{Uart, UART_LEN};
 use trapline_devices::ucall::UcallPort;
-use trapline_exit::{Bus, BusBuilder, ExitCounters, ExitProfile};
 use trapline_fastpath::{CoalescedRing, IrqFd};
 use trapline_kvm::{HostKvm, VcpuFd, Vm, VmConfig};
 

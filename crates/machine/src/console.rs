@@ -11,8 +11,8 @@ use std::sync::mpsc::Sender;
 use std::sync::Arc;
 use std::time::Duration;
 
+use trapline_bus::StopReason;
 use trapline_devices::serial::Uart;
-use trapline_exit::StopReason;
 use trapline_kvm::VcpuEnd;
 use trapline_seccomp::{BpfProgram, ThreadKind};
 

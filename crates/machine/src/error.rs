@@ -1,6 +1,6 @@
 //! Errors while building or running a machine.
 
-use trapline_exit::BusError;
+use trapline_bus::BusError;
 use trapline_fastpath::FastpathError;
 use trapline_kvm::KvmError;
 use trapline_loader::LoadError;

@@ -11,7 +11,7 @@
 
 use std::any::Any;
 
-use trapline_exit::BusBuilder;
+use trapline_bus::BusBuilder;
 use trapline_kvm::{HostKvm, Vm};
 
 use crate::MachineError;
@@ -94,7 +94,7 @@ impl<'a> ExtensionContext<'a> {
     }
 
     /// Serve OUTs to `port` in the run loop itself: counted as
-    /// [`trapline_exit::ExitKind::FastPort`] and resumed without a bus
+    /// [`trapline_bus::ExitKind::FastPort`] and resumed without a bus
     /// lookup or a device, the least a VMM can do per exit (the lab's
     /// `vmm-floor-pio` measures it). A device mapped at that port then
     /// sees no OUTs (INs still reach it).

@@ -7,8 +7,8 @@
 
 use std::sync::Arc;
 
+use trapline_bus::{AbsentDevice, BusBuilder};
 use trapline_devices::absent::{self, Absent};
-use trapline_exit::{AbsentDevice, BusBuilder};
 use trapline_kvm::Irqchip;
 
 use crate::MachineError;

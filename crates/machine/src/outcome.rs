@@ -1,6 +1,6 @@
 //! How a run ended, and the process exit status for it.
 
-use trapline_exit::{AbsentDevice, StopReason};
+use trapline_bus::{AbsentDevice, StopReason};
 use trapline_kvm::VcpuEnd;
 
 /// Process exit statuses `trapline run` uses. Debug-exit statuses are

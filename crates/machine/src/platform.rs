@@ -8,6 +8,7 @@ use std::sync::mpsc::{channel, Receiver};
 use std::sync::Arc;
 
 use kvm_ioctls::VmFd;
+use trapline_bus::BusBuilder;
 use trapline_devices::acpi::AcpiBuilder;
 use trapline_devices::fw_cfg::{FwCfg, FW_CFG_IO_BASE, FW_CFG_IO_LEN};
 use trapline_devices::lapic_fallback::{LapicFallback, LAPIC_PAGE_BASE, LAPIC_PAGE_LEN};
@@ -19,7 +20,6 @@ use trapline_devices::pci::{
 use trapline_devices::pm_timer::{PmIo, PmPorts, PM_IO_BASE, PM_IO_LEN};
 use trapline_devices::rtc::timer::RtcTimer;
 use trapline_devices::rtc::{CmosMemory, Rtc, RTC_PORT, RTC_PORT_LEN};
-use trapline_exit::BusBuilder;
 use trapline_fastpath::{Datamatch, IoEvent, ReadOnlyRegion};
 use trapline_kvm::Vm;
 use vm_memory::{Bytes, GuestAddress, GuestMemoryBackend};

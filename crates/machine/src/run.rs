@@ -13,7 +13,7 @@ use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-use trapline_exit::{ExitSnapshot, StopReason};
+use trapline_bus::{ExitSnapshot, StopReason};
 use trapline_kvm::{kick, resume::resume, run_vcpu, ResumeAt, VcpuContext, VcpuEnd};
 use vmm_sys_util::signal::Killable;
 
@@ -376,7 +376,7 @@ fn run_with_sleeps(
 fn write_metrics(
     sink: &mut crate::config::MetricsSink,
     lines: &mut MetricsLines,
-    profiles: Option<&[Arc<trapline_exit::ExitProfile>]>,
+    profiles: Option<&[Arc<trapline_bus::ExitProfile>]>,
     final_line: bool,
 ) {
     use std::io::Write as _;

@@ -123,9 +123,9 @@ pub(crate) fn resume_at(index: usize, vector: u32) -> ResumeAt {
 mod tests {
     use super::*;
     use std::sync::mpsc::channel;
+    use trapline_bus::BusDevice;
     use trapline_devices::pm_timer::PM1_WAK_STS;
     use trapline_devices::rtc::CmosMemory;
-    use trapline_exit::BusDevice;
 
     fn rtc() -> Rtc {
         Rtc::new(CmosMemory {

@@ -10,8 +10,8 @@ use std::fmt::Write;
 use std::time::Duration;
 
 use serde_json::{json, Value};
-use trapline_exit::profile::{KeyStats, HIST_BUCKETS};
-use trapline_exit::{Bus, ExitReason, ProfileSnapshot};
+use trapline_bus::profile::{KeyStats, HIST_BUCKETS};
+use trapline_bus::{Bus, ExitReason, ProfileSnapshot};
 
 /// Keys the table lists (the JSON lists all).
 pub const TABLE_KEYS: usize = 30;
@@ -60,7 +60,7 @@ pub(crate) fn device_name(pio: &Bus, mmio: &Bus, reason: ExitReason, addr: u64) 
     if !reason.has_address() {
         return String::new();
     }
-    if addr == trapline_exit::profile::OVERFLOW_ADDR {
+    if addr == trapline_bus::profile::OVERFLOW_ADDR {
         return "(other addresses)".to_string();
     }
     let bus = if reason.is_pio() { pio } else { mmio };
@@ -388,7 +388,7 @@ impl MetricsLines {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use trapline_exit::ExitProfile;
+    use trapline_bus::ExitProfile;
 
     fn report() -> StatReport {
         let p = ExitProfile::new();
@@ -400,7 +400,7 @@ mod tests {
         p.add_in_kvm(9000);
         p.add_in_vmm(7200);
         let pio = {
-            let mut b = trapline_exit::BusBuilder::new();
+            let mut b = trapline_bus::BusBuilder::new();
             b.insert(
                 "isa-debug-exit",
                 0xf4,
@@ -410,7 +410,7 @@ mod tests {
             .unwrap();
             b.build()
         };
-        let mmio = trapline_exit::BusBuilder::new().build();
+        let mmio = trapline_bus::BusBuilder::new().build();
         let mut v = VcpuStat::from_snapshot(p.snapshot(), &pio, &mmio);
         v.kvm = Ok(vec![("exits".into(), 12), ("io_exits".into(), 4)]);
         let mut w = v.clone();

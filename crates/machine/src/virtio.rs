@@ -5,12 +5,12 @@
 
 use std::sync::Arc;
 
+use trapline_bus::BusBuilder;
 use trapline_devices::virtio::block::{Block, BlockCounters};
 use trapline_devices::virtio::worker::{NotifyTarget, OnStart};
 use trapline_devices::virtio::{
     NotifyWorker, VirtioInterrupt, VirtioMmio, MMIO_LEN, QUEUE_NOTIFY_OFFSET,
 };
-use trapline_exit::BusBuilder;
 use trapline_fastpath::{Datamatch, IoEvent, IrqFd, Space};
 use trapline_kvm::Vm;
 use trapline_seccomp::ThreadKind;

@@ -6,7 +6,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use trapline_abi::UcallKind;
-use trapline_exit::{ExitKind, ExitSnapshot};
+use trapline_bus::{ExitKind, ExitSnapshot};
 use trapline_machine::{HostKvm, Machine, MachineConfig, Outcome, SerialOutput, UcallEvent};
 
 fn kvm(test: &str) -> Option<HostKvm> {
@@ -191,7 +191,7 @@ fn the_machine_has_the_pc_platform() {
 #[test]
 fn the_lab_window_is_mapped_only_through_an_extension() {
     use trapline_abi as abi;
-    use trapline_exit::Access;
+    use trapline_bus::Access;
     let Some(kvm) = kvm("extension") else { return };
     let plain = |cfg: &mut MachineConfig| {
         cfg.pci_testdev = true;
@@ -223,7 +223,7 @@ fn the_lab_window_is_mapped_only_through_an_extension() {
 
     /// A stand-in lab device: reads return a marker.
     struct Marker;
-    impl trapline_exit::BusDevice for Marker {
+    impl trapline_bus::BusDevice for Marker {
         fn read(&self, _vcpu: usize, _base: u64, _offset: u64, data: &mut [u8]) {
             data.fill(0x5a);
         }
@@ -233,8 +233,8 @@ fn the_lab_window_is_mapped_only_through_an_extension() {
             _base: u64,
             _offset: u64,
             _data: &[u8],
-        ) -> trapline_exit::IoOutcome {
-            trapline_exit::IoOutcome::Continue
+        ) -> trapline_bus::IoOutcome {
+            trapline_bus::IoOutcome::Continue
         }
     }
     let serial = Arc::new(Mutex::new(Vec::new()));
@@ -256,7 +256,7 @@ fn the_lab_window_is_mapped_only_through_an_extension() {
     let m = Machine::build(&kvm, cfg).unwrap();
     assert_eq!(
         m.mmio_bus().read(0, abi::PROBE_MMIO_BASE, &mut d),
-        Access::Handled(trapline_exit::IoOutcome::Continue)
+        Access::Handled(trapline_bus::IoOutcome::Continue)
     );
     assert_eq!(d, [0x5a; 4]);
     assert_eq!(m.extension::<u32>(), Some(&7));

@@ -13,7 +13,7 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 use serde::{Deserialize, Serialize};
-use trapline_exit::{ExitKind, ExitSnapshot};
+use trapline_bus::{ExitKind, ExitSnapshot};
 
 use crate::error::ReportError;
 use crate::stats::Stats;

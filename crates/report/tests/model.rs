@@ -1,6 +1,6 @@
 mod common;
 
-use trapline_exit::ExitKind;
+use trapline_bus::ExitKind;
 use trapline_report::{Report, ReportError, Status, SCHEMA};
 
 #[test]

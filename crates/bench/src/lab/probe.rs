@@ -9,7 +9,7 @@
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 
 use trapline_abi as abi;
-use trapline_exit::{BusDevice, IoOutcome};
+use trapline_bus::{BusDevice, IoOutcome};
 
 /// The registers a probe device counts writes for.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

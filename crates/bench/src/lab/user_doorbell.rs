@@ -5,7 +5,7 @@
 
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 
-use trapline_exit::{BusDevice, IoOutcome};
+use trapline_bus::{BusDevice, IoOutcome};
 use vmm_sys_util::eventfd::EventFd;
 
 /// Two pages: page 0 rings the user-space doorbell; page 1 is where KVM's

@@ -1,7 +1,7 @@
 //! What each scenario's check demands of a batch, and its description.
 
 use crate::lab::probe::ProbeRegister;
-use trapline_exit::{ExitKind, ExitSnapshot};
+use trapline_bus::{ExitKind, ExitSnapshot};
 
 use super::ucall::{Batch, ProbeRun};
 use crate::catalog::Check;

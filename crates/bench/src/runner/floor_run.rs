@@ -2,7 +2,7 @@
 //! accumulators.
 
 use trapline_abi::PROBE_READ_VALUE;
-use trapline_exit::ExitKind;
+use trapline_bus::ExitKind;
 use trapline_report::Sample;
 
 use super::Acc;

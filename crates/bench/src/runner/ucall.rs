@@ -4,8 +4,8 @@
 use std::collections::BTreeMap;
 
 use trapline_abi::UcallKind;
+use trapline_bus::{ExitKind, ExitSnapshot, HandlingTotals};
 use trapline_devices::ucall::{KernelExitCounts, KERNEL_EXIT_COUNTERS};
-use trapline_exit::{ExitKind, ExitSnapshot, HandlingTotals};
 use trapline_machine::RunReport;
 
 use crate::lab::LabReadout;

@@ -11,7 +11,7 @@
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 
-use trapline_exit::{fill_all_ones, IoOutcome};
+use trapline_bus::{fill_all_ones, IoOutcome};
 
 use super::config::{ConfigSpace, BAR_COUNT, CONFIG_SPACE_SIZE};
 use super::device::{BarMap, PciDevice};

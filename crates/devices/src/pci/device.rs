@@ -1,6 +1,6 @@
 //! What a PCI function model implements.
 
-use trapline_exit::{fill_all_ones, IoOutcome};
+use trapline_bus::{fill_all_ones, IoOutcome};
 
 use super::config::{ConfigSpace, BAR_COUNT};
 

@@ -2,7 +2,7 @@
 
 use std::sync::Arc;
 
-use trapline_exit::{fill_all_ones, BusDevice, IoOutcome};
+use trapline_bus::{fill_all_ones, BusDevice, IoOutcome};
 
 use super::bus::{PciBus, ECAM_BUS_SIZE};
 

@@ -3,7 +3,7 @@
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::Arc;
 
-use trapline_exit::{fill_all_ones, BusDevice, IoOutcome};
+use trapline_bus::{fill_all_ones, BusDevice, IoOutcome};
 
 use super::bus::PciBus;
 

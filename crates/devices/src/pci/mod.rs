@@ -72,7 +72,7 @@ mod tests;
 
 use std::sync::{Arc, Mutex, MutexGuard};
 
-use trapline_exit::{BusBuilder, BusDevice, BusError};
+use trapline_bus::{BusBuilder, BusDevice, BusError};
 
 pub use alloc::{assign_bars, AllocOrder, BarAssignment};
 pub use bus::{devfn, PciBus, PciBusBuilder, Window, DEVFNS, ECAM_BUS_SIZE, ECAM_FUNCTION_SIZE};

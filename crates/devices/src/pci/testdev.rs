@@ -49,7 +49,7 @@ use std::sync::atomic::{AtomicU64, AtomicU8, Ordering};
 use std::sync::{Arc, Mutex};
 
 use trapline_abi::PV_DOORBELL_PORT;
-use trapline_exit::{fill_all_ones, BusDevice, IoOutcome};
+use trapline_bus::{fill_all_ones, BusDevice, IoOutcome};
 
 use super::config::{BarDef, BarKind, ConfigSpace};
 use super::device::{BarMap, PciDevice};

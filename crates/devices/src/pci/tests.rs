@@ -4,7 +4,7 @@
 use std::sync::Arc;
 
 use trapline_abi::PV_DOORBELL_PORT;
-use trapline_exit::{Bus, BusBuilder, BusDevice};
+use trapline_bus::{Bus, BusBuilder, BusDevice};
 
 use super::*;
 

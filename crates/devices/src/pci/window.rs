@@ -8,7 +8,7 @@
 
 use std::sync::Arc;
 
-use trapline_exit::{BusDevice, IoOutcome};
+use trapline_bus::{BusDevice, IoOutcome};
 
 use super::bus::PciBus;
 use super::registry::Space;

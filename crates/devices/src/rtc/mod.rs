@@ -23,7 +23,7 @@ pub mod timer;
 
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
 
-use trapline_exit::{BusDevice, IoOutcome};
+use trapline_bus::{BusDevice, IoOutcome};
 
 use crate::pm_timer::{Clock, MonotonicClock};
 use regs::RegisterFile;

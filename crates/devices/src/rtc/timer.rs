@@ -107,7 +107,7 @@ mod tests {
     }
 
     fn set(rtc: &Rtc, index: u8, v: u8) {
-        use trapline_exit::BusDevice;
+        use trapline_bus::BusDevice;
         let _ = rtc.write(0, 0x70, 0, &[index, v]);
     }
 

@@ -4,7 +4,7 @@
 use std::io::Write as _;
 use std::sync::Arc;
 
-use trapline_exit::BusDevice;
+use trapline_bus::BusDevice;
 use vm_memory::{Address, Bytes, GuestAddress, GuestMemoryMmap};
 use vmm_sys_util::eventfd::{EventFd, EFD_NONBLOCK};
 use vmm_sys_util::tempfile::TempFile;

@@ -15,7 +15,7 @@ use std::fmt;
 
 use serde::de::{Error as _, MapAccess, Visitor};
 use serde::{Deserializer, Serializer};
-use trapline_exit::{ExitKind, ExitSnapshot};
+use trapline_bus::{ExitKind, ExitSnapshot};
 
 /// Writes the non-zero counts by name, in name order.
 pub fn serialize<S: Serializer>(exits: &ExitSnapshot, serializer: S) -> Result<S::Ok, S::Error> {

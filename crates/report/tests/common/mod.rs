@@ -1,7 +1,7 @@
 //! A sample report shared by the integration tests.
 #![allow(dead_code)]
 
-use trapline_exit::ExitKind;
+use trapline_bus::ExitKind;
 use trapline_report::{Handling, HostInfo, Report, RunConfig, Sample, ScenarioResult, ToolInfo};
 
 /// Five samples around `per_iter` cycles per iteration (±2%).

@@ -1,4 +1,4 @@
-//! Exit dispatch for trapline.
+//! The buses every exit goes through, and what is counted on the way.
 //!
 //! A [`BusBuilder`] collects device ranges while the machine is assembled;
 //! [`BusBuilder::build`] freezes them into a [`Bus`], an immutable sorted
