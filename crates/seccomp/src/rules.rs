@@ -59,12 +59,19 @@ pub const VCPU_IOCTLS: &[KvmIoctl] = &[
     // The run loop: every guest exit comes back through it.
     ioctls::RUN,
     // KVM_EXIT_SHUTDOWN (triple fault): the loop reads RIP for the report.
+    #[cfg(target_arch = "x86_64")]
     ioctls::GET_REGS,
     // Diagnostics of a dead vCPU (mode, CR0/CR3) next to GET_REGS.
+    #[cfg(target_arch = "x86_64")]
     ioctls::GET_SREGS,
     // ... and the page of its RIP, to show the instruction bytes there
     // when KVM cannot run it (internal error, failed entry).
+    #[cfg(target_arch = "x86_64")]
     ioctls::TRANSLATE,
+    // arm64: a dead vCPU's registers (PC, PSTATE, ESR) one at a time, for
+    // the report of an exit KVM could not handle.
+    #[cfg(target_arch = "aarch64")]
+    ioctls::GET_ONE_REG,
     // A device raising or lowering its interrupt line from its exit handler.
     ioctls::IRQ_LINE,
     // A device with MSIs signalling one from its exit handler.
@@ -75,8 +82,11 @@ pub const VCPU_IOCTLS: &[KvmIoctl] = &[
     // Resume from ACPI S3: each vCPU thread puts its own vCPU in real mode
     // at the waking vector (boot vCPU) or back in wait-for-SIPI (the
     // others) before its next KVM_RUN.
+    #[cfg(target_arch = "x86_64")]
     ioctls::SET_REGS,
+    #[cfg(target_arch = "x86_64")]
     ioctls::SET_SREGS,
+    #[cfg(target_arch = "x86_64")]
     ioctls::SET_MP_STATE,
 ];
 
@@ -197,11 +207,15 @@ pub const HELPER: &[Rule] = &[
     ),
     allow!(SYS_writev, Any, "vectored writes through std's LineWriter"),
     allow!(SYS_ppoll, Any, "wait for an eventfd to become readable"),
+    // x86_64 only: arm64's libc poll is ppoll.
+    #[cfg(target_arch = "x86_64")]
     allow!(
         SYS_poll,
         Any,
         "wait for an eventfd to become readable (libc poll)"
     ),
+    // x86_64 only: arm64's libc epoll_wait is epoll_pwait.
+    #[cfg(target_arch = "x86_64")]
     allow!(SYS_epoll_wait, Any, "wait on several eventfds at once"),
     allow!(
         SYS_epoll_pwait,
@@ -236,6 +250,8 @@ pub const VIRTIO_WORKER: &[Rule] = &[
         Ioctls(VIRTIO_WORKER_IOCTLS),
         "completion interrupts through KVM_IRQ_LINE (--virtio-irq line)"
     ),
+    // x86_64 only: arm64's libc epoll_wait is epoll_pwait.
+    #[cfg(target_arch = "x86_64")]
     allow!(
         SYS_epoll_wait,
         Any,

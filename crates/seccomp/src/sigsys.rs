@@ -10,6 +10,7 @@ use std::cell::Cell;
 use std::io;
 use std::sync::Once;
 
+use crate::arch;
 use crate::ioctls;
 use crate::ThreadKind;
 
@@ -127,10 +128,9 @@ unsafe fn si_syscall(info: *const libc::siginfo_t) -> i64 {
 /// # Safety
 /// `ctx` must point at the ucontext_t of a signal frame.
 unsafe fn ioctl_request(ctx: *mut libc::c_void) -> u32 {
-    // SAFETY: the caller promises the signal frame's ucontext_t, valid for
-    // the handler's duration.
-    let uc = unsafe { &*ctx.cast::<libc::ucontext_t>() };
-    uc.uc_mcontext.gregs[libc::REG_RSI as usize] as u32
+    // SAFETY: the caller's promise, passed on; the request is the low 32
+    // bits, as the filter compares it.
+    unsafe { arch::second_argument(ctx) as u32 }
 }
 
 /// A fixed buffer writer that silently truncates.
@@ -180,11 +180,12 @@ impl<'a> Writer<'a> {
     }
 }
 
+/// Defines `fn $name(nr) -> Option<&str>`, the names of the listed libc
+/// `SYS_*` constants; the neutral list is below, each architecture adds
+/// the syscalls only it has (crate::arch).
 macro_rules! names {
-    ($($sys:ident),* $(,)?) => {
-        /// The name of syscall `nr` on this architecture, for the syscalls
-        /// trapline allows and the ones most likely to be refused.
-        pub fn syscall_name(nr: i64) -> Option<&'static str> {
+    ($name:ident, $($sys:ident),* $(,)?) => {
+        pub(crate) fn $name(nr: i64) -> Option<&'static str> {
             $(
                 if nr == libc::$sys {
                     let s = stringify!($sys);
@@ -195,16 +196,22 @@ macro_rules! names {
         }
     };
 }
+// aarch64 adds no names of its own (crate::arch::aarch64).
+#[cfg_attr(not(target_arch = "x86_64"), allow(unused_imports))]
+pub(crate) use names;
+
+/// The name of syscall `nr` on this architecture, for the syscalls
+/// trapline allows and the ones most likely to be refused.
+pub fn syscall_name(nr: i64) -> Option<&'static str> {
+    neutral_syscall_name(nr).or_else(|| arch::arch_syscall_name(nr))
+}
 
 names!(
+    neutral_syscall_name,
     SYS_read,
     SYS_write,
-    SYS_open,
     SYS_close,
-    SYS_stat,
     SYS_fstat,
-    SYS_lstat,
-    SYS_poll,
     SYS_lseek,
     SYS_mmap,
     SYS_mprotect,
@@ -218,15 +225,11 @@ names!(
     SYS_pwrite64,
     SYS_readv,
     SYS_writev,
-    SYS_access,
-    SYS_pipe,
-    SYS_select,
     SYS_sched_yield,
     SYS_mremap,
     SYS_msync,
     SYS_madvise,
     SYS_dup,
-    SYS_dup2,
     SYS_nanosleep,
     SYS_getpid,
     SYS_socket,
@@ -240,8 +243,6 @@ names!(
     SYS_listen,
     SYS_socketpair,
     SYS_clone,
-    SYS_fork,
-    SYS_vfork,
     SYS_execve,
     SYS_exit,
     SYS_wait4,
@@ -256,16 +257,6 @@ names!(
     SYS_getdents64,
     SYS_getcwd,
     SYS_chdir,
-    SYS_rename,
-    SYS_mkdir,
-    SYS_rmdir,
-    SYS_creat,
-    SYS_link,
-    SYS_unlink,
-    SYS_symlink,
-    SYS_readlink,
-    SYS_chmod,
-    SYS_chown,
     SYS_umask,
     SYS_getrlimit,
     SYS_getrusage,
@@ -279,7 +270,6 @@ names!(
     SYS_getppid,
     SYS_sigaltstack,
     SYS_prctl,
-    SYS_arch_prctl,
     SYS_mount,
     SYS_umount2,
     SYS_gettid,
@@ -287,14 +277,11 @@ names!(
     SYS_futex,
     SYS_sched_setaffinity,
     SYS_sched_getaffinity,
-    SYS_epoll_create,
-    SYS_getdents,
     SYS_set_tid_address,
     SYS_restart_syscall,
     SYS_clock_gettime,
     SYS_clock_nanosleep,
     SYS_exit_group,
-    SYS_epoll_wait,
     SYS_epoll_ctl,
     SYS_tgkill,
     SYS_openat,
@@ -308,7 +295,6 @@ names!(
     SYS_set_robust_list,
     SYS_epoll_pwait,
     SYS_timerfd_create,
-    SYS_eventfd,
     SYS_eventfd2,
     SYS_epoll_create1,
     SYS_dup3,
