@@ -288,11 +288,16 @@ fn vcpu_allowed_syscalls_still_work() {
             // A new eventfd (PCI BAR ioeventfds).
             let e2 = eventfd();
             drop(e2);
-            // KVM_RUN and KVM_GET_REGS pass the filter: ENOTTY is the kernel's.
+            // KVM_RUN and the register read pass the filter: ENOTTY is
+            // the kernel's.
             let (r, e) = ioctl(evt_fd, ioctls::KVM_RUN);
             out.push(("KVM_RUN on eventfd", r, e));
-            let (r, e) = ioctl(evt_fd, ioctls::KVM_GET_REGS);
-            out.push(("KVM_GET_REGS on eventfd", r, e));
+            #[cfg(target_arch = "x86_64")]
+            let (name, request) = ("KVM_GET_REGS on eventfd", ioctls::KVM_GET_REGS);
+            #[cfg(target_arch = "aarch64")]
+            let (name, request) = ("KVM_GET_ONE_REG on eventfd", ioctls::KVM_GET_ONE_REG);
+            let (r, e) = ioctl(evt_fd, request);
+            out.push((name, r, e));
             // A contended Mutex (futex wait, woken by the test thread).
             tx.send("waiting").unwrap();
             *lock2.lock().unwrap() += 1;
@@ -332,7 +337,10 @@ fn vcpu_allowed_syscalls_still_work() {
         get("KVM_RUN on eventfd"),
         ("KVM_RUN on eventfd", -1, libc::ENOTTY)
     );
+    #[cfg(target_arch = "x86_64")]
     assert_eq!(get("KVM_GET_REGS on eventfd").2, libc::ENOTTY);
+    #[cfg(target_arch = "aarch64")]
+    assert_eq!(get("KVM_GET_ONE_REG on eventfd").2, libc::ENOTTY);
     assert_eq!(get("big vec").1, 1);
     assert_eq!(get("hashmap").1, 100);
 }
