@@ -16,14 +16,12 @@ fn cpuinfo_field(cpuinfo: &str, key: &str) -> String {
 
 /// Measure the host TSC against the monotonic clock over `span`.
 pub fn measure_tsc_khz(span: Duration) -> u64 {
-    // SAFETY: RDTSC has no preconditions on x86-64.
-    let t0 = unsafe { core::arch::x86_64::_rdtsc() };
+    let t0 = trapline_bus::cycles();
     let start = Instant::now();
     while start.elapsed() < span {
         std::hint::spin_loop();
     }
-    // SAFETY: as above.
-    let t1 = unsafe { core::arch::x86_64::_rdtsc() };
+    let t1 = trapline_bus::cycles();
     let ns = start.elapsed().as_nanos().max(1) as u64;
     t1.wrapping_sub(t0).saturating_mul(1_000_000) / ns
 }

@@ -26,11 +26,6 @@ pub struct PumpResult {
     pub inject_error: Option<String>,
 }
 
-fn rdtsc() -> u64 {
-    // SAFETY: RDTSC has no preconditions on x86-64.
-    unsafe { core::arch::x86_64::_rdtsc() }
-}
-
 fn inject(
     fd: &EventFd,
     mem: &GuestMemoryMmap,
@@ -41,7 +36,7 @@ fn inject(
 ) {
     for i in 0..n {
         let slot = GuestAddress(stamps.wrapping_add(8 * i));
-        if mem.write_obj(rdtsc(), slot).is_err() {
+        if mem.write_obj(trapline_bus::cycles(), slot).is_err() {
             out.inject_error = Some(format!("stamp slot {:#x} is outside guest RAM", slot.0));
             return;
         }

@@ -6,11 +6,13 @@
 //! called through `&self` and lock inside only if they must. Nothing here
 //! locks, allocates or logs on the access path.
 
+pub mod arch;
 mod bus;
 mod device;
 pub mod profile;
 mod stats;
 
+pub use arch::cycles;
 pub use bus::{Access, Bus, BusBuilder, BusError, Mapping};
 pub use device::{fill_all_ones, AbsentDevice, BusDevice, IoOutcome, StopReason};
 pub use profile::{ExitProfile, ExitReason, HandlingTotals, ProfileSnapshot};

@@ -162,8 +162,7 @@ impl BusDevice for UcallPort {
         if kind == UcallKind::Clock {
             // Served here, during the exit: the stamp must fall between the
             // guest's TSC readings before and after its OUT.
-            // SAFETY: RDTSC has no preconditions on x86-64.
-            let now = unsafe { core::arch::x86_64::_rdtsc() };
+            let now = trapline_bus::cycles();
             if !args[0].is_multiple_of(8)
                 || self.memory.write_obj(now, GuestAddress(args[0])).is_err()
             {

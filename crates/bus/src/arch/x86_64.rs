@@ -1,0 +1,11 @@
+//! x86_64: the time-stamp counter.
+
+/// What [`cycles`] reads, for reports.
+pub const COUNTER_NAME: &str = "TSC";
+
+/// The TSC (RDTSC, not serialising: callers that need ordering fence it).
+#[inline(always)]
+pub fn cycles() -> u64 {
+    // SAFETY: RDTSC has no memory effects; every x86_64 CPU has it.
+    unsafe { core::arch::x86_64::_rdtsc() }
+}
