@@ -5,8 +5,8 @@
 //! (EM_386) files holding 64-bit code linked at 4 MiB, entered in 32-bit
 //! protected mode with EBX = Multiboot info. [`HELLO64`] is a plain ELF64
 //! entered directly in long mode. [`REALMODE`] is a `.flat` linked at
-//! 0x8000 that runs 16-bit real-mode code. See `README.md` for each payload's
-//! command line, ucalls and exit codes.
+//! 0x8000 that runs 16-bit real-mode code. See this crate's `README.md` for
+//! each payload's command line, ucalls and exit codes.
 
 macro_rules! payload {
     ($file:literal) => {

@@ -36,7 +36,7 @@
 //! vCPU list keeps `ioctl` early (syscall 16 on x86_64, 29 on aarch64; the program tests
 //! numbers in ascending order) and `KVM_RUN` first among its requests. The
 //! lab's numbers with and without it differ by that program's run time per
-//! exit; see the crate README for a measurement.
+//! exit; the crate README links a measurement.
 //!
 //! # Disabling
 //!

@@ -7,7 +7,7 @@
 //! them into a [`RunArgs`](crate::args::RunArgs) and let [`run_cmd::run`](crate::run_cmd::run) build and run the machine,
 //! so the exit statuses are `trapline run`'s. Anything else is refused by
 //! name with status 2; nothing is dropped silently, and what is accepted but
-//! ignored is listed in the README.
+//! ignored is listed in docs/run.md.
 
 //!
 //! The jobs are split: [`options`] is the one table of accepted options,
