@@ -2,7 +2,7 @@
 //! tables read from them.
 //!
 //! Adding a seed table is a file `crates/report/seeds/<view>.toml` (see
-//! [`super::file`]) and an entry here; its view (`--view <view>`), its part
+//! [`super::file`](mod@super::file)) and an entry here; its view (`--view <view>`), its part
 //! of the `seeds` view and its checks follow from the list.
 
 use std::sync::LazyLock;

@@ -1,7 +1,7 @@
 //! The seed tables and the one view that shows any of them.
 //!
 //! Each published table ("seed") is data: a TOML file
-//! `crates/report/seeds/<view>.toml` ([`file`]: its rows, published values
+//! `crates/report/seeds/<view>.toml` ([`mod@file`]: its rows, published values
 //! and units, the scenario measuring each row, source, captions, notes
 //! and chart), embedded at build time and named once in [`list::SEEDS`]
 //! with the seed's code ([`Hooks`]: findings, conclusions, formats). The
