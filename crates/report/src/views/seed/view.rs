@@ -28,11 +28,11 @@ pub struct SeedRowView {
     pub this_host: Measured,
     /// One per [`SeedTable::measures`].
     pub values: Vec<Option<f64>>,
-    /// This host's first measure ÷ the `per` row's.
+    /// This host's compared measure ÷ the `per` row's.
     pub ratio: Option<f64>,
     /// The peer's scenario, when the report has any peer row.
     pub peer: Option<Measured>,
-    /// The peer's first measure ÷ its `per` row's.
+    /// The peer's compared measure ÷ its `per` row's.
     pub peer_ratio: Option<f64>,
 }
 
