@@ -36,21 +36,46 @@ pub enum FormatArg {
     Tap,
 }
 
-#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+/// `--view`: one of the report's views (the seed tables' among them, one
+/// per seed file), or an experiment that is not a probe run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ViewArg {
-    All,
-    Paper,
-    PciTestdev,
-    PciConfig,
-    Doorbell,
-    VmexitArm,
-    Seeds,
-    Vmm,
+    /// The lab's report, shown so.
+    Report(View),
     /// Boot the shared tiny Linux and time it (beside QEMU microvm with
     /// `--peer qemu`); not a probe run.
     LinuxBoot,
     /// virtio-blk I/O on each notify × irq path (its own experiment).
     Virtio,
+}
+
+/// Every `--view` value: the report's views, then the experiments.
+static VIEW_ARGS: std::sync::LazyLock<Vec<ViewArg>> = std::sync::LazyLock::new(|| {
+    View::all()
+        .map(ViewArg::Report)
+        .chain([ViewArg::LinuxBoot, ViewArg::Virtio])
+        .collect()
+});
+
+// By hand rather than derived: the report's views are a list (a seed
+// table is a data file), not variants written here.
+impl clap::ValueEnum for ViewArg {
+    fn value_variants<'a>() -> &'a [Self] {
+        &VIEW_ARGS
+    }
+
+    fn to_possible_value(&self) -> Option<clap::builder::PossibleValue> {
+        use clap::builder::PossibleValue;
+        Some(match self {
+            ViewArg::Report(v) => PossibleValue::new(v.name()),
+            ViewArg::LinuxBoot => PossibleValue::new("linux-boot").help(
+                "Boot the shared tiny Linux and time it (beside QEMU microvm with `--peer \
+                 qemu`); not a probe run",
+            ),
+            ViewArg::Virtio => PossibleValue::new("virtio")
+                .help("virtio-blk I/O on each notify × irq path (its own experiment)"),
+        })
+    }
 }
 
 /// `trapline bench` arguments.
@@ -173,14 +198,7 @@ fn format(f: FormatArg) -> Format {
 
 fn view(v: ViewArg) -> View {
     match v {
-        ViewArg::All => View::All,
-        ViewArg::Paper => View::Paper,
-        ViewArg::PciTestdev => View::PciTestdev,
-        ViewArg::PciConfig => View::PciConfig,
-        ViewArg::Doorbell => View::Doorbell,
-        ViewArg::VmexitArm => View::VmexitArm,
-        ViewArg::Seeds => View::Seeds,
-        ViewArg::Vmm => View::Vmm,
+        ViewArg::Report(v) => v,
         // Handled before any probe run (see `main`).
         ViewArg::LinuxBoot => View::All,
         // Never reaches the report: `--view virtio` runs its own experiment.

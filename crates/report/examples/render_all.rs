@@ -44,7 +44,7 @@ fn main() -> std::io::Result<()> {
     };
     std::fs::create_dir_all(&out)?;
     for (name, report) in fixtures() {
-        for view in View::ALL {
+        for view in View::all() {
             for format in Format::ALL {
                 let file = out.join(format!("{name}.{view}.{format}.{}", format.extension()));
                 std::fs::write(file, render(&report, format, view))?;

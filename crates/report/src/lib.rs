@@ -10,8 +10,10 @@
 //!
 //! Modules: [`model`] (serde types), [`stats`], [`derive`](mod@derive) (every
 //! cross-scenario value: the derived values, the seeds' findings, the floor
-//! ladder), [`views`] (what to show), `render` (how: table, json, markdown,
-//! csv, kut, html, charts, bmf, tap), [`compare`](mod@compare); leaves
+//! ladder), [`views`] (what to show; the seed tables are data files, see
+//! [`views::seed`]), `render` (how: table, json, markdown, csv, kut, html,
+//! charts, bmf, tap), [`compare`](mod@compare), [`uses`] (every scenario
+//! name the report reads, for the lab's tests to check); leaves
 //! below them all: [`unit`](mod@unit), [`guarded`] (arithmetic that is never NaN) and
 //! `fmt` (how numbers are written).
 
@@ -26,6 +28,7 @@ pub mod model;
 mod render;
 pub mod stats;
 pub mod unit;
+pub mod uses;
 pub mod views;
 
 pub use compare::{compare, CompareEntry, Comparison, Unmeasured};

@@ -64,7 +64,7 @@ fn bmf_keys_measured_scenarios_by_report_key() {
 fn bmf_is_the_whole_run_in_every_view_and_empty_when_nothing_ran() {
     let r = common::full_report();
     let all = render(&r, Format::Bmf, View::All);
-    for v in View::ALL {
+    for v in View::all() {
         assert_eq!(render(&r, Format::Bmf, v), all, "{v}");
     }
     assert!(bmf(&r).contains_key("raw-kvm:pio-user-out"));
@@ -142,7 +142,7 @@ fn tap_has_a_plan_and_a_point_per_scenario() {
     );
     assert!(text.contains("not ok 10 - coalesced-mmio\n  ---\n  message: "));
     // Every view gives the same stream: it lists the run, not the page.
-    for v in View::ALL {
+    for v in View::all() {
         assert_eq!(render(&r, Format::Tap, v), text, "{v}");
     }
 }

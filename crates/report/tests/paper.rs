@@ -1,10 +1,10 @@
 mod common;
 
-use trapline_report::{render, Format, View};
+use trapline_report::{render, Format};
 
 fn paper_json() -> serde_json::Value {
     let r = common::sample_report();
-    serde_json::from_str(&render(&r, Format::Json, View::Paper)).unwrap()
+    serde_json::from_str(&render(&r, Format::Json, common::view("paper"))).unwrap()
 }
 
 fn row<'a>(v: &'a serde_json::Value, slug: &str) -> &'a serde_json::Value {
@@ -70,7 +70,7 @@ fn rows_get_the_right_numbers() {
 #[test]
 fn table_and_kut() {
     let r = common::sample_report();
-    let t = render(&r, Format::Table, View::Paper);
+    let t = render(&r, Format::Table, common::view("paper"));
     let hyper = t.lines().find(|l| l.starts_with("Hypercall")).unwrap();
     for want in [
         "4,917",
@@ -94,16 +94,16 @@ fn table_and_kut() {
         "{eoi}"
     );
     assert!(t.contains("ASPLOS 2014"));
-    let k = render(&r, Format::Kut, View::Paper);
+    let k = render(&r, Format::Kut, common::view("paper"));
     assert_eq!(
         k,
         "hypercall 1300\ntrap 1000\nio-kernel 3400\nio-user 9000\nipi (skipped)\neoi (skipped)\n"
     );
-    let m = render(&r, Format::Markdown, View::Paper);
+    let m = render(&r, Format::Markdown, common::view("paper"));
     assert!(m.contains(
         "| Operation | ARM | ARM no vgic/vtimers | x86 laptop | x86 server | scenario | this host |"
     ));
-    let h = render(&r, Format::Html, View::Paper);
+    let h = render(&r, Format::Html, common::view("paper"));
     assert!(h.contains("<svg") && h.contains("x86 server"));
 }
 
@@ -119,7 +119,7 @@ fn unsupported_row_shows_reason_and_no_baseline_uses_median() {
         }
     }
     r.finish();
-    let t = render(&r, Format::Table, View::Paper);
+    let t = render(&r, Format::Table, common::view("paper"));
     let io = t.lines().find(|l| l.starts_with("I/O Kernel")).unwrap();
     assert!(io.contains("unsupported: no in-kernel PIC"), "{io}");
     let hyper = t.lines().find(|l| l.starts_with("Hypercall")).unwrap();

@@ -1,7 +1,8 @@
 mod common;
 
 use serde_json::Value;
-use trapline_report::views::{doorbell, paper, pci_config, pci_testdev, seeds, vmexit_arm};
+use trapline_report::views::seed::{SeedId, SeedTable};
+use trapline_report::views::seeds;
 use trapline_report::{render, Format, Report, ScenarioResult, View, HTML_DATA_ID};
 
 fn ok(name: &str, group: &str, per_iter: f64) -> ScenarioResult {
@@ -52,14 +53,17 @@ fn seed_report() -> Report {
     r
 }
 
-const SEED_VIEWS: [View; 6] = [
-    View::Paper,
-    View::PciTestdev,
-    View::PciConfig,
-    View::Doorbell,
-    View::VmexitArm,
-    View::Seeds,
-];
+/// Every seed table's view, and `seeds`.
+fn seed_views() -> Vec<View> {
+    View::all()
+        .filter(|v| matches!(v, View::Seed(_) | View::Seeds))
+        .collect()
+}
+
+/// The seed table shown by view `name`.
+fn table(name: &str) -> &'static SeedTable {
+    SeedId::named(name).expect("a seed view").table()
+}
 
 fn json(r: &Report, v: View) -> Value {
     serde_json::from_str(&render(r, Format::Json, v)).expect("view JSON parses")
@@ -135,7 +139,7 @@ fn zero_report() -> Report {
 fn every_format_renders_every_seed_view() {
     let empty = Report::new(Default::default(), Default::default(), Default::default());
     for r in [seed_report(), common::sample_report(), zero_report(), empty] {
-        for v in SEED_VIEWS {
+        for v in seed_views() {
             for f in Format::ALL {
                 let out = render(&r, f, v);
                 assert!(!out.is_empty(), "{f} {v}");
@@ -168,16 +172,16 @@ fn every_format_renders_every_seed_view() {
 #[test]
 fn zero_denominators_give_no_ratio() {
     let r = zero_report();
-    let v = json(&r, View::PciTestdev);
+    let v = json(&r, common::view("pci-testdev"));
     assert!(rows(&v).iter().all(|r| r["ratio"].is_null()));
-    let v = json(&r, View::Doorbell);
+    let v = json(&r, common::view("doorbell"));
     assert!(rows(&v)
         .iter()
         .all(|r| r["iops"].is_null() && r["ratio"].is_null()));
-    let v = json(&r, View::PciConfig);
+    let v = json(&r, common::view("pci-config"));
     assert!(v["ecam_ro_vs_ram"].is_null());
     assert!(close(&v["rows"][0]["seconds_per_100k"], 0.0));
-    let t = render(&r, Format::Table, View::Doorbell);
+    let t = render(&r, Format::Table, common::view("doorbell"));
     assert!(
         t.contains("this host: not measured") || t.contains("saves nothing"),
         "{t}"
@@ -186,27 +190,35 @@ fn zero_denominators_give_no_ratio() {
 
 #[test]
 fn view_names_parse() {
-    for (name, v) in [
-        ("all", View::All),
-        ("paper", View::Paper),
-        ("pci-testdev", View::PciTestdev),
-        ("pci-config", View::PciConfig),
-        ("doorbell", View::Doorbell),
-        ("vmexit-arm", View::VmexitArm),
-        ("seeds", View::Seeds),
-        ("vmm", View::Vmm),
-    ] {
-        assert_eq!(name.parse::<View>().unwrap(), v);
-        assert_eq!(v.name(), name);
+    let names: Vec<&str> = View::all().map(View::name).collect();
+    assert_eq!(
+        names,
+        [
+            "all",
+            "vmexit-arm",
+            "paper",
+            "doorbell",
+            "pci-testdev",
+            "pci-config",
+            "seeds",
+            "vmm"
+        ],
+        "all, the seed tables in seed order, seeds, vmm"
+    );
+    for v in View::all() {
+        assert_eq!(v.name().parse::<View>(), Ok(v));
     }
-    assert_eq!(View::ALL.len(), 8);
+    assert_eq!("all".parse::<View>(), Ok(View::All));
+    assert_eq!("Seeds".parse::<View>(), Ok(View::Seeds));
+    assert_eq!("vmm".parse::<View>(), Ok(View::Vmm));
+    assert!(matches!("paper".parse::<View>(), Ok(View::Seed(_))));
     assert!("pci".parse::<View>().unwrap_err().contains("vmexit-arm"));
 }
 
 #[test]
 fn pci_testdev_rows_ratios_and_qemu() {
     let r = seed_report();
-    let v = json(&r, View::PciTestdev);
+    let v = json(&r, common::view("pci-testdev"));
     let rows = rows(&v);
     let names: Vec<&str> = rows.iter().map(|r| r["name"].as_str().unwrap()).collect();
     assert_eq!(
@@ -265,7 +277,7 @@ fn pci_testdev_rows_ratios_and_qemu() {
         1519.0 / 1745.0
     ));
 
-    let t = render(&r, Format::Table, View::PciTestdev);
+    let t = render(&r, Format::Table, common::view("pci-testdev"));
     assert!(t.contains("qemu median") && t.contains("qemu ÷no-evfd"));
     let wild = line(&t, "mmio-wildcard-eventfd:pci-mem");
     for want in ["3,529", "0.39x", "3,000", "2,900", "0.33x", "4,000", "ok"] {
@@ -275,7 +287,9 @@ fn pci_testdev_rows_ratios_and_qemu() {
     assert!(missing.contains("1,848") && missing.contains("–") && missing.contains("not measured"));
     assert!(t.contains("seed 2.10x · this host 2.00x"));
     assert_eq!(
-        render(&r, Format::Kut, View::PciTestdev).lines().next(),
+        render(&r, Format::Kut, common::view("pci-testdev"))
+            .lines()
+            .next(),
         Some("mmio-no-eventfd:pci-mem 9000")
     );
 }
@@ -283,16 +297,16 @@ fn pci_testdev_rows_ratios_and_qemu() {
 #[test]
 fn pci_testdev_without_peer_or_data() {
     let r = common::sample_report();
-    let t = render(&r, Format::Table, View::PciTestdev);
+    let t = render(&r, Format::Table, common::view("pci-testdev"));
     assert!(
         !t.contains("qemu median"),
         "no qemu column without qemu pci rows"
     );
-    for row in pci_testdev::TABLE.rows {
-        let l = line(&t, row.label);
+    for row in &table("pci-testdev").rows {
+        let l = line(&t, &row.label);
         assert!(l.contains("not measured"), "{l}");
     }
-    let csv = parse_csv(&render(&r, Format::Csv, View::PciTestdev));
+    let csv = parse_csv(&render(&r, Format::Csv, common::view("pci-testdev")));
     assert_eq!(csv.len(), 9);
     assert_eq!(csv[0][0], "row");
     assert_eq!(csv[1][1], "9075");
@@ -302,7 +316,7 @@ fn pci_testdev_without_peer_or_data() {
 #[test]
 fn pci_config_times_ratios_and_ram_note() {
     let r = seed_report();
-    let v = json(&r, View::PciConfig);
+    let v = json(&r, common::view("pci-config"));
     let row = |s: &str| {
         rows(&v)
             .iter()
@@ -348,7 +362,7 @@ fn pci_config_times_ratios_and_ram_note() {
     assert!(f("pio-vs-ro-scans")["this_host"].is_null());
     assert!(close(&v["ecam_ro_vs_ram"]["value"], 2.0));
 
-    let t = render(&r, Format::Table, View::PciConfig);
+    let t = render(&r, Format::Table, common::view("pci-config"));
     let l = line(&t, "pci-config-read-ecam-ro");
     for want in ["30.0", "10.0", "0.00100", "1.00x", "0.0100", "ok"] {
         assert!(l.contains(want), "{want} not in {l:?}");
@@ -366,17 +380,17 @@ fn pci_config_times_ratios_and_ram_note() {
     r2.scenarios.retain(|s| s.name != "ram-read");
     r2.host.tsc_khz = 0;
     r2.finish();
-    let t = render(&r2, Format::Table, View::PciConfig);
+    let t = render(&r2, Format::Table, common::view("pci-config"));
     assert!(!t.contains("ECAM-RO read vs RAM read"));
     let l = line(&t, "pci-config-read-cf8");
     assert!(l.contains("60,000") && l.contains("12.809"), "{l}");
-    assert!(json(&r2, View::PciConfig)["rows"][0]["seconds_per_100k"].is_null());
+    assert!(json(&r2, common::view("pci-config"))["rows"][0]["seconds_per_100k"].is_null());
 }
 
 #[test]
 fn doorbell_iops_rtt_and_conclusion() {
     let r = seed_report();
-    let v = json(&r, View::Doorbell);
+    let v = json(&r, common::view("doorbell"));
     let row = |seed: &str| {
         rows(&v)
             .iter()
@@ -399,7 +413,7 @@ fn doorbell_iops_rtt_and_conclusion() {
     assert!(row("qemu-pio")["scenario"].is_null());
     assert_eq!(row("iosignalfd-hc")["this_host"]["status"], "unsupported");
 
-    let t = render(&r, Format::Table, View::Doorbell);
+    let t = render(&r, Format::Table, common::view("doorbell"));
     for (first, want) in [
         ("user-space MMIO", "110000 iops, 9.09us rtt"),
         ("user-space MMIO", "333333 iops, 3.00us rtt"),
@@ -425,7 +439,7 @@ fn doorbell_iops_rtt_and_conclusion() {
     ));
     assert!(t.contains("seed 1.84x · this host 2.00x"));
 
-    let csv = parse_csv(&render(&r, Format::Csv, View::Doorbell));
+    let csv = parse_csv(&render(&r, Format::Csv, common::view("doorbell")));
     let col = |name: &str| csv[0].iter().position(|h| h == name).unwrap();
     assert_eq!(csv[1][col("seed_iops")], "110000");
     assert_eq!(csv[1][col("rtt_us")], "3");
@@ -435,7 +449,7 @@ fn doorbell_iops_rtt_and_conclusion() {
     let mut r2 = seed_report();
     r2.host.tsc_khz = 0;
     r2.finish();
-    let t = render(&r2, Format::Table, View::Doorbell);
+    let t = render(&r2, Format::Table, common::view("doorbell"));
     assert!(t.contains("this host: not measured"));
     assert!(line(&t, "user-space MMIO").contains("110000 iops, 9.09us rtt"));
 }
@@ -443,7 +457,7 @@ fn doorbell_iops_rtt_and_conclusion() {
 #[test]
 fn vmexit_arm_mapping_and_ratios() {
     let r = seed_report();
-    let v = json(&r, View::VmexitArm);
+    let v = json(&r, common::view("vmexit-arm"));
     let row = |t: &str| rows(&v).iter().find(|r| r["test"] == t).unwrap().clone();
     let tests: Vec<&str> = rows(&v)
         .iter()
@@ -479,7 +493,7 @@ fn vmexit_arm_mapping_and_ratios() {
     assert_eq!(row("mmio_kernel")["this_host"]["status"], "not measured");
     assert!(row("mmio_kernel")["with_vgic"].is_null());
 
-    let t = render(&r, Format::Table, View::VmexitArm);
+    let t = render(&r, Format::Table, common::view("vmexit-arm"));
     let l = line(&t, "mmio_read_user");
     for want in [
         "10,816",
@@ -494,7 +508,7 @@ fn vmexit_arm_mapping_and_ratios() {
     }
     assert!(line(&t, "noop_guest").contains("0.0014x"));
     assert!(line(&t, "mmio_kernel").contains("not measured"));
-    let k = render(&r, Format::Kut, View::VmexitArm);
+    let k = render(&r, Format::Kut, common::view("vmexit-arm"));
     assert!(k.starts_with("hvc 1400\nnoop-guest 100\n"), "{k}");
     assert!(k.contains("mmio-kernel (skipped)"));
 }
@@ -502,7 +516,7 @@ fn vmexit_arm_mapping_and_ratios() {
 #[test]
 fn paper_fills_ipi_and_eoi() {
     let r = seed_report();
-    let v = json(&r, View::Paper);
+    let v = json(&r, common::view("paper"));
     let row = |slug: &str| rows(&v).iter().find(|r| r["slug"] == slug).unwrap().clone();
     let ipi = row("ipi");
     assert_eq!(ipi["cycles"], 13900.0); // 14,000 − noop 100
@@ -514,7 +528,7 @@ fn paper_fills_ipi_and_eoi() {
         "EOI is the median: timed inside the handler"
     );
     assert!(eoi["this_host"]["net"].is_null());
-    let t = render(&r, Format::Table, View::Paper);
+    let t = render(&r, Format::Table, common::view("paper"));
     let l = line(&t, "IPI");
     assert!(
         l.contains("13,670") && l.contains("13,900") && l.contains("net of noop"),
@@ -529,7 +543,7 @@ fn paper_fills_ipi_and_eoi() {
     assert!(t.contains("ipi-x2apic 7,900 (net)"));
     assert!(!t.contains("eoi-x2apic"), "absent variants are not listed");
     assert_eq!(
-        render(&r, Format::Kut, View::Paper),
+        render(&r, Format::Kut, common::view("paper")),
         "hypercall 1300\ntrap 1000\nio-kernel 3400\nio-user 9000\nipi 13900\neoi 700\n"
     );
     // Unsupported IPI shows its reason.
@@ -540,7 +554,7 @@ fn paper_fills_ipi_and_eoi() {
         }
     }
     r2.finish();
-    let t = render(&r2, Format::Table, View::Paper);
+    let t = render(&r2, Format::Table, common::view("paper"));
     assert!(line(&t, "IPI").contains("unsupported: one vCPU only"));
 }
 
@@ -551,14 +565,11 @@ fn seeds_has_every_view_and_caption() {
         if !nested {
             r.host.nested_note = None;
         }
-        let captions = [
-            vmexit_arm::CAPTION,
-            paper::CAPTION,
-            doorbell::CAPTION,
-            pci_testdev::CAPTION,
-            pci_config::CAPTION,
-            seeds::CAPTION,
-        ];
+        let captions: Vec<&str> = SeedId::all()
+            .map(|s| s.table().caption.as_str())
+            .chain([seeds::CAPTION])
+            .collect();
+        assert_eq!(captions.len(), 6);
         let t = render(&r, Format::Table, View::Seeds);
         let m = render(&r, Format::Markdown, View::Seeds);
         let h = render(&r, Format::Html, View::Seeds);
@@ -644,7 +655,7 @@ fn seeds_json_csv_and_kut() {
     assert_eq!(parts[2]["seed"], "002");
     assert_eq!(
         parts[3]["data"],
-        json(&r, View::PciTestdev),
+        json(&r, common::view("pci-testdev")),
         "a part is its view's JSON"
     );
     assert!(parts.iter().all(|p| p["caption"].is_string()));

@@ -20,8 +20,10 @@ use crate::guarded::finite;
 const MAX_LABEL: usize = 44;
 /// Chart width in pixels.
 const WIDTH: u32 = 960;
-/// A series' colour, by name so a view says which it means.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+/// A series' colour, by name so a view says which it means (a seed file
+/// writes it in lower case: `colour = "blue"`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
 pub enum Swatch {
     /// The first series: published figures, or the only one.
     Blue,

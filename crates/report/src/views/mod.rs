@@ -4,10 +4,12 @@
 //! lines, JSON, charts); every format renders any page. A new view is a new
 //! variant here plus a module implementing the trait. The seed views
 //! (`vmexit-arm`, `paper`, `doorbell`, `pci-testdev`, `pci-config`) set this
-//! host beside one published source each, keeping its numbers in one
-//! constant [`seed::SeedTable`] rendered by the one [`seed::SeedView`],
-//! their conclusions computed in [`crate::derive::findings`]. `seeds` shows
-//! them all. `vmm` shows trapline's own footprint and cost per exit.
+//! host beside one published source each: each is a data file read into a
+//! [`seed::SeedTable`] and rendered by the one [`seed::SeedView`] (a new
+//! seed is a file and an entry in [`seed::SEEDS`]); the modules named after
+//! them hold only their code (conclusions computed in
+//! [`crate::derive::findings`]). `seeds` shows them all. `vmm` shows
+//! trapline's own footprint and cost per exit.
 
 pub mod all;
 pub mod common;
@@ -17,11 +19,11 @@ pub mod pci_config;
 pub mod pci_testdev;
 pub mod seed;
 pub mod seeds;
-pub mod vmexit_arm;
 pub mod vmm;
 
 use crate::model::Report;
 use crate::render::{render_page, Format, Page};
+use seed::SeedId;
 
 /// What to show.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
@@ -30,16 +32,9 @@ pub enum View {
     /// Every scenario, with derived values and charts.
     #[default]
     All,
-    /// The KVM/ARM paper's Table 3 rows beside its published numbers (seed 001).
-    Paper,
-    /// kvm-unit-tests' pci-testdev rows beside seed 003.
-    PciTestdev,
-    /// PCI config reads (CF8, ECAM, read-only ECAM) beside seed 004.
-    PciConfig,
-    /// Doorbell IOPS and round trips beside seed 002.
-    Doorbell,
-    /// kvm-unit-tests' ARM vmexit list beside seed 000.
-    VmexitArm,
+    /// One seed table's rows beside its published numbers (`--view
+    /// paper`, `doorbell`, …: one per entry of [`seed::SEEDS`]).
+    Seed(SeedId),
     /// Every seed view, one after another.
     Seeds,
     /// trapline's own footprint against its goals and Firecracker's
@@ -48,27 +43,18 @@ pub enum View {
 }
 
 impl View {
-    /// Every view.
-    pub const ALL: [View; 8] = [
-        View::All,
-        View::Paper,
-        View::PciTestdev,
-        View::PciConfig,
-        View::Doorbell,
-        View::VmexitArm,
-        View::Seeds,
-        View::Vmm,
-    ];
+    /// Every view: `all`, each seed table in seed order, `seeds`, `vmm`.
+    pub fn all() -> impl Iterator<Item = View> {
+        std::iter::once(View::All)
+            .chain(SeedId::all().map(View::Seed))
+            .chain([View::Seeds, View::Vmm])
+    }
 
     /// The name on the command line.
     pub fn name(self) -> &'static str {
         match self {
             View::All => "all",
-            View::Paper => "paper",
-            View::PciTestdev => "pci-testdev",
-            View::PciConfig => "pci-config",
-            View::Doorbell => "doorbell",
-            View::VmexitArm => "vmexit-arm",
+            View::Seed(s) => s.name(),
             View::Seeds => "seeds",
             View::Vmm => "vmm",
         }
@@ -85,11 +71,10 @@ impl std::str::FromStr for View {
     type Err = String;
 
     fn from_str(s: &str) -> Result<Self, Self::Err> {
-        View::ALL
-            .into_iter()
+        View::all()
             .find(|v| v.name().eq_ignore_ascii_case(s))
             .ok_or_else(|| {
-                let names: Vec<&str> = View::ALL.iter().map(|v| v.name()).collect();
+                let names: Vec<&str> = View::all().map(View::name).collect();
                 format!("unknown view {s:?} (expected one of: {})", names.join(", "))
             })
     }
@@ -99,11 +84,7 @@ impl std::str::FromStr for View {
 pub(crate) fn page(report: &Report, view: View) -> Box<dyn Page + '_> {
     match view {
         View::All => Box::new(all::AllPage::new(report)),
-        View::Paper => Box::new(seed::SeedView::build(report, &paper::TABLE)),
-        View::PciTestdev => Box::new(seed::SeedView::build(report, &pci_testdev::TABLE)),
-        View::PciConfig => Box::new(seed::SeedView::build(report, &pci_config::TABLE)),
-        View::Doorbell => Box::new(seed::SeedView::build(report, &doorbell::TABLE)),
-        View::VmexitArm => Box::new(seed::SeedView::build(report, &vmexit_arm::TABLE)),
+        View::Seed(s) => Box::new(seed::SeedView::build(report, s.table())),
         View::Seeds => Box::new(seeds::SeedsView::build(report)),
         View::Vmm => Box::new(vmm::VmmView::build(report)),
     }

@@ -4,9 +4,7 @@
 use serde::Serialize;
 
 use super::common::{self, caption};
-use super::seed::SeedView;
-use super::vmexit_arm;
-use super::{doorbell, paper, pci_config, pci_testdev};
+use super::seed::{SeedId, SeedView};
 use crate::model::Report;
 use crate::render::grid::{Align, Grid, Mode, Row, Section};
 use crate::render::kut::KutLine;
@@ -18,18 +16,10 @@ measured on this host's CPU, kernel or VMM, so read each against its own caption
 ratios within a section rather than cycles across them";
 
 /// Every seed view.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct SeedsView {
-    /// Seed 000.
-    pub vmexit_arm: SeedView,
-    /// Seed 001 (Table 3).
-    pub paper: SeedView,
-    /// Seed 002.
-    pub doorbell: SeedView,
-    /// Seed 003.
-    pub pci_testdev: SeedView,
-    /// Seed 004.
-    pub pci_config: SeedView,
+    /// One per seed table, in seed order.
+    pub parts: Vec<SeedView>,
     /// The page's own caption.
     pub caption: String,
 }
@@ -38,25 +28,16 @@ impl SeedsView {
     /// Builds every seed view from `report`.
     pub fn build(report: &Report) -> Self {
         Self {
-            vmexit_arm: SeedView::build(report, &vmexit_arm::TABLE),
-            paper: SeedView::build(report, &paper::TABLE),
-            doorbell: SeedView::build(report, &doorbell::TABLE),
-            pci_testdev: SeedView::build(report, &pci_testdev::TABLE),
-            pci_config: SeedView::build(report, &pci_config::TABLE),
+            parts: SeedId::all()
+                .map(|s| SeedView::build(report, s.table()))
+                .collect(),
             caption: caption(CAPTION, report.host.nested_note.is_some()),
         }
     }
 
-    /// The seed views in seed order, each with its seed file's number:
-    /// the only place that lists them.
-    fn parts(&self) -> [(&'static str, &SeedView); 5] {
-        [
-            ("000", &self.vmexit_arm),
-            ("001", &self.paper),
-            ("002", &self.doorbell),
-            ("003", &self.pci_testdev),
-            ("004", &self.pci_config),
-        ]
+    /// The seed views in seed order, each with its seed file's number.
+    fn numbered(&self) -> impl Iterator<Item = (&str, &SeedView)> {
+        self.parts.iter().map(|v| (v.table.seed.as_str(), v))
     }
 }
 
@@ -64,7 +45,7 @@ impl SeedsView {
 #[derive(Serialize)]
 struct JsonPart<'a> {
     view: &'static str,
-    seed: &'static str,
+    seed: &'a str,
     title: String,
     caption: Option<String>,
     data: &'a SeedView,
@@ -96,7 +77,7 @@ impl Page for SeedsView {
             ("section", Left),
             ("rows measured", Right),
         ]);
-        for (seed, v) in self.parts() {
+        for (seed, v) in self.numbered() {
             let (m, n) = v.coverage();
             g.push(Row::cells(vec![
                 seed.to_string(),
@@ -117,7 +98,7 @@ impl Page for SeedsView {
             ("column", Left),
             ("value", Left),
         ]);
-        for (_, v) in self.parts() {
+        for (_, v) in self.numbered() {
             let part = v.csv_grid();
             for (i, row) in part.rows.iter().enumerate() {
                 let cells = row.padded(part.columns.len(), Mode::Csv);
@@ -139,8 +120,7 @@ impl Page for SeedsView {
     }
 
     fn kut(&self) -> Vec<KutLine> {
-        self.parts()
-            .into_iter()
+        self.numbered()
             .flat_map(|(_, v)| {
                 v.kut().into_iter().map(move |l| KutLine {
                     name: format!("{}:{}", v.table.view, l.name),
@@ -152,8 +132,7 @@ impl Page for SeedsView {
 
     fn json(&self) -> String {
         let parts = self
-            .parts()
-            .into_iter()
+            .numbered()
             .map(|(seed, v)| JsonPart {
                 view: v.table.view,
                 seed,
@@ -174,8 +153,7 @@ impl Page for SeedsView {
     }
 
     fn parts(&self) -> Vec<Part<'_>> {
-        self.parts()
-            .into_iter()
+        self.numbered()
             .map(|(_, v)| Part {
                 name: v.table.view,
                 page: v as &dyn Page,

@@ -2,7 +2,15 @@
 #![allow(dead_code)]
 
 use trapline_bus::ExitKind;
-use trapline_report::{Handling, HostInfo, Report, RunConfig, Sample, ScenarioResult, ToolInfo};
+use trapline_report::{
+    Handling, HostInfo, Report, RunConfig, Sample, ScenarioResult, ToolInfo, View,
+};
+
+/// The view called `name` (a seed table's view is named by its file).
+pub fn view(name: &str) -> View {
+    name.parse()
+        .unwrap_or_else(|e| panic!("view {name:?}: {e}"))
+}
 
 /// Five samples around `per_iter` cycles per iteration (±2%).
 pub fn samples(per_iter: f64, exits: &[(ExitKind, u64)]) -> Vec<Sample> {

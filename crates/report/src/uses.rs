@@ -1,0 +1,144 @@
+//! Every scenario the report reads by name, and who reads it: the seed
+//! tables' rows and findings, the derived values' inputs, the baselines,
+//! the vmm view's rows and the floor ladder's paths.
+//!
+//! The report knows no scenario list of its own (it renders whatever the
+//! lab measured, and shows "not measured" for a name it finds no row
+//! for), so a renamed scenario would quietly empty a row. This list lets a
+//! test where the lab's names are visible
+//! (`crates/bench/tests/scenario_names.rs`) check every one of them against
+//! the ABI's scenarios and the rows the lab produces.
+
+use crate::derive::{ladder, names, ECAM_RO_READ, RAM_READ};
+use crate::model::{BASELINE_SCENARIO, SELF_TIMED, TRAPLINE_VMM};
+use crate::views::{paper, seed, vmm};
+
+/// One scenario the report reads.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ScenarioUse {
+    /// The VMM whose row it reads (`trapline`, a peer, a ladder rung).
+    pub vmm: String,
+    /// The scenario's name.
+    pub scenario: String,
+    /// Who reads it, in words (for a test's message).
+    pub by: String,
+}
+
+/// Every scenario the report reads, with who reads it (a name read in
+/// several places is listed once per place).
+pub fn scenario_uses() -> Vec<ScenarioUse> {
+    let mut out = Vec::new();
+    let mut add = |vmm: &str, scenario: &str, by: String| {
+        out.push(ScenarioUse {
+            vmm: vmm.to_string(),
+            scenario: scenario.to_string(),
+            by,
+        });
+    };
+    for t in seed::list::tables() {
+        let file = format!("seeds/{}.toml", t.view);
+        for r in &t.rows {
+            let Some(s) = r.scenario() else { continue };
+            add(TRAPLINE_VMM, s, format!("{file} row {:?}", r.label));
+            if let Some(peer) = &t.peer {
+                add(peer, s, format!("{file} row {:?} (peer)", r.label));
+            }
+        }
+        for a in &t.also {
+            if let Some(s) = &a.scenario {
+                add(TRAPLINE_VMM, s, format!("{file} also {:?}", a.name));
+            }
+        }
+        if let Some(f) = &t.hooks.findings {
+            for s in f.reads() {
+                add(TRAPLINE_VMM, &s, format!("the findings of {file}"));
+            }
+        }
+    }
+    // The standard derived values, on trapline and on the bare floor (the
+    // raw-KVM premium), and the profile's overhead on the unprofiled rows.
+    for (vmm, inputs) in [
+        (
+            TRAPLINE_VMM,
+            &[
+                names::PIO_USER_OUT,
+                names::PIO_KERNEL_WILDCARD,
+                names::VMM_FLOOR_PIO,
+            ][..],
+        ),
+        (
+            names::RAW_KVM_VMM,
+            &[names::PIO_USER_OUT, names::PIO_KERNEL_WILDCARD][..],
+        ),
+        (names::UNPROFILED_VMM, &[names::PIO_USER_OUT][..]),
+    ] {
+        for s in inputs {
+            add(vmm, s, "the standard derived values".into());
+        }
+        add(vmm, BASELINE_SCENARIO, "net cycles (the baseline)".into());
+    }
+    for s in [ECAM_RO_READ, RAM_READ] {
+        add(TRAPLINE_VMM, s, "the ecam-ro-vs-ram derived value".into());
+    }
+    for s in SELF_TIMED {
+        add(TRAPLINE_VMM, s, "SELF_TIMED (no net value)".into());
+    }
+    for s in paper::X2APIC_VARIANTS {
+        add(TRAPLINE_VMM, s, "the paper view's x2APIC note".into());
+    }
+    for (vmm, s) in vmm::EXIT_SCENARIOS {
+        add(vmm, s, "the vmm view's cost per exit".into());
+    }
+    for r in &ladder::RUNGS {
+        add(
+            r.vmm,
+            BASELINE_SCENARIO,
+            "the floor ladder (net cycles)".into(),
+        );
+        for s in ladder::KERNEL_PATHS {
+            add(r.vmm, s, format!("the floor ladder's {} rung", r.piece));
+        }
+    }
+    for s in ladder::KERNEL_PATHS {
+        add(TRAPLINE_VMM, s, "the floor ladder (trapline's gap)".into());
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Within the report: a seed's findings read only scenarios its file
+    /// has a published value for (a row, or an `also` standing for one),
+    /// so a renamed row or findings name cannot leave a finding with no
+    /// seed value.
+    #[test]
+    fn every_findings_input_has_a_published_value_in_its_file() {
+        for t in seed::list::tables() {
+            let Some(f) = &t.hooks.findings else { continue };
+            for s in f.reads() {
+                assert!(
+                    t.published_for(&s).is_some(),
+                    "the findings of seeds/{}.toml read {s}, which no row or `also` of the file \
+                     publishes",
+                    t.view
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn the_list_names_every_seed_row_and_the_ladder() {
+        let uses = scenario_uses();
+        let has = |vmm: &str, s: &str| uses.iter().any(|u| u.vmm == vmm && u.scenario == s);
+        assert!(
+            has(TRAPLINE_VMM, "pio-kernel-pic"),
+            "paper and vmexit-arm rows"
+        );
+        assert!(has("qemu", "mmio-no-eventfd:pci-mem"), "pci-testdev's peer");
+        assert!(has("raw-kvm+idmap", "pio-kernel-wildcard"));
+        assert!(has(ladder::TRAPLINE_PC, BASELINE_SCENARIO));
+        assert!(has(names::UNPROFILED_VMM, names::PIO_USER_OUT));
+    }
+}
