@@ -18,10 +18,15 @@ VIRT_DEFINES;
 /// Start of RAM (QEMU docs/system/arm/virt.rst: "RAM starts at
 /// 0x4000_0000"; guests may hard-code it). Everything below is I/O space.
 VIRT_RAM_BASE: u64 = 0x4000_0000;
-/// Where trapline's own arm64 payloads are linked and where a raw image is
-/// loaded: RAM + 512 KiB, QEMU's `KERNEL64_LOAD_ADDR` (64 KiB aligned, as
-/// kvm-unit-tests' `.flat` images need).
-VIRT_PAYLOAD_BASE: u64 = VIRT_RAM_BASE + 0x8_0000;
+/// Where a raw image (a kvm-unit-tests `.flat`) is loaded and entered:
+/// RAM + 512 KiB, QEMU's `KERNEL64_LOAD_ADDR` (64 KiB aligned, as those
+/// images need).
+VIRT_RAW_IMAGE_BASE: u64 = VIRT_RAM_BASE + 0x8_0000;
+/// Where trapline's own arm64 payloads (ELF) are linked: RAM + 2 MiB. QEMU
+/// enters such an image with its device tree (1 MiB, unpacked) at the start
+/// of RAM, and loads it only if it fits below the image, so the payloads
+/// run on QEMU too.
+VIRT_PAYLOAD_BASE: u64 = VIRT_RAM_BASE + 0x20_0000;
 
 // ---------------------------------------------------------------------------
 // The GICv3 (KVM's in-kernel vGIC) and its ITS.
@@ -283,7 +288,10 @@ const _: () =
     assert!(VIRT_UCALL_MMIO / VIRT_TRAPLINE_PAGE != VIRT_DEBUG_EXIT_MMIO / VIRT_TRAPLINE_PAGE);
 const _: () = assert!(VIRT_TRAPLINE_BASE.is_multiple_of(VIRT_TRAPLINE_PAGE));
 const _: () =
-    assert!(VIRT_PAYLOAD_BASE.is_multiple_of(0x1_0000) && VIRT_PAYLOAD_BASE > VIRT_RAM_BASE);
+    assert!(VIRT_RAW_IMAGE_BASE.is_multiple_of(0x1_0000) && VIRT_RAW_IMAGE_BASE > VIRT_RAM_BASE);
+const _: () = assert!(
+    VIRT_PAYLOAD_BASE.is_multiple_of(0x1_0000) && VIRT_PAYLOAD_BASE - VIRT_RAM_BASE >= 0x10_0000
+);
 const _: () = assert!(
     VIRT_VIRTIO_MMIO_FIRST_SPI + VIRT_VIRTIO_MMIO_COUNT + GIC_SPI_INTID_BASE <= VIRT_GIC_NR_IRQS
 );
