@@ -1,13 +1,22 @@
 //! Builds the guest payloads with the system's gcc and binutils.
 //!
 //! rustup cannot add a bare-metal target here, and the payloads are tiny C
-//! and GNU as programs anyway, so this script drives gcc directly: compile
-//! the runtime and each payload freestanding, link at 4 MiB with
-//! `c/rt/flat.lds`, and for Multiboot payloads convert the ELF64 to ELF32
-//! with objcopy, exactly like kvm-unit-tests' `.flat` files. Low payloads
-//! (`realmode`) are self-contained assembly linked at 0x8000 with
-//! `c/rt/low.lds`, without the runtime, and converted the same way. The ABI header
-//! is generated from `trapline-abi`, never written by hand.
+//! and GNU as programs anyway, so this script drives gcc directly. Which set
+//! it builds follows the target architecture (`CARGO_CFG_TARGET_ARCH`):
+//!
+//! - x86_64: compile the runtime and each payload freestanding, link at
+//!   4 MiB with `c/rt/flat.lds`, and for Multiboot payloads convert the
+//!   ELF64 to ELF32 with objcopy, exactly like kvm-unit-tests' `.flat` files.
+//!   Low payloads (`realmode`) are self-contained assembly linked at 0x8000
+//!   with `c/rt/low.lds`, without the runtime, and converted the same way.
+//! - aarch64: the arm64 runtime (`c/arch/aarch64`, `c/lib`) and payloads
+//!   (`c/payloads/aarch64`), linked as ELF64 AArch64 at trapline-abi's
+//!   `VIRT_PAYLOAD_BASE` with `aarch64-linux-gnu-gcc` (the name Debian gives
+//!   both its cross compiler and its native arm64 gcc), into `OUT_DIR/aarch64/`.
+//!   On an x86_64 build the `aarch64-payloads` feature builds this set too, for
+//!   host-side tests of the arm64 image loaders.
+//!
+//! The ABI header is generated from `trapline-abi`, never written by hand.
 
 use std::env;
 use std::fmt::Write as _;
@@ -18,7 +27,7 @@ use std::process::Command;
 /// Runtime sources every payload links.
 const RT_COMMON: &[&str] = &[
     "rt/console.c",
-    "rt/string.c",
+    "lib/string.c",
     "rt/ucall.c",
     "rt/exit.c",
     "rt/cmdline.c",
@@ -117,6 +126,30 @@ fn main() {
     let manifest = PathBuf::from(env::var_os("CARGO_MANIFEST_DIR").unwrap());
     let src = manifest.join("c");
     let out = PathBuf::from(env::var_os("OUT_DIR").unwrap());
+    println!("cargo:rerun-if-changed=build.rs");
+    rerun_for_tree(&src);
+
+    fs::write(out.join("trapline_abi.h"), trapline_abi::c_header()).unwrap();
+    fs::write(out.join("trapline_abi_extra.h"), extra_header()).unwrap();
+
+    let arch = env::var("CARGO_CFG_TARGET_ARCH").unwrap_or_default();
+    match arch.as_str() {
+        "x86_64" => {
+            build_x86_64(&src, &out);
+            if env::var_os("CARGO_FEATURE_AARCH64_PAYLOADS").is_some() {
+                build_aarch64(&src, &out);
+            }
+        }
+        "aarch64" => build_aarch64(&src, &out),
+        other => panic!(
+            "trapline-guest: no guest payloads for target architecture `{other}`; \
+             trapline builds for x86_64 and aarch64"
+        ),
+    }
+}
+
+/// The x86 payloads (`.flat`, `hello64.elf`) and Linux programs, in `OUT_DIR`.
+fn build_x86_64(src: &Path, out: &Path) {
     let obj = out.join("obj");
     fs::create_dir_all(&obj).unwrap();
 
@@ -124,15 +157,14 @@ fn main() {
     let objcopy = env::var("TRAPLINE_GUEST_OBJCOPY").unwrap_or_else(|_| "objcopy".into());
     println!("cargo:rerun-if-env-changed=TRAPLINE_GUEST_CC");
     println!("cargo:rerun-if-env-changed=TRAPLINE_GUEST_OBJCOPY");
-    println!("cargo:rerun-if-changed=build.rs");
-    rerun_for_tree(&src);
-
-    fs::write(out.join("trapline_abi.h"), trapline_abi::c_header()).unwrap();
-    fs::write(out.join("trapline_abi_extra.h"), extra_header()).unwrap();
+    let run = |cmd: Command, tool: &str, step: &str, what: &str| {
+        run(cmd, tool, step, what, X86_TOOLS_HINT)
+    };
 
     let includes = [
         format!("-I{}", out.display()),
         format!("-I{}", src.join("rt").display()),
+        format!("-I{}", src.join("lib").display()),
     ];
     let compile = |rel: &str| -> PathBuf {
         let o = obj.join(format!("{}.o", rel.replace(['/', '.'], "_")));
@@ -210,6 +242,115 @@ fn main() {
     }
 }
 
+/// The arm64 runtime every arm64 payload links (`_start` is in `.init`,
+/// which the linker script puts first whatever the order here).
+const RT_AARCH64: &[&str] = &[
+    "lib/string.c",
+    "lib/format.c",
+    "lib/args.c",
+    "arch/aarch64/start.S",
+    "arch/aarch64/exc.S",
+    "arch/aarch64/exc.c",
+    "arch/aarch64/console.c",
+    "arch/aarch64/psci.c",
+    "arch/aarch64/ucall.c",
+    "arch/aarch64/exit.c",
+    "arch/aarch64/fdt.c",
+    "arch/aarch64/percpu.c",
+    "arch/aarch64/smp.c",
+    "arch/aarch64/start.c",
+];
+
+/// (file name without extension, sources) of the arm64 payloads, each
+/// written to `OUT_DIR/aarch64/<name>.elf`. The names are public API.
+const PAYLOADS_AARCH64: &[(&str, &[&str])] = &[
+    ("hello", &["payloads/aarch64/hello.c"]),
+    ("smp", &["payloads/aarch64/smp.c"]),
+    ("hostile", &["payloads/aarch64/hostile.c"]),
+];
+
+const CFLAGS_AARCH64: &[&str] = &[
+    "-march=armv8-a",
+    "-std=gnu11",
+    "-O2",
+    "-ffreestanding",
+    "-fno-pic",
+    "-fno-pie",
+    "-fno-stack-protector",
+    "-fno-asynchronous-unwind-tables",
+    "-fno-unwind-tables",
+    "-mbranch-protection=none",
+    "-mgeneral-regs-only",
+    // Device memory (everything before the MMU is on, and MMIO after)
+    // faults on unaligned accesses.
+    "-mstrict-align",
+    // Atomics inline (LDXR/STXR), not as calls into libgcc.
+    "-mno-outline-atomics",
+    "-mcmodel=small",
+    "-fno-tree-loop-distribute-patterns",
+    "-fno-omit-frame-pointer",
+    "-Wall",
+    "-Wextra",
+];
+
+const LDFLAGS_AARCH64: &[&str] = &[
+    "-nostdlib",
+    "-static",
+    "-no-pie",
+    "-Wl,--build-id=none",
+    "-Wl,-z,max-page-size=0x1000",
+    "-Wl,-z,noexecstack",
+    "-Wl,-z,noseparate-code",
+];
+
+/// The arm64 payloads, as ELF64 AArch64 in `OUT_DIR/aarch64/`.
+fn build_aarch64(src: &Path, out: &Path) {
+    let dir = out.join("aarch64");
+    let obj = dir.join("obj");
+    fs::create_dir_all(&obj).unwrap();
+    fs::write(out.join("trapline_virt_windows.h"), virt_windows_header()).unwrap();
+
+    let cc =
+        env::var("TRAPLINE_GUEST_AARCH64_CC").unwrap_or_else(|_| "aarch64-linux-gnu-gcc".into());
+    println!("cargo:rerun-if-env-changed=TRAPLINE_GUEST_AARCH64_CC");
+    let run = |cmd: Command, step: &str, what: &str| run(cmd, &cc, step, what, AARCH64_TOOLS_HINT);
+
+    let includes = [
+        format!("-I{}", out.display()),
+        format!("-I{}", src.join("arch/aarch64").display()),
+        format!("-I{}", src.join("lib").display()),
+    ];
+    let compile = |rel: &str| -> PathBuf {
+        let o = obj.join(format!("{}.o", rel.replace(['/', '.'], "_")));
+        let mut cmd = Command::new(&cc);
+        cmd.args(CFLAGS_AARCH64)
+            .args(&includes)
+            .arg("-c")
+            .arg(src.join(rel))
+            .arg("-o")
+            .arg(&o);
+        run(cmd, "compile", rel);
+        o
+    };
+
+    let runtime: Vec<PathBuf> = RT_AARCH64.iter().map(|s| compile(s)).collect();
+    let lds = src.join("arch/aarch64/flat.lds");
+    for &(name, sources) in PAYLOADS_AARCH64 {
+        let mut cmd = Command::new(&cc);
+        cmd.args(LDFLAGS_AARCH64)
+            .arg(format!(
+                "-Wl,--defsym=PAYLOAD_BASE={:#x}",
+                trapline_abi::VIRT_PAYLOAD_BASE
+            ))
+            .arg(format!("-Wl,-T,{}", lds.display()))
+            .arg("-o")
+            .arg(dir.join(format!("{name}.elf")))
+            .args(&runtime)
+            .args(sources.iter().map(|s| compile(s)));
+        run(cmd, "link", name);
+    }
+}
+
 /// (output name, source): /init programs for Linux guests.
 const LINUX_PROGRAMS: &[(&str, &str)] = &[("vblktest", "linux/vblktest.c")];
 
@@ -241,6 +382,27 @@ fn extra_header() -> String {
     h
 }
 
+/// The arm64 `virt` machine's windows (name, base, size) from
+/// `trapline_abi::VIRT_WINDOWS`, as a C initializer for the hostile arm64
+/// payload to aim at.
+fn virt_windows_header() -> String {
+    let mut h = String::from(
+        "/* Generated by trapline-guest's build.rs from trapline-abi; do not edit. */\n\
+         #ifndef TRAPLINE_VIRT_WINDOWS_H\n#define TRAPLINE_VIRT_WINDOWS_H\n\
+         #define VIRT_WINDOW_TABLE { \\\n",
+    );
+    for w in trapline_abi::VIRT_WINDOWS {
+        writeln!(
+            h,
+            "    {{ \"{}\", 0x{:x}ULL, 0x{:x}ULL }}, \\",
+            w.name, w.base, w.len
+        )
+        .unwrap();
+    }
+    h.push_str("}\n#endif\n");
+    h
+}
+
 fn rerun_for_tree(dir: &Path) {
     println!("cargo:rerun-if-changed={}", dir.display());
     let mut entries: Vec<_> = fs::read_dir(dir)
@@ -257,23 +419,27 @@ fn rerun_for_tree(dir: &Path) {
     }
 }
 
+/// What to install when the x86 payloads' tools are missing or fail.
+const X86_TOOLS_HINT: &str = "The x86 guest payloads need gcc and binutils (objcopy) for x86-64: \
+     install them (e.g. `apt-get install gcc binutils`), or point \
+     TRAPLINE_GUEST_CC / TRAPLINE_GUEST_OBJCOPY at them.";
+
+/// What to install when the arm64 payloads' compiler is missing or fails.
+const AARCH64_TOOLS_HINT: &str = "The arm64 guest payloads need gcc for aarch64: install Debian's \
+     `gcc-aarch64-linux-gnu` package (`apt-get install gcc-aarch64-linux-gnu`; on an arm64 \
+     host the native `gcc` package provides aarch64-linux-gnu-gcc), or point \
+     TRAPLINE_GUEST_AARCH64_CC at an aarch64 gcc.";
+
 /// Runs one tool step; a missing or failing tool is a build error that says what to install.
-fn run(mut cmd: Command, tool: &str, step: &str, what: &str) {
+fn run(mut cmd: Command, tool: &str, step: &str, what: &str, hint: &str) {
     let output = cmd.output().unwrap_or_else(|e| {
-        panic!(
-            "trapline-guest: could not run `{tool}` to {step} {what}: {e}. \
-             The guest payloads need gcc and binutils (objcopy) for x86-64: \
-             install them (e.g. `apt-get install gcc binutils`), or point \
-             TRAPLINE_GUEST_CC / TRAPLINE_GUEST_OBJCOPY at them."
-        )
+        panic!("trapline-guest: could not run `{tool}` to {step} {what}: {e}. {hint}")
     });
     let stderr = String::from_utf8_lossy(&output.stderr);
     if !output.status.success() {
         panic!(
             "trapline-guest: `{tool}` failed to {step} {what} ({}):\n{stderr}\n\
-             command: {cmd:?}\n\
-             The guest payloads need a working x86-64 gcc and binutils \
-             (e.g. `apt-get install gcc binutils`).",
+             command: {cmd:?}\n{hint}",
             output.status
         );
     }

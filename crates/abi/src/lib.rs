@@ -47,6 +47,9 @@ macro_rules! c_enum {
     };
 }
 
+mod virt;
+pub use virt::*;
+
 contract! {
 CONTRACT_DEFINES;
 // ---------------------------------------------------------------------------
@@ -511,7 +514,11 @@ pub fn c_header() -> String {
     let mut def = |name: &str, value: u64| {
         let _ = writeln!(h, "#define {name} 0x{value:x}ULL");
     };
-    for (name, value) in CONTRACT_DEFINES.iter().chain(UCALL_DEFINES) {
+    for (name, value) in CONTRACT_DEFINES
+        .iter()
+        .chain(UCALL_DEFINES)
+        .chain(virt::c_defines())
+    {
         def(name, *value);
     }
     for k in UcallKind::ALL {
@@ -609,6 +616,9 @@ mod tests {
         assert!(h.contains("#define EXPECT_PCI_TESTDEV_ID 0x2ULL"));
         assert!(h.contains("struct ucall"));
         assert!(h.contains("#define UCALL_PORT 0x700ULL"));
+        assert!(h.contains("#define VIRT_PL011_BASE 0x9000000ULL"));
+        assert!(h.contains("#define VIRT_UCALL_MMIO 0xb000000ULL"));
+        assert!(h.contains("#define PSCI_0_2_FN64_CPU_ON 0xc4000003ULL"));
     }
 
     #[test]

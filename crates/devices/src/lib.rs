@@ -12,6 +12,7 @@ pub mod i8042;
 pub mod lapic_fallback;
 pub mod pc_testdev;
 pub mod pci;
+pub mod pl011;
 pub mod pm_timer;
 pub mod power;
 pub mod rtc;

@@ -44,6 +44,13 @@ impl std::fmt::Debug for SerialOutput {
 /// The writer behind a [`SerialOutput`].
 pub struct SerialWriter(SerialOutput);
 
+impl SerialWriter {
+    /// A writer sending to `out` (also the PL011's sink).
+    pub fn new(out: SerialOutput) -> Self {
+        Self(out)
+    }
+}
+
 impl Write for SerialWriter {
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
         match &mut self.0 {

@@ -80,7 +80,7 @@ mod tests {
     }
 }
 
-#[cfg(test)]
+#[cfg(all(test, target_arch = "x86_64"))]
 mod export {
     /// Writes the vblktest initramfs to $TRAPLINE_WRITE_INITRAMFS (to boot
     /// it by hand, e.g. on QEMU):

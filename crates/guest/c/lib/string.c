@@ -1,5 +1,5 @@
 /* The few libc string routines the payloads (and gcc's own codegen) need. */
-#include "rt.h"
+#include "lib.h"
 
 void *memcpy(void *d, const void *s, size_t n)
 {

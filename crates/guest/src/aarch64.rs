@@ -1,0 +1,32 @@
+//! The arm64 payloads: ELF64 AArch64 executables linked at
+//! `trapline_abi::VIRT_PAYLOAD_BASE`, for the `virt` machine. The VMM loads
+//! their PT_LOAD segments and enters `e_entry` at EL1h with the MMU off,
+//! interrupts masked and x0 = the device tree's guest-physical address
+//! (placed above the image); secondaries stay off until PSCI CPU_ON. The
+//! runtime (`c/arch/aarch64`) takes the command line from
+//! `/chosen/bootargs`, prints on the PL011, sends ucalls and debug exits to
+//! trapline's MMIO pages and powers off with PSCI.
+
+macro_rules! payload {
+    ($file:literal) => {
+        include_bytes!(concat!(env!("OUT_DIR"), "/aarch64/", $file))
+    };
+}
+
+/// Prints a greeting, PSCI version, the device tree's CPUs and RAM and its
+/// argv; ucall DONE; `exit=0` (default) powers off with PSCI SYSTEM_OFF,
+/// `exit=<n>` goes out through the debug-exit page, `reset=1` asks for
+/// PSCI SYSTEM_RESET.
+pub const HELLO: &[u8] = payload!("hello.elf");
+/// Starts `cpus=N` CPUs (default: the device tree's count) with PSCI
+/// CPU_ON; each checks in and turns itself off; SYSTEM_OFF when all came.
+pub const SMP: &[u8] = payload!("smp.elf");
+/// `n=` random MMIO accesses (`seed=`) of every width to every window of
+/// the `virt` map and the gaps between them; COUNT ucall; SYSTEM_OFF.
+pub const HOSTILE: &[u8] = payload!("hostile.elf");
+
+/// Every arm64 payload by its public name.
+pub const PAYLOADS: &[(&str, &[u8])] = &[("hello", HELLO), ("smp", SMP), ("hostile", HOSTILE)];
+
+#[cfg(test)]
+mod tests;
