@@ -11,7 +11,9 @@
 //! Modules: [`model`] (serde types), [`stats`], [`derive`](mod@derive) (every
 //! cross-scenario value: the derived values, the seeds' findings, the floor
 //! ladder), [`views`] (what to show), `render` (how: table, json, markdown,
-//! csv, kut, html, charts, bmf, tap), [`compare`](mod@compare); leaves
+//! csv, kut, html, charts, bmf, tap), [`summary`](mod@summary) (the default
+//! one-screen terminal output, headline values against their goals),
+//! [`compare`](mod@compare); leaves
 //! below them all: [`unit`](mod@unit), [`guarded`] (arithmetic that is never NaN) and
 //! `fmt` (how numbers are written).
 
@@ -25,6 +27,7 @@ pub mod guarded;
 pub mod model;
 mod render;
 pub mod stats;
+pub mod summary;
 pub mod unit;
 pub mod views;
 
@@ -41,5 +44,6 @@ pub use render::compare::render_comparison;
 pub use render::html::DATA_ID as HTML_DATA_ID;
 pub use render::Format;
 pub use stats::Stats;
+pub use summary::{summary, summary_header, SummaryOptions};
 pub use unit::Unit;
 pub use views::{render, View};
