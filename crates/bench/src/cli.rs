@@ -101,9 +101,9 @@ pub struct BenchArgs {
     /// Also write the JSON report here (for --compare later).
     #[arg(long, value_name = "FILE")]
     pub save: Option<PathBuf>,
-    /// Where each run keeps its full report: DIR/<UTC time>/report.json and
-    /// report.html, with DIR/latest pointing at the newest (checked before
-    /// anything is measured).
+    /// Where each run keeps its full report: `DIR/<UTC time>/report.json`
+    /// and `report.html`, with `DIR/latest` pointing at the newest (checked
+    /// before anything is measured).
     #[arg(long, value_name = "DIR", default_value = crate::results::DEFAULT_PARENT)]
     pub results_dir: PathBuf,
     /// Keep no results folder (only what --save and --html ask for).
