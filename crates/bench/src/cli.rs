@@ -5,8 +5,12 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use trapline_kvm::HostKvm;
-use trapline_report::{compare, render, render_comparison, Format, Report, View};
+use trapline_report::{
+    compare, render, render_comparison, summary, summary_header, Format, Report, SummaryOptions,
+    View,
+};
 
+use crate::results::RunFolder;
 use crate::runner::{listing, run_lab, LabOptions};
 
 /// Exit statuses of `trapline bench` (shared meanings with `trapline run`).
@@ -105,9 +109,14 @@ pub struct BenchArgs {
     /// List the scenarios and exit.
     #[arg(long)]
     pub list: bool,
-    /// Output format on stdout.
+    /// Output format on stdout (`table`: a one-screen summary; see --verbose).
     #[arg(long, value_enum, default_value = "table")]
     pub format: FormatArg,
+    /// With the table format and the default view: the full table (every
+    /// row, the floor ladder's, min/max, its pieces, formulas and every
+    /// check text) after the summary's header, instead of the summary.
+    #[arg(long)]
+    pub verbose: bool,
     /// Which rows and published numbers to show.
     #[arg(long, value_enum, default_value = "all")]
     pub view: ViewArg,
@@ -117,6 +126,14 @@ pub struct BenchArgs {
     /// Also write the JSON report here (for --compare later).
     #[arg(long, value_name = "FILE")]
     pub save: Option<PathBuf>,
+    /// Where each run keeps its full report: `DIR/<UTC time>/report.json`
+    /// and `report.html`, with `DIR/latest` pointing at the newest (checked
+    /// before anything is measured).
+    #[arg(long, value_name = "DIR", default_value = crate::results::DEFAULT_PARENT)]
+    pub results_dir: PathBuf,
+    /// Keep no results folder (only what --save and --html ask for).
+    #[arg(long, conflicts_with = "results_dir")]
+    pub no_results: bool,
     /// Compare with a saved JSON report: per-scenario ratio, changes beyond the spread flagged.
     #[arg(long, value_name = "OLD.json")]
     pub compare: Option<PathBuf>,
@@ -246,9 +263,27 @@ pub fn main(args: BenchArgs) -> i32 {
         let timeout = args.timeout.max(Duration::from_secs(600));
         return crate::linux_boot::main(args.linux_smp, repeat, options.peer.as_ref(), timeout);
     }
+    // Before any VM: a results folder that cannot be made fails now.
+    let folder = if args.no_results {
+        None
+    } else {
+        match RunFolder::create(&args.results_dir, now_secs()) {
+            Ok(f) => Some(f),
+            Err(e) => {
+                eprintln!("trapline bench: error: {e}");
+                return status::USAGE;
+            }
+        }
+    };
+    let abandon = |folder: Option<RunFolder>| {
+        if let Some(f) = folder {
+            f.abandon();
+        }
+    };
     let kvm = match HostKvm::open_from_env() {
         Ok(k) => k,
         Err(e) => {
+            abandon(folder);
             eprintln!("trapline bench: error: {e}");
             return status::NO_KVM;
         }
@@ -256,6 +291,7 @@ pub fn main(args: BenchArgs) -> i32 {
     let report = match run_lab(&kvm, &options) {
         Ok(r) => r,
         Err(e) => {
+            abandon(folder);
             eprintln!("trapline bench: error: {e}");
             return if e.is_usage() {
                 status::USAGE
@@ -264,7 +300,17 @@ pub fn main(args: BenchArgs) -> i32 {
             };
         }
     };
-    print!("{}", render(&report, format(args.format), view(args.view)));
+    let mut code = status::OK;
+    let files = match folder.map(|f| keep_results(&f, &report)) {
+        Some(Ok(files)) => files,
+        Some(Err(e)) => {
+            eprintln!("trapline bench: error: {e}");
+            code = status::USAGE;
+            Vec::new()
+        }
+        None => Vec::new(),
+    };
+    print_report(&args, &report, &files);
     for (path, fmt) in [(&args.html, Format::Html), (&args.save, Format::Json)] {
         if let Some(p) = path {
             if let Err(e) = std::fs::write(p, render(&report, fmt, view(args.view))) {
@@ -288,7 +334,7 @@ pub fn main(args: BenchArgs) -> i32 {
         .map(|s| s.name.as_str())
         .collect();
     if failed.is_empty() {
-        status::OK
+        code
     } else {
         eprintln!(
             "trapline bench: {} scenario(s) failed their check: {}",
@@ -297,6 +343,68 @@ pub fn main(args: BenchArgs) -> i32 {
         );
         status::SCENARIO_FAILED
     }
+}
+
+/// Seconds since the epoch, now.
+fn now_secs() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs() as i64)
+}
+
+/// Writes the full report (every view's data: the JSON `--save` writes for
+/// the default view, and its HTML) into the run's folder and points
+/// `latest` at it; returns the two paths as the summary names them.
+fn keep_results(
+    folder: &RunFolder,
+    report: &Report,
+) -> Result<Vec<String>, crate::results::ResultsError> {
+    let paths = folder.write(
+        &render(report, Format::Json, View::All),
+        &render(report, Format::Html, View::All),
+    )?;
+    if let Err(e) = folder.point_latest() {
+        eprintln!("trapline bench: warning: results folder kept, but not linked as latest: {e}");
+    }
+    Ok(paths.iter().map(|p| p.display().to_string()).collect())
+}
+
+/// What goes to stdout: the summary by default, the full table with
+/// `--verbose`, any other format or view as it always was (the results'
+/// paths then go to stderr, out of the machine-readable output).
+fn print_report(args: &BenchArgs, report: &Report, files: &[String]) {
+    let default_view = args.view == ViewArg::Report(View::All);
+    if args.format != FormatArg::Table || !default_view {
+        print!("{}", render(report, format(args.format), view(args.view)));
+        for f in files {
+            eprintln!("trapline bench: wrote {f}");
+        }
+        return;
+    }
+    let width = crate::terminal::stdout_columns();
+    if args.verbose {
+        print!("{}", summary_header(report, width));
+        println!();
+        print!("{}", render(report, Format::Table, View::All));
+        if !files.is_empty() {
+            println!(
+                "
+Full report: {}",
+                files.join(", ")
+            );
+        }
+        return;
+    }
+    print!(
+        "{}",
+        summary(
+            report,
+            &SummaryOptions {
+                width,
+                files: files.to_vec(),
+            }
+        )
+    );
 }
 
 /// `--view virtio`: builtin:vblk through child `trapline run`s.

@@ -14,7 +14,9 @@ pub mod linux_boot;
 pub mod peer;
 mod progress;
 pub mod pump;
+pub mod results;
 pub mod runner;
+mod terminal;
 mod time;
 pub mod virtio;
 

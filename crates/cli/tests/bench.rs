@@ -14,7 +14,8 @@ fn text(o: &Output) -> (String, String) {
     )
 }
 
-/// A short lab run over a few scenarios of every kind of check.
+/// A short lab run over a few scenarios of every kind of check (without a
+/// results folder: tests leave nothing in the crate's directory).
 const SMALL: &[&str] = &[
     "bench",
     "--repeat",
@@ -26,6 +27,7 @@ const SMALL: &[&str] = &[
     "--warmup",
     "4",
     "--no-progress",
+    "--no-results",
 ];
 const ONLY: &str = "cpuid,hlt,pio-user-out,pio-kernel-wildcard,mmio-user-read,mmio-kernel-datamatch,coalesced-mmio,ro-memslot-read,vmm-floor-pio,hypercall,raw-kvm:*";
 
@@ -231,7 +233,7 @@ fn bad_bench_input_is_a_clear_usage_error() {
         assert!(!err.contains("panicked"), "{err}");
     }
     if kvm_present("bench --only") {
-        let o = run(&["bench", "--only", "no-such-scenario"]);
+        let o = run(&["bench", "--only", "no-such-scenario", "--no-results"]);
         assert_eq!(o.status.code(), Some(2));
         assert!(text(&o).1.contains("--list"));
     }
@@ -289,4 +291,149 @@ fn the_floor_ladder_runs_every_rung_and_prices_every_piece() {
         .find(|r| r["name"] == "trapline-vs-trapline-pc")
         .unwrap();
     assert!(vs["values"][0]["cycles"].as_f64().unwrap() > 0.0, "{vs}");
+}
+
+/// `SMALL` with a results folder under `parent` instead of none.
+fn small_keeping_results(parent: &std::path::Path, extra: &[&str]) -> Vec<String> {
+    let mut a: Vec<String> = SMALL
+        .iter()
+        .filter(|a| **a != "--no-results")
+        .map(|a| a.to_string())
+        .collect();
+    a.extend(["--only".into(), ONLY.into()]);
+    a.extend(["--results-dir".into(), parent.display().to_string()]);
+    a.extend(extra.iter().map(|a| a.to_string()));
+    a
+}
+
+/// The default output is a summary that fits the width (100 columns on a
+/// pipe, `COLUMNS` when set), names the results folder's files, and those
+/// hold the full report; `latest` points at the run. Run in a scratch
+/// directory with a relative `--results-dir`, as a user would.
+#[test]
+fn the_default_output_is_a_summary_and_the_full_report_is_kept() {
+    if !kvm_present("bench summary") {
+        return;
+    }
+    let cwd = tmp("summary-cwd");
+    let _ = std::fs::remove_dir_all(&cwd);
+    std::fs::create_dir_all(&cwd).unwrap();
+    let parent = std::path::Path::new("results");
+    let bench = |extra: &[&str]| {
+        let mut cmd = trapline();
+        cmd.current_dir(&cwd)
+            .env_remove("COLUMNS")
+            .args(small_keeping_results(parent, extra));
+        cmd
+    };
+    for (columns, width) in [(None, 100), (Some("60"), 60)] {
+        let mut cmd = bench(&[]);
+        if let Some(c) = columns {
+            cmd.env("COLUMNS", c);
+        }
+        let o = cmd.output().unwrap();
+        let (out, err) = text(&o);
+        assert_eq!(o.status.code(), Some(0), "stderr: {err}\nstdout: {out}");
+        for line in out.lines() {
+            assert!(
+                line.chars().count() <= width,
+                "wider than {width}: {line:?}\n{out}"
+            );
+        }
+        assert!(out.starts_with("trapline bench: "), "{out}");
+        assert!(out.contains("checks: all "), "{out}");
+        assert!(
+            out.contains("pio-user-out") && !out.contains("raw-kvm+"),
+            "{out}"
+        );
+        assert!(
+            !out.contains("piece:"),
+            "the ladder's pieces are left out: {out}"
+        );
+        let named = |suffix: &str| {
+            let word = out
+                .split_whitespace()
+                .find(|w| w.ends_with(suffix))
+                .unwrap_or_else(|| panic!("no {suffix} named: {out}"));
+            cwd.join(word)
+        };
+        let (json, html) = (named("report.json"), named("report.html"));
+        let v: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+        assert_eq!(v["schema"], "trapline-bench/1");
+        assert!(v["scenarios"].as_array().unwrap().len() > 10);
+        assert!(std::fs::read_to_string(html).unwrap().contains("<svg"));
+        let latest = std::fs::read_link(cwd.join(parent).join("latest")).unwrap();
+        assert_eq!(cwd.join(parent).join(latest).join("report.json"), json);
+    }
+    // Two runs, two folders, and nothing else beside them.
+    let runs = std::fs::read_dir(cwd.join(parent))
+        .unwrap()
+        .filter(|e| e.as_ref().unwrap().file_name() != "latest")
+        .count();
+    assert_eq!(runs, 2);
+    assert_eq!(std::fs::read_dir(&cwd).unwrap().count(), 1);
+    // --verbose: the summary's header, then the full table with every row
+    // and every check text.
+    let o = bench(&["--verbose"]).output().unwrap();
+    let (out, err) = text(&o);
+    assert_eq!(o.status.code(), Some(0), "{err}");
+    assert!(out.starts_with("trapline bench: "), "{out}");
+    assert!(
+        out.contains("\nChecks:\n") && out.contains("raw-kvm:noop"),
+        "{out}"
+    );
+    assert!(out.contains("\nFull report: "), "{out}");
+    // A machine format on stdout stays clean; the files go to stderr.
+    let o = bench(&["--format", "json"]).output().unwrap();
+    let (out, err) = text(&o);
+    let _: serde_json::Value = serde_json::from_str(&out).expect("stdout is only JSON");
+    assert!(err.contains("report.json"), "{err}");
+    let _ = std::fs::remove_dir_all(&cwd);
+}
+
+#[test]
+fn no_results_writes_nothing() {
+    if !kvm_present("bench --no-results") {
+        return;
+    }
+    let cwd = tmp("no-results-cwd");
+    let _ = std::fs::remove_dir_all(&cwd);
+    std::fs::create_dir_all(&cwd).unwrap();
+    let mut a = SMALL.to_vec();
+    a.extend_from_slice(&["--only", "cpuid"]);
+    let o = trapline().current_dir(&cwd).args(&a).output().unwrap();
+    let (out, err) = text(&o);
+    assert_eq!(o.status.code(), Some(0), "{err}");
+    assert_eq!(std::fs::read_dir(&cwd).unwrap().count(), 0, "{out}");
+    assert!(
+        !out.contains("report.json") && out.contains("--verbose"),
+        "{out}"
+    );
+    let _ = std::fs::remove_dir_all(&cwd);
+}
+
+/// A results folder that cannot be made fails at once, before /dev/kvm is
+/// even opened (status 2 here with or without KVM), and leaves nothing.
+#[test]
+fn a_bad_results_dir_fails_before_measuring() {
+    let file = tmp("not-a-folder");
+    std::fs::write(&file, "a file").unwrap();
+    let parent = file.join("results");
+    let o = trapline()
+        .env("TRAPLINE_KVM", "/nonexistent/kvm")
+        .args(["bench", "--no-progress", "--results-dir"])
+        .arg(&parent)
+        .output()
+        .unwrap();
+    let (out, err) = text(&o);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(out.is_empty(), "nothing measured: {out}");
+    assert!(
+        err.contains(&parent.display().to_string()) && err.contains("--no-results"),
+        "{err}"
+    );
+    assert_eq!(err.lines().count(), 1, "{err}");
+    let o = run(&["bench", "--results-dir", "x", "--no-results"]);
+    assert_eq!(o.status.code(), Some(2), "the two flags conflict");
 }

@@ -19,7 +19,7 @@ fn the_probe_runs_on_qemu_beside_trapline() {
         return;
     }
     let o = Command::new(env!("CARGO_BIN_EXE_trapline"))
-        .args(["bench", "--repeat", "1", "--goal", "300000", "--min-iters", "8", "--warmup", "4", "--no-progress"])
+        .args(["bench", "--repeat", "1", "--goal", "300000", "--min-iters", "8", "--warmup", "4", "--no-progress", "--no-results"])
         .args(["--peer", "qemu", "--format", "json"])
         .args(["--only", "cpuid,pio-user-out,ro-memslot-read,portio-no-eventfd:pci-io,portio-wildcard-eventfd:pci-io,raw-kvm:*"])
         .output()
@@ -131,6 +131,7 @@ fn a_qemu_that_aborts_with_cpu_host_falls_back_to_its_default_model() {
             "--warmup",
             "2",
             "--no-progress",
+            "--no-results",
         ])
         .args([
             "--peer",
@@ -173,7 +174,7 @@ fn a_qemu_that_aborts_with_cpu_host_falls_back_to_its_default_model() {
 fn a_missing_qemu_is_explained() {
     let o = Command::new(env!("CARGO_BIN_EXE_trapline"))
         .env("TRAPLINE_QEMU", "/nonexistent/qemu-system-x86_64")
-        .args(["bench", "--peer", "qemu"])
+        .args(["bench", "--peer", "qemu", "--no-results"])
         .output()
         .unwrap();
     assert_eq!(o.status.code(), Some(2));

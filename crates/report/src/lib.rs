@@ -12,8 +12,10 @@
 //! cross-scenario value: the derived values, the seeds' findings, the floor
 //! ladder), [`views`] (what to show; the seed tables are data files, see
 //! [`views::seed`]), `render` (how: table, json, markdown, csv, kut, html,
-//! charts, bmf, tap), [`compare`](mod@compare), [`uses`] (every scenario
-//! name the report reads, for the lab's tests to check); leaves
+//! charts, bmf, tap), [`summary`](mod@summary) (the default one-screen
+//! terminal output, headline values against their goals),
+//! [`compare`](mod@compare), [`uses`] (every scenario name the report
+//! reads, for the lab's tests to check); leaves
 //! below them all: [`unit`](mod@unit), [`guarded`] (arithmetic that is never NaN) and
 //! `fmt` (how numbers are written).
 
@@ -27,6 +29,7 @@ pub mod guarded;
 pub mod model;
 mod render;
 pub mod stats;
+pub mod summary;
 pub mod unit;
 pub mod uses;
 pub mod views;
@@ -44,5 +47,6 @@ pub use render::compare::render_comparison;
 pub use render::html::DATA_ID as HTML_DATA_ID;
 pub use render::Format;
 pub use stats::Stats;
+pub use summary::{summary, summary_header, SummaryOptions};
 pub use unit::Unit;
 pub use views::{render, View};

@@ -359,8 +359,10 @@ impl LadderRow {
                     })
                 })
                 .collect(),
-            what: "trapline's gross cycles over a raw VM configured like it (goal: within 5 %)"
-                .into(),
+            what: format!(
+                "trapline's gross cycles over a raw VM configured like it (goal: {})",
+                ladder::vs_trapline_pc_goal_text()
+            ),
         });
         // Only when some rung above the bare floor was measured: the gap
         // alone explains nothing.
