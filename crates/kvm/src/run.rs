@@ -12,7 +12,7 @@ use std::sync::Arc;
 
 use kvm_bindings::{kvm_run, KVM_EXIT_IO};
 use kvm_ioctls::{VcpuExit, VcpuFd};
-use trapline_bus::{Bus, ExitCounters, ExitKind, ExitProfile, ExitReason, StopReason};
+use trapline_bus::{Bus, ExitCounters, ExitKind, ExitProfile, StopReason};
 use trapline_fastpath::{CoalescedRing, Space};
 use vm_memory::GuestMemoryMmap;
 
@@ -133,7 +133,7 @@ fn run_loop<const PROFILE: bool>(
     // With PROFILE: when the last KVM_RUN returned, and the key of that
     // exit, charged with the cycles up to the next KVM_RUN (or the end).
     let mut returned_at = 0u64;
-    let mut pending: Option<(ExitReason, u64)> = None;
+    let mut pending: Option<(ExitKind, u64)> = None;
     'run: loop {
         if ctx.stop.load(Ordering::Acquire) {
             if PROFILE {
@@ -221,31 +221,33 @@ unsafe fn crash_end(
 
 /// Charge the cycles since `returned_at` to `key`; returns the TSC now.
 #[inline(always)]
-fn charge(profile: Option<&ExitProfile>, key: Option<(ExitReason, u64)>, returned_at: u64) -> u64 {
+fn charge(profile: Option<&ExitProfile>, key: Option<(ExitKind, u64)>, returned_at: u64) -> u64 {
     let now = tsc();
-    if let (Some(p), Some((reason, addr))) = (profile, key) {
+    if let (Some(p), Some((kind, addr))) = (profile, key) {
         let cycles = now.wrapping_sub(returned_at);
-        p.record(reason, addr, cycles);
+        p.record(kind, addr, cycles);
         p.add_in_vmm(cycles);
     }
     now
 }
 
-/// The profile key of an exit.
+/// The profile key of an exit: the exit itself, so an OUT to the fast
+/// port is keyed as the `PioWrite` it is (the counters count it as
+/// [`ExitKind::FastPort`]).
 #[inline(always)]
-fn exit_key(exit: &Result<VcpuExit<'_>, kvm_ioctls::Error>) -> (ExitReason, u64) {
+fn exit_key(exit: &Result<VcpuExit<'_>, kvm_ioctls::Error>) -> (ExitKind, u64) {
     match exit {
-        Ok(VcpuExit::IoOut(port, _)) => (ExitReason::PioOut, u64::from(*port)),
-        Ok(VcpuExit::IoIn(port, _)) => (ExitReason::PioIn, u64::from(*port)),
-        Ok(VcpuExit::MmioRead(addr, _)) => (ExitReason::MmioRead, *addr),
-        Ok(VcpuExit::MmioWrite(addr, _)) => (ExitReason::MmioWrite, *addr),
-        Ok(VcpuExit::Hlt) => (ExitReason::Hlt, 0),
-        Ok(VcpuExit::Intr) => (ExitReason::Interrupted, 0),
-        Ok(VcpuExit::Shutdown) => (ExitReason::Shutdown, 0),
+        Ok(VcpuExit::IoOut(port, _)) => (ExitKind::PioWrite, u64::from(*port)),
+        Ok(VcpuExit::IoIn(port, _)) => (ExitKind::PioRead, u64::from(*port)),
+        Ok(VcpuExit::MmioRead(addr, _)) => (ExitKind::MmioRead, *addr),
+        Ok(VcpuExit::MmioWrite(addr, _)) => (ExitKind::MmioWrite, *addr),
+        Ok(VcpuExit::Hlt) => (ExitKind::Hlt, 0),
+        Ok(VcpuExit::Intr) => (ExitKind::Interrupted, 0),
+        Ok(VcpuExit::Shutdown) => (ExitKind::Shutdown, 0),
         Err(e) if e.errno() == libc::EINTR || e.errno() == libc::EAGAIN => {
-            (ExitReason::Interrupted, 0)
+            (ExitKind::Interrupted, 0)
         }
-        _ => (ExitReason::Other, 0),
+        _ => (ExitKind::Other, 0),
     }
 }
 
