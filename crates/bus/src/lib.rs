@@ -5,15 +5,20 @@
 //! table that every vCPU shares. Lookup is a binary search; devices are
 //! called through `&self` and lock inside only if they must. Nothing here
 //! locks, allocates or logs on the access path.
+//!
+//! What an exit was is one [`ExitKind`]: the per-vCPU [`ExitCounters`]
+//! count under it and the `--stat` [`ExitProfile`] keys by it.
 
 pub mod arch;
 mod bus;
 mod device;
+mod exit_kind;
 pub mod profile;
 mod stats;
 
 pub use arch::cycles;
 pub use bus::{Access, Bus, BusBuilder, BusError, Mapping};
 pub use device::{fill_all_ones, AbsentDevice, BusDevice, IoOutcome, StopReason};
-pub use profile::{ExitProfile, ExitReason, HandlingTotals, ProfileSnapshot};
-pub use stats::{ExitCounters, ExitKind, ExitSnapshot};
+pub use exit_kind::ExitKind;
+pub use profile::{ExitProfile, HandlingTotals, ProfileSnapshot};
+pub use stats::{ExitCounters, ExitSnapshot};

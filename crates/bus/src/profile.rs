@@ -9,16 +9,18 @@
 //! update is a relaxed load and store (no locked instruction, no lock, no
 //! allocation). Keys live in a fixed open-addressing table allocated when
 //! the profile is made; a guest that touches more distinct addresses than
-//! the table holds has the rest counted under one overflow key per reason
-//! (`*:POUT`, `*:R`, …), so counts by reason stay exact.
+//! the table holds has the rest counted under one overflow key per kind
+//! (`*:POUT`, `*:R`, …), so counts by kind stay exact.
 
 use std::sync::atomic::{AtomicU64, Ordering::Acquire, Ordering::Relaxed, Ordering::Release};
+
+use crate::exit_kind::ExitKind;
 
 /// Key slots per vCPU (a power of two).
 pub const KEY_SLOTS: usize = 256;
 /// How far a key is looked for past its hash slot before it overflows.
 const MAX_PROBE: usize = 16;
-/// The address a snapshot gives the overflow key of a reason: every
+/// The address a snapshot gives the overflow key of a kind: every
 /// address that found no slot.
 pub const OVERFLOW_ADDR: u64 = u64::MAX;
 /// log2 histogram buckets: bucket `b` counts handling times in
@@ -26,82 +28,28 @@ pub const OVERFLOW_ADDR: u64 = u64::MAX;
 /// everything longer.
 pub const HIST_BUCKETS: usize = 40;
 
-/// Why an exit reached trapline.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
-#[repr(u8)]
-pub enum ExitReason {
-    /// KVM_EXIT_IO, IN.
-    PioIn = 1,
-    /// KVM_EXIT_IO, OUT.
-    PioOut,
-    /// KVM_EXIT_MMIO, read.
-    MmioRead,
-    /// KVM_EXIT_MMIO, write.
-    MmioWrite,
-    /// KVM_EXIT_HLT (only without the in-kernel irqchip).
-    Hlt,
-    /// KVM_RUN interrupted (a kick, KVM_EXIT_INTR, EINTR).
-    Interrupted,
-    /// KVM_EXIT_SHUTDOWN.
-    Shutdown,
-    /// Anything else (internal error, system event, …).
-    Other,
-}
-
-impl ExitReason {
-    const ALL: [ExitReason; 8] = [
-        ExitReason::PioIn,
-        ExitReason::PioOut,
-        ExitReason::MmioRead,
-        ExitReason::MmioWrite,
-        ExitReason::Hlt,
-        ExitReason::Interrupted,
-        ExitReason::Shutdown,
-        ExitReason::Other,
-    ];
-
-    fn from_tag(tag: u64) -> Option<ExitReason> {
-        Self::ALL.into_iter().find(|r| *r as u64 == tag)
-    }
-
-    /// Whether the key carries an address (port or GPA).
-    pub fn has_address(self) -> bool {
-        matches!(
-            self,
-            ExitReason::PioIn | ExitReason::PioOut | ExitReason::MmioRead | ExitReason::MmioWrite
-        )
-    }
-
-    /// Which bus the address is on, if any.
-    pub fn is_pio(self) -> bool {
-        matches!(self, ExitReason::PioIn | ExitReason::PioOut)
-    }
-
-    /// `perf kvm stat`'s word for it.
-    pub fn perf_name(self) -> &'static str {
-        match self {
-            ExitReason::PioIn => "PIN",
-            ExitReason::PioOut => "POUT",
-            ExitReason::MmioRead => "R",
-            ExitReason::MmioWrite => "W",
-            ExitReason::Hlt => "HLT",
-            ExitReason::Interrupted => "INTR",
-            ExitReason::Shutdown => "SHUTDOWN",
-            ExitReason::Other => "OTHER",
-        }
-    }
-}
-
 /// A key as `perf kvm stat report` prints it: `0xf4:POUT`, `0xfebff000:W`,
 /// `HLT`; [`OVERFLOW_ADDR`] (addresses beyond the table) prints as `*:POUT`.
-pub fn perf_key(reason: ExitReason, addr: u64) -> String {
-    if reason.has_address() && addr == OVERFLOW_ADDR {
-        format!("*:{}", reason.perf_name())
-    } else if reason.has_address() {
-        format!("{addr:#x}:{}", reason.perf_name())
+pub fn perf_key(kind: ExitKind, addr: u64) -> String {
+    if kind.has_address() && addr == OVERFLOW_ADDR {
+        format!("*:{}", kind.perf_name())
+    } else if kind.has_address() {
+        format!("{addr:#x}:{}", kind.perf_name())
     } else {
-        reason.perf_name().to_string()
+        kind.perf_name().to_string()
     }
+}
+
+/// A slot's tag for `kind`: its index plus one, so that 0 means empty.
+#[inline(always)]
+fn tag_of(kind: ExitKind) -> u64 {
+    kind as u64 + 1
+}
+
+/// The kind a slot's tag stands for (`None`: an empty slot).
+fn kind_of_tag(tag: u64) -> Option<ExitKind> {
+    let index = usize::try_from(tag.checked_sub(1)?).ok()?;
+    ExitKind::ALL.get(index).copied()
 }
 
 /// The histogram bucket for `cycles`.
@@ -112,7 +60,7 @@ pub fn bucket(cycles: u64) -> usize {
 
 #[derive(Debug)]
 struct Slot {
-    /// 0: empty; else the ExitReason. Written last (Release) when a slot is
+    /// 0: empty; else [`tag_of`] the kind. Written last (Release) when a slot is
     /// claimed, so a reader that sees it also sees `addr`.
     tag: AtomicU64,
     addr: AtomicU64,
@@ -160,7 +108,7 @@ fn bump(c: &AtomicU64, n: u64) {
 #[derive(Debug)]
 pub struct ExitProfile {
     slots: Box<[Slot]>,
-    /// One per reason ([`ExitReason`] as index − 1).
+    /// One per kind ([`ExitKind`] as index).
     overflow: Box<[Slot]>,
     in_kvm: AtomicU64,
     in_vmm: AtomicU64,
@@ -200,7 +148,7 @@ impl ExitProfile {
     pub fn new() -> Self {
         ExitProfile {
             slots: (0..KEY_SLOTS).map(|_| Slot::new()).collect(),
-            overflow: ExitReason::ALL.iter().map(|_| Slot::new()).collect(),
+            overflow: ExitKind::ALL.iter().map(|_| Slot::new()).collect(),
             in_kvm: AtomicU64::new(0),
             in_vmm: AtomicU64::new(0),
             all_exits: AtomicU64::new(0),
@@ -211,11 +159,11 @@ impl ExitProfile {
     /// Record one exit and the cycles trapline spent on it. Only the
     /// owning vCPU thread may call this.
     #[inline]
-    pub fn record(&self, reason: ExitReason, addr: u64, cycles: u64) {
+    pub fn record(&self, kind: ExitKind, addr: u64, cycles: u64) {
         bump(&self.all_exits, 1);
         bump(&self.all_cycles, cycles);
-        let tag = reason as u64;
-        let addr = if reason.has_address() { addr } else { 0 };
+        let tag = tag_of(kind);
+        let addr = if kind.has_address() { addr } else { 0 };
         let start = (Self::hash(tag, addr) >> 56) as usize;
         for i in 0..MAX_PROBE {
             let slot = &self.slots[(start + i) & (KEY_SLOTS - 1)];
@@ -233,20 +181,20 @@ impl ExitProfile {
                 _ => {}
             }
         }
-        self.overflow[tag as usize - 1].add(cycles);
+        self.overflow[kind as usize].add(cycles);
     }
 
     /// Every exit recorded so far except those on one key (e.g. the
     /// ucall port a lab guest brackets its loops with), without walking
     /// or allocating: the totals less that key's slot. A key that
     /// overflowed the table cannot be excluded and stays counted.
-    pub fn totals_excluding(&self, reason: ExitReason, addr: u64) -> HandlingTotals {
+    pub fn totals_excluding(&self, kind: ExitKind, addr: u64) -> HandlingTotals {
         let mut t = HandlingTotals {
             exits: self.all_exits.load(Relaxed),
             cycles: self.all_cycles.load(Relaxed),
         };
-        let tag = reason as u64;
-        let addr = if reason.has_address() { addr } else { 0 };
+        let tag = tag_of(kind);
+        let addr = if kind.has_address() { addr } else { 0 };
         let start = (Self::hash(tag, addr) >> 56) as usize;
         for i in 0..MAX_PROBE {
             let slot = &self.slots[(start + i) & (KEY_SLOTS - 1)];
@@ -282,8 +230,8 @@ impl ExitProfile {
 
     /// A copy of everything recorded so far (any thread).
     pub fn snapshot(&self) -> ProfileSnapshot {
-        let read = |s: &Slot, reason: ExitReason, addr: u64| KeyStats {
-            reason,
+        let read = |s: &Slot, kind: ExitKind, addr: u64| KeyStats {
+            kind,
             addr,
             count: s.count.load(Relaxed),
             total_cycles: s.total.load(Relaxed),
@@ -295,13 +243,13 @@ impl ExitProfile {
             .slots
             .iter()
             .filter_map(|s| {
-                let reason = ExitReason::from_tag(s.tag.load(Acquire))?;
-                Some(read(s, reason, s.addr.load(Relaxed)))
+                let kind = kind_of_tag(s.tag.load(Acquire))?;
+                Some(read(s, kind, s.addr.load(Relaxed)))
             })
             .filter(|k| k.count > 0)
             .collect();
-        for (slot, reason) in self.overflow.iter().zip(ExitReason::ALL) {
-            let over = read(slot, reason, OVERFLOW_ADDR);
+        for (slot, kind) in self.overflow.iter().zip(ExitKind::ALL) {
+            let over = read(slot, kind, OVERFLOW_ADDR);
             if over.count > 0 {
                 keys.push(over);
             }
@@ -323,8 +271,8 @@ impl ExitProfile {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct KeyStats {
     /// Why.
-    pub reason: ExitReason,
-    /// The port or GPA (0 for reasons without one).
+    pub kind: ExitKind,
+    /// The port or GPA (0 for kinds without one).
     pub addr: u64,
     /// Exits.
     pub count: u64,
@@ -341,7 +289,7 @@ pub struct KeyStats {
 impl KeyStats {
     /// `perf kvm stat`'s key.
     pub fn key(&self) -> String {
-        perf_key(self.reason, self.addr)
+        perf_key(self.kind, self.addr)
     }
 
     /// Mean handling cycles.
@@ -367,8 +315,8 @@ impl KeyStats {
         0
     }
 
-    fn key_order(&self) -> (ExitReason, u64) {
-        (self.reason, self.addr)
+    fn key_order(&self) -> (ExitKind, u64) {
+        (self.kind, self.addr)
     }
 }
 
@@ -396,12 +344,12 @@ mod tests {
 
     #[test]
     fn keys_are_perf_kvm_stat_keys() {
-        assert_eq!(perf_key(ExitReason::PioOut, 0xf4), "0xf4:POUT");
-        assert_eq!(perf_key(ExitReason::PioIn, 0x3f8), "0x3f8:PIN");
-        assert_eq!(perf_key(ExitReason::MmioWrite, 0xfebf_f000), "0xfebff000:W");
-        assert_eq!(perf_key(ExitReason::MmioRead, 0xfee0_0020), "0xfee00020:R");
-        assert_eq!(perf_key(ExitReason::Hlt, 123), "HLT");
-        assert_eq!(perf_key(ExitReason::Shutdown, 0), "SHUTDOWN");
+        assert_eq!(perf_key(ExitKind::PioWrite, 0xf4), "0xf4:POUT");
+        assert_eq!(perf_key(ExitKind::PioRead, 0x3f8), "0x3f8:PIN");
+        assert_eq!(perf_key(ExitKind::MmioWrite, 0xfebf_f000), "0xfebff000:W");
+        assert_eq!(perf_key(ExitKind::MmioRead, 0xfee0_0020), "0xfee00020:R");
+        assert_eq!(perf_key(ExitKind::Hlt, 123), "HLT");
+        assert_eq!(perf_key(ExitKind::Shutdown, 0), "SHUTDOWN");
     }
 
     #[test]
@@ -420,11 +368,11 @@ mod tests {
     fn counts_times_and_histograms_add_up_per_key() {
         let p = ExitProfile::new();
         for i in 0..100 {
-            p.record(ExitReason::PioOut, 0xf4, 1000 + i);
+            p.record(ExitKind::PioWrite, 0xf4, 1000 + i);
         }
-        p.record(ExitReason::PioIn, 0xf4, 10);
-        p.record(ExitReason::Hlt, 0xdead, 7);
-        p.record(ExitReason::Hlt, 0xbeef, 9);
+        p.record(ExitKind::PioRead, 0xf4, 10);
+        p.record(ExitKind::Hlt, 0xdead, 7);
+        p.record(ExitKind::Hlt, 0xbeef, 9);
         p.add_in_kvm(500);
         p.add_in_vmm(300);
         let s = p.snapshot();
@@ -440,7 +388,7 @@ mod tests {
         assert_eq!(out.hist[bucket(1024)], 76); // 1024..1099
         assert_eq!(out.median_bucket_upper(), 2048);
         // HLT has no address: both HLTs are one key.
-        let hlt = s.keys.iter().find(|k| k.reason == ExitReason::Hlt).unwrap();
+        let hlt = s.keys.iter().find(|k| k.kind == ExitKind::Hlt).unwrap();
         assert_eq!((hlt.count, hlt.addr, hlt.key()), (2, 0, "HLT".to_string()));
         // IN and OUT on the same port are different keys.
         assert!(s.keys.iter().any(|k| k.key() == "0xf4:PIN" && k.count == 1));
@@ -449,11 +397,11 @@ mod tests {
     #[test]
     fn totals_leave_one_key_out() {
         let p = ExitProfile::new();
-        p.record(ExitReason::PioOut, 0x700, 50_000);
+        p.record(ExitKind::PioWrite, 0x700, 50_000);
         for _ in 0..10 {
-            p.record(ExitReason::PioOut, 0xe0, 100);
+            p.record(ExitKind::PioWrite, 0xe0, 100);
         }
-        let t0 = p.totals_excluding(ExitReason::PioOut, 0x700);
+        let t0 = p.totals_excluding(ExitKind::PioWrite, 0x700);
         assert_eq!(
             t0,
             HandlingTotals {
@@ -461,9 +409,9 @@ mod tests {
                 cycles: 1000
             }
         );
-        p.record(ExitReason::PioOut, 0x700, 70_000);
-        p.record(ExitReason::MmioRead, 0x1000, 30);
-        let d = p.totals_excluding(ExitReason::PioOut, 0x700).since(&t0);
+        p.record(ExitKind::PioWrite, 0x700, 70_000);
+        p.record(ExitKind::MmioRead, 0x1000, 30);
+        let d = p.totals_excluding(ExitKind::PioWrite, 0x700).since(&t0);
         assert_eq!(
             d,
             HandlingTotals {
@@ -472,33 +420,30 @@ mod tests {
             }
         );
         // A key never seen excludes nothing.
-        assert_eq!(p.totals_excluding(ExitReason::Hlt, 0).exits, 13);
+        assert_eq!(p.totals_excluding(ExitKind::Hlt, 0).exits, 13);
     }
 
     #[test]
-    fn more_keys_than_slots_overflow_into_one_key_per_reason_and_nothing_is_lost() {
+    fn more_keys_than_slots_overflow_into_one_key_per_kind_and_nothing_is_lost() {
         let p = ExitProfile::new();
         let n = (KEY_SLOTS * 4) as u64;
         for addr in 0..n {
-            p.record(ExitReason::MmioRead, 0x1000_0000 + addr * 4096, 5);
-            p.record(ExitReason::PioOut, addr, 7);
+            p.record(ExitKind::MmioRead, 0x1000_0000 + addr * 4096, 5);
+            p.record(ExitKind::PioWrite, addr, 7);
         }
         let s = p.snapshot();
         assert_eq!(s.exits(), 2 * n);
-        for (reason, key) in [
-            (ExitReason::MmioRead, "*:R"),
-            (ExitReason::PioOut, "*:POUT"),
-        ] {
-            let of_reason: u64 = s
+        for (kind, key) in [(ExitKind::MmioRead, "*:R"), (ExitKind::PioWrite, "*:POUT")] {
+            let of_kind: u64 = s
                 .keys
                 .iter()
-                .filter(|k| k.reason == reason)
+                .filter(|k| k.kind == kind)
                 .map(|k| k.count)
                 .sum();
-            assert_eq!(of_reason, n, "{key}: counts by reason stay exact");
+            assert_eq!(of_kind, n, "{key}: counts by kind stay exact");
             let over = s.keys.iter().find(|k| k.key() == key).unwrap();
             assert!(over.count > 0);
         }
-        assert!(s.keys.len() <= KEY_SLOTS + ExitReason::ALL.len());
+        assert!(s.keys.len() <= KEY_SLOTS + ExitKind::ALL.len());
     }
 }

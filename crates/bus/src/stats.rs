@@ -6,100 +6,12 @@
 
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 
-/// What a vCPU exit was, for counting.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-#[repr(usize)]
-pub enum ExitKind {
-    /// KVM_EXIT_IO, IN.
-    PioRead = 0,
-    /// KVM_EXIT_IO, OUT.
-    PioWrite,
-    /// KVM_EXIT_MMIO, read.
-    MmioRead,
-    /// KVM_EXIT_MMIO, write.
-    MmioWrite,
-    /// KVM_EXIT_HLT.
-    Hlt,
-    /// KVM_RUN returned EINTR or KVM_EXIT_INTR (a kick).
-    Interrupted,
-    /// PIO read or write to an address with no device.
-    UnmappedPio,
-    /// MMIO read or write to an address with no device.
-    UnmappedMmio,
-    /// Entries drained from the coalesced MMIO/PIO ring.
-    CoalescedEntries,
-    /// OUTs served by the run loop's fast port, before any bus lookup (a
-    /// run-loop option a machine extension may set; the lab's
-    /// vmm-floor-pio measures the VMM's floor with it). Named `floor` in
-    /// reports, as saved reports already spell it.
-    FastPort,
-    /// Malformed ucall messages.
-    BadUcall,
-    /// Any other exit.
-    Other,
-}
-
-/// Number of [`ExitKind`] values.
-pub const EXIT_KINDS: usize = ExitKind::Other as usize + 1;
-
-impl ExitKind {
-    /// Every kind, in index order.
-    pub const ALL: [ExitKind; EXIT_KINDS] = [
-        ExitKind::PioRead,
-        ExitKind::PioWrite,
-        ExitKind::MmioRead,
-        ExitKind::MmioWrite,
-        ExitKind::Hlt,
-        ExitKind::Interrupted,
-        ExitKind::UnmappedPio,
-        ExitKind::UnmappedMmio,
-        ExitKind::CoalescedEntries,
-        ExitKind::FastPort,
-        ExitKind::BadUcall,
-        ExitKind::Other,
-    ];
-
-    /// Name used in reports.
-    pub fn name(self) -> &'static str {
-        match self {
-            ExitKind::PioRead => "pio-read",
-            ExitKind::PioWrite => "pio-write",
-            ExitKind::MmioRead => "mmio-read",
-            ExitKind::MmioWrite => "mmio-write",
-            ExitKind::Hlt => "hlt",
-            ExitKind::Interrupted => "interrupted",
-            ExitKind::UnmappedPio => "unmapped-pio",
-            ExitKind::UnmappedMmio => "unmapped-mmio",
-            ExitKind::CoalescedEntries => "coalesced-entries",
-            ExitKind::FastPort => "floor",
-            ExitKind::BadUcall => "bad-ucall",
-            ExitKind::Other => "other",
-        }
-    }
-
-    /// The kind whose [`Self::name`] is `name`, if any (reading a saved
-    /// report back).
-    pub fn from_name(name: &str) -> Option<ExitKind> {
-        ExitKind::ALL.into_iter().find(|k| k.name() == name)
-    }
-
-    /// Whether this kind is an exit of its own (as opposed to a count of
-    /// something that happened inside another exit).
-    pub fn is_exit(self) -> bool {
-        !matches!(
-            self,
-            ExitKind::UnmappedPio
-                | ExitKind::UnmappedMmio
-                | ExitKind::CoalescedEntries
-                | ExitKind::BadUcall
-        )
-    }
-}
+use crate::exit_kind::ExitKind;
 
 /// One vCPU's counters. Written only by its vCPU thread.
 #[derive(Debug, Default)]
 pub struct ExitCounters {
-    counts: [AtomicU64; EXIT_KINDS],
+    counts: [AtomicU64; ExitKind::COUNT],
 }
 
 impl ExitCounters {
@@ -129,7 +41,7 @@ impl ExitCounters {
 /// A copy of one vCPU's counters at a point in time.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct ExitSnapshot {
-    counts: [u64; EXIT_KINDS],
+    counts: [u64; ExitKind::COUNT],
 }
 
 impl ExitSnapshot {
@@ -228,21 +140,5 @@ mod tests {
         assert_eq!(s.get(ExitKind::Hlt), 7);
         assert_eq!(s.nonzero(), [("hlt", 7)]);
         assert_eq!(s.with_count(ExitKind::Hlt, 0), ExitSnapshot::default());
-    }
-
-    #[test]
-    fn names_read_back_to_their_kinds() {
-        for k in ExitKind::ALL {
-            assert_eq!(ExitKind::from_name(k.name()), Some(k));
-        }
-        assert_eq!(ExitKind::from_name("pio_write"), None);
-        assert_eq!(ExitKind::from_name(""), None);
-    }
-
-    #[test]
-    fn kinds_are_indexed_in_order() {
-        for (i, k) in ExitKind::ALL.iter().enumerate() {
-            assert_eq!(*k as usize, i);
-        }
     }
 }

@@ -14,8 +14,7 @@ use std::sync::Arc;
 
 use trapline_abi::{UcallKind, UCALL_ARGS, UCALL_MAGIC, UCALL_SIZE, UCALL_TEXT_LEN};
 use trapline_bus::{
-    BusDevice, ExitCounters, ExitKind, ExitProfile, ExitReason, ExitSnapshot, HandlingTotals,
-    IoOutcome,
+    BusDevice, ExitCounters, ExitKind, ExitProfile, ExitSnapshot, HandlingTotals, IoOutcome,
 };
 use vm_memory::{Bytes, GuestAddress, GuestMemoryMmap};
 
@@ -172,7 +171,7 @@ impl BusDevice for UcallPort {
         if let Some(sink) = &self.sink {
             let exits = counters.map(|c| c.snapshot()).unwrap_or_default();
             let handling = self.profiles.get(vcpu).map(|p| {
-                p.totals_excluding(ExitReason::PioOut, u64::from(trapline_abi::UCALL_PORT))
+                p.totals_excluding(ExitKind::PioWrite, u64::from(trapline_abi::UCALL_PORT))
             });
             let kernel = self.kernel.as_ref().and_then(|k| k.read(vcpu));
             // A receiver that went away just means nobody listens any more.

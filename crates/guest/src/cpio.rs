@@ -84,7 +84,7 @@ mod tests {
 mod export {
     /// Writes the vblktest initramfs to $TRAPLINE_WRITE_INITRAMFS (to boot
     /// it by hand, e.g. on QEMU):
-    /// `TRAPLINE_WRITE_INITRAMFS=/tmp/vblk.cpio cargo test -p trapline-guest --lib -- --ignored write_vblk_initramfs`
+    /// `TRAPLINE_WRITE_INITRAMFS=$PWD/vblk.cpio cargo test -p trapline-guest --lib -- --ignored write_vblk_initramfs`
     #[test]
     #[ignore]
     fn write_vblk_initramfs() {

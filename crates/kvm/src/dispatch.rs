@@ -14,7 +14,7 @@
 use kvm_ioctls::VcpuExit;
 use trapline_bus::{Access, ExitKind, IoOutcome};
 
-use crate::run::{VcpuContext, VcpuEnd};
+use crate::vcpu::{VcpuContext, VcpuEnd};
 
 /// What the run loop does after [`dispatch`].
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -5,8 +5,9 @@
 //! The run loop ([`run::run_vcpu`]) is the hot path: it takes no lock,
 //! allocates nothing and logs nothing per exit. It hands each exit to
 //! [`dispatch::dispatch`], which needs no KVM fd (its tests feed it
-//! synthetic exits). A vCPU is stopped by a real-time signal whose handler
-//! sets `immediate_exit`, never by polling.
+//! synthetic exits). What both work on, the vCPU's [`VcpuContext`] and its
+//! [`VcpuEnd`], lives in [`vcpu`]. A vCPU is stopped by a real-time signal
+//! whose handler sets `immediate_exit`, never by polling.
 
 pub mod cpu_state;
 pub mod cpuid;
@@ -19,6 +20,7 @@ pub mod resume;
 pub mod run;
 pub mod stats_fd;
 mod system;
+pub mod vcpu;
 mod vm;
 
 pub use cpu_state::{BootCpuState, CpuMode, Segment};
@@ -28,9 +30,10 @@ pub use dispatch::{dispatch, Crash, ExitOutcome};
 pub use error::KvmError;
 pub use irqchip::Irqchip;
 pub use resume::ResumeAt;
-pub use run::{run_vcpu, VcpuContext, VcpuEnd};
+pub use run::run_vcpu;
 pub use stats_fd::{StatsError, StatsFd, StatsSnapshot};
 pub use system::{HostKvm, KVM_PATH};
+pub use vcpu::{VcpuContext, VcpuEnd};
 pub use vm::{Vm, VmConfig, IDENTITY_MAP_ADDR, TSS_ADDR};
 
 pub use kvm_ioctls::{VcpuFd, VmFd};

@@ -7,92 +7,16 @@
 //! With `--stat` (a second copy of the loop, chosen once per vCPU) it adds
 //! two TSC reads and a single-writer update of the vCPU's exit profile.
 
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
+use std::sync::atomic::Ordering;
 
 use kvm_bindings::{kvm_run, KVM_EXIT_IO};
 use kvm_ioctls::{VcpuExit, VcpuFd};
-use trapline_bus::{Bus, ExitCounters, ExitKind, ExitProfile, ExitReason, StopReason};
-use trapline_fastpath::{CoalescedRing, Space};
-use vm_memory::GuestMemoryMmap;
+use trapline_bus::{ExitKind, ExitProfile};
+use trapline_fastpath::Space;
 
-use crate::crash::{self, CpuDump};
+use crate::crash;
 use crate::dispatch::{dispatch, Crash, ExitOutcome};
-
-/// What one vCPU needs to run.
-pub struct VcpuContext {
-    /// vCPU index (= APIC ID).
-    pub index: usize,
-    /// Port I/O bus (frozen).
-    pub pio: Arc<Bus>,
-    /// MMIO bus (frozen).
-    pub mmio: Arc<Bus>,
-    /// This vCPU's counters; this thread is their only writer.
-    pub counters: Arc<ExitCounters>,
-    /// The fast port, if any: an OUT there is counted as
-    /// [`ExitKind::FastPort`] and resumed
-    /// right here, before any bus lookup or device call, which is the
-    /// least a VMM can do per exit (the lab prices trapline's own floor
-    /// with it, `vmm-floor-pio`). INs and other ports take the normal path.
-    /// `None` adds nothing but one compare per OUT.
-    pub fast_port: Option<u16>,
-    /// The VM's coalesced ring, drained before any exit is dispatched.
-    pub ring: Option<Arc<CoalescedRing>>,
-    /// Set by the controller before it kicks this vCPU.
-    pub stop: Arc<AtomicBool>,
-    /// Guest RAM, read only when KVM cannot run the guest, to show the
-    /// instruction bytes at RIP (see [`crate::crash`]).
-    pub memory: Option<GuestMemoryMmap>,
-    /// `--stat`: this vCPU's exit profile (this thread is its only
-    /// writer). `None` runs the loop without a single extra instruction.
-    pub profile: Option<Arc<ExitProfile>>,
-}
-
-/// Why a vCPU's loop ended.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum VcpuEnd {
-    /// The controller stopped it.
-    Stopped,
-    /// A device asked to stop the VM.
-    Device(StopReason),
-    /// KVM_EXIT_SHUTDOWN: the guest triple-faulted.
-    TripleFault {
-        /// Guest RIP at the time, if readable.
-        rip: Option<u64>,
-    },
-    /// KVM_EXIT_INTERNAL_ERROR.
-    InternalError {
-        /// The suberror code ([`crate::crash::suberror_name`] names it).
-        suberror: u32,
-        /// The `ndata` words KVM added (their meaning depends on the
-        /// suberror, e.g. the exit reason and qualification).
-        data: Vec<u64>,
-        /// The vCPU's registers and the code at RIP.
-        dump: CpuDump,
-    },
-    /// KVM_EXIT_FAIL_ENTRY.
-    FailEntry {
-        /// Hardware entry failure reason.
-        reason: u64,
-        /// The vCPU's registers and the code at RIP.
-        dump: CpuDump,
-    },
-    /// KVM_EXIT_SYSTEM_EVENT (shutdown/reset/crash requested via KVM).
-    SystemEvent {
-        /// The event type.
-        kind: u32,
-    },
-    /// An exit trapline does not handle.
-    Unhandled {
-        /// Its description.
-        what: String,
-    },
-    /// KVM_RUN itself failed.
-    RunError {
-        /// The errno.
-        errno: i32,
-    },
-}
+use crate::vcpu::{VcpuContext, VcpuEnd};
 
 /// Dispatch one coalesced entry (from any vCPU's drain).
 fn dispatch_coalesced(ctx: &VcpuContext, space: Space, addr: u64, data: &[u8]) {
@@ -133,7 +57,7 @@ fn run_loop<const PROFILE: bool>(
     // With PROFILE: when the last KVM_RUN returned, and the key of that
     // exit, charged with the cycles up to the next KVM_RUN (or the end).
     let mut returned_at = 0u64;
-    let mut pending: Option<(ExitReason, u64)> = None;
+    let mut pending: Option<(ExitKind, u64)> = None;
     'run: loop {
         if ctx.stop.load(Ordering::Acquire) {
             if PROFILE {
@@ -221,31 +145,33 @@ unsafe fn crash_end(
 
 /// Charge the cycles since `returned_at` to `key`; returns the TSC now.
 #[inline(always)]
-fn charge(profile: Option<&ExitProfile>, key: Option<(ExitReason, u64)>, returned_at: u64) -> u64 {
+fn charge(profile: Option<&ExitProfile>, key: Option<(ExitKind, u64)>, returned_at: u64) -> u64 {
     let now = tsc();
-    if let (Some(p), Some((reason, addr))) = (profile, key) {
+    if let (Some(p), Some((kind, addr))) = (profile, key) {
         let cycles = now.wrapping_sub(returned_at);
-        p.record(reason, addr, cycles);
+        p.record(kind, addr, cycles);
         p.add_in_vmm(cycles);
     }
     now
 }
 
-/// The profile key of an exit.
+/// The profile key of an exit: the exit itself, so an OUT to the fast
+/// port is keyed as the `PioWrite` it is (the counters count it as
+/// [`ExitKind::FastPort`]).
 #[inline(always)]
-fn exit_key(exit: &Result<VcpuExit<'_>, kvm_ioctls::Error>) -> (ExitReason, u64) {
+fn exit_key(exit: &Result<VcpuExit<'_>, kvm_ioctls::Error>) -> (ExitKind, u64) {
     match exit {
-        Ok(VcpuExit::IoOut(port, _)) => (ExitReason::PioOut, u64::from(*port)),
-        Ok(VcpuExit::IoIn(port, _)) => (ExitReason::PioIn, u64::from(*port)),
-        Ok(VcpuExit::MmioRead(addr, _)) => (ExitReason::MmioRead, *addr),
-        Ok(VcpuExit::MmioWrite(addr, _)) => (ExitReason::MmioWrite, *addr),
-        Ok(VcpuExit::Hlt) => (ExitReason::Hlt, 0),
-        Ok(VcpuExit::Intr) => (ExitReason::Interrupted, 0),
-        Ok(VcpuExit::Shutdown) => (ExitReason::Shutdown, 0),
+        Ok(VcpuExit::IoOut(port, _)) => (ExitKind::PioWrite, u64::from(*port)),
+        Ok(VcpuExit::IoIn(port, _)) => (ExitKind::PioRead, u64::from(*port)),
+        Ok(VcpuExit::MmioRead(addr, _)) => (ExitKind::MmioRead, *addr),
+        Ok(VcpuExit::MmioWrite(addr, _)) => (ExitKind::MmioWrite, *addr),
+        Ok(VcpuExit::Hlt) => (ExitKind::Hlt, 0),
+        Ok(VcpuExit::Intr) => (ExitKind::Interrupted, 0),
+        Ok(VcpuExit::Shutdown) => (ExitKind::Shutdown, 0),
         Err(e) if e.errno() == libc::EINTR || e.errno() == libc::EAGAIN => {
-            (ExitReason::Interrupted, 0)
+            (ExitKind::Interrupted, 0)
         }
-        _ => (ExitReason::Other, 0),
+        _ => (ExitKind::Other, 0),
     }
 }
 

@@ -1,5 +1,5 @@
-//! Guest RAM model, Multiboot memory map, and the boot area's bytes (GDT,
-//! page tables, MBI, module list, strings, mmap, command line, stack).
+//! The Multiboot memory map, and the boot area's bytes (GDT, page tables,
+//! MBI, module list, strings, mmap, command line, stack).
 //!
 //! The whole boot area is built in a host buffer and written to guest
 //! memory in one go, so everything there is deterministic: bytes the loader
@@ -7,11 +7,9 @@
 
 use std::ops::Range;
 
-use vm_memory::{GuestMemoryBackend, GuestMemoryMmap, GuestMemoryRegion};
-
 use crate::layout::*;
 use crate::place::BootArea;
-use crate::Reserved;
+use crate::ram::{merge, reserved_range, subtract, Ram, Reserved};
 
 /// Multiboot memory map type of usable RAM.
 pub const MMAP_RAM: u32 = 1;
@@ -27,91 +25,6 @@ pub struct MmapEntry {
     pub len: u64,
     /// [`MMAP_RAM`] or [`MMAP_RESERVED`].
     pub kind: u32,
-}
-
-/// Guest RAM as sorted, merged, half-open ranges (regions of a
-/// `GuestMemoryMmap` that touch are one range here).
-#[derive(Debug, Clone)]
-pub struct Ram {
-    pub runs: Vec<Range<u64>>,
-}
-
-impl Ram {
-    pub fn of(mem: &GuestMemoryMmap) -> Ram {
-        let mut v: Vec<Range<u64>> = mem
-            .iter()
-            .map(|r| {
-                let start = r.start_addr().0;
-                start..start.saturating_add(r.len())
-            })
-            .filter(|r| !r.is_empty())
-            .collect();
-        v.sort_by_key(|r| r.start);
-        Ram { runs: merge(v) }
-    }
-
-    /// Total bytes of RAM (what the user asked for with --mem).
-    pub fn size(&self) -> u64 {
-        self.runs.iter().map(|r| r.end - r.start).sum()
-    }
-
-    /// One past the highest RAM byte.
-    pub fn top(&self) -> u64 {
-        self.runs.last().map_or(0, |r| r.end)
-    }
-
-    /// The first address in `range` that is not RAM, if any.
-    pub fn first_hole(&self, range: &Range<u64>) -> Option<u64> {
-        let mut cur = range.start;
-        while cur < range.end {
-            match self.runs.iter().find(|r| r.contains(&cur)) {
-                Some(run) => cur = run.end,
-                None => return Some(cur),
-            }
-        }
-        None
-    }
-}
-
-/// Merges sorted ranges that overlap or touch.
-fn merge(sorted: Vec<Range<u64>>) -> Vec<Range<u64>> {
-    let mut out: Vec<Range<u64>> = Vec::with_capacity(sorted.len());
-    for r in sorted {
-        match out.last_mut() {
-            Some(last) if r.start <= last.end => last.end = last.end.max(r.end),
-            _ => out.push(r),
-        }
-    }
-    out
-}
-
-/// `runs` minus every range in `holes` (both sorted by start; holes may overlap).
-pub(crate) fn subtract(runs: &[Range<u64>], holes: &[Range<u64>]) -> Vec<Range<u64>> {
-    let mut out = Vec::new();
-    for run in runs {
-        let mut cur = run.start;
-        for h in holes {
-            if h.end <= cur || h.start >= run.end {
-                continue;
-            }
-            if h.start > cur {
-                out.push(cur..h.start);
-            }
-            cur = cur.max(h.end);
-            if cur >= run.end {
-                break;
-            }
-        }
-        if cur < run.end {
-            out.push(cur..run.end);
-        }
-    }
-    out
-}
-
-/// A reserved range as a half-open range, saturating instead of wrapping.
-pub fn reserved_range(r: &Reserved) -> Range<u64> {
-    r.base..r.base.saturating_add(r.len)
 }
 
 /// The memory map and `mem_upper` the guest is told about.
@@ -286,20 +199,6 @@ mod tests {
         Ram {
             runs: runs.to_vec(),
         }
-    }
-
-    #[test]
-    fn subtract_carves_holes() {
-        let got = subtract(&[0..100, 200..300], &[10..20, 15..30, 90..210, 250..260]);
-        assert_eq!(got, vec![0..10, 30..90, 210..250, 260..300]);
-    }
-
-    #[test]
-    fn first_hole_walks_adjacent_runs() {
-        let r = ram(&[0..0x1000, 0x2000..0x3000]);
-        assert_eq!(r.first_hole(&(0..0x1000)), None);
-        assert_eq!(r.first_hole(&(0x800..0x2800)), Some(0x1000));
-        assert_eq!(r.first_hole(&(0x2800..0x3001)), Some(0x3000));
     }
 
     #[test]

@@ -1,106 +1,14 @@
 //! Bounds-checked ELF32/ELF64 and Multiboot v1 header parsing.
 //!
 //! This is the part of the loader that sees untrusted bytes, so it never
-//! indexes a slice directly: every read goes through [`rd`], which returns
-//! `None` past the end, and every sum of file-controlled numbers is checked.
-//! It touches no guest memory, so it can be fuzzed on its own.
+//! indexes a slice directly: every read goes through [`crate::bytes`],
+//! which returns `None` past the end, and every sum of file-controlled
+//! numbers is checked. It touches no guest memory, so it can be fuzzed on
+//! its own. What it learns is an [`ImageInfo`] ([`crate::image`]).
 
-use crate::error::{LoadError, Span};
-use crate::linux::bzimage::BzImageHeader;
-
-/// What kind of image this is, which decides how the boot vCPU starts.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ImageKind {
-    /// ELF32 EM_386 ET_EXEC with a Multiboot v1 header (a kvm-unit-tests
-    /// `.flat`): entered in flat 32-bit protected mode, paging off.
-    Multiboot32,
-    /// ELF64 EM_X86_64 ET_EXEC: entered in long mode on the loader's identity
-    /// map of the first 4 GiB.
-    Elf64,
-    /// ELF64 with a Xen `XEN_ELFNOTE_PHYS32_ENTRY` note (Linux's `vmlinux`):
-    /// entered at the note's address in flat 32-bit protected mode, paging
-    /// off, EBX = an `hvm_start_info` (the PVH boot ABI).
-    Pvh,
-    /// A Linux bzImage (setup header "HdrS" at 0x202, boot protocol 2.06+):
-    /// its protected-mode kernel is entered at its first byte (the 32-bit
-    /// entry, `code32_start`) in flat 32-bit protected mode, paging off,
-    /// ESI = `boot_params` (see [`crate::linux::zeropage`]).
-    BzImage,
-}
-
-/// One PT_LOAD program header, in physical addresses.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct LoadSegment {
-    /// Index in the program header table (for messages).
-    pub index: usize,
-    /// Guest-physical load address (`p_paddr`).
-    pub paddr: u64,
-    /// Offset of the segment's bytes in the file (`p_offset`).
-    pub offset: u64,
-    /// Bytes taken from the file (`p_filesz`).
-    pub filesz: u64,
-    /// Bytes occupied in memory (`p_memsz`); the tail past `filesz` is zeroed.
-    pub memsz: u64,
-}
-
-impl LoadSegment {
-    /// One past the last guest-physical byte. [`crate::inspect`] has checked
-    /// that this does not overflow.
-    pub fn end(&self) -> u64 {
-        self.paddr.saturating_add(self.memsz)
-    }
-
-    /// The guest-physical range the segment occupies.
-    pub fn span(&self) -> Span {
-        Span {
-            start: self.paddr,
-            end: self.end(),
-        }
-    }
-}
-
-/// The Multiboot v1 header found in a [`ImageKind::Multiboot32`] image.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct MultibootHeader {
-    /// File offset of the magic.
-    pub offset: u64,
-    /// The flags word (bits 0–2 are all the loader accepts in 0–15).
-    pub flags: u32,
-}
-
-/// Everything [`crate::inspect`] learned about an image.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ImageInfo {
-    /// How the image boots.
-    pub kind: ImageKind,
-    /// Entry point, a physical address inside a loaded segment: `e_entry`,
-    /// or for [`ImageKind::Pvh`] the PVH note's 32-bit entry.
-    pub entry: u64,
-    /// The PT_LOAD segments in program-header order (including any with
-    /// `memsz == 0`, which load nothing).
-    pub segments: Vec<LoadSegment>,
-    /// The Multiboot header, for [`ImageKind::Multiboot32`].
-    pub multiboot: Option<MultibootHeader>,
-    /// The setup header, for [`ImageKind::BzImage`].
-    pub bzimage: Option<BzImageHeader>,
-}
-
-impl ImageInfo {
-    /// Lowest and one-past-highest guest-physical byte the image occupies
-    /// (segments with `memsz == 0` do not count). Never empty: the entry
-    /// point lies in a segment with file bytes.
-    pub fn span(&self) -> Span {
-        let mut it = self.segments.iter().filter(|s| s.memsz > 0);
-        let first = it
-            .next()
-            .map(|s| s.span())
-            .unwrap_or(Span { start: 0, end: 0 });
-        it.fold(first, |acc, s| Span {
-            start: acc.start.min(s.paddr),
-            end: acc.end.max(s.end()),
-        })
-    }
-}
+use crate::bytes::{rd, u16_at, u32_at, u64_at};
+use crate::error::LoadError;
+use crate::image::{ImageInfo, ImageKind, LoadSegment, MultibootHeader};
 
 /// Multiboot v1 header magic (in the kernel file).
 pub const MULTIBOOT_HEADER_MAGIC: u32 = 0x1BAD_B002;
@@ -116,26 +24,6 @@ const EM_X86_64: u16 = 62;
 const PT_LOAD: u32 = 1;
 const PT_NOTE: u32 = 4;
 const PN_XNUM: u16 = 0xffff;
-
-/// Little-endian read of `N` bytes at `off`, `None` if any is past the end
-/// (the readers of every untrusted header here and in `linux::bzimage`).
-fn rd<const N: usize>(b: &[u8], off: u64) -> Option<[u8; N]> {
-    let start = usize::try_from(off).ok()?;
-    let end = start.checked_add(N)?;
-    b.get(start..end)?.try_into().ok()
-}
-pub(crate) fn u8_at(b: &[u8], off: u64) -> Option<u8> {
-    rd::<1>(b, off).map(u8::from_le_bytes)
-}
-pub(crate) fn u16_at(b: &[u8], off: u64) -> Option<u16> {
-    rd::<2>(b, off).map(u16::from_le_bytes)
-}
-pub(crate) fn u32_at(b: &[u8], off: u64) -> Option<u32> {
-    rd::<4>(b, off).map(u32::from_le_bytes)
-}
-pub(crate) fn u64_at(b: &[u8], off: u64) -> Option<u64> {
-    rd::<8>(b, off).map(u64::from_le_bytes)
-}
 
 /// Class-dependent layout of the headers we read.
 struct Class {

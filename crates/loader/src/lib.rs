@@ -35,12 +35,15 @@
 #![deny(missing_docs)]
 
 mod bootinfo;
+mod bytes;
 mod elf;
 mod error;
 pub mod gdt;
+mod image;
 pub mod layout;
 pub mod linux;
 pub mod place;
+mod ram;
 
 use std::io::Cursor;
 use std::ops::Range;
@@ -50,11 +53,14 @@ use vm_memory::{Bytes, GuestAddress, GuestMemoryMmap};
 
 pub use bootinfo::MemoryMap;
 pub use bootinfo::{mbi_flags, MmapEntry, BOOTLOADER_NAME, MMAP_RAM, MMAP_RESERVED};
-use bootinfo::{memory_map, reserved_range, AreaContents, Ram, MMAP_MAX_ENTRIES};
-pub use elf::{ImageInfo, ImageKind, LoadSegment, MultibootHeader, MULTIBOOT_HEADER_MAGIC};
+use bootinfo::{memory_map, AreaContents, MMAP_MAX_ENTRIES};
+pub use elf::MULTIBOOT_HEADER_MAGIC;
 pub use error::{LoadError, Mib, Span};
+pub use image::{ImageInfo, ImageKind, LoadSegment, MultibootHeader};
 use layout::*;
 pub use place::BootArea;
+pub use ram::Reserved;
+use ram::{reserved_range, Ram};
 
 /// EAX at Multiboot entry: tells the kernel a Multiboot loader started it.
 pub const MULTIBOOT_BOOTLOADER_MAGIC: u32 = 0x2BAD_B002;
@@ -92,19 +98,6 @@ pub mod cpu {
     /// RFLAGS at entry for both modes: only the always-one bit 1; IF = 0
     /// because nothing has set up an IDT yet.
     pub const BOOT_RFLAGS: u64 = 0x2;
-}
-
-/// A guest-physical range the machine owns (a device window, the KVM TSS,
-/// ...). Nothing is loaded over it, and ranges below 4 GiB are reported as
-/// reserved in the memory map.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Reserved {
-    /// First byte.
-    pub base: u64,
-    /// Length in bytes (0 means "nothing", and is ignored).
-    pub len: u64,
-    /// Name used in error messages ("IOAPIC", "pci-testdev BAR0", ...).
-    pub name: &'static str,
 }
 
 /// What to load, and what to tell the guest.

@@ -22,9 +22,9 @@
 
 use std::ops::Range;
 
-use crate::bootinfo::{subtract, Ram};
 use crate::error::{LoadError, Mib};
 use crate::layout::*;
+use crate::ram::{subtract, Ram};
 
 /// Where the boot structures (GDT, page tables, Multiboot info, module list,
 /// memory map, command line, boot stack) are, as one page-aligned block of

@@ -9,19 +9,21 @@
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{channel, Receiver, RecvTimeoutError, Sender};
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use trapline_bus::{ExitSnapshot, StopReason};
-use trapline_kvm::{kick, resume::resume, run_vcpu, ResumeAt, VcpuContext, VcpuEnd};
+use trapline_devices::virtio::NotifyWorker;
+use trapline_kvm::{kick, resume::resume, run_vcpu, ResumeAt, VcpuContext, VcpuEnd, VcpuFd};
+use trapline_seccomp::{BpfProgram, ThreadKind};
 use vmm_sys_util::signal::Killable;
 
+use crate::kvm_stats::Snapshots;
 use crate::sleep::{self, SleepEnd, Sleeper};
 use crate::stat::{MetricsLines, StatReport, VcpuStat};
 use crate::SeccompMode;
 use crate::{Machine, MachineError, Outcome};
-use trapline_seccomp::ThreadKind;
 
 /// How long the controller waits for kicked vCPUs before giving up.
 const STOP_GRACE: Duration = Duration::from_secs(5);
@@ -58,74 +60,75 @@ impl Machine {
     /// expires. Every vCPU thread is joined before this returns.
     pub fn run(mut self) -> Result<RunReport, MachineError> {
         kick::install()?;
-        let (tx, rx) = channel::<(usize, VcpuEnd)>();
-        let stops: Vec<Arc<AtomicBool>> = self
-            .vcpus
-            .iter()
-            .map(|_| Arc::new(AtomicBool::new(false)))
-            .collect();
-        let mut threads: Vec<Option<JoinHandle<()>>> = Vec::with_capacity(self.vcpus.len());
-        // Built once here (compiling BPF allocates), installed by each vCPU
-        // thread right before its first KVM_RUN.
-        let vcpu_filter = match self.seccomp {
-            SeccompMode::Off => None,
-            _ => Some(trapline_seccomp::filter(ThreadKind::Vcpu)?),
-        };
-        let main_filter = match self.seccomp {
-            SeccompMode::All => Some(trapline_seccomp::filter(ThreadKind::VmmMain)?),
-            _ => None,
-        };
+        let filters = Filters::build(self.seccomp)?;
         // The ioeventfd path's worker, before the vCPUs can notify.
         let virtio_worker = self.virtio.spawn_worker(self.seccomp != SeccompMode::Off)?;
-        let first_run: Arc<std::sync::OnceLock<Duration>> = Arc::default();
-        // Set while the machine is suspending or asleep: a vCPU stopped
-        // then parks instead of ending.
-        let suspending = Arc::new(AtomicBool::new(false));
-        let mut resume_txs: Vec<Sender<ResumeAt>> = Vec::with_capacity(self.vcpus.len());
         let kvm_start = self.kvm_stats.as_ref().map(|k| k.snapshot());
         let started = Instant::now();
-        for (index, mut vcpu) in self.vcpus.drain(..).enumerate() {
-            let ctx = VcpuContext {
-                index,
-                pio: self.pio.clone(),
-                mmio: self.mmio.clone(),
-                counters: self.counters[index].clone(),
-                fast_port: self.fast_port,
-                ring: self.ring.clone(),
-                stop: stops[index].clone(),
-                memory: Some(self.vm.memory().clone()),
-                profile: self.profiles.as_ref().map(|p| p[index].clone()),
-            };
-            let tx = tx.clone();
-            let filter = vcpu_filter.clone();
-            let first_run = first_run.clone();
-            let suspending = suspending.clone();
+        let (mut vcpus, ends_tx) = self.spawn_vcpus(filters.vcpu)?;
+        self.spawn_console(&mut vcpus, ends_tx)?;
+        // Opened now, read after the run: the main thread's filter allows
+        // reading an open file but not opening one.
+        let smaps = if self.measure_footprint {
+            std::fs::File::open("/proc/self/smaps").ok()
+        } else {
+            None
+        };
+        lock_down_main_thread(filters.main, &mut vcpus)?;
+        let deadline = self.timeout.map(|t| started + t);
+        let mut metrics_lines = MetricsLines::default();
+        let (outcome, resumes) = self.control(&mut vcpus, started, deadline, &mut metrics_lines);
+        let wall = started.elapsed();
+        let first_run = vcpus.first_run.clone();
+        self.wind_down(vcpus, virtio_worker, &mut metrics_lines)?;
+        let end = RunEnd {
+            outcome: outcome.unwrap_or(Outcome::PowerOff),
+            wall,
+            resumes,
+            cpu_at_first_run: first_run.get().copied(),
+        };
+        Ok(self.report(end, kvm_start.as_ref(), smaps))
+    }
+
+    /// Start one thread per vCPU. Also returns the sender the threads
+    /// report their ends on, for the console thread.
+    fn spawn_vcpus(
+        &mut self,
+        filter: Option<BpfProgram>,
+    ) -> Result<(VcpuThreads, Sender<(usize, VcpuEnd)>), MachineError> {
+        let (ends_tx, ends) = channel::<(usize, VcpuEnd)>();
+        let fds = std::mem::take(&mut self.vcpus);
+        let mut vcpus = VcpuThreads {
+            stops: fds
+                .iter()
+                .map(|_| Arc::new(AtomicBool::new(false)))
+                .collect(),
+            threads: Vec::with_capacity(fds.len()),
+            parked: vec![false; fds.len()],
+            ends,
+            resume_txs: Vec::with_capacity(fds.len()),
+            suspending: Arc::new(AtomicBool::new(false)),
+            first_run: Arc::default(),
+        };
+        for (index, vcpu) in fds.into_iter().enumerate() {
             let (resume_tx, resume_rx) = channel::<ResumeAt>();
-            resume_txs.push(resume_tx);
+            vcpus.resume_txs.push(resume_tx);
+            let thread = VcpuThread {
+                vcpu,
+                ctx: self.vcpu_context(index, vcpus.stops[index].clone()),
+                filter: filter.clone(),
+                first_run: vcpus.first_run.clone(),
+                suspending: vcpus.suspending.clone(),
+                resume_rx,
+                ends: ends_tx.clone(),
+            };
             let spawned = std::thread::Builder::new()
                 .name(format!("vcpu{index}"))
-                .spawn(move || {
-                    kick::arm(&mut vcpu);
-                    if index == 0 {
-                        let _ = first_run.set(crate::footprint::process_cpu_time());
-                    }
-                    let end = match filter
-                        .map(|f| trapline_seccomp::install_program(ThreadKind::Vcpu, &f))
-                    {
-                        Some(Err(e)) => VcpuEnd::Unhandled {
-                            what: format!("seccomp: {e}"),
-                        },
-                        _ => run_with_sleeps(&mut vcpu, &ctx, &suspending, &resume_rx, &tx),
-                    };
-                    kick::disarm();
-                    // The controller may already have gone (it gave up on a
-                    // stuck vCPU); nothing to tell then.
-                    let _ = tx.send((index, end));
-                });
+                .spawn(move || thread.run());
             match spawned {
-                Ok(t) => threads.push(Some(t)),
+                Ok(t) => vcpus.threads.push(Some(t)),
                 Err(source) => {
-                    stop_all(&stops, &mut threads, &rx);
+                    vcpus.stop_all();
                     return Err(MachineError::Host {
                         what: "spawning a vCPU thread",
                         source,
@@ -133,86 +136,74 @@ impl Machine {
                 }
             }
         }
-        if let Some(escape) = self.console_input {
-            let filter = match self.seccomp {
-                SeccompMode::Off => None,
-                _ => Some(trapline_seccomp::filter(ThreadKind::Helper)?),
-            };
-            if let Err(source) =
-                crate::console::spawn(self.uart.clone(), escape, tx.clone(), filter)
-            {
-                stop_all(&stops, &mut threads, &rx);
-                return Err(MachineError::Host {
-                    what: "spawning the console thread",
-                    source,
-                });
-            }
-        }
-        drop(tx);
-        // Opened now, read after the run: the main thread's filter allows
-        // reading an open file but not opening one.
-        let mut smaps = if self.measure_footprint {
-            std::fs::File::open("/proc/self/smaps").ok()
-        } else {
-            None
-        };
-        if let Some(f) = main_filter {
-            // From here on the main thread only waits, kicks, joins and
-            // reports: no new threads, files or VMs.
-            if let Err(e) = trapline_seccomp::install_program(ThreadKind::VmmMain, &f) {
-                stop_all(&stops, &mut threads, &rx);
-                return Err(e.into());
-            }
-        }
+        Ok((vcpus, ends_tx))
+    }
 
-        let deadline = self.timeout.map(|t| started + t);
-        let mut parked = vec![false; threads.len()];
+    /// What vCPU `index` runs with.
+    fn vcpu_context(&self, index: usize, stop: Arc<AtomicBool>) -> VcpuContext {
+        VcpuContext {
+            index,
+            pio: self.pio.clone(),
+            mmio: self.mmio.clone(),
+            counters: self.counters[index].clone(),
+            fast_port: self.fast_port,
+            ring: self.ring.clone(),
+            stop,
+            memory: Some(self.vm.memory().clone()),
+            profile: self.profiles.as_ref().map(|p| p[index].clone()),
+        }
+    }
+
+    /// Start the console thread, if the console reads input; it reports
+    /// Ctrl-A x on `ends_tx`. Dropping the controller's own sender here
+    /// leaves only the threads holding one.
+    fn spawn_console(
+        &self,
+        vcpus: &mut VcpuThreads,
+        ends_tx: Sender<(usize, VcpuEnd)>,
+    ) -> Result<(), MachineError> {
+        let Some(escape) = self.console_input else {
+            return Ok(());
+        };
+        let filter = match self.seccomp {
+            SeccompMode::Off => None,
+            _ => Some(trapline_seccomp::filter(ThreadKind::Helper)?),
+        };
+        if let Err(source) =
+            crate::console::spawn(self.uart.clone(), escape, ends_tx.clone(), filter)
+        {
+            vcpus.stop_all();
+            return Err(MachineError::Host {
+                what: "spawning the console thread",
+                source,
+            });
+        }
+        Ok(())
+    }
+
+    /// The controller's loop: wait for the first vCPU to end, the
+    /// timeout, or Ctrl-A x; write metrics lines on the way; take the
+    /// machine through S3 when the guest suspends. Returns how the run
+    /// ended (`None`: every thread left without saying) and how many
+    /// times it was woken from S3.
+    fn control(
+        &mut self,
+        vcpus: &mut VcpuThreads,
+        started: Instant,
+        deadline: Option<Instant>,
+        metrics_lines: &mut MetricsLines,
+    ) -> (Option<Outcome>, u32) {
         let mut resumes = 0u32;
-        let mut metrics_lines = MetricsLines::default();
         let mut next_metrics = self.metrics.as_ref().map(|m| started + m.interval);
         let mut outcome = None;
-        let mut running = threads.len();
+        let mut running = vcpus.threads.len();
         while outcome.is_none() && running > 0 {
-            // Wake for whichever comes first: a vCPU ending, the timeout,
-            // the next metrics line, re-kicking vCPUs not yet parked for S3.
-            let rekick = suspending
-                .load(Ordering::Acquire)
-                .then(|| Instant::now() + REKICK);
-            let wake = [deadline, next_metrics, rekick].into_iter().flatten().min();
-            let next = match wake {
-                Some(w) => rx.recv_timeout(w.saturating_duration_since(Instant::now())),
-                None => rx.recv().map_err(|_| RecvTimeoutError::Disconnected),
-            };
-            match next {
+            match vcpus.next_event(deadline, next_metrics) {
                 // Ctrl-A x on the console.
                 Ok((crate::console::CONSOLE_INDEX, _)) => outcome = Some(Outcome::PowerOff),
                 Ok((index, VcpuEnd::Device(StopReason::Suspend))) => {
-                    parked[index] = true;
-                    if !suspending.swap(true, Ordering::AcqRel) {
-                        // The first vCPU to ask: stop the others (they
-                        // park too, seeing `suspending`).
-                        for (i, s) in stops.iter().enumerate() {
-                            s.store(true, Ordering::Release);
-                            if let Some(t) = threads[i].as_ref().filter(|_| !parked[i]) {
-                                let _ = t.kill(kick::kick_signal());
-                            }
-                        }
-                    }
-                    let all_parked = threads.iter().zip(&parked).all(|(t, p)| t.is_none() || *p);
-                    if all_parked {
-                        // Nothing runs now; a vCPU stopped after the resume
-                        // must end, not park.
-                        suspending.store(false, Ordering::Release);
-                        parked.iter_mut().for_each(|p| *p = false);
-                        // Re-arm the stop flags here, while no vCPU runs,
-                        // not on each vCPU thread after its resume: a slow
-                        // vCPU clearing its own flag could wipe out the
-                        // stop of a VM that a faster one already ended, and
-                        // then never stop.
-                        for s in &stops {
-                            s.store(false, Ordering::Release);
-                        }
-                        match self.sleep_and_resume(deadline, &resume_txs) {
+                    if vcpus.park(index) {
+                        match self.sleep_and_resume(deadline, &vcpus.resume_txs) {
                             Some(o) => outcome = Some(o),
                             None => resumes += 1,
                         }
@@ -220,46 +211,84 @@ impl Machine {
                 }
                 Ok((index, end)) => {
                     running -= 1;
-                    if let Some(t) = threads[index].take() {
-                        let _ = t.join();
-                    }
+                    vcpus.join(index);
                     outcome = Outcome::from_end(index, end);
                 }
                 Err(RecvTimeoutError::Timeout) if deadline.is_some_and(|d| Instant::now() >= d) => {
                     outcome = Some(Outcome::Timeout)
                 }
                 Err(RecvTimeoutError::Timeout) => {
-                    let now = Instant::now();
-                    if let (Some(m), Some(at)) = (self.metrics.as_mut(), next_metrics.as_mut()) {
-                        if now >= *at {
-                            write_metrics(m, &mut metrics_lines, self.profiles.as_deref(), false);
-                            *at += m.interval;
-                        }
-                    }
-                    if suspending.load(Ordering::Acquire) {
-                        for (t, _) in threads.iter().zip(&parked).filter(|(_, p)| !**p) {
-                            if let Some(t) = t {
-                                let _ = t.kill(kick::kick_signal());
-                            }
-                        }
-                    }
+                    self.write_due_metrics(&mut next_metrics, metrics_lines);
+                    vcpus.rekick_unparked();
                 }
                 Err(RecvTimeoutError::Disconnected) => break,
             }
         }
-        let wall = started.elapsed();
+        (outcome, resumes)
+    }
+
+    /// The next metrics line, if it is due at `next`, and when the one
+    /// after it is.
+    fn write_due_metrics(&mut self, next: &mut Option<Instant>, lines: &mut MetricsLines) {
+        let now = Instant::now();
+        if let (Some(m), Some(at)) = (self.metrics.as_mut(), next.as_mut()) {
+            if now >= *at {
+                write_metrics(m, lines, self.profiles.as_deref(), false);
+                *at += m.interval;
+            }
+        }
+    }
+
+    /// Stop and join every vCPU thread and the virtio worker, then write
+    /// the last metrics line. A vCPU that would not stop is an error.
+    fn wind_down(
+        &mut self,
+        mut vcpus: VcpuThreads,
+        virtio_worker: Option<NotifyWorker>,
+        metrics_lines: &mut MetricsLines,
+    ) -> Result<(), MachineError> {
         // Parked vCPU threads end when their resume channel closes.
-        drop(resume_txs);
-        let stuck = stop_all(&stops, &mut threads, &rx);
+        vcpus.resume_txs.clear();
+        let stuck = vcpus.stop_all();
         drop(virtio_worker);
-        let outcome = outcome.unwrap_or(Outcome::PowerOff);
         if let Some(index) = stuck {
             return Err(MachineError::VcpuStuck(index));
         }
         if let Some(m) = self.metrics.as_mut() {
-            write_metrics(m, &mut metrics_lines, self.profiles.as_deref(), true);
+            write_metrics(m, metrics_lines, self.profiles.as_deref(), true);
         }
-        let (kvm_vm, mut kvm_vcpus) = match (&self.kvm_stats, &kvm_start) {
+        Ok(())
+    }
+
+    /// What the run produced, read once every thread has left.
+    fn report(
+        &mut self,
+        end: RunEnd,
+        kvm_start: Option<&Snapshots>,
+        mut smaps: Option<std::fs::File>,
+    ) -> RunReport {
+        let stat = self.stat_report(end.wall, kvm_start);
+        let exits = self.counters.iter().map(|c| c.snapshot()).collect();
+        let guest = self.guest_host_range();
+        RunReport {
+            outcome: end.outcome,
+            exits,
+            wall: end.wall,
+            extension: self.extension.take(),
+            cpu_at_first_run: end.cpu_at_first_run,
+            vmm_rss_bytes: smaps
+                .as_mut()
+                .and_then(|f| crate::footprint::rss_outside_from(f, guest.0, guest.1)),
+            stat,
+            resumes: end.resumes,
+            virtio: self.virtio.readout(),
+        }
+    }
+
+    /// The exit profile with KVM's own counters beside it (only with
+    /// `MachineConfig::profile`).
+    fn stat_report(&self, wall: Duration, kvm_start: Option<&Snapshots>) -> Option<StatReport> {
+        let (kvm_vm, mut kvm_vcpus) = match (&self.kvm_stats, kvm_start) {
             (Some(k), Some(start)) => {
                 let (vm, vcpus) = k.deltas(start, &k.snapshot());
                 (vm, vcpus.into_iter().map(Some).collect())
@@ -269,7 +298,7 @@ impl Machine {
                 Vec::new(),
             ),
         };
-        let stat = self.profiles.as_ref().map(|profiles| StatReport {
+        self.profiles.as_ref().map(|profiles| StatReport {
             wall,
             tsc_khz: self.tsc_khz,
             vcpus: profiles
@@ -284,21 +313,6 @@ impl Machine {
                 })
                 .collect(),
             kvm_vm,
-        });
-        let exits = self.counters.iter().map(|c| c.snapshot()).collect();
-        let guest = self.guest_host_range();
-        Ok(RunReport {
-            outcome,
-            exits,
-            wall,
-            extension: self.extension.take(),
-            cpu_at_first_run: first_run.get().copied(),
-            vmm_rss_bytes: smaps
-                .as_mut()
-                .and_then(|f| crate::footprint::rss_outside_from(f, guest.0, guest.1)),
-            stat,
-            resumes,
-            virtio: self.virtio.readout(),
         })
     }
 
@@ -333,12 +347,228 @@ impl Machine {
     }
 }
 
+/// How the run ended, as the controller saw it.
+struct RunEnd {
+    outcome: Outcome,
+    wall: Duration,
+    resumes: u32,
+    cpu_at_first_run: Option<Duration>,
+}
+
+/// The seccomp filters of a run, built once before any thread starts
+/// (compiling BPF allocates); each vCPU thread installs its own right
+/// before its first KVM_RUN.
+struct Filters {
+    vcpu: Option<BpfProgram>,
+    main: Option<BpfProgram>,
+}
+
+impl Filters {
+    fn build(mode: SeccompMode) -> Result<Filters, MachineError> {
+        let vcpu = match mode {
+            SeccompMode::Off => None,
+            _ => Some(trapline_seccomp::filter(ThreadKind::Vcpu)?),
+        };
+        let main = match mode {
+            SeccompMode::All => Some(trapline_seccomp::filter(ThreadKind::VmmMain)?),
+            _ => None,
+        };
+        Ok(Filters { vcpu, main })
+    }
+}
+
+/// From here on the main thread only waits, kicks, joins and reports: no
+/// new threads, files or VMs.
+fn lock_down_main_thread(
+    filter: Option<BpfProgram>,
+    vcpus: &mut VcpuThreads,
+) -> Result<(), MachineError> {
+    if let Some(f) = filter {
+        if let Err(e) = trapline_seccomp::install_program(ThreadKind::VmmMain, &f) {
+            vcpus.stop_all();
+            return Err(e.into());
+        }
+    }
+    Ok(())
+}
+
+/// The running vCPU threads, and what the controller holds to reach them.
+struct VcpuThreads {
+    /// Each vCPU's stop flag.
+    stops: Vec<Arc<AtomicBool>>,
+    /// Each vCPU's thread, until joined.
+    threads: Vec<Option<JoinHandle<()>>>,
+    /// Which vCPUs are parked for S3.
+    parked: Vec<bool>,
+    /// Where the threads report how they ended.
+    ends: Receiver<(usize, VcpuEnd)>,
+    /// Where each parked vCPU is told to resume.
+    resume_txs: Vec<Sender<ResumeAt>>,
+    /// Set while the machine is suspending or asleep: a vCPU stopped
+    /// then parks instead of ending.
+    suspending: Arc<AtomicBool>,
+    /// Process CPU time when vCPU 0 was about to enter KVM_RUN.
+    first_run: Arc<OnceLock<Duration>>,
+}
+
+impl VcpuThreads {
+    /// The next end a thread reports, or a timeout at whichever comes
+    /// first: the deadline, the next metrics line, re-kicking vCPUs not
+    /// yet parked for S3.
+    fn next_event(
+        &self,
+        deadline: Option<Instant>,
+        next_metrics: Option<Instant>,
+    ) -> Result<(usize, VcpuEnd), RecvTimeoutError> {
+        let rekick = self
+            .suspending
+            .load(Ordering::Acquire)
+            .then(|| Instant::now() + REKICK);
+        let wake = [deadline, next_metrics, rekick].into_iter().flatten().min();
+        match wake {
+            Some(w) => self
+                .ends
+                .recv_timeout(w.saturating_duration_since(Instant::now())),
+            None => self.ends.recv().map_err(|_| RecvTimeoutError::Disconnected),
+        }
+    }
+
+    /// vCPU `index` parked for S3. The first to park stops the others
+    /// (they park too, seeing `suspending`). True once every vCPU still
+    /// there is parked: nothing runs then, and the flags are set for the
+    /// resume.
+    fn park(&mut self, index: usize) -> bool {
+        self.parked[index] = true;
+        if !self.suspending.swap(true, Ordering::AcqRel) {
+            for (i, s) in self.stops.iter().enumerate() {
+                s.store(true, Ordering::Release);
+                if let Some(t) = self.threads[i].as_ref().filter(|_| !self.parked[i]) {
+                    let _ = t.kill(kick::kick_signal());
+                }
+            }
+        }
+        let all_parked = self
+            .threads
+            .iter()
+            .zip(&self.parked)
+            .all(|(t, p)| t.is_none() || *p);
+        if all_parked {
+            // A vCPU stopped after the resume must end, not park.
+            self.suspending.store(false, Ordering::Release);
+            self.parked.iter_mut().for_each(|p| *p = false);
+            // Re-arm the stop flags here, while no vCPU runs, not on each
+            // vCPU thread after its resume: a slow vCPU clearing its own
+            // flag could wipe out the stop of a VM that a faster one
+            // already ended, and then never stop.
+            for s in &self.stops {
+                s.store(false, Ordering::Release);
+            }
+        }
+        all_parked
+    }
+
+    /// Kick again every vCPU not yet parked, while the machine suspends.
+    fn rekick_unparked(&self) {
+        if self.suspending.load(Ordering::Acquire) {
+            for (t, _) in self.threads.iter().zip(&self.parked).filter(|(_, p)| !**p) {
+                if let Some(t) = t {
+                    let _ = t.kill(kick::kick_signal());
+                }
+            }
+        }
+    }
+
+    /// Join vCPU `index`'s thread, which has ended.
+    fn join(&mut self, index: usize) {
+        if let Some(t) = self.threads[index].take() {
+            let _ = t.join();
+        }
+    }
+
+    /// Stop every vCPU still running: set its flag, kick it, and join it,
+    /// re-kicking until it ends. Returns the index of a vCPU that would
+    /// not stop.
+    fn stop_all(&mut self) -> Option<usize> {
+        for s in &self.stops {
+            s.store(true, Ordering::Release);
+        }
+        let give_up = Instant::now() + STOP_GRACE;
+        while self.threads.iter().any(Option::is_some) {
+            for t in self.threads.iter().flatten() {
+                // ESRCH (the thread already left) is fine.
+                let _ = t.kill(kick::kick_signal());
+            }
+            match self.ends.recv_timeout(REKICK) {
+                Ok((index, _)) => {
+                    if let Some(t) = self.threads.get_mut(index).and_then(Option::take) {
+                        let _ = t.join();
+                    }
+                }
+                Err(RecvTimeoutError::Disconnected) => {
+                    for t in self.threads.iter_mut() {
+                        if let Some(t) = t.take() {
+                            let _ = t.join();
+                        }
+                    }
+                }
+                Err(RecvTimeoutError::Timeout) if Instant::now() >= give_up => {
+                    return self.threads.iter().position(Option::is_some);
+                }
+                Err(RecvTimeoutError::Timeout) => {}
+            }
+        }
+        None
+    }
+}
+
+/// What one vCPU thread owns.
+struct VcpuThread {
+    vcpu: VcpuFd,
+    ctx: VcpuContext,
+    filter: Option<BpfProgram>,
+    first_run: Arc<OnceLock<Duration>>,
+    suspending: Arc<AtomicBool>,
+    resume_rx: Receiver<ResumeAt>,
+    ends: Sender<(usize, VcpuEnd)>,
+}
+
+impl VcpuThread {
+    /// The thread's body: arm the kick, install the filter, run (through
+    /// any S3 sleeps) and report how it ended.
+    fn run(mut self) {
+        kick::arm(&mut self.vcpu);
+        if self.ctx.index == 0 {
+            let _ = self.first_run.set(crate::footprint::process_cpu_time());
+        }
+        let end = match self
+            .filter
+            .take()
+            .map(|f| trapline_seccomp::install_program(ThreadKind::Vcpu, &f))
+        {
+            Some(Err(e)) => VcpuEnd::Unhandled {
+                what: format!("seccomp: {e}"),
+            },
+            _ => run_with_sleeps(
+                &mut self.vcpu,
+                &self.ctx,
+                &self.suspending,
+                &self.resume_rx,
+                &self.ends,
+            ),
+        };
+        kick::disarm();
+        // The controller may already have gone (it gave up on a stuck
+        // vCPU); nothing to tell then.
+        let _ = self.ends.send((self.ctx.index, end));
+    }
+}
+
 /// A vCPU thread's life: run until something ends it; when the machine
 /// suspends (this vCPU asked for S3, or was stopped while `suspending`),
 /// report [`StopReason::Suspend`], wait for where to resume, set the vCPU
 /// there and run again. A closed resume channel ends the thread.
 fn run_with_sleeps(
-    vcpu: &mut trapline_kvm::VcpuFd,
+    vcpu: &mut VcpuFd,
     ctx: &VcpuContext,
     suspending: &AtomicBool,
     resume_rx: &Receiver<ResumeAt>,
@@ -394,42 +624,4 @@ fn write_metrics(
     {
         eprintln!("trapline: warning: writing a metrics line failed: {e}");
     }
-}
-
-/// Stop every vCPU still running: set its flag, kick it, and join it, re-
-/// kicking until it ends. Returns the index of a vCPU that would not stop.
-fn stop_all(
-    stops: &[Arc<AtomicBool>],
-    threads: &mut [Option<JoinHandle<()>>],
-    rx: &std::sync::mpsc::Receiver<(usize, VcpuEnd)>,
-) -> Option<usize> {
-    for s in stops {
-        s.store(true, Ordering::Release);
-    }
-    let give_up = Instant::now() + STOP_GRACE;
-    while threads.iter().any(Option::is_some) {
-        for t in threads.iter().flatten() {
-            // ESRCH (the thread already left) is fine.
-            let _ = t.kill(kick::kick_signal());
-        }
-        match rx.recv_timeout(REKICK) {
-            Ok((index, _)) => {
-                if let Some(t) = threads.get_mut(index).and_then(Option::take) {
-                    let _ = t.join();
-                }
-            }
-            Err(RecvTimeoutError::Disconnected) => {
-                for t in threads.iter_mut() {
-                    if let Some(t) = t.take() {
-                        let _ = t.join();
-                    }
-                }
-            }
-            Err(RecvTimeoutError::Timeout) if Instant::now() >= give_up => {
-                return threads.iter().position(Option::is_some);
-            }
-            Err(RecvTimeoutError::Timeout) => {}
-        }
-    }
-    None
 }

@@ -11,7 +11,7 @@ use std::time::Duration;
 
 use serde_json::{json, Value};
 use trapline_bus::profile::{KeyStats, HIST_BUCKETS};
-use trapline_bus::{Bus, ExitReason, ProfileSnapshot};
+use trapline_bus::{Bus, ExitKind, ProfileSnapshot};
 
 /// Keys the table lists (the JSON lists all).
 pub const TABLE_KEYS: usize = 30;
@@ -55,15 +55,15 @@ pub struct StatReport {
     pub kvm_vm: Result<Vec<(String, u64)>, String>,
 }
 
-/// The device on `bus` (PIO or MMIO by the reason) at `addr`.
-pub(crate) fn device_name(pio: &Bus, mmio: &Bus, reason: ExitReason, addr: u64) -> String {
-    if !reason.has_address() {
+/// The device on `bus` (PIO or MMIO by the kind) at `addr`.
+pub(crate) fn device_name(pio: &Bus, mmio: &Bus, kind: ExitKind, addr: u64) -> String {
+    if !kind.has_address() {
         return String::new();
     }
     if addr == trapline_bus::profile::OVERFLOW_ADDR {
         return "(other addresses)".to_string();
     }
-    let bus = if reason.is_pio() { pio } else { mmio };
+    let bus = if kind.is_pio() { pio } else { mmio };
     bus.find(addr)
         .map_or_else(|| "unmapped".to_string(), |m| m.name.to_string())
 }
@@ -75,7 +75,7 @@ impl VcpuStat {
                 .keys
                 .into_iter()
                 .map(|k| KeyRow {
-                    device: device_name(pio, mmio, k.reason, k.addr),
+                    device: device_name(pio, mmio, k.kind, k.addr),
                     stats: k,
                 })
                 .collect(),
@@ -94,10 +94,10 @@ impl VcpuStat {
 impl StatReport {
     /// Every vCPU's keys merged, most frequent first.
     pub fn total_keys(&self) -> Vec<KeyRow> {
-        let mut by_key: BTreeMap<(ExitReason, u64), KeyRow> = BTreeMap::new();
+        let mut by_key: BTreeMap<(ExitKind, u64), KeyRow> = BTreeMap::new();
         for k in self.vcpus.iter().flat_map(|v| &v.keys) {
             by_key
-                .entry((k.stats.reason, k.stats.addr))
+                .entry((k.stats.kind, k.stats.addr))
                 .and_modify(|t| {
                     let (a, b) = (&mut t.stats, &k.stats);
                     a.count += b.count;
@@ -205,9 +205,9 @@ impl StatReport {
         }
         // trapline's side: by reason (always complete), then by key.
         let keys = self.total_keys();
-        let mut by_reason: BTreeMap<ExitReason, (u64, u64)> = BTreeMap::new();
+        let mut by_reason: BTreeMap<ExitKind, (u64, u64)> = BTreeMap::new();
         for k in &keys {
-            let e = by_reason.entry(k.stats.reason).or_default();
+            let e = by_reason.entry(k.stats.kind).or_default();
             e.0 += k.stats.count;
             e.1 += k.stats.total_cycles;
         }
@@ -285,8 +285,8 @@ impl StatReport {
                     let last = st.hist.iter().rposition(|n| *n > 0).map_or(0, |i| i + 1);
                     json!({
                         "key": st.key(),
-                        "reason": st.reason.perf_name(),
-                        "addr": st.reason.has_address().then_some(st.addr),
+                        "reason": st.kind.perf_name(),
+                        "addr": st.kind.has_address().then_some(st.addr),
                         "device": (!k.device.is_empty()).then_some(&k.device),
                         "count": st.count,
                         "total_cycles": st.total_cycles,
@@ -345,14 +345,23 @@ impl MetricsLines {
         let mut cum: BTreeMap<&'static str, u64> = BTreeMap::new();
         for v in vcpus {
             for k in &v.keys {
-                let field = match k.reason {
-                    ExitReason::PioIn => "exit_io_in",
-                    ExitReason::PioOut => "exit_io_out",
-                    ExitReason::MmioRead => "exit_mmio_read",
-                    ExitReason::MmioWrite => "exit_mmio_write",
-                    ExitReason::Hlt => "exit_hlt",
-                    ExitReason::Interrupted => "exit_interrupted",
-                    ExitReason::Shutdown | ExitReason::Other => "exit_other",
+                let field = match k.kind {
+                    ExitKind::PioRead => "exit_io_in",
+                    ExitKind::PioWrite => "exit_io_out",
+                    ExitKind::MmioRead => "exit_mmio_read",
+                    ExitKind::MmioWrite => "exit_mmio_write",
+                    ExitKind::Hlt => "exit_hlt",
+                    ExitKind::Interrupted => "exit_interrupted",
+                    // Shutdown and Other have no field of their own; the
+                    // profile keys none of the rest (it keys the exit, and
+                    // an OUT to the fast port as the OUT it is).
+                    ExitKind::Shutdown
+                    | ExitKind::UnmappedPio
+                    | ExitKind::UnmappedMmio
+                    | ExitKind::CoalescedEntries
+                    | ExitKind::FastPort
+                    | ExitKind::BadUcall
+                    | ExitKind::Other => "exit_other",
                 };
                 *cum.entry(field).or_default() += k.count;
                 *cum.entry("handling_cycles").or_default() += k.total_cycles;
@@ -393,10 +402,10 @@ mod tests {
     fn report() -> StatReport {
         let p = ExitProfile::new();
         for _ in 0..3 {
-            p.record(ExitReason::PioOut, 0xf4, 2000);
+            p.record(ExitKind::PioWrite, 0xf4, 2000);
         }
-        p.record(ExitReason::PioIn, 0x3f8, 500);
-        p.record(ExitReason::MmioWrite, 0xfe00_0000, 700);
+        p.record(ExitKind::PioRead, 0x3f8, 500);
+        p.record(ExitKind::MmioWrite, 0xfe00_0000, 700);
         p.add_in_kvm(9000);
         p.add_in_vmm(7200);
         let pio = {
@@ -471,12 +480,12 @@ mod tests {
     #[test]
     fn metrics_lines_are_deltas_in_firecracker_names() {
         let p = ExitProfile::new();
-        p.record(ExitReason::PioIn, 0x3f8, 5);
+        p.record(ExitKind::PioRead, 0x3f8, 5);
         let mut m = MetricsLines::default();
         let a: Value = serde_json::from_str(&m.line(1, &[p.snapshot()], false)).unwrap();
         assert_eq!(a["vcpu"]["exit_io_in"], 1);
-        p.record(ExitReason::PioIn, 0x3f8, 5);
-        p.record(ExitReason::PioIn, 0x3f8, 5);
+        p.record(ExitKind::PioRead, 0x3f8, 5);
+        p.record(ExitKind::PioRead, 0x3f8, 5);
         let line = m.line(2, &[p.snapshot()], true);
         assert!(line.ends_with('\n') && line.matches('\n').count() == 1);
         let b: Value = serde_json::from_str(&line).unwrap();

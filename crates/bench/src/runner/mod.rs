@@ -1,26 +1,32 @@
 //! Runs the lab: fresh VMs per repeat, scenarios interleaved across
 //! repeats, every result checked, everything gathered into a Report.
 //!
-//! Its jobs, one module each: `schedule` picks the units of each repeat
-//! and their order and assembles the report; `probe` runs trapline's
-//! probe VMs, `peer_run` takes QEMU's, `floor_run` the raw-KVM floor's;
-//! `ucall` pairs the guest's BEGIN and RESULT ucalls into batches;
-//! `checks` verifies each batch did what its path claims; `derived`
-//! adds the values computed across scenarios.
+//! Its jobs, one module each: `run` goes through a lab run's phases;
+//! `schedule` picks the units of each repeat and their order; `tally` runs
+//! each unit into the accumulators; `assemble` builds the report from
+//! them; `probe` runs trapline's probe VMs, `peer_run` readies QEMU and
+//! takes its runs, `floor_run` the raw-KVM floor's; `ucall` pairs the
+//! guest's BEGIN and RESULT ucalls into batches; `checks` verifies each
+//! batch did what its path claims; `derived` adds the values computed
+//! across scenarios.
 
+mod assemble;
 mod checks;
 mod derived;
 mod floor_run;
 mod peer_run;
 mod probe;
+mod run;
 mod schedule;
+mod tally;
 mod ucall;
 
 use std::time::Duration;
 
 use trapline_report::{Sample, ScenarioResult};
 
-pub use schedule::{listing, run_lab};
+pub use run::run_lab;
+pub use schedule::listing;
 
 /// How to run the lab.
 #[derive(Clone, Debug)]

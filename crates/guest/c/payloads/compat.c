@@ -1,9 +1,9 @@
 /*
  * Checks the machine interfaces kvm-unit-tests binaries rely on (spec
- * docs: /work/shared/specs/kvm-unit-tests-machine.md §2-§3), one check at
- * a time, each reported as a kvm-unit-tests style "PASS: <check>" or
- * "FAIL: <check>: <why>" line plus a COUNT ucall (args[0] = check index,
- * args[1] = 1 pass / 0 fail, text = check name).
+ * docs: ../shared/specs/kvm-unit-tests-machine.md from the repository's
+ * root, §2-§3), one check at a time, each reported as a kvm-unit-tests
+ * style "PASS: <check>" or "FAIL: <check>: <why>" line plus a COUNT ucall
+ * (args[0] = check index, args[1] = 1 pass / 0 fail, text = check name).
  *
  * Command line: check names as bare words (default: all, in table order),
  * and cpus=<N> (default 1), mem=<MiB> (optional), tsc_khz=<kHz> (optional).

@@ -7,12 +7,15 @@
 //! skips the real-mode part, as every VMM does, and loads only the
 //! protected-mode kernel.
 //!
-//! Like the ELF reader (`elf.rs`), this reads untrusted bytes: every read is checked
-//! and every sum of header numbers is too, so any file gives an answer and
-//! none a panic. Nothing here touches guest memory.
+//! Like the ELF reader (`elf.rs`), this reads untrusted bytes: every read
+//! goes through the crate's bounds-checked readers (`bytes.rs`) and every
+//! sum of header numbers is checked, so any file gives an answer and none
+//! a panic. Nothing here touches guest memory.
 
-use crate::elf::{u16_at, u32_at, u64_at, u8_at, ImageInfo, ImageKind, LoadSegment};
+use crate::bytes::{u16_at, u32_at, u64_at, u8_at};
 use crate::error::LoadError;
+pub use crate::image::BzImageHeader;
+use crate::image::{ImageInfo, ImageKind, LoadSegment};
 use crate::layout::{HIGH_MEMORY_START, IDENTITY_MAP_END};
 
 /// File offset of the setup header (`setup_sects`, its first field).
@@ -26,34 +29,6 @@ pub const MIN_PROTOCOL: u16 = 0x0206;
 /// `loadflags` bit 0: the protected-mode kernel loads at 1 MiB (a bzImage,
 /// not a zImage).
 pub const LOADED_HIGH: u8 = 1 << 0;
-
-/// What [`inspect`] learned from a bzImage's setup header, for
-/// [`crate::load`] and the zero page ([`super::zeropage`]).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct BzImageHeader {
-    /// Boot protocol version (`0x020f` is 2.15).
-    pub version: u16,
-    /// Bytes of real-mode setup code, header included: the protected-mode
-    /// kernel starts at this file offset.
-    pub setup_size: u64,
-    /// One past the last header byte copied into `boot_params.hdr`: where the
-    /// image says its header ends (`0x202 + byte at 0x201`), at least the
-    /// fields its protocol version defines, at most [`SETUP_HEADER_MAX_END`].
-    pub header_end: u64,
-    /// The longest command line the kernel takes, NUL excluded.
-    pub cmdline_size: u32,
-    /// The highest address the initrd may occupy.
-    pub initrd_addr_max: u32,
-    /// `relocatable_kernel`: the kernel runs wherever it is loaded (above
-    /// its preferred address).
-    pub relocatable: bool,
-    /// `pref_address` (protocol 2.10+, else 0): where the kernel prefers to
-    /// run; the decompressor never runs below it.
-    pub pref_address: u64,
-    /// `init_size` (2.10+, else 0): bytes the kernel needs from where it runs
-    /// until it has read the memory map (decompression happens in there).
-    pub init_size: u32,
-}
 
 /// True when `image` carries the setup header's two signatures: boot_flag
 /// 0xAA55 at 0x1FE and "HdrS" at 0x202.

@@ -1,0 +1,94 @@
+//! The lab's report, assembled from what the repeats measured: the host
+//! and the run's configuration, one result per scenario and VMM, then the
+//! values derived across them.
+
+use trapline_machine::HostKvm;
+use trapline_report::{Report, RunConfig, ScenarioResult, ToolInfo};
+
+use super::derived::{add_footprint, add_peer_derived};
+use super::peer_run::PeerSetup;
+use super::schedule::Plan;
+use super::tally::Tally;
+use super::{finish_result, LabOptions};
+use crate::floor;
+
+/// The report of a lab run that started at `started_at`; removes the
+/// peer's scratch folder once its results are in.
+pub(super) fn assemble_report(
+    kvm: &HostKvm,
+    opts: &LabOptions,
+    plan: &Plan,
+    peer: &PeerSetup,
+    tally: Tally,
+    started_at: String,
+) -> Report {
+    let host = crate::host::collect(kvm, tally.tsc_khz);
+    let mut report = Report::new(
+        ToolInfo::new("trapline", env!("CARGO_PKG_VERSION")),
+        host,
+        run_config(opts, peer),
+    );
+    report.started_at = started_at;
+    push_results(&mut report, opts, plan, tally);
+    peer.clean_up();
+    report.finish();
+    add_peer_derived(&mut report);
+    if let Some(exe) = &opts.footprint_exe {
+        add_footprint(&mut report, exe, opts.repeat.clamp(3, 11));
+    }
+    report
+}
+
+/// How the lab ran, as the report records it.
+fn run_config(opts: &LabOptions, peer: &PeerSetup) -> RunConfig {
+    let cpu = peer.qemu.as_ref().and_then(|q| q.cpu.as_ref());
+    RunConfig {
+        repeat: opts.repeat,
+        goal_cycles: opts.goal_cycles,
+        min_iters: opts.min_iters,
+        max_iters: opts.max_iters,
+        warmup: opts.warmup as u32,
+        quick: opts.quick,
+        only: opts.only.clone(),
+        peer: opts.peer.as_ref().map(|q| format!("qemu ({})", q.version)),
+        peer_cpu: cpu.map(|c| c.model.name().to_string()),
+        peer_cpu_note: cpu.and_then(|c| c.fallback_note()),
+    }
+}
+
+/// One result per measured row, in the report's order: trapline's
+/// scenarios, the floor ladder, the unprofiled VM, then QEMU's.
+fn push_results(report: &mut Report, opts: &LabOptions, plan: &Plan, mut tally: Tally) {
+    for s in &plan.scenarios {
+        let a = tally.acc.remove(s.name()).unwrap_or_default();
+        report.push(finish_result(
+            ScenarioResult::new(s.name(), s.group, s.path),
+            a,
+        ));
+    }
+    for (rung, k) in &plan.floors {
+        let a = tally
+            .floor_acc
+            .remove(&(rung.vmm, k.name()))
+            .unwrap_or_default();
+        let r =
+            ScenarioResult::new(k.name(), "floor", floor::ladder::path(rung)).with_vmm(rung.vmm);
+        report.push(finish_result(r, a));
+    }
+    for s in &plan.unprofiled {
+        let a = tally.unprofiled_acc.remove(s.name()).unwrap_or_default();
+        let r = ScenarioResult::new(s.name(), s.group, s.path)
+            .with_vmm(trapline_report::derive::names::UNPROFILED_VMM);
+        report.push(finish_result(r, a));
+    }
+    if opts.peer.is_some() {
+        for s in &plan.scenarios {
+            let r = ScenarioResult::new(s.name(), s.group, s.path).with_vmm("qemu");
+            let r = match crate::peer::not_applicable(s) {
+                Some(why) => r.unsupported(format!("n/a on QEMU: {why}")),
+                None => finish_result(r, tally.peer_acc.remove(s.name()).unwrap_or_default()),
+            };
+            report.push(r);
+        }
+    }
+}
