@@ -96,10 +96,19 @@ else
   [ -n "$pkg" ] || unavailable "apt knows no linux-image-arm64:arm64 (apt-cache depends found no kernel package)"
 
   work=$(mktemp -d)
-  log "downloading $pkg:arm64 and busybox-static:arm64"
   # Downloaded as root into a private folder: no _apt sandbox user needed.
-  (cd "$work" && apt_quiet -o APT::Sandbox::User=root download "$pkg:arm64" busybox-static:arm64) ||
-    apt_failed "apt-get download of $pkg:arm64 busybox-static:arm64 failed"
+  download() {
+    log "downloading $pkg:arm64 and busybox-static:arm64"
+    (cd "$work" && apt_quiet -o APT::Sandbox::User=root download "$pkg:arm64" busybox-static:arm64)
+  }
+  # Stale lists name a kernel the archive no longer has: refresh, once.
+  if ! download; then
+    apt_update || apt_failed "apt-get update failed"
+    pkg=$(kernel_package)
+    if [ -z "$pkg" ] || ! download; then
+      apt_failed "apt-get download of ${pkg:-the kernel}:arm64 busybox-static:arm64 failed"
+    fi
+  fi
   # Only the two files needed, not the kernel's modules.
   dpkg-deb --fsys-tarfile "$work/${pkg}_"*.deb | tar -x -C "$work" --wildcards './boot/vmlinuz-*'
   dpkg-deb --fsys-tarfile "$work/busybox-static_"*.deb | tar -x -C "$work" ./bin/busybox
