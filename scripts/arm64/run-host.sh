@@ -129,7 +129,7 @@ while read -r _ name verdict took; do
 done < <(grep -E '^ARM64-TEST [^ ]+ (PASS|FAIL|SKIP) ' "$console" || true)
 # A test that started and never reported (the host died in it) fails too.
 while read -r _ name; do
-  if ! grep -qE "^ARM64-TEST $name (PASS|FAIL|SKIP) " "$console"; then
+  if ! awk -v n="$name" '$1 == "ARM64-TEST" && $2 == n { found = 1 } END { exit !found }' "$console"; then
     log "  FAIL $name (started, never finished)"
     failed=$((failed + 1))
   fi

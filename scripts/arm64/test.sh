@@ -65,7 +65,12 @@ pack_at_own_path() {
 test_executables() {
   grep -E '"reason":"compiler-artifact"' |
     grep -E '"profile":\{[^}]*"test":true\}' |
-    sed -nE 's/.*"manifest_path":"([^"]*)\/Cargo\.toml".*"target":\{"kind":\["([^"]+)"\][^}]*"name":"([^"]+)".*"executable":"([^"]+)".*/\4 \1 \2 \3/p'
+    sed -nE 's/.*"manifest_path":"([^"]*)\/Cargo\.toml".*"target":\{"kind":\["([^"]+)"[^]]*\][^}]*"name":"([^"]+)".*"executable":"([^"]+)".*/\4 \1 \2 \3/p'
+}
+# How many test executables cargo reported, parsed or not (a check on the
+# sed above, which relies on the order of cargo's JSON fields).
+test_executable_count() {
+  grep -E '"reason":"compiler-artifact"' | grep -E '"profile":\{[^}]*"test":true\}' | grep -cE '"executable":"' || true
 }
 
 run_cargo_tests=1
@@ -115,6 +120,11 @@ if [ "$run_cargo_tests" = 1 ]; then
     count=$((count + 1))
   done < <(test_executables <"$artifacts")
   log "$count cargo test executables"
+  reported=$(test_executable_count <"$artifacts")
+  if [ "$count" -ne "$reported" ]; then
+    log "ERROR: cargo reported $reported test executables and $count were understood: test_executables() needs fixing" >&2
+    exit 1
+  fi
 
   if [ "$count" -gt 0 ]; then
     # The repository's tracked files at their own paths: the sources, test
