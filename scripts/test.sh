@@ -2,7 +2,8 @@
 # Every test trapline has. Run from anywhere; CI runs exactly this (.ci/run).
 # Needs: a Rust toolchain (cargo), gcc and binutils (guest payloads are C and
 # assembly built by crates/guest/build.rs). Tests that need /dev/kvm skip,
-# loudly, when it is absent.
+# loudly, when it is absent. The last stage runs the arm64 tests in an
+# emulated ARM64 KVM host (scripts/arm64/test.sh, docs/arm64.md).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -101,3 +102,18 @@ echo "test.sh: cargo doc (warnings are errors)"
 RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps --quiet
 
 cargo test --workspace --all-targets -- --test-threads=2
+
+# The arm64 stage, last: trapline's arm64 tests inside an emulated ARM64 KVM
+# host (QEMU TCG with EL2 booting Debian's arm64 kernel; docs/arm64.md).
+# It installs what it needs the first time (under a minute); it is skipped,
+# loudly, only when the emulator cannot be installed here (status 3); any
+# arm64 test failing fails this script.
+arm64_start=$(date +%s)
+arm64_status=0
+scripts/arm64/test.sh || arm64_status=$?
+arm64_seconds=$(($(date +%s) - arm64_start))
+case "$arm64_status" in
+  0) echo "test.sh: the arm64 stage passed (wall time ${arm64_seconds} s)" ;;
+  3) echo "test.sh: WARNING: the emulated ARM64 host could not be installed: the arm64 stage was SKIPPED (wall time ${arm64_seconds} s)" ;;
+  *) echo "test.sh: the arm64 stage FAILED with status $arm64_status (wall time ${arm64_seconds} s)" >&2; exit "$arm64_status" ;;
+esac

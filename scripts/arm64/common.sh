@@ -1,0 +1,26 @@
+# shellcheck shell=bash disable=SC2034 # the names are for the scripts that source this
+# What the scripts in scripts/arm64/ share: where things are and what they
+# are called. Sourced, never run. Sets ROOT (the repository) and the ARM64_*
+# names below; the caller has already said `set -euo pipefail`.
+
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
+
+# The cache of the emulated host's pieces (git-ignored under target/; reused
+# while present; delete it to fetch the newest kernel again).
+ARM64_CACHE="${TRAPLINE_ARM64_CACHE:-$ROOT/target/arm64-host}"
+# Debian's arm64 kernel (KVM built in), its package's name, and a static
+# busybox for the initramfs: unpacked from the arm64 .debs by setup.sh.
+ARM64_KERNEL="$ARM64_CACHE/vmlinuz"
+ARM64_KERNEL_PACKAGE_FILE="$ARM64_CACHE/kernel-package"
+ARM64_BUSYBOX="$ARM64_CACHE/busybox"
+
+ARM64_RUST_TARGET=aarch64-unknown-linux-gnu
+ARM64_CC=aarch64-linux-gnu-gcc
+ARM64_STRIP=aarch64-linux-gnu-strip
+# Where Debian's cross packages put the arm64 glibc and kernel headers.
+ARM64_SYSROOT=/usr/aarch64-linux-gnu
+ARM64_QEMU=qemu-system-aarch64
+
+# The exit status of setup.sh (and test.sh) when the emulated host cannot be
+# installed here: callers skip, loudly, instead of failing.
+ARM64_UNAVAILABLE=3

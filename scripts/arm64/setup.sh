@@ -1,0 +1,134 @@
+#!/usr/bin/env bash
+# Install what the emulated ARM64 KVM host needs, once; later runs only check.
+#
+#   scripts/arm64/setup.sh
+#
+# - Debian packages: qemu-system-arm (QEMU TCG emulates an arm64 machine with
+#   EL2, so its kernel offers /dev/kvm), gcc-aarch64-linux-gnu and
+#   libc6-dev-arm64-cross (the cross compiler and linker, a static arm64
+#   glibc and the kernel's arm64 headers), cpio (the initramfs).
+# - Debian's arm64 kernel image (the package linux-image-arm64:arm64 depends
+#   on; KVM is built in) and busybox-static:arm64, downloaded as .debs (this
+#   adds the foreign architecture arm64 to dpkg once) and unpacked into
+#   $TRAPLINE_ARM64_CACHE (default target/arm64-host/), reused while present.
+# - The Rust target aarch64-unknown-linux-gnu (rustup). Without it only the
+#   cargo tests are skipped (test.sh says so), so its failure is a warning.
+#
+# Exit status: 0 ready; 3 the emulator or its pieces could not be installed
+# (callers skip the arm64 tests, loudly); anything else is a bug.
+set -euo pipefail
+# shellcheck source=scripts/arm64/common.sh
+. "$(dirname "${BASH_SOURCE[0]}")/common.sh"
+
+log() { echo "arm64/setup: $*"; }
+unavailable() {
+  {
+    echo "arm64/setup: ******************************************************"
+    echo "arm64/setup: THE EMULATED ARM64 HOST CANNOT BE INSTALLED: $*"
+    echo "arm64/setup: ******************************************************"
+  } >&2
+  exit "$ARM64_UNAVAILABLE"
+}
+
+apt_log=$(mktemp)
+work=""
+cleanup() { rm -rf "$apt_log" ${work:+"$work"}; }
+trap cleanup EXIT
+
+# apt-get with a wait on the dpkg lock (other jobs may be installing too).
+apt_quiet() { DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=600 -qq "$@" >>"$apt_log" 2>&1; }
+apt_update() { log "apt-get update"; apt_quiet update; }
+# Install PACKAGE...; the lists are refreshed only when a plain install fails.
+apt_install() {
+  log "installing $* (apt-get)"
+  apt_quiet install -y --no-install-recommends "$@" ||
+    { apt_update && apt_quiet install -y --no-install-recommends "$@"; }
+}
+apt_failed() {
+  tail -n 8 "$apt_log" >&2
+  unavailable "$*"
+}
+
+if ! command -v apt-get >/dev/null; then
+  missing=""
+  for tool in "$ARM64_QEMU" "$ARM64_CC" cpio; do command -v "$tool" >/dev/null || missing="$missing $tool"; done
+  if [ -n "$missing" ] || [ ! -s "$ARM64_KERNEL" ] || [ ! -x "$ARM64_BUSYBOX" ]; then
+    unavailable "there is no apt-get to install what is missing:${missing:- the arm64 kernel and busybox}"
+  fi
+fi
+
+# --- host packages -----------------------------------------------------------
+packages=()
+command -v "$ARM64_QEMU" >/dev/null || packages+=(qemu-system-arm)
+command -v "$ARM64_CC" >/dev/null || packages+=(gcc-aarch64-linux-gnu)
+# The static arm64 glibc and the kernel's headers (only recommended by the
+# compiler's package, and recommendations are not installed here).
+[ -e "$ARM64_SYSROOT/lib/libc.a" ] && [ -e "$ARM64_SYSROOT/include/linux/kvm.h" ] ||
+  packages+=(libc6-dev-arm64-cross)
+command -v cpio >/dev/null || packages+=(cpio)
+if [ "${#packages[@]}" -gt 0 ]; then
+  apt_install "${packages[@]}" || apt_failed "apt-get could not install ${packages[*]}"
+fi
+"$ARM64_QEMU" -machine help 2>/dev/null | grep -q '^virt ' ||
+  unavailable "$ARM64_QEMU has no 'virt' machine"
+
+# --- Debian's arm64 kernel and busybox ---------------------------------------
+# The package that linux-image-arm64:arm64 depends on, e.g.
+# linux-image-6.1.0-41-arm64 (empty when apt does not know it yet).
+kernel_package() {
+  apt-cache depends linux-image-arm64:arm64 2>/dev/null |
+    sed -n 's/^ *Depends: \(linux-image-[0-9][^:]*\)\(:arm64\)\?$/\1/p' | head -n 1
+}
+
+if [ -s "$ARM64_KERNEL" ] && [ -x "$ARM64_BUSYBOX" ]; then
+  log "reusing the kernel ($(cat "$ARM64_KERNEL_PACKAGE_FILE" 2>/dev/null || echo '?')) and busybox in $ARM64_CACHE"
+else
+  if ! dpkg --print-foreign-architectures | grep -qx arm64; then
+    log "adding the foreign architecture arm64 to dpkg (for apt-get download)"
+    dpkg --add-architecture arm64
+    apt_update || apt_failed "apt-get update failed after adding arm64"
+  fi
+  pkg=$(kernel_package)
+  if [ -z "$pkg" ]; then
+    apt_update || apt_failed "apt-get update failed"
+    pkg=$(kernel_package)
+  fi
+  [ -n "$pkg" ] || unavailable "apt knows no linux-image-arm64:arm64 (apt-cache depends found no kernel package)"
+
+  work=$(mktemp -d)
+  # Downloaded as root into a private folder: no _apt sandbox user needed.
+  download() {
+    log "downloading $pkg:arm64 and busybox-static:arm64"
+    (cd "$work" && apt_quiet -o APT::Sandbox::User=root download "$pkg:arm64" busybox-static:arm64)
+  }
+  # Stale lists name a kernel the archive no longer has: refresh, once.
+  if ! download; then
+    apt_update || apt_failed "apt-get update failed"
+    pkg=$(kernel_package)
+    if [ -z "$pkg" ] || ! download; then
+      apt_failed "apt-get download of ${pkg:-the kernel}:arm64 busybox-static:arm64 failed"
+    fi
+  fi
+  # Only the two files needed, not the kernel's modules.
+  dpkg-deb --fsys-tarfile "$work/${pkg}_"*.deb | tar -x -C "$work" --wildcards './boot/vmlinuz-*'
+  dpkg-deb --fsys-tarfile "$work/busybox-static_"*.deb | tar -x -C "$work" ./bin/busybox
+  mkdir -p "$ARM64_CACHE"
+  # shellcheck disable=SC2012 # one file, a name we made
+  install -m 0644 "$(ls "$work"/boot/vmlinuz-* | head -n 1)" "$ARM64_KERNEL.tmp"
+  install -m 0755 "$work/bin/busybox" "$ARM64_BUSYBOX.tmp"
+  echo "$pkg" >"$ARM64_KERNEL_PACKAGE_FILE"
+  mv "$ARM64_BUSYBOX.tmp" "$ARM64_BUSYBOX"
+  mv "$ARM64_KERNEL.tmp" "$ARM64_KERNEL"
+  log "unpacked $pkg and busybox into $ARM64_CACHE"
+fi
+
+# --- the Rust target (optional: only the cargo tests need it) ----------------
+if rustup target list --installed 2>/dev/null | grep -qx "$ARM64_RUST_TARGET"; then
+  :
+elif command -v rustup >/dev/null && rustup target add "$ARM64_RUST_TARGET" >>"$apt_log" 2>&1; then
+  log "installed the Rust target $ARM64_RUST_TARGET"
+else
+  log "WARNING: could not install the Rust target $ARM64_RUST_TARGET: the arm64 cargo tests will be SKIPPED" >&2
+fi
+
+log "ready: $("$ARM64_QEMU" --version | head -n 1), kernel $(cat "$ARM64_KERNEL_PACKAGE_FILE")"

@@ -1,0 +1,153 @@
+#!/usr/bin/env bash
+# The arm64 tests: build them for aarch64 and run them inside the emulated
+# ARM64 KVM host (QEMU TCG with EL2, Debian's arm64 kernel, /dev/kvm).
+#
+#   scripts/arm64/test.sh [run-host.sh options, e.g. --timeout 900]
+#
+# 1. setup.sh installs what is missing (status 3 when it cannot: passed on).
+# 2. kvm-smoke.c, the project's own KVM/ARM check, built static.
+# 3. The cargo tests for aarch64 (static, linked by aarch64-linux-gnu-gcc):
+#    while trapline itself does not build for aarch64, every crate that
+#    does has its tests run and the rest are listed as SKIPPED; once it
+#    builds, every test executable of the workspace runs and a build
+#    failure fails this script, and the release trapline is packed too.
+#    Each executable runs as `cargo test` would: from its package's folder,
+#    the repository's tracked files present at the same absolute paths (so
+#    env!("CARGO_MANIFEST_DIR") and env!("CARGO_BIN_EXE_trapline") hold).
+# 4. run-host.sh boots the host, runs them all, reports each by name.
+#
+# Exit status: 0 every test passed (or skipped); 1 a test or a build
+# failed; 3 the emulated host cannot be installed here (callers skip).
+# Environment: ARM64_CARGO=0 skips the cargo tests (kvm-smoke only).
+set -euo pipefail
+# shellcheck source=scripts/arm64/common.sh
+. "$(dirname "${BASH_SOURCE[0]}")/common.sh"
+cd "$ROOT"
+
+log() { echo "arm64/test: $*"; }
+skipped() { log "WARNING: SKIPPED: $*"; }
+
+status=0
+scripts/arm64/setup.sh || status=$?
+[ "$status" -eq 0 ] || exit "$status"
+
+# The folder handed to run-host.sh (see its header): tests, files, rootfs/.
+stage="$ARM64_CACHE/stage"
+rm -rf "$stage"
+mkdir -p "$stage"
+tests="$stage/tests"
+{
+  echo "# Written by scripts/arm64/test.sh: NAME [timeout=S] COMMAND..."
+} >"$tests"
+
+# --- kvm-smoke ---------------------------------------------------------------
+"$ARM64_CC" -static -O2 -Wall -Wextra -Werror -o "$stage/kvm-smoke" scripts/arm64/kvm-smoke.c
+echo "kvm-smoke ./kvm-smoke" >>"$tests"
+
+# --- the cargo tests -----------------------------------------------------------
+export CARGO_TARGET_AARCH64_UNKNOWN_LINUX_GNU_LINKER="$ARM64_CC"
+# Static, as on x86 (.cargo/config.toml): the initramfs has no arm64 libc.
+export CARGO_TARGET_AARCH64_UNKNOWN_LINUX_GNU_RUSTFLAGS="-C target-feature=+crt-static"
+build_log="$ARM64_CACHE/cargo-build.log"
+artifacts="$ARM64_CACHE/cargo-artifacts.json"
+
+# Puts FILE into the initramfs at its own absolute path, stripped: the
+# emulated CPU unpacks the initramfs at about 10 MiB/s, and the debug info
+# and symbols are most of a test executable (a panic still says where).
+pack_at_own_path() {
+  local dest="$stage/rootfs$1"
+  mkdir -p "$(dirname "$dest")"
+  "$ARM64_STRIP" --strip-all -o "$dest" "$1"
+}
+
+# One `kind/name` per test executable in cargo's JSON messages (stdin):
+# prints "EXECUTABLE MANIFEST_DIR KIND NAME" lines.
+test_executables() {
+  grep -E '"reason":"compiler-artifact"' |
+    grep -E '"profile":\{[^}]*"test":true\}' |
+    sed -nE 's/.*"manifest_path":"([^"]*)\/Cargo\.toml".*"target":\{"kind":\["([^"]+)"[^]]*\][^}]*"name":"([^"]+)".*"executable":"([^"]+)".*/\4 \1 \2 \3/p'
+}
+# How many test executables cargo reported, parsed or not (a check on the
+# sed above, which relies on the order of cargo's JSON fields).
+test_executable_count() {
+  grep -E '"reason":"compiler-artifact"' | grep -E '"profile":\{[^}]*"test":true\}' | grep -cE '"executable":"' || true
+}
+
+run_cargo_tests=1
+if [ "${ARM64_CARGO:-1}" = 0 ]; then
+  skipped "the cargo tests (ARM64_CARGO=0)"
+  run_cargo_tests=0
+elif ! rustup target list --installed 2>/dev/null | grep -qx "$ARM64_RUST_TARGET"; then
+  skipped "the cargo tests: the Rust target $ARM64_RUST_TARGET is not installed (rustup target add $ARM64_RUST_TARGET)"
+  run_cargo_tests=0
+fi
+
+if [ "$run_cargo_tests" = 1 ]; then
+  trapline_builds=0
+  log "cargo build --target $ARM64_RUST_TARGET (does trapline build for aarch64?)"
+  if nice cargo build --target "$ARM64_RUST_TARGET" >"$build_log" 2>&1; then
+    trapline_builds=1
+  else
+    skipped "trapline does NOT build for aarch64 yet: its own tests and the release trapline are not run (first errors below; whole log: $build_log)"
+    grep -E '^error' "$build_log" | head -n 5 | sed 's/^/arm64\/test:   /'
+  fi
+
+  # Every test executable; --keep-going builds all the crates that can be.
+  log "building the test executables (cargo build --tests --workspace)"
+  cargo_status=0
+  nice cargo build --target "$ARM64_RUST_TARGET" --workspace --tests --keep-going \
+    --message-format=json >"$artifacts" 2>"$build_log" || cargo_status=$?
+  if [ "$cargo_status" -ne 0 ]; then
+    # shellcheck disable=SC2016 # the backquotes are cargo's, not a command
+    failing=$(sed -nE 's/^error: could not compile `([^`]+)`.*/\1/p' "$build_log" | sort -u | tr '\n' ' ')
+    if [ "$trapline_builds" = 1 ]; then
+      log "ERROR: the test executables do not build for aarch64 (${failing:-see $build_log}):" >&2
+      grep -E '^error' "$build_log" | head -n 10 >&2
+      exit 1
+    fi
+    skipped "the tests of the crates that do not build for aarch64 yet: ${failing:-see $build_log}"
+  fi
+
+  count=0
+  while read -r exe dir kind name; do
+    pack_at_own_path "$exe"
+    case "$kind" in
+      lib) test_name="${dir##*/}/lib" ;;
+      *) test_name="${dir##*/}/$kind/$name" ;;
+    esac
+    # As `cargo test` runs it: from the package's folder, with its variables.
+    echo "$test_name cd $dir && CARGO_MANIFEST_DIR=$dir exec $exe" >>"$tests"
+    count=$((count + 1))
+  done < <(test_executables <"$artifacts")
+  log "$count cargo test executables"
+  reported=$(test_executable_count <"$artifacts")
+  if [ "$count" -ne "$reported" ]; then
+    log "ERROR: cargo reported $reported test executables and $count were understood: test_executables() needs fixing" >&2
+    exit 1
+  fi
+
+  if [ "$count" -gt 0 ]; then
+    # The repository's tracked files at their own paths: the sources, test
+    # data and docs the tests read through CARGO_MANIFEST_DIR (a few MiB).
+    if git -C "$ROOT" rev-parse --git-dir >/dev/null 2>&1; then
+      mkdir -p "$stage/rootfs$ROOT"
+      git -C "$ROOT" ls-files -z | tar -C "$ROOT" --null -T - -cf - | tar -C "$stage/rootfs$ROOT" -xf -
+    else
+      log "WARNING: $ROOT is not a git checkout: tests that read the repository's files will fail"
+    fi
+  fi
+
+  if [ "$trapline_builds" = 1 ]; then
+    # The binaries the integration tests run (env!("CARGO_BIN_EXE_trapline")).
+    debug_trapline="$ROOT/target/$ARM64_RUST_TARGET/debug/trapline"
+    if [ -x "$debug_trapline" ]; then pack_at_own_path "$debug_trapline"; fi
+    log "cargo build --release --target $ARM64_RUST_TARGET (the release trapline)"
+    nice cargo build --release --target "$ARM64_RUST_TARGET" --bin trapline >"$build_log" 2>&1 ||
+      { log "ERROR: the release trapline does not build for aarch64 (see $build_log)" >&2; tail -n 20 "$build_log" >&2; exit 1; }
+    "$ARM64_STRIP" --strip-all -o "$stage/trapline" "target/$ARM64_RUST_TARGET/release/trapline"
+    echo "trapline-release-version trapline --version" >>"$tests"
+  fi
+fi
+
+# --- run them all in the emulated host ---------------------------------------
+exec scripts/arm64/run-host.sh "$@" "$stage"
