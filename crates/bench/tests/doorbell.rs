@@ -3,6 +3,7 @@
 //! two vCPUs ringing at once and the consumer thread under load; stopping
 //! a VM while the consumer is blocked ends cleanly; interrupt floods do not
 //! wedge the VMM. Skips, loudly, without /dev/kvm.
+#![cfg(target_arch = "x86_64")]
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;

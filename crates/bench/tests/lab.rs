@@ -2,6 +2,7 @@
 //! machine built with `LabFixtures` has the probe devices, the doorbell and
 //! the fast paths; one built without has none, and asking it for the lab's
 //! handles is a clear error. Skips, loudly, without /dev/kvm.
+#![cfg(target_arch = "x86_64")]
 
 use std::time::Duration;
 

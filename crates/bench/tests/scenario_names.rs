@@ -6,6 +6,7 @@
 //! and the QEMU peer's. So renaming a scenario on either side fails here
 //! instead of rendering as "not measured". The report cannot depend on the
 //! lab, so this test lives where both are visible. No KVM needed.
+#![cfg(target_arch = "x86_64")]
 
 use std::collections::BTreeSet;
 

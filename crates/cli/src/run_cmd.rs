@@ -36,18 +36,56 @@ pub fn read_kernel(spec: &str) -> Result<Vec<u8>, String> {
 /// The built-in payloads written for the lab (`builtin:probe`, and
 /// `builtin:ringer` for its doorbells), which `trapline run` gives the
 /// lab's probe devices and user-space doorbell.
+#[cfg_attr(target_arch = "aarch64", allow(dead_code))]
 fn is_lab_payload(kernel: &str) -> bool {
     matches!(kernel, "builtin:probe" | "builtin:ringer")
 }
 
+/// Flags with no meaning on the arm64 `virt` machine, if any is set: the
+/// message names the first.
+#[cfg_attr(target_arch = "x86_64", allow(dead_code))]
+fn x86_only_flag(a: &RunArgs) -> Option<&'static str> {
+    [
+        (
+            a.irqchip != crate::args::IrqchipArg::Kernel,
+            "--irqchip split|none",
+        ),
+        (a.no_pit, "--no-pit"),
+        (
+            a.devices.contains(&DeviceArg::PciTestdev),
+            "--device pci-testdev",
+        ),
+        (
+            a.devices.contains(&DeviceArg::PcTestdev),
+            "--device pc-testdev",
+        ),
+        (a.ecam_ro, "--ecam-ro"),
+        (
+            !a.disks.is_empty(),
+            "--disk (until virtio-mmio lands on virt)",
+        ),
+        (a.initrd.is_some(), "--initrd (not yet on arm64)"),
+    ]
+    .into_iter()
+    .find_map(|(set, flag)| set.then_some(flag))
+}
+
 pub fn run(a: RunArgs) -> i32 {
     let start = Instant::now();
+    #[cfg(target_arch = "aarch64")]
+    if let Some(flag) = x86_only_flag(&a) {
+        return fail(
+            status::USAGE,
+            format!("{flag} is x86-only: the arm64 virt machine has no such device or mode"),
+        );
+    }
     let kernel = match read_kernel(&a.kernel) {
         Ok(k) => k,
         Err(e) => return fail(status::BAD_IMAGE, e),
     };
     let initrd = match &a.initrd {
         // Built-in initramfs images for Linux guests.
+        #[cfg(target_arch = "x86_64")]
         Some(p) if p.as_os_str() == "builtin:vblktest" => {
             Some(trapline_guest::linux_vblk_initramfs())
         }
@@ -168,6 +206,7 @@ pub fn run(a: RunArgs) -> i32 {
     } else {
         trapline_machine::SeccompMode::All
     };
+    #[cfg(target_arch = "x86_64")]
     if is_lab_payload(&a.kernel) {
         // The lab's own guests talk to the lab's devices; any other guest
         // gets a machine without them. No fast paths: those are what a

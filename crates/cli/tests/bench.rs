@@ -1,6 +1,7 @@
 //! `trapline bench` end to end: the lab runs, every scenario it runs passes
 //! its own check, and each output format is what it claims to be. Small
 //! loops (the host emulates guest code): the point is behaviour, not speed.
+#![cfg(target_arch = "x86_64")]
 
 use std::process::Output;
 

@@ -1,6 +1,7 @@
 //! `trapline run` end to end, as a user runs it: the real binary, real
 //! images, real exit statuses. Tests that need /dev/kvm say so loudly and
 //! skip when it is absent.
+#![cfg(target_arch = "x86_64")]
 
 mod common;
 use common::*;

@@ -1,5 +1,6 @@
 //! Console input: what is written to `trapline run`'s stdin reaches the
 //! guest's COM1 receiver (with seccomp on, the default).
+#![cfg(target_arch = "x86_64")]
 
 mod common;
 

@@ -2,6 +2,7 @@
 //! `kutvmexit` payloads (built the way kvm-unit-tests builds its x86
 //! tests) behave on trapline as they do on QEMU. KVM tests skip loudly
 //! without /dev/kvm; the QEMU comparison skips loudly without QEMU.
+#![cfg(target_arch = "x86_64")]
 
 use std::collections::BTreeSet;
 use std::path::Path;

@@ -13,6 +13,7 @@
 //! `TRAPLINE_LINUX_BZIMAGE` (build.sh beside the shared guests writes
 //! `out/bzImage`): `cargo test -p trapline --test linux -- --ignored bzimage`. A boot takes ~15-20 s on an
 //! idle host and minutes on a loaded one: the timeout is generous.
+#![cfg(target_arch = "x86_64")]
 
 mod common;
 

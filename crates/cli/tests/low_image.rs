@@ -3,6 +3,7 @@
 //! tests) boots, drops to 16-bit real mode, computes its result there and
 //! exits through isa-debug-exit with status 165, on trapline and on QEMU.
 //! KVM tests skip loudly without /dev/kvm, the QEMU comparison without QEMU.
+#![cfg(target_arch = "x86_64")]
 
 mod common;
 use common::*;

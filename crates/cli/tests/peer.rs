@@ -1,5 +1,6 @@
 //! `trapline bench --peer qemu`: the same probe on QEMU, side by side.
 //! Skips loudly without /dev/kvm or without QEMU.
+#![cfg(target_arch = "x86_64")]
 
 use std::path::Path;
 use std::process::Command;

@@ -2,6 +2,7 @@
 //! run_tests.sh drives QEMU (spec §5.3): the real binary, its real output
 //! and exit statuses. Tests that need /dev/kvm say so loudly and skip when it
 //! is absent.
+#![cfg(target_arch = "x86_64")]
 
 use std::process::Output;
 

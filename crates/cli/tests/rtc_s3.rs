@@ -4,6 +4,7 @@
 //! vector that exits with 0x2a), on trapline with seccomp on (the
 //! default), and on QEMU when it is installed, which must agree. KVM tests
 //! skip loudly without /dev/kvm, the comparison without QEMU.
+#![cfg(target_arch = "x86_64")]
 
 mod common;
 use common::*;

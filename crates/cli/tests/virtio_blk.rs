@@ -3,6 +3,7 @@
 //! the guest wrote, under every `--virtio-notify` × `--virtio-irq`
 //! combination, with seccomp on; read-only disks refuse writes; a missing
 //! or unreadable disk file is a usage error before the guest starts.
+#![cfg(target_arch = "x86_64")]
 
 mod common;
 

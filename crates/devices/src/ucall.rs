@@ -97,6 +97,9 @@ pub struct UcallPort {
     sink: Option<Sender<UcallEvent>>,
     profiles: Vec<Arc<ExitProfile>>,
     kernel: Option<Arc<dyn KernelCounters>>,
+    /// The profile key of the exits that carry ucalls (left out of the
+    /// handling totals): the PIO port on x86, the MMIO word on `virt`.
+    key: (ExitKind, u64),
 }
 
 impl UcallPort {
@@ -114,7 +117,16 @@ impl UcallPort {
             sink,
             profiles: Vec::new(),
             kernel: None,
+            key: (ExitKind::PioWrite, u64::from(trapline_abi::UCALL_PORT)),
         }
+    }
+
+    /// The exits that carry ucalls are `kind` at `addr` (default: a PIO
+    /// write to `UCALL_PORT`; the arm64 `virt` machine's is an MMIO write
+    /// to `VIRT_UCALL_MMIO`).
+    pub fn with_key(mut self, kind: ExitKind, addr: u64) -> Self {
+        self.key = (kind, addr);
+        self
     }
 
     /// Stamp each message with KVM's own exit counters of the sending vCPU.
@@ -170,9 +182,10 @@ impl BusDevice for UcallPort {
         }
         if let Some(sink) = &self.sink {
             let exits = counters.map(|c| c.snapshot()).unwrap_or_default();
-            let handling = self.profiles.get(vcpu).map(|p| {
-                p.totals_excluding(ExitKind::PioWrite, u64::from(trapline_abi::UCALL_PORT))
-            });
+            let handling = self
+                .profiles
+                .get(vcpu)
+                .map(|p| p.totals_excluding(self.key.0, self.key.1));
             let kernel = self.kernel.as_ref().and_then(|k| k.read(vcpu));
             // A receiver that went away just means nobody listens any more.
             let _ = sink.send(UcallEvent {

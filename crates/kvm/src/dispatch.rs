@@ -46,6 +46,12 @@ pub enum Crash {
         /// Hardware entry failure reason.
         reason: u64,
     },
+    /// arm64: an MMIO access KVM cannot decode (no valid syndrome, e.g. a
+    /// load/store pair or one with writeback): KVM_EXIT_ARM_NISV, or
+    /// KVM_RUN failing with ENOSYS where that exit is not enabled. The loop
+    /// names the PC, the address and the instruction word.
+    #[cfg(target_arch = "aarch64")]
+    Undecodable,
 }
 
 /// Handle one exit: call the device it is for, count it, and say what the
@@ -109,6 +115,10 @@ pub fn dispatch(
         Ok(VcpuExit::SystemEvent(kind, _)) => {
             return ExitOutcome::End(VcpuEnd::SystemEvent { kind })
         }
+        #[cfg(target_arch = "aarch64")]
+        Ok(VcpuExit::Unsupported(crate::arch::ARM_NISV_EXIT)) => {
+            return ExitOutcome::Crashed(Crash::Undecodable)
+        }
         Ok(other) => {
             counters.bump(ExitKind::Other);
             return ExitOutcome::End(VcpuEnd::Unhandled {
@@ -120,6 +130,8 @@ pub fn dispatch(
             return ExitOutcome::Kicked;
         }
         Err(e) if e.errno() == libc::EAGAIN => IoOutcome::Continue,
+        #[cfg(target_arch = "aarch64")]
+        Err(e) if e.errno() == libc::ENOSYS => return ExitOutcome::Crashed(Crash::Undecodable),
         Err(e) => return ExitOutcome::End(VcpuEnd::RunError { errno: e.errno() }),
     };
     match outcome {
@@ -449,6 +461,27 @@ mod tests {
                 ExitOutcome::End(VcpuEnd::SystemEvent { kind })
             );
         }
+    }
+
+    #[cfg(target_arch = "aarch64")]
+    #[test]
+    fn undecodable_accesses_are_crashes_for_the_loop() {
+        let f = Fixture::new();
+        // KVM_EXIT_ARM_NISV (with KVM_CAP_ARM_NISV_TO_USER) and KVM_RUN
+        // failing with ENOSYS (without it) both name the access.
+        assert_eq!(
+            dispatch(
+                &f.ctx,
+                Ok(VcpuExit::Unsupported(kvm_bindings::KVM_EXIT_ARM_NISV)),
+                1
+            ),
+            ExitOutcome::Crashed(Crash::Undecodable)
+        );
+        assert_eq!(
+            dispatch(&f.ctx, Err(errno(libc::ENOSYS)), 1),
+            ExitOutcome::Crashed(Crash::Undecodable)
+        );
+        assert_eq!(f.ctx.counters.snapshot().total_exits(), 0);
     }
 
     #[test]

@@ -1,11 +1,10 @@
 //! The VM's interrupt controllers: KVM's full in-kernel irqchip, the split
 //! irqchip (LAPICs in the kernel, no IOAPIC or PIC), or none; and the
-//! in-kernel PIT, which KVM only gives a VM with the full irqchip.
-
-use kvm_bindings::{kvm_enable_cap, kvm_pit_config, KVM_CAP_SPLIT_IRQCHIP, KVM_PIT_SPEAKER_DUMMY};
-use kvm_ioctls::VmFd;
-
-use crate::KvmError;
+//! in-kernel PIT, which KVM only gives a VM with the full irqchip. The
+//! choice is a plain value on both architectures (so the configuration and
+//! the command line are the same code); only x86 creates anything from it
+//! (`arch::x86_64::irqchip::create`), and arm64's machine accepts only
+//! [`Irqchip::Kernel`] (its vGICv3).
 
 /// Which interrupt controllers KVM emulates for the VM.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
@@ -43,44 +42,6 @@ impl Irqchip {
     pub fn has_ioapic_and_pic(self) -> bool {
         self == Irqchip::Kernel
     }
-}
-
-/// IOAPIC routes the split irqchip reserves (a PC's 24 pins).
-const SPLIT_IRQCHIP_ROUTES: u64 = 24;
-
-/// Create `irqchip` and, if `pit`, the PIT, on a VM that has no vCPU yet.
-pub fn create(fd: &VmFd, irqchip: Irqchip, pit: bool) -> Result<(), KvmError> {
-    if pit && !irqchip.has_ioapic_and_pic() {
-        return Err(KvmError::Config(format!(
-            "the in-kernel PIT needs the in-kernel PIC: --irqchip {} runs without a PIT \
-             (add --no-pit, or use --irqchip kernel)",
-            irqchip.name()
-        )));
-    }
-    match irqchip {
-        Irqchip::Kernel => fd
-            .create_irq_chip()
-            .map_err(KvmError::ioctl("KVM_CREATE_IRQCHIP"))?,
-        Irqchip::Split => {
-            let cap = kvm_enable_cap {
-                cap: KVM_CAP_SPLIT_IRQCHIP,
-                args: [SPLIT_IRQCHIP_ROUTES, 0, 0, 0],
-                ..Default::default()
-            };
-            fd.enable_cap(&cap)
-                .map_err(KvmError::ioctl("KVM_ENABLE_CAP(KVM_CAP_SPLIT_IRQCHIP)"))?;
-        }
-        Irqchip::None => {}
-    }
-    if pit {
-        let cfg = kvm_pit_config {
-            flags: KVM_PIT_SPEAKER_DUMMY,
-            ..Default::default()
-        };
-        fd.create_pit2(cfg)
-            .map_err(KvmError::ioctl("KVM_CREATE_PIT2"))?;
-    }
-    Ok(())
 }
 
 #[cfg(test)]

@@ -29,11 +29,11 @@ fn dispatch_coalesced(ctx: &VcpuContext, space: Space, addr: u64, data: &[u8]) {
     let _ = bus.write(ctx.index, addr, data);
 }
 
-/// The TSC, for `--stat`'s handling times.
+/// The cycle counter (TSC on x86, CNTVCT_EL0 on arm64), for `--stat`'s
+/// handling times.
 #[inline(always)]
 fn tsc() -> u64 {
-    // SAFETY: RDTSC has no memory effects; every x86_64 CPU has it.
-    unsafe { core::arch::x86_64::_rdtsc() }
+    trapline_bus::cycles()
 }
 
 /// Run `vcpu` until something ends it.
@@ -121,7 +121,13 @@ unsafe fn crash_end(
 ) -> VcpuEnd {
     match what {
         Crash::TripleFault => VcpuEnd::TripleFault {
-            rip: vcpu.get_regs().ok().map(|r| r.rip),
+            rip: crash::pc(vcpu),
+        },
+        #[cfg(target_arch = "aarch64")]
+        Crash::Undecodable => VcpuEnd::Undecodable {
+            // SAFETY: the caller promises `run` is this vCPU's kvm_run,
+            // holding the exit (or failed KVM_RUN) `what` came from.
+            what: unsafe { crash::undecodable(vcpu, run, ctx.memory.as_ref()) },
         },
         Crash::InternalError => {
             // SAFETY: the caller promises the exit reason is

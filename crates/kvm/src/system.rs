@@ -88,12 +88,17 @@ impl HostKvm {
             ("coalesced-mmio", Cap::CoalescedMmio),
             ("coalesced-pio", Cap::CoalescedPio),
             ("readonly-mem", Cap::ReadonlyMem),
+            #[cfg(target_arch = "x86_64")]
             ("pit2", Cap::Pit2),
             ("immediate-exit", Cap::ImmediateExit),
             ("tsc-control", Cap::TscControl),
             ("get-tsc-khz", Cap::GetTscKhz),
+            #[cfg(target_arch = "x86_64")]
             ("x2apic-api", Cap::X2ApicApi),
+            #[cfg(target_arch = "x86_64")]
             ("split-irqchip", Cap::SplitIrqchip),
+            #[cfg(target_arch = "aarch64")]
+            ("arm-psci-0.2", Cap::ArmPsci02),
             ("max-vcpus", Cap::MaxVcpus),
             ("nr-memslots", Cap::NrMemslots),
         ];

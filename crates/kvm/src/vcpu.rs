@@ -74,6 +74,13 @@ pub enum VcpuEnd {
         /// The event type.
         kind: u32,
     },
+    /// arm64: an MMIO access KVM could not decode; `what` is one line
+    /// naming the PC, the address and the instruction word.
+    #[cfg(target_arch = "aarch64")]
+    Undecodable {
+        /// The line.
+        what: String,
+    },
     /// An exit trapline does not handle.
     Unhandled {
         /// Its description.

@@ -1,6 +1,8 @@
 //! KVM's binary statistics read from a real VM and vCPU. Skips, loudly,
 //! without /dev/kvm; says so, and passes, on a kernel without
-//! KVM_GET_STATS_FD (before 5.14).
+//! KVM_GET_STATS_FD (before 5.14). x86 only for now: the counters it
+//! names (`io_exits`, `halt_exits`) are x86's.
+#![cfg(target_arch = "x86_64")]
 
 use trapline_kvm::stats_fd::{StatKind, StatsFd};
 use trapline_kvm::{HostKvm, Vm, VmConfig};

@@ -143,7 +143,8 @@ impl MachineConfig {
             mem_mib: 128,
             vcpus: 1,
             irqchip: trapline_kvm::Irqchip::Kernel,
-            pit: true,
+            // The PIT is the PC's; `virt` has none.
+            pit: cfg!(target_arch = "x86_64"),
             cpu: trapline_kvm::CpuModel::default(),
             kernel,
             kernel_name: kernel_name.into(),

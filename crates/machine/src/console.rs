@@ -12,7 +12,6 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use trapline_bus::StopReason;
-use trapline_devices::serial::Uart;
 use trapline_kvm::VcpuEnd;
 use trapline_seccomp::{BpfProgram, ThreadKind};
 
@@ -57,10 +56,29 @@ pub(crate) fn filter(input: &[u8], escape: bool, pending: &mut bool) -> Action {
     Action::Send(out)
 }
 
+/// A UART's receiver, which the console thread feeds: COM1 on x86, the
+/// PL011 on arm64.
+pub trait ConsoleRx: Send + Sync {
+    /// Queue `bytes` for the guest; returns how many fit.
+    fn enqueue_input(&self, bytes: &[u8]) -> usize;
+}
+
+impl ConsoleRx for trapline_devices::serial::Uart {
+    fn enqueue_input(&self, bytes: &[u8]) -> usize {
+        trapline_devices::serial::Uart::enqueue_input(self, bytes)
+    }
+}
+
+impl ConsoleRx for trapline_devices::pl011::Pl011 {
+    fn enqueue_input(&self, bytes: &[u8]) -> usize {
+        trapline_devices::pl011::Pl011::enqueue_input(self, bytes)
+    }
+}
+
 /// Spawns the console thread. It installs `filter` (the helper filter:
 /// read, write, sleep) before its first read.
 pub(crate) fn spawn(
-    uart: Arc<Uart>,
+    uart: Arc<dyn ConsoleRx>,
     escape: bool,
     quit: Sender<(usize, VcpuEnd)>,
     seccomp: Option<BpfProgram>,

@@ -7,23 +7,32 @@
 //!
 //! The machine knows only the platform. Whoever needs more devices or fast
 //! paths on it (the lab) passes a [`MachineExtension`] in the config.
+//!
+//! The platform is the architecture's (`arch::x86_64`: the PC; `arch::aarch64`:
+//! QEMU's `virt`); the run loop, statistics, console and extension point are
+//! shared.
 
+mod arch;
 mod assemble;
-mod boot;
 mod config;
 pub mod console;
 mod error;
 mod extension;
 pub mod footprint;
-mod interrupts;
 pub mod kvm_stats;
-pub mod layout;
 mod outcome;
-mod platform;
 mod run;
-pub mod sleep;
 pub mod stat;
 pub mod virtio;
+
+#[cfg(target_arch = "aarch64")]
+use arch::aarch64::platform;
+#[cfg(target_arch = "aarch64")]
+pub use arch::aarch64::{image, layout};
+#[cfg(target_arch = "x86_64")]
+use arch::x86_64::{interrupts, platform};
+#[cfg(target_arch = "x86_64")]
+pub use arch::x86_64::{layout, sleep};
 
 pub use assemble::Machine;
 pub use config::{MachineConfig, MetricsSink, SeccompMode, VirtioConfig, VirtioIrq, VirtioNotify};

@@ -108,6 +108,8 @@ impl Outcome {
                     detail: format!("KVM system event {k}"),
                 },
             },
+            #[cfg(target_arch = "aarch64")]
+            VcpuEnd::Undecodable { what } => Outcome::KvmFailure { vcpu, detail: what },
             VcpuEnd::Unhandled { what } => Outcome::KvmFailure {
                 vcpu,
                 detail: format!("unhandled exit: {what}"),

@@ -15,15 +15,23 @@ use std::time::{Duration, Instant};
 
 use trapline_bus::{ExitSnapshot, StopReason};
 use trapline_devices::virtio::NotifyWorker;
-use trapline_kvm::{kick, resume::resume, run_vcpu, ResumeAt, VcpuContext, VcpuEnd, VcpuFd};
+use trapline_kvm::{kick, run_vcpu, VcpuContext, VcpuEnd, VcpuFd};
+#[cfg(target_arch = "x86_64")]
+use trapline_kvm::{resume::resume, ResumeAt};
 use trapline_seccomp::{BpfProgram, ThreadKind};
 use vmm_sys_util::signal::Killable;
 
 use crate::kvm_stats::Snapshots;
+#[cfg(target_arch = "x86_64")]
 use crate::sleep::{self, SleepEnd, Sleeper};
 use crate::stat::{MetricsLines, StatReport, VcpuStat};
 use crate::SeccompMode;
 use crate::{Machine, MachineError, Outcome};
+
+/// Where a vCPU resumes after S3: nowhere on arm64, where no guest
+/// suspends (no ACPI PM block), so no value exists.
+#[cfg(target_arch = "aarch64")]
+type ResumeAt = std::convert::Infallible;
 
 /// How long the controller waits for kicked vCPUs before giving up.
 const STOP_GRACE: Duration = Duration::from_secs(5);
@@ -316,9 +324,21 @@ impl Machine {
         })
     }
 
+    /// arm64 has no S3: a suspend cannot be asked for, and would end the
+    /// run as a power-off.
+    #[cfg(target_arch = "aarch64")]
+    fn sleep_and_resume(
+        &self,
+        _deadline: Option<Instant>,
+        _resume_txs: &[Sender<ResumeAt>],
+    ) -> Option<Outcome> {
+        Some(Outcome::PowerOff)
+    }
+
     /// Every vCPU is parked in S3: sleep until a wake event, then send
     /// each vCPU where it resumes. Returns the outcome if the run ends
     /// instead (the deadline, or no waking vector to resume at).
+    #[cfg(target_arch = "x86_64")]
     fn sleep_and_resume(
         &self,
         deadline: Option<Instant>,
@@ -567,6 +587,8 @@ impl VcpuThread {
 /// suspends (this vCPU asked for S3, or was stopped while `suspending`),
 /// report [`StopReason::Suspend`], wait for where to resume, set the vCPU
 /// there and run again. A closed resume channel ends the thread.
+// On arm64 nothing resumes a parked vCPU (no S3), so the loop never loops.
+#[cfg_attr(target_arch = "aarch64", allow(clippy::never_loop))]
 fn run_with_sleeps(
     vcpu: &mut VcpuFd,
     ctx: &VcpuContext,
@@ -593,11 +615,14 @@ fn run_with_sleeps(
         let Ok(at) = resume_rx.recv() else {
             return VcpuEnd::Stopped;
         };
+        #[cfg(target_arch = "x86_64")]
         if let Err(e) = resume(vcpu, at) {
             return VcpuEnd::Unhandled {
                 what: format!("resuming from S3: {e}"),
             };
         }
+        #[cfg(target_arch = "aarch64")]
+        match at {}
     }
 }
 

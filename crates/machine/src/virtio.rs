@@ -82,6 +82,14 @@ impl VirtioSet {
             notify: config.notify,
             ..Default::default()
         };
+        if cfg!(target_arch = "aarch64") && !config.disks.is_empty() {
+            // The transports, their SPIs and the device tree nodes come
+            // with virtio-mmio on `virt` (issue 26).
+            return Err(MachineError::Config(
+                "--disk is x86-only for now: the virt machine has no virtio-mmio devices yet"
+                    .into(),
+            ));
+        }
         if config.disks.len() > VIRTIO_GSIS.len() {
             return Err(MachineError::Config(format!(
                 "{} disks: trapline has room for {} virtio devices",

@@ -1,5 +1,6 @@
 //! Resource hygiene: many VMs created, run and destroyed in one process
 //! leave no file descriptors, threads or memory behind.
+#![cfg(target_arch = "x86_64")]
 
 use std::time::{Duration, Instant};
 

@@ -1,5 +1,6 @@
 //! Machines built and run in-process: the hostile guest, SMP check-ins,
 //! ucall plumbing. Skips, loudly, without /dev/kvm.
+#![cfg(target_arch = "x86_64")]
 
 use std::sync::mpsc::channel;
 use std::sync::{Arc, Mutex};

@@ -23,7 +23,9 @@ mod parse;
 mod translate;
 mod values;
 
-#[cfg(test)]
+// The QEMU spellings are x86's (pc machine, its devices and CPU models)
+// until the arm64 ones land (issue 26).
+#[cfg(all(test, target_arch = "x86_64"))]
 mod tests;
 
 pub use launch::main;

@@ -7,9 +7,9 @@ use kvm_bindings::{kvm_userspace_memory_region, CpuId, KVM_MAX_CPUID_ENTRIES};
 use kvm_ioctls::{VcpuFd, VmFd};
 use vm_memory::{GuestAddress, GuestMemoryBackend, GuestMemoryMmap, GuestMemoryRegion};
 
-use crate::cpu_state::BootCpuState;
-use crate::irqchip::{self, Irqchip};
-use crate::{cpuid, HostKvm, KvmError};
+use super::cpu_state::BootCpuState;
+use super::{cpuid, irqchip};
+use crate::{HostKvm, Irqchip, KvmError};
 
 /// Identity-map page KVM needs on Intel (real-mode guests without
 /// unrestricted guest), and the three TSS pages after it: the same

@@ -1,0 +1,162 @@
+//! `trapline run` on arm64 end to end: the real binary on the `virt`
+//! machine with trapline's own arm64 payloads. Needs /dev/kvm (the
+//! emulated ARM64 host of scripts/arm64/test.sh has it); skips loudly
+//! without it. Timings are never asserted (under TCG an exit costs
+//! 50-600 µs).
+#![cfg(target_arch = "aarch64")]
+
+mod common;
+
+use common::{kvm_present, run};
+
+fn text(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).into_owned()
+}
+
+/// Run `builtin:<payload>` with `extra` flags; (status, stdout, stderr).
+fn guest(payload: &str, extra: &[&str]) -> (i32, String, String) {
+    let kernel = format!("builtin:{payload}");
+    let mut args = vec![
+        "run",
+        "--kernel",
+        &kernel,
+        "--serial",
+        "stdio",
+        "--timeout",
+        "240",
+    ];
+    args.extend_from_slice(extra);
+    let out = run(&args);
+    let (o, e) = (text(&out.stdout), text(&out.stderr));
+    eprintln!("--- trapline {args:?}\n--- stdout:\n{o}--- stderr:\n{e}");
+    (out.status.code().unwrap_or(-1), o, e)
+}
+
+#[test]
+fn hello_prints_its_lines_and_powers_off_with_status_0() {
+    if !kvm_present("hello_prints_its_lines_and_powers_off_with_status_0") {
+        return;
+    }
+    let (status, out, _) = guest("hello", &["--append", "exit=0 one two"]);
+    assert_eq!(status, 0);
+    assert!(out.contains("hello from trapline arm64 guest"), "{out}");
+    assert!(out.contains("argv[2]=one"), "{out}");
+    assert!(out.contains("1 cpus in the device tree"), "{out}");
+}
+
+#[test]
+fn hello_exits_through_the_debug_exit_page_with_its_status() {
+    if !kvm_present("hello_exits_through_the_debug_exit_page_with_its_status") {
+        return;
+    }
+    let (status, _, err) = guest("hello", &["--append", "exit=3"]);
+    // isa-debug-exit's convention, as on x86: (3 << 1) | 1.
+    assert_eq!(status, 7, "{err}");
+}
+
+#[test]
+fn psci_system_reset_ends_the_run_like_a_reboot() {
+    if !kvm_present("psci_system_reset_ends_the_run_like_a_reboot") {
+        return;
+    }
+    let (status, _, err) = guest("hello", &["--append", "reset=1"]);
+    assert_eq!(status, 0, "{err}");
+    assert!(err.contains("requested a reset"), "{err}");
+    // SYSTEM_OFF, by contrast, is a power-off.
+    let (status, _, err) = guest("hello", &[]);
+    assert_eq!(status, 0);
+    assert!(!err.contains("requested a reset"), "{err}");
+}
+
+#[test]
+fn smp_starts_the_second_cpu_with_psci_cpu_on() {
+    if !kvm_present("smp_starts_the_second_cpu_with_psci_cpu_on") {
+        return;
+    }
+    let (status, out, err) = guest("smp", &["--smp", "2"]);
+    assert_eq!(status, 0, "{err}");
+    assert!(out.contains("smp: 2 of 2 cpus online"), "{out}");
+}
+
+#[test]
+fn the_hostile_guest_makes_100000_accesses_and_trapline_survives() {
+    if !kvm_present("the_hostile_guest_makes_100000_accesses_and_trapline_survives") {
+        return;
+    }
+    let (status, out, err) = guest("hostile", &["--append", "n=100000 seed=7"]);
+    assert_eq!(status, 0, "{err}");
+    // Unmapped MMIO reads all-ones and writes are dropped: no aborts.
+    assert!(out.contains("hostile: mmio=100000 aborts=0"), "{out}");
+}
+
+#[test]
+fn stat_counts_the_pl011_writes_by_key() {
+    if !kvm_present("stat_counts_the_pl011_writes_by_key") {
+        return;
+    }
+    let (status, _, err) = guest("hello", &["--stat"]);
+    assert_eq!(status, 0, "{err}");
+    let line = err
+        .lines()
+        .find(|l| l.trim_start().starts_with("0x9000000:W"))
+        .unwrap_or_else(|| panic!("no PL011 data-register key in --stat:\n{err}"));
+    assert!(line.contains("pl011"), "{line}");
+    // The ucall page is keyed too (the payload's DONE).
+    assert!(err.contains("0xb000000:W"), "{err}");
+}
+
+#[test]
+fn seccomp_on_and_off_both_run_the_guest() {
+    if !kvm_present("seccomp_on_and_off_both_run_the_guest") {
+        return;
+    }
+    // The default (seccomp on every thread) is what every other test uses;
+    // here it is set against a run without it.
+    let (on, out_on, _) = guest("hello", &[]);
+    let (off, out_off, _) = guest("hello", &["--no-seccomp"]);
+    assert_eq!((on, off), (0, 0));
+    assert_eq!(out_on, out_off);
+}
+
+#[test]
+fn x86_only_flags_are_refused_with_a_usage_error() {
+    for flags in [
+        &["--irqchip", "split"][..],
+        &["--no-pit"],
+        &["--device", "pci-testdev"],
+        &["--ecam-ro"],
+        &["--cpu", "qemu64"],
+    ] {
+        let mut args = vec!["run", "--kernel", "builtin:hello"];
+        args.extend_from_slice(flags);
+        let out = run(&args);
+        let err = text(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{flags:?}: {err}");
+        assert!(err.contains("x86-only"), "{flags:?}: {err}");
+    }
+}
+
+#[test]
+fn an_x86_image_is_a_clear_image_error() {
+    if !kvm_present("an_x86_image_is_a_clear_image_error") {
+        return;
+    }
+    let path = common::tmp("x86.elf");
+    let mut elf = vec![0u8; 64];
+    elf[..4].copy_from_slice(b"\x7fELF");
+    elf[4] = 2;
+    elf[5] = 1;
+    elf[18] = 62;
+    std::fs::write(&path, elf).unwrap();
+    let out = run(&["run", "--kernel", path.to_str().unwrap()]);
+    let err = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(4), "{err}");
+    assert!(err.contains("x86_64"), "{err}");
+}
+
+#[test]
+fn bench_says_the_lab_is_not_yet_on_arm64() {
+    let out = run(&["bench"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(text(&out.stderr).contains("not yet available on arm64"));
+}

@@ -1,0 +1,190 @@
+//! Building the `virt` machine: RAM and image, every vCPU then the vGIC,
+//! the device tree with the vCPUs' MPIDRs, the PL011, trapline's ucall and
+//! debug-exit pages, fast paths.
+
+use std::sync::Arc;
+
+use trapline_abi as abi;
+use trapline_bus::{BusBuilder, ExitCounters, ExitKind, ExitProfile};
+use trapline_devices::debug_exit::DebugExit;
+use trapline_devices::pl011::Pl011;
+use trapline_devices::ucall::UcallPort;
+use trapline_fastpath::CoalescedRing;
+use trapline_kvm::{BootRegs, HostKvm, Vm, VmConfig};
+
+use super::layout::{dtb_address, MAX_MEM_MIB};
+use super::platform::KvmIrqLines;
+use crate::config::MachineConfig;
+use crate::extension::ExtensionContext;
+use crate::kvm_stats::{KvmStats, UcallKernelCounters};
+use crate::{Machine, MachineError};
+
+/// The arm64 generic timer's frequency (CNTFRQ_EL0) in kHz: what
+/// `trapline_bus::cycles()` (CNTVCT_EL0) counts in.
+fn counter_khz() -> Option<u32> {
+    let hz: u64;
+    // SAFETY: CNTFRQ_EL0 is readable at EL0 on Linux; reading it has no
+    // side effects.
+    unsafe { core::arch::asm!("mrs {}, cntfrq_el0", out(reg) hz, options(nomem, nostack)) };
+    u32::try_from(hz / 1000).ok().filter(|&k| k > 0)
+}
+
+/// Flags of `MachineConfig` that have no meaning on `virt`.
+fn refuse_x86_only(config: &MachineConfig) -> Result<(), MachineError> {
+    let x86_only = [
+        (config.pci_testdev, "--device pci-testdev"),
+        (config.pc_testdev, "--device pc-testdev"),
+        (config.ecam_ro, "--ecam-ro"),
+        (
+            config.irqchip != trapline_kvm::Irqchip::Kernel,
+            "--irqchip split|none",
+        ),
+        (config.initrd.is_some(), "--initrd (not yet on arm64)"),
+    ];
+    match x86_only.iter().find(|(set, _)| *set) {
+        Some((_, flag)) => Err(MachineError::Config(format!(
+            "{flag} is x86-only: the arm64 virt machine has no such device or mode"
+        ))),
+        None => Ok(()),
+    }
+}
+
+impl Machine {
+    /// Build a `virt` machine on `kvm` from `config`.
+    pub fn build(kvm: &HostKvm, mut config: MachineConfig) -> Result<Machine, MachineError> {
+        if config.mem_mib == 0 || config.mem_mib > MAX_MEM_MIB {
+            return Err(MachineError::Config(format!(
+                "--mem {}: guest RAM must be 1 to {MAX_MEM_MIB} MiB",
+                config.mem_mib
+            )));
+        }
+        refuse_x86_only(&config)?;
+        let mem_bytes = config.mem_mib << 20;
+        let vm = Vm::new(
+            kvm,
+            VmConfig {
+                mem_bytes,
+                vcpus: config.vcpus,
+                irqchip: config.irqchip,
+                pit: false,
+                cpu: config.cpu.clone(),
+            },
+        )?;
+        let ram_end = abi::VIRT_RAM_BASE + mem_bytes;
+        let image =
+            super::image::load(vm.memory(), &config.kernel, ram_end).map_err(MachineError::Load)?;
+
+        let counters: Arc<[Arc<ExitCounters>]> = (0..config.vcpus)
+            .map(|_| Arc::new(ExitCounters::default()))
+            .collect::<Vec<_>>()
+            .into();
+        let profiles: Option<Vec<Arc<ExitProfile>>> = (config.profile || config.metrics.is_some())
+            .then(|| {
+                (0..config.vcpus)
+                    .map(|_| Arc::new(ExitProfile::new()))
+                    .collect()
+            });
+
+        // Every vCPU, then the vGIC (KVM's order); irqfds only after this.
+        let vcpus = vm.create_vcpus()?;
+        let mpidrs = vcpus
+            .iter()
+            .map(|v| vm.mpidr(v))
+            .collect::<Result<Vec<_>, _>>()?;
+
+        let pio = BusBuilder::new();
+        let mut mmio = BusBuilder::new();
+        let uart = Arc::new(Pl011::with_irq(
+            config.serial,
+            Arc::new(KvmIrqLines {
+                vm: vm.fd().clone(),
+            }),
+            abi::VIRT_PL011_SPI,
+        ));
+        mmio.insert(
+            "pl011",
+            abi::VIRT_PL011_BASE,
+            abi::VIRT_PL011_LEN,
+            uart.clone(),
+        )?;
+        let ucall_kernel = Arc::new(UcallKernelCounters::default());
+        let mut ucall = UcallPort::new(vm.memory().clone(), counters.clone(), config.ucall_sink)
+            .with_profiles(profiles.clone().unwrap_or_default())
+            .with_key(ExitKind::MmioWrite, abi::VIRT_UCALL_MMIO);
+        if profiles.is_some() {
+            ucall = ucall.with_kernel_counters(ucall_kernel.clone());
+        }
+        mmio.insert("ucall", abi::VIRT_UCALL_MMIO, 4, Arc::new(ucall))?;
+        mmio.insert(
+            "debug-exit",
+            abi::VIRT_DEBUG_EXIT_MMIO,
+            4,
+            Arc::new(DebugExit),
+        )?;
+        let virtio =
+            crate::virtio::VirtioSet::build(&vm, std::mem::take(&mut config.virtio), &mut mmio)?;
+        let mut pio = pio;
+        let mut ext = ExtensionContext::new(kvm, &vm, &mut pio, &mut mmio);
+        let extension = match config.extension.take() {
+            Some(e) => Some(e.install(&mut ext)?),
+            None => None,
+        };
+        let (coalesced_ring, fast_port) = (ext.coalesced_ring, ext.fast_port);
+
+        // The device tree, above the image.
+        let mut dt = trapline_fdt::VirtMachine::qemu_virt(mem_bytes, mpidrs);
+        dt.rtc = None;
+        dt.bootargs = config.append.trim().to_string();
+        let blob = trapline_fdt::write(&dt)
+            .map_err(|e| MachineError::Config(format!("device tree: {e}")))?;
+        let dtb = dtb_address(image.end, blob.len() as u64, ram_end).ok_or_else(|| {
+            MachineError::Load(format!(
+                "no room for the {}-byte device tree above the image (ends at {:#x}) in RAM: use a larger --mem",
+                blob.len(),
+                image.end
+            ))
+        })?;
+        use vm_memory::Bytes as _;
+        vm.memory()
+            .write_slice(&blob, vm_memory::GuestAddress(dtb))
+            .map_err(|e| MachineError::Load(format!("writing the device tree: {e}")))?;
+        vm.set_boot_regs(
+            &vcpus[0],
+            BootRegs {
+                pc: image.entry,
+                dtb,
+            },
+        )?;
+
+        let kvm_stats = profiles.is_some().then(|| {
+            let stats = KvmStats::open(vm.fd(), &vcpus);
+            ucall_kernel.set(stats.vcpu_fds());
+            stats
+        });
+        let ring = if coalesced_ring {
+            Some(Arc::new(CoalescedRing::map(&vcpus[0])?))
+        } else {
+            None
+        };
+        Ok(Machine {
+            extension,
+            virtio,
+            vcpus,
+            ring,
+            pio: Arc::new(pio.build()),
+            mmio: Arc::new(mmio.build()),
+            counters,
+            profiles,
+            kvm_stats,
+            metrics: config.metrics,
+            timeout: config.timeout,
+            seccomp: config.seccomp,
+            measure_footprint: config.measure_footprint,
+            fast_port,
+            tsc_khz: counter_khz(),
+            uart,
+            console_input: config.console_input,
+            vm,
+        })
+    }
+}
