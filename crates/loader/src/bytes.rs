@@ -1,5 +1,5 @@
 //! Bounds-checked little-endian reads of untrusted bytes, for the image
-//! parsers ([`crate::elf`], [`crate::linux::bzimage`]): a read past the end
+//! parsers ([`crate::elf`], `linux::bzimage`): a read past the end
 //! is `None`, never a panic.
 
 /// The `N` bytes at `off`, `None` if any is past the end (or `off` does not

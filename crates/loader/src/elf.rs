@@ -313,7 +313,7 @@ pub(crate) fn parse(image: &[u8], target: &ElfTarget) -> Result<Elf, LoadError> 
 /// bytes, all inside the segment), and a Xen PVH entry note, if present, has
 /// the 4-byte address it promises. linux-loader walks these notes when it
 /// copies an ELF64 image; checking them here means that an image
-/// [`inspect`] accepts cannot then fail half-way through [`crate::load`].
+/// [`inspect`] accepts cannot then fail half-way through `load`.
 /// Returns the first PVH entry address found.
 fn check_notes(
     image: &[u8],

@@ -1,7 +1,7 @@
 //! Guest RAM as the loader reasons about it: RAM runs, the device ranges
 //! the machine reserves, and the range arithmetic between them (merging,
 //! subtracting holes, finding where RAM stops). The memory map
-//! ([`crate::bootinfo`]) and the boot area's placement ([`crate::place`])
+//! (`bootinfo`) and the boot area's placement (`place`)
 //! are both built from it.
 
 use std::ops::Range;
