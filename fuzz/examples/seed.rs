@@ -334,6 +334,28 @@ fn loader(dir: &Path) {
 
 /// A minimal bzImage: one setup sector after the boot sector, the setup
 /// header's fields as Linux 6.1 sets them, 256 bytes of "kernel".
+/// Seeds for loader_arm64: header (RAM size, flags, initrd length), image.
+fn loader_arm64(dir: &Path) {
+    let seed = |name: &str, h: [u8; 4], image: &[u8]| {
+        let mut v = h.to_vec();
+        v.extend_from_slice(image);
+        write(dir, "loader_arm64", name, &v);
+    };
+    // The arm64 hello payload (ELF64 AArch64) in 16 MiB, with an initrd.
+    seed("hello.elf", [2, 1, 0x40, 0], trapline_guest::aarch64::HELLO);
+    // A raw image (a .flat's first instructions: b +8; nop) in 3 MiB.
+    seed(
+        "raw",
+        [1, 0, 0, 0],
+        &[0x02, 0, 0, 0x14, 0x1f, 0x20, 0x03, 0xd5],
+    );
+    // An arm64 Linux Image header: text_offset 0, image_size 1 MiB.
+    let mut image = vec![0u8; 0x40];
+    image[0x10..0x18].copy_from_slice(&0x10_0000u64.to_le_bytes());
+    image[0x38..0x3C].copy_from_slice(b"ARM\x64");
+    seed("linux-image", [2, 1 | 2, 0x10, 0], &image);
+}
+
 fn bzimage() -> Vec<u8> {
     let mut f = vec![0u8; 1024];
     let put = |f: &mut [u8], at: usize, v: &[u8]| f[at..at + v.len()].copy_from_slice(v);
@@ -398,6 +420,7 @@ fn main() {
     pci_testdev(&dir);
     acpi(&dir);
     loader(&dir);
+    loader_arm64(&dir);
     virtio_blk(&dir);
     let _ = encode_width;
     println!("seeds written under {}", dir.display());

@@ -1,4 +1,7 @@
-//! Bounds-checked ELF32/ELF64 and Multiboot v1 header parsing.
+//! Bounds-checked ELF32/ELF64 parsing, for every architecture: the ELF
+//! header, the PT_LOAD segments (by physical address) and the notes. Which
+//! machine and classes are accepted is the caller's [`ElfTarget`]; what a
+//! boot protocol adds on top (x86's Multiboot header) is the arch module's.
 //!
 //! This is the part of the loader that sees untrusted bytes, so it never
 //! indexes a slice directly: every read goes through [`crate::bytes`],
@@ -8,46 +11,75 @@
 
 use crate::bytes::{rd, u16_at, u32_at, u64_at};
 use crate::error::LoadError;
-use crate::image::{ImageInfo, ImageKind, LoadSegment, MultibootHeader};
-
-/// Multiboot v1 header magic (in the kernel file).
-pub const MULTIBOOT_HEADER_MAGIC: u32 = 0x1BAD_B002;
-/// The Multiboot header must start within this many bytes of the file.
-pub const MULTIBOOT_SEARCH: usize = 8192;
+use crate::image::LoadSegment;
 
 const ELFCLASS32: u8 = 1;
 const ELFCLASS64: u8 = 2;
 const ELFDATA2LSB: u8 = 1;
 const ET_EXEC: u16 = 2;
-const EM_386: u16 = 3;
-const EM_X86_64: u16 = 62;
+/// `e_machine` of Intel 80386 (ELF32 Multiboot kernels).
+pub(crate) const EM_386: u16 = 3;
+/// `e_machine` of 32-bit Arm (AArch32).
+pub(crate) const EM_ARM: u16 = 40;
+/// `e_machine` of AMD64 / Intel 64.
+pub(crate) const EM_X86_64: u16 = 62;
+/// `e_machine` of 64-bit Arm (AArch64).
+pub(crate) const EM_AARCH64: u16 = 183;
 const PT_LOAD: u32 = 1;
 const PT_NOTE: u32 = 4;
 const PN_XNUM: u16 = 0xffff;
+
+/// Which ELF files an architecture's loader accepts.
+pub(crate) struct ElfTarget {
+    /// `e_machine` accepted in an ELF32 file; `None`: no ELF32 at all.
+    pub machine32: Option<u16>,
+    /// `e_machine` accepted in an ELF64 file.
+    pub machine64: u16,
+    /// What the loader boots, for the wrong-machine message ("ELF64
+    /// EM_AARCH64 (183) images").
+    pub accepts: &'static str,
+    /// Whether a Xen `XEN_ELFNOTE_PHYS32_ENTRY` note (x86's PVH) gives the
+    /// entry point instead of `e_entry`.
+    pub pvh_note: bool,
+}
+
+/// What [`parse`] learned.
+#[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))] // `bits` and `pvh`: x86 boot protocols
+pub(crate) struct Elf {
+    /// 32 or 64.
+    pub bits: u8,
+    /// The entry point: `e_entry`, or the PVH note's address when the target
+    /// takes one and the image has one. Inside a segment's file bytes.
+    pub entry: u64,
+    /// The PT_LOAD segments in program-header order.
+    pub segments: Vec<LoadSegment>,
+    /// Whether the entry came from a PVH note.
+    pub pvh: bool,
+}
 
 /// Class-dependent layout of the headers we read.
 struct Class {
     bits: u8,
     ehsize: u64,
     phentsize: u16,
-    machine: u16,
 }
 
 const CLASS32: Class = Class {
     bits: 32,
     ehsize: 52,
     phentsize: 32,
-    machine: EM_386,
 };
 const CLASS64: Class = Class {
     bits: 64,
     ehsize: 64,
     phentsize: 56,
-    machine: EM_X86_64,
 };
 
-/// See [`crate::inspect`].
-pub fn inspect(image: &[u8]) -> Result<ImageInfo, LoadError> {
+/// Parses and validates an ELF executable for `target`: the header, every
+/// PT_LOAD (inside the file, `filesz <= memsz`, no address overflow, no two
+/// overlapping), the notes, and an entry point among the file bytes.
+/// Touches no guest memory; never panics, whatever the bytes.
+pub(crate) fn parse(image: &[u8], target: &ElfTarget) -> Result<Elf, LoadError> {
     let len = image.len() as u64;
     if image.is_empty() {
         return Err(LoadError::Empty);
@@ -100,10 +132,16 @@ pub fn inspect(image: &[u8]) -> Result<ImageInfo, LoadError> {
     };
     let e_type = u16_at(image, 16).ok_or_else(trunc)?;
     let e_machine = u16_at(image, 18).ok_or_else(trunc)?;
-    if e_machine != class.machine {
+    let wanted = if class.bits == 32 {
+        target.machine32
+    } else {
+        Some(target.machine64)
+    };
+    if wanted != Some(e_machine) {
         return Err(LoadError::WrongMachine {
             bits: class.bits,
             machine: e_machine,
+            expected: target.accepts,
         });
     }
     if e_type != ET_EXEC {
@@ -163,7 +201,7 @@ pub fn inspect(image: &[u8]) -> Result<ImageInfo, LoadError> {
     for index in 0..usize::from(phnum) {
         let ph = phoff + index as u64 * u64::from(phentsize);
         let p_type = u32_at(image, ph).ok_or_else(table_out)?;
-        if p_type == PT_NOTE && class.bits == 64 {
+        if p_type == PT_NOTE && class.bits == 64 && target.pvh_note {
             let offset = u64_at(image, ph + 8).ok_or_else(table_out)?;
             let filesz = u64_at(image, ph + 32).ok_or_else(table_out)?;
             if let Some(e) = check_notes(image, index, offset, filesz)? {
@@ -262,27 +300,11 @@ pub fn inspect(image: &[u8]) -> Result<ImageInfo, LoadError> {
         return Err(LoadError::EntryOutsideSegments { entry });
     }
 
-    // Asked last: a truncated file then reports the truncation rather than a
-    // missing header, and a real non-Multiboot ELF32 (valid program headers)
-    // still gets the "Multiboot only" answer.
-    let multiboot = if class.bits == 32 {
-        Some(find_multiboot(image)?)
-    } else {
-        None
-    };
-
-    Ok(ImageInfo {
-        kind: if class.bits == 32 {
-            ImageKind::Multiboot32
-        } else if pvh_entry.is_some() {
-            ImageKind::Pvh
-        } else {
-            ImageKind::Elf64
-        },
+    Ok(Elf {
+        bits: class.bits,
         entry,
         segments,
-        multiboot,
-        bzimage: None,
+        pvh: pvh_entry.is_some(),
     })
 }
 
@@ -291,7 +313,7 @@ pub fn inspect(image: &[u8]) -> Result<ImageInfo, LoadError> {
 /// bytes, all inside the segment), and a Xen PVH entry note, if present, has
 /// the 4-byte address it promises. linux-loader walks these notes when it
 /// copies an ELF64 image; checking them here means that an image
-/// [`inspect`] accepts cannot then fail half-way through [`crate::load`].
+/// [`inspect`] accepts cannot then fail half-way through `load`.
 /// Returns the first PVH entry address found.
 fn check_notes(
     image: &[u8],
@@ -347,54 +369,4 @@ fn check_notes(
         at += size;
     }
     Ok(pvh)
-}
-
-/// Finds the Multiboot v1 header the way QEMU does: the first 4-byte-aligned
-/// magic in the first 8 KiB whose checksum is valid (a magic with a bad
-/// checksum is skipped, but reported if nothing better is found).
-fn find_multiboot(image: &[u8]) -> Result<MultibootHeader, LoadError> {
-    let window = image.len().min(MULTIBOOT_SEARCH) as u64;
-    let mut bad = None;
-    let mut off = 0u64;
-    while off + 12 <= window {
-        if u32_at(image, off) == Some(MULTIBOOT_HEADER_MAGIC) {
-            let flags = u32_at(image, off + 4).unwrap_or(0);
-            let checksum = u32_at(image, off + 8).unwrap_or(0);
-            if MULTIBOOT_HEADER_MAGIC
-                .wrapping_add(flags)
-                .wrapping_add(checksum)
-                == 0
-            {
-                check_multiboot_flags(flags)?;
-                return Ok(MultibootHeader { offset: off, flags });
-            }
-            bad.get_or_insert(LoadError::MultibootBadChecksum {
-                offset: off,
-                flags,
-                checksum,
-            });
-        }
-        off += 4;
-    }
-    Err(bad.unwrap_or(LoadError::Elf32WithoutMultiboot))
-}
-
-/// Multiboot v1: bits 0–15 are requirements a loader must fail on if it
-/// cannot meet them; bits 16–31 are optional features. We meet bit 0 (we
-/// page-align modules anyway) and bit 1 (we always pass mem_* and the mmap),
-/// and ignore bit 2 (video mode) as QEMU does, since there is no display.
-fn check_multiboot_flags(flags: u32) -> Result<(), LoadError> {
-    const HONOURED: u32 = 0b111;
-    const AOUT_KLUDGE: u32 = 1 << 16;
-    let unsupported = flags & 0xffff & !HONOURED;
-    if unsupported != 0 {
-        return Err(LoadError::MultibootUnsupportedFlag {
-            bit: unsupported.trailing_zeros(),
-            flags,
-        });
-    }
-    if flags & AOUT_KLUDGE != 0 {
-        return Err(LoadError::MultibootAoutKludge { flags });
-    }
-    Ok(())
 }

@@ -9,6 +9,8 @@ use std::fmt;
 
 use thiserror::Error;
 
+use crate::detect::ImageArch;
+
 /// Why an image could not be inspected or loaded.
 #[derive(Debug, Error)]
 #[non_exhaustive]
@@ -66,16 +68,79 @@ pub enum LoadError {
     BadClass(u8),
 
     /// `EI_DATA` is not little-endian.
-    #[error("the guest image is not little-endian (EI_DATA = {0}); x86 images are ELFDATA2LSB")]
+    #[error("the guest image is not little-endian (EI_DATA = {0}); trapline loads ELFDATA2LSB (1) images")]
     NotLittleEndian(u8),
 
     /// `e_machine` does not match the class.
-    #[error("the guest image is an ELF{bits} file for machine {machine} (e_machine); trapline boots ELF32 EM_386 (3, Multiboot) and ELF64 EM_X86_64 (62) images")]
+    #[error("the guest image is an ELF{bits} file for machine {machine} (e_machine); trapline boots {expected}")]
     WrongMachine {
         /// 32 or 64.
         bits: u8,
         /// The `e_machine` found.
         machine: u16,
+        /// What this architecture's loader boots.
+        expected: &'static str,
+    },
+
+    /// The image is for the other architecture.
+    #[error("the guest image is {what}, an image for {image_arch}, but this machine runs {machine_arch} guests: run it with trapline on an {image_arch} host, or build it for {machine_arch}")]
+    WrongArchitecture {
+        /// The image's format, in words.
+        what: &'static str,
+        /// The architecture it is for.
+        image_arch: ImageArch,
+        /// The architecture the loader was asked to load for.
+        machine_arch: ImageArch,
+    },
+
+    /// A compressed kernel, which trapline does not decompress.
+    #[error("the guest image is {what}; trapline loads uncompressed images: decompress it first (a gzip'ed arm64 vmlinuz: `zcat vmlinuz > Image`), or use the kernel build's arch/arm64/boot/Image")]
+    Compressed {
+        /// The compression format, in words.
+        what: &'static str,
+    },
+
+    /// An arm64 Linux `Image` whose header trapline cannot honour.
+    #[error("the guest image is an arm64 Linux Image, but {reason}")]
+    BadArm64Image {
+        /// What is wrong, and what to do about it.
+        reason: String,
+    },
+
+    /// Something would lie (partly) outside guest RAM, below it or in a hole
+    /// (arm64: RAM starts at 1 GiB, devices live below it).
+    #[error("{what} ({range}) is outside guest RAM ({ram}): link or place it inside RAM")]
+    OutsideRam {
+        /// What was being placed.
+        what: String,
+        /// Where it would go.
+        range: Span,
+        /// The RAM range it should be in.
+        ram: Span,
+    },
+
+    /// No RAM is left above the image (and initrd) for the device tree.
+    #[error("no room is left for the device tree above {what} (it goes 2 MiB-aligned at {dtb:#x}; RAM ends at {ram_end:#x}): give the VM more memory with --mem (at least {need_mib})")]
+    NoRoomForDeviceTree {
+        /// What the device tree goes above.
+        what: &'static str,
+        /// Where the device tree would start.
+        dtb: u64,
+        /// One past the last byte of RAM.
+        ram_end: u64,
+        /// RAM needed.
+        need_mib: Mib,
+    },
+
+    /// The device tree the machine built is larger than its room.
+    #[error("the device tree is {len} bytes; at most {room} fit at {dtb:#x} (arm64 Linux takes at most 2 MiB, and RAM ends after that room)")]
+    DeviceTreeTooLarge {
+        /// Its size.
+        len: u64,
+        /// The room the plan left.
+        room: u64,
+        /// Where it goes.
+        dtb: u64,
     },
 
     /// `e_type` is not ET_EXEC.
@@ -241,7 +306,7 @@ pub enum LoadError {
         what: String,
         /// Its exclusive end address.
         end: u64,
-        /// `end` in MiB, for humans.
+        /// `end` in MiB from the start of RAM, for humans.
         end_mib: Mib,
         /// RAM size.
         ram_mib: Mib,

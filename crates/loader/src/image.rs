@@ -1,7 +1,7 @@
 //! What the loader learned about an image before loading it: its kind,
 //! its PT_LOAD segments, its entry, and the boot-protocol header it carries
 //! (Multiboot or a bzImage's setup header). [`crate::elf`] and
-//! [`crate::linux::bzimage`] each build an [`ImageInfo`]; [`crate::load`]
+//! `linux::bzimage` each build an [`ImageInfo`]; `load`
 //! places and loads from it.
 
 use crate::error::Span;
@@ -22,7 +22,7 @@ pub enum ImageKind {
     /// A Linux bzImage (setup header "HdrS" at 0x202, boot protocol 2.06+):
     /// its protected-mode kernel is entered at its first byte (the 32-bit
     /// entry, `code32_start`) in flat 32-bit protected mode, paging off,
-    /// ESI = `boot_params` (see [`crate::linux::zeropage`]).
+    /// ESI = `boot_params` (see `linux::zeropage`).
     BzImage,
 }
 
@@ -42,7 +42,7 @@ pub struct LoadSegment {
 }
 
 impl LoadSegment {
-    /// One past the last guest-physical byte. [`crate::inspect`] has checked
+    /// One past the last guest-physical byte. `inspect` has checked
     /// that this does not overflow.
     pub fn end(&self) -> u64 {
         self.paddr.saturating_add(self.memsz)
@@ -66,7 +66,7 @@ pub struct MultibootHeader {
     pub flags: u32,
 }
 
-/// Everything [`crate::inspect`] learned about an image.
+/// Everything `inspect` learned about an image.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ImageInfo {
     /// How the image boots.
@@ -100,8 +100,8 @@ impl ImageInfo {
     }
 }
 
-/// What [`crate::linux::bzimage::inspect`] learned from a bzImage's setup
-/// header, for [`crate::load`] and the zero page ([`crate::linux::zeropage`]).
+/// What `linux::bzimage::inspect` learned from a bzImage's setup
+/// header, for `load` and the zero page (`linux::zeropage`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct BzImageHeader {
     /// Boot protocol version (`0x020f` is 2.15).
@@ -111,7 +111,7 @@ pub struct BzImageHeader {
     pub setup_size: u64,
     /// One past the last header byte copied into `boot_params.hdr`: where the
     /// image says its header ends (`0x202 + byte at 0x201`), at least the
-    /// fields its protocol version defines, at most [`SETUP_HEADER_MAX_END`](crate::linux::bzimage::SETUP_HEADER_MAX_END).
+    /// fields its protocol version defines, at most `SETUP_HEADER_MAX_END`.
     pub header_end: u64,
     /// The longest command line the kernel takes, NUL excluded.
     pub cmdline_size: u32,

@@ -1,7 +1,7 @@
 //! Guest RAM as the loader reasons about it: RAM runs, the device ranges
 //! the machine reserves, and the range arithmetic between them (merging,
 //! subtracting holes, finding where RAM stops). The memory map
-//! ([`crate::bootinfo`]) and the boot area's placement ([`crate::place`])
+//! (`bootinfo`) and the boot area's placement (`place`)
 //! are both built from it.
 
 use std::ops::Range;
@@ -78,6 +78,7 @@ pub(crate) fn merge(sorted: Vec<Range<u64>>) -> Vec<Range<u64>> {
 }
 
 /// `runs` minus every range in `holes` (both sorted by start; holes may overlap).
+#[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))] // only the x86 loader uses it so far
 pub(crate) fn subtract(runs: &[Range<u64>], holes: &[Range<u64>]) -> Vec<Range<u64>> {
     let mut out = Vec::new();
     for run in runs {
@@ -101,7 +102,15 @@ pub(crate) fn subtract(runs: &[Range<u64>], holes: &[Range<u64>]) -> Vec<Range<u
     out
 }
 
+/// `v` rounded up to a multiple of `align` (a power of two); the highest
+/// multiple when that would overflow.
+pub(crate) fn align_up(v: u64, align: u64) -> u64 {
+    v.checked_add(align - 1)
+        .map_or(!(align - 1), |x| x & !(align - 1))
+}
+
 /// A reserved range as a half-open range, saturating instead of wrapping.
+#[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))] // only the x86 loader uses it so far
 pub fn reserved_range(r: &Reserved) -> Range<u64> {
     r.base..r.base.saturating_add(r.len)
 }

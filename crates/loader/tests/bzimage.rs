@@ -2,6 +2,8 @@
 //! byte by byte here) loaded into guest memory, and `boot_params` read back
 //! at the offsets the kernel reads it (Documentation/arch/x86/zero-page.rst).
 
+#![cfg(target_arch = "x86_64")] // the x86 boot protocols; arm64: tests/arm64.rs
+
 mod common;
 
 use common::*;

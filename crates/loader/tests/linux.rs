@@ -1,6 +1,8 @@
 //! Linux's PVH boot: the start info, its memory map, command line and
 //! module, read back from guest memory as the kernel reads them.
 
+#![cfg(target_arch = "x86_64")] // the x86 boot protocols; arm64: tests/arm64.rs
+
 mod common;
 
 use common::*;

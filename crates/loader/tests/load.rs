@@ -1,5 +1,7 @@
 //! Loading valid images: bytes, BSS, boot info, entry state, page tables.
 
+#![cfg(target_arch = "x86_64")] // the x86 boot protocols; arm64: tests/arm64.rs
+
 mod common;
 
 use common::*;

@@ -1,5 +1,7 @@
 //! Images and requests the loader must refuse, each with an actionable error.
 
+#![cfg(target_arch = "x86_64")] // the x86 boot protocols; arm64: tests/arm64.rs
+
 mod common;
 
 use common::*;
@@ -81,20 +83,55 @@ fn wrong_machine() {
         err(&b.build()),
         LoadError::WrongMachine {
             bits: 32,
-            machine: 62
+            machine: 62,
+            ..
         }
     ));
     let mut b = elf64_builder();
-    b.machine = 183; // aarch64
+    b.machine = 243; // RISC-V
     let e = err(&b.build());
     assert!(matches!(
         e,
         LoadError::WrongMachine {
             bits: 64,
-            machine: 183
+            machine: 243,
+            ..
         }
     ));
     assert!(e.to_string().contains("EM_X86_64"));
+}
+
+#[test]
+fn an_aarch64_elf_is_refused_as_an_image_for_aarch64() {
+    let mut b = elf64_builder();
+    b.machine = 183;
+    let e = err(&b.build());
+    assert!(matches!(e, LoadError::WrongArchitecture { .. }), "{e:?}");
+    let msg = e.to_string();
+    assert!(
+        msg.contains("ELF64 AArch64 executable") && msg.contains("for aarch64"),
+        "{msg}"
+    );
+    // The project's own arm64 payloads, as a user would pass them.
+    for (name, image) in trapline_guest::aarch64::PAYLOADS {
+        let e = err(image);
+        assert!(
+            matches!(e, LoadError::WrongArchitecture { .. }),
+            "{name}: {e}"
+        );
+    }
+}
+
+#[test]
+fn an_arm64_linux_image_is_refused_as_an_image_for_aarch64() {
+    let mut img = vec![0u8; 0x1000];
+    img[0x10..0x18].copy_from_slice(&0x10_0000u64.to_le_bytes());
+    img[0x38..0x3C].copy_from_slice(b"ARM\x64");
+    let e = err(&img);
+    assert!(e.to_string().contains("an arm64 Linux Image"), "{e}");
+    // A raw binary stays what it was on x86: not an ELF.
+    img[0x38] = 0;
+    assert!(matches!(err(&img), LoadError::NotElf));
 }
 
 #[test]

@@ -1,6 +1,8 @@
 //! Where the boot structures go: their default place, or out of the way of
 //! an image linked below 1 MiB (as QEMU's `-kernel` loads such images too).
 
+#![cfg(target_arch = "x86_64")] // the x86 boot protocols; arm64: tests/arm64.rs
+
 mod common;
 
 use std::ops::Range;

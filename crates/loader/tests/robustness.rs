@@ -2,6 +2,8 @@
 //! images must make `inspect` and `load` return (Ok or Err), never panic.
 //! Deterministic (fixed seeds) so a failure reproduces.
 
+#![cfg(target_arch = "x86_64")] // the x86 boot protocols; arm64: tests/arm64.rs
+
 mod common;
 
 use common::*;

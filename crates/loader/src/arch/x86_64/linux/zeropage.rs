@@ -20,9 +20,9 @@ use linux_loader::loader::bootparam::{boot_e820_entry, boot_params, CAN_USE_HEAP
 use vm_memory::ByteValued;
 
 use super::bzimage::{BzImageHeader, SETUP_HEADER_OFFSET};
-use crate::bootinfo::MemoryMap;
-use crate::layout::*;
-use crate::place::BootArea;
+use crate::arch::x86_64::bootinfo::MemoryMap;
+use crate::arch::x86_64::layout::*;
+use crate::arch::x86_64::place::BootArea;
 
 /// `type_of_loader` for a boot loader without an assigned id.
 pub const LOADER_TYPE_UNDEFINED: u8 = 0xFF;

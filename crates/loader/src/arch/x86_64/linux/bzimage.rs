@@ -12,11 +12,11 @@
 //! sum of header numbers is checked, so any file gives an answer and none
 //! a panic. Nothing here touches guest memory.
 
+use crate::arch::x86_64::layout::{HIGH_MEMORY_START, IDENTITY_MAP_END};
 use crate::bytes::{u16_at, u32_at, u64_at, u8_at};
 use crate::error::LoadError;
 pub use crate::image::BzImageHeader;
 use crate::image::{ImageInfo, ImageKind, LoadSegment};
-use crate::layout::{HIGH_MEMORY_START, IDENTITY_MAP_END};
 
 /// File offset of the setup header (`setup_sects`, its first field).
 pub const SETUP_HEADER_OFFSET: u64 = 0x1F1;

@@ -7,8 +7,8 @@
 
 use std::ops::Range;
 
-use crate::layout::*;
-use crate::place::BootArea;
+use crate::arch::x86_64::layout::*;
+use crate::arch::x86_64::place::BootArea;
 use crate::ram::{merge, reserved_range, subtract, Ram, Reserved};
 
 /// Multiboot memory map type of usable RAM.

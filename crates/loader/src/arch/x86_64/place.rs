@@ -22,8 +22,8 @@
 
 use std::ops::Range;
 
+use crate::arch::x86_64::layout::*;
 use crate::error::{LoadError, Mib};
-use crate::layout::*;
 use crate::ram::{subtract, Ram};
 
 /// Where the boot structures (GDT, page tables, Multiboot info, module list,
@@ -74,7 +74,7 @@ impl BootArea {
             area: self,
             buf: vec![0u8; BOOT_AREA_SIZE as usize],
         };
-        image.put(self.gdt(), &crate::gdt::gdt_bytes());
+        image.put(self.gdt(), &crate::arch::x86_64::gdt::gdt_bytes());
         image
     }
 

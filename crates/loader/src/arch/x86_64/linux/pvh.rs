@@ -12,9 +12,9 @@ use linux_loader::loader::elf::start_info::{
 };
 use vm_memory::ByteValued;
 
-use crate::bootinfo::MemoryMap;
-use crate::layout::*;
-use crate::place::BootArea;
+use crate::arch::x86_64::bootinfo::MemoryMap;
+use crate::arch::x86_64::layout::*;
+use crate::arch::x86_64::place::BootArea;
 
 /// `hvm_start_info.magic`: "xEn3" with the high bit of each byte cleared.
 pub const XEN_HVM_START_MAGIC: u32 = 0x336e_c578;
