@@ -64,7 +64,6 @@ fn x86_only_flag(a: &RunArgs) -> Option<&'static str> {
             !a.disks.is_empty(),
             "--disk (until virtio-mmio lands on virt)",
         ),
-        (a.initrd.is_some(), "--initrd (not yet on arm64)"),
     ]
     .into_iter()
     .find_map(|(set, flag)| set.then_some(flag))

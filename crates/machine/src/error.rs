@@ -3,7 +3,6 @@
 use trapline_bus::BusError;
 use trapline_fastpath::FastpathError;
 use trapline_kvm::KvmError;
-#[cfg(target_arch = "x86_64")]
 use trapline_loader::LoadError;
 
 /// A machine could not be built or run.
@@ -13,13 +12,8 @@ pub enum MachineError {
     #[error(transparent)]
     Kvm(#[from] KvmError),
     /// The guest image could not be loaded.
-    #[cfg(target_arch = "x86_64")]
     #[error("cannot load the guest image: {0}")]
     Load(#[from] LoadError),
-    /// The guest image could not be loaded.
-    #[cfg(target_arch = "aarch64")]
-    #[error("cannot load the guest image: {0}")]
-    Load(String),
     /// Two devices claim the same addresses (a trapline bug or a bad
     /// combination of options).
     #[error("device map: {0}")]

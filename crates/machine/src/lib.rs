@@ -26,9 +26,9 @@ pub mod stat;
 pub mod virtio;
 
 #[cfg(target_arch = "aarch64")]
-use arch::aarch64::platform;
+pub use arch::aarch64::layout;
 #[cfg(target_arch = "aarch64")]
-pub use arch::aarch64::{image, layout};
+use arch::aarch64::platform;
 #[cfg(target_arch = "x86_64")]
 use arch::x86_64::{interrupts, platform};
 #[cfg(target_arch = "x86_64")]

@@ -12,7 +12,7 @@ use trapline_devices::ucall::UcallPort;
 use trapline_fastpath::CoalescedRing;
 use trapline_kvm::{BootRegs, HostKvm, Vm, VmConfig};
 
-use super::layout::{dtb_address, MAX_MEM_MIB};
+use super::layout::MAX_MEM_MIB;
 use super::platform::KvmIrqLines;
 use crate::config::MachineConfig;
 use crate::extension::ExtensionContext;
@@ -39,7 +39,6 @@ fn refuse_x86_only(config: &MachineConfig) -> Result<(), MachineError> {
             config.irqchip != trapline_kvm::Irqchip::Kernel,
             "--irqchip split|none",
         ),
-        (config.initrd.is_some(), "--initrd (not yet on arm64)"),
     ];
     match x86_only.iter().find(|(set, _)| *set) {
         Some((_, flag)) => Err(MachineError::Config(format!(
@@ -70,9 +69,14 @@ impl Machine {
                 cpu: config.cpu.clone(),
             },
         )?;
-        let ram_end = abi::VIRT_RAM_BASE + mem_bytes;
-        let image =
-            super::image::load(vm.memory(), &config.kernel, ram_end).map_err(MachineError::Load)?;
+        let plan = trapline_loader::arch::aarch64::load(
+            vm.memory(),
+            &trapline_loader::arch::aarch64::LoadRequest {
+                image: &config.kernel,
+                initrd: config.initrd.as_deref(),
+                fresh_memory: true,
+            },
+        )?;
 
         let counters: Arc<[Arc<ExitCounters>]> = (0..config.vcpus)
             .map(|_| Arc::new(ExitCounters::default()))
@@ -131,28 +135,23 @@ impl Machine {
         };
         let (coalesced_ring, fast_port) = (ext.coalesced_ring, ext.fast_port);
 
-        // The device tree, above the image.
+        // The device tree, where the loader left room for it (above the
+        // image and the initrd).
         let mut dt = trapline_fdt::VirtMachine::qemu_virt(mem_bytes, mpidrs);
         dt.rtc = None;
         dt.bootargs = config.append.trim().to_string();
+        dt.initrd = plan.initrd.as_ref().map(|r| trapline_fdt::Initrd {
+            start: r.start,
+            end: r.end,
+        });
         let blob = trapline_fdt::write(&dt)
             .map_err(|e| MachineError::Config(format!("device tree: {e}")))?;
-        let dtb = dtb_address(image.end, blob.len() as u64, ram_end).ok_or_else(|| {
-            MachineError::Load(format!(
-                "no room for the {}-byte device tree above the image (ends at {:#x}) in RAM: use a larger --mem",
-                blob.len(),
-                image.end
-            ))
-        })?;
-        use vm_memory::Bytes as _;
-        vm.memory()
-            .write_slice(&blob, vm_memory::GuestAddress(dtb))
-            .map_err(|e| MachineError::Load(format!("writing the device tree: {e}")))?;
+        plan.write_dtb(vm.memory(), &blob)?;
         vm.set_boot_regs(
             &vcpus[0],
             BootRegs {
-                pc: image.entry,
-                dtb,
+                pc: plan.entry,
+                dtb: plan.dtb,
             },
         )?;
 

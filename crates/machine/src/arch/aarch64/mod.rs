@@ -3,6 +3,5 @@
 //! console, trapline's ucall and debug-exit pages, and the device tree.
 
 pub mod build;
-pub mod image;
 pub mod layout;
 pub mod platform;
