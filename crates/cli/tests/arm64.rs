@@ -160,3 +160,28 @@ fn bench_says_the_lab_is_not_yet_on_arm64() {
     assert_eq!(out.status.code(), Some(2));
     assert!(text(&out.stderr).contains("not yet available on arm64"));
 }
+
+#[test]
+fn metrics_lines_count_the_consoles_mmio_writes() {
+    if !kvm_present("metrics_lines_count_the_consoles_mmio_writes") {
+        return;
+    }
+    let dir = std::env::temp_dir().join(format!("trapline-arm64-metrics-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let m = dir.join("metrics.ndjson");
+    let (status, out, err) = guest("hello", &["--metrics-path", m.to_str().unwrap()]);
+    assert_eq!(status, 0, "{err}");
+    // Newline-delimited JSON, the last line final, as on x86.
+    let text = std::fs::read_to_string(&m).unwrap();
+    let last: serde_json::Value = serde_json::from_str(text.lines().last().unwrap()).unwrap();
+    assert_eq!(last["final"], true);
+    // Every console byte is one MMIO write to the PL011's data register;
+    // the ucalls and the device-tree probing add a few more.
+    let writes = last["vcpu"]["exit_mmio_write"].as_u64().unwrap();
+    assert!(
+        writes >= out.len() as u64,
+        "{writes} MMIO writes for {} console bytes",
+        out.len()
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
