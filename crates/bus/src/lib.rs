@@ -3,14 +3,18 @@
 //! A [`BusBuilder`] collects device ranges while the machine is assembled;
 //! [`BusBuilder::build`] freezes them into a [`Bus`], an immutable sorted
 //! table that every vCPU shares. Lookup is a binary search; devices are
-//! called through `&self` and lock inside only if they must. Nothing here
-//! locks, allocates or logs on the access path.
+//! called through `&self` and lock inside only if they must. An access
+//! wider, narrower or less aligned than a device takes is cut into pieces
+//! the way QEMU cuts it ([`AccessSizes`]). Nothing here locks, allocates or
+//! logs on the access path.
 
+mod access;
 mod bus;
 mod device;
 pub mod profile;
 mod stats;
 
+pub use access::AccessSizes;
 pub use bus::{Access, Bus, BusBuilder, BusError, Mapping};
 pub use device::{fill_all_ones, AbsentDevice, BusDevice, IoOutcome, StopReason};
 pub use profile::{ExitProfile, ExitReason, HandlingTotals, ProfileSnapshot};

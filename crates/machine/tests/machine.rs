@@ -236,6 +236,9 @@ fn the_lab_window_is_mapped_only_through_an_extension() {
         ) -> trapline_bus::IoOutcome {
             trapline_bus::IoOutcome::Continue
         }
+        fn access_sizes(&self) -> trapline_bus::AccessSizes {
+            trapline_bus::AccessSizes::ANY
+        }
     }
     let serial = Arc::new(Mutex::new(Vec::new()));
     let mut cfg = MachineConfig::new(trapline_guest::HELLO.to_vec(), "hello");
