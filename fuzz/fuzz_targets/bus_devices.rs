@@ -159,7 +159,12 @@ fn access(m: &Machine, model: &mut Model, a: &Access) {
     let bus = m.bus(a.space);
     let addr = m.resolve(a);
     let pieces = model_pieces(|x| bus.find(x).map(|m| (m.base, m.sizes)), addr, a.len);
-    let mapped = pieces.iter().any(|p| p.base.is_some());
+    // An empty access reaches the mapping at its address but no device.
+    let mapped = if a.len == 0 {
+        bus.find(addr).is_some()
+    } else {
+        pieces.iter().any(|p| p.base.is_some())
+    };
     let name_of = |p: &Piece| bus.find(p.addr).map_or("", |m| m.name);
     let elems = a.count.max(1);
     if a.write {
