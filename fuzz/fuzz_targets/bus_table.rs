@@ -9,8 +9,11 @@
 //! and ranges intersecting an accepted one (`Overlap`, naming it); the
 //! built table is sorted; `find` agrees with a linear scan for every
 //! query, including each range's first/last byte and the bytes around
-//! them; reads and writes reach the right device with the right base and
-//! offset; unmapped reads are all-ones.
+//! them; each access is cut into the pieces `trapline_fuzz::model_pieces`
+//! predicts (devices have varied access sizes), every piece reaches the
+//! device where it starts with the right base and offset, pieces below a
+//! device's minimum read zeros and never reach it, and unmapped pieces
+//! read all-ones.
 
 #![no_main]
 
@@ -18,12 +21,23 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
 use libfuzzer_sys::fuzz_target;
-use trapline_bus::{Access, BusBuilder, BusDevice, BusError, IoOutcome};
-use trapline_fuzz::{width, Input};
+use trapline_bus::{Access, AccessSizes, BusBuilder, BusDevice, BusError, IoOutcome};
+use trapline_fuzz::{model_pieces, width, Input};
+
+/// The sizes device `i` takes: `SIZES[i % 4]`.
+const SIZES: [AccessSizes; 4] = [
+    AccessSizes::ANY,
+    AccessSizes::BYTES,
+    AccessSizes::QEMU_DEFAULT,
+    AccessSizes::aligned(4, 8),
+];
 
 struct Dev {
     id: u8,
+    /// Absolute address of the last piece written.
     last: AtomicU64,
+    /// Calls (reads and writes) since the last reset.
+    calls: AtomicU64,
 }
 
 impl BusDevice for Dev {
@@ -31,11 +45,16 @@ impl BusDevice for Dev {
         for (i, b) in data.iter_mut().enumerate() {
             *b = self.id ^ (base ^ offset.wrapping_add(i as u64)) as u8;
         }
+        self.calls.fetch_add(1, Ordering::Relaxed);
     }
     fn write(&self, _vcpu: usize, base: u64, offset: u64, _data: &[u8]) -> IoOutcome {
         self.last
             .store(base.wrapping_add(offset), Ordering::Relaxed);
+        self.calls.fetch_add(1, Ordering::Relaxed);
         IoOutcome::Continue
+    }
+    fn access_sizes(&self) -> AccessSizes {
+        SIZES[usize::from(self.id) % SIZES.len()]
     }
 }
 
@@ -69,6 +88,7 @@ fuzz_target!(|data: &[u8]| {
         let dev = Arc::new(Dev {
             id: i as u8,
             last: AtomicU64::new(0),
+            calls: AtomicU64::new(0),
         });
         let got = builder.insert(name, base, len, dev.clone());
         let last = len.checked_sub(1).and_then(|l| base.checked_add(l));
@@ -108,27 +128,55 @@ fuzz_target!(|data: &[u8]| {
         let want = scan(addr);
         let got = bus.find(addr);
         assert_eq!(got.map(|m| m.base), want.map(|w| w.0), "find({addr:#x})");
+        let pieces = model_pieces(
+            |a| scan(a).map(|(b, _, i, _)| (*b, SIZES[*i % SIZES.len()])),
+            addr,
+            len,
+        );
+        // An empty access reaches the mapping at its address but no device.
+        let mapped = if len == 0 {
+            want.is_some()
+        } else {
+            pieces.iter().any(|p| p.base.is_some())
+        };
+        let expect = if mapped {
+            Access::Handled(IoOutcome::Continue)
+        } else {
+            Access::Unmapped
+        };
+        for (_, _, _, dev) in &accepted {
+            dev.calls.store(0, Ordering::Relaxed);
+        }
         let mut buf = vec![0x33; len];
-        let acc = bus.read(0, addr, &mut buf);
-        match want {
-            None => {
-                assert_eq!(acc, Access::Unmapped);
-                assert!(buf.iter().all(|&b| b == 0xff));
-                assert_eq!(bus.write(0, addr, &buf), Access::Unmapped);
-            }
-            Some((base, _, i, dev)) => {
-                assert_eq!(acc, Access::Handled(IoOutcome::Continue));
-                for (k, b) in buf.iter().enumerate() {
-                    assert_eq!(
-                        *b,
-                        *i as u8 ^ (base ^ (addr - base).wrapping_add(k as u64)) as u8
-                    );
+        assert_eq!(bus.read(0, addr, &mut buf), expect, "read {addr:#x}+{len}");
+        for p in &pieces {
+            let bytes = &buf[p.at..p.at + p.len];
+            match p.base {
+                None => assert!(bytes.iter().all(|&b| b == 0xff), "{p:?} {bytes:02x?}"),
+                Some(_) if !p.delivered => assert!(bytes.iter().all(|&b| b == 0), "{p:?}"),
+                Some(base) => {
+                    let (_, _, i, _) = scan(p.addr).expect("a mapped piece");
+                    for (k, b) in bytes.iter().enumerate() {
+                        let offset = (p.addr - base).wrapping_add(k as u64);
+                        assert_eq!(*b, *i as u8 ^ (base ^ offset) as u8, "{p:?}[{k}]");
+                    }
                 }
-                assert_eq!(
-                    bus.write(0, addr, &buf),
-                    Access::Handled(IoOutcome::Continue)
-                );
-                assert_eq!(dev.last.load(Ordering::Relaxed), addr);
+            }
+        }
+        assert_eq!(bus.write(0, addr, &buf), expect, "write {addr:#x}+{len}");
+        for (b, _, _, dev) in &accepted {
+            let mine: Vec<_> = pieces
+                .iter()
+                .filter(|p| p.delivered && p.base == Some(*b))
+                .collect();
+            // One read and one write call per delivered piece.
+            assert_eq!(
+                dev.calls.load(Ordering::Relaxed),
+                2 * mine.len() as u64,
+                "calls to {b:#x}"
+            );
+            if let Some(last) = mine.last() {
+                assert_eq!(dev.last.load(Ordering::Relaxed), last.addr);
             }
         }
     };

@@ -12,9 +12,10 @@
 //!
 //! Checks: the builder accepts and refuses exactly the documented keys and
 //! file names; every item, the file directory (count, sizes, keys, names,
-//! sorted) and `file_key` match the model; every read returns the selected
-//! item's bytes from the cursor, zeros past its end, all-ones past the
-//! ports; only 16-bit writes select.
+//! sorted) and `file_key` match the model; every byte read returns the
+//! selected item's next byte, zero past its end; wider reads are invalid
+//! (zeros, the cursor stays); reads past the ports are all-ones; only
+//! 16-bit writes select.
 
 #![no_main]
 
@@ -140,19 +141,16 @@ fuzz_target!(|data: &[u8]| {
                 );
                 continue;
             }
-            for (i, got) in buf.iter().enumerate() {
-                let want = selected
-                    .and_then(|s| s.get(cursor + i))
-                    .copied()
-                    .unwrap_or(0);
-                assert_eq!(
-                    *got,
-                    want,
-                    "fw_cfg data byte {} of the selected item",
-                    cursor + i
-                );
+            if len != 1 {
+                assert!(buf.iter().all(|&b| b == 0), "fw_cfg wide read {buf:02x?}");
+                continue;
             }
-            cursor += len;
+            let want = selected.and_then(|s| s.get(cursor)).copied().unwrap_or(0);
+            assert_eq!(
+                buf[0], want,
+                "fw_cfg data byte {cursor} of the selected item"
+            );
+            cursor += 1;
         }
     }
 });

@@ -19,7 +19,7 @@ use trapline_abi as abi;
 // which installs them through the machine's extension point.
 use trapline_bench::lab::probe::{ProbeDevice, ProbeSpace};
 use trapline_bench::lab::user_doorbell::Doorbell;
-use trapline_bus::{Bus, BusBuilder, BusDevice, ExitCounters};
+use trapline_bus::{AccessSizes, Bus, BusBuilder, BusDevice, ExitCounters};
 use trapline_devices::debug_exit::DebugExit;
 use trapline_devices::fw_cfg::{FwCfg, FW_CFG_IO_BASE, FW_CFG_IO_LEN};
 use trapline_devices::lapic_fallback::{LapicFallback, LAPIC_PAGE_BASE, LAPIC_PAGE_LEN};
@@ -34,6 +34,79 @@ use trapline_devices::serial::{SerialOutput, Uart, UART_LEN};
 use trapline_devices::ucall::{UcallEvent, UcallPort};
 use vm_memory::{GuestAddress, GuestMemoryMmap};
 use vmm_sys_util::eventfd::{EventFd, EFD_NONBLOCK};
+
+// ---------------------------------------------------------------------------
+// How the bus cuts an access, written out plainly (the model the bus
+// targets check trapline_bus::AccessSizes against).
+// ---------------------------------------------------------------------------
+
+/// One piece of a guest access as the bus should cut it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Piece {
+    /// Index of the piece's first byte in the access.
+    pub at: usize,
+    /// Its length in bytes.
+    pub len: usize,
+    /// Its address (meaningless past the top of the address space).
+    pub addr: u64,
+    /// The base of the mapping at `addr`, if any.
+    pub base: Option<u64>,
+    /// Whether the device gets it: mapped, and not below its minimum.
+    pub delivered: bool,
+}
+
+/// The pieces an access of `len` bytes at `addr` is cut into, given a
+/// lookup of the mapping (base and sizes) at an address: QEMU's rule. A
+/// piece is as wide as it can be without exceeding the sizes' maximum or
+/// the rest of the access, a power of two, aligned to its offset unless
+/// the sizes allow unaligned pieces; where nothing is mapped, QEMU's
+/// default sizes apply at the address itself; past the top of the address
+/// space nothing is mapped.
+pub fn model_pieces(
+    lookup: impl Fn(u64) -> Option<(u64, AccessSizes)>,
+    addr: u64,
+    len: usize,
+) -> Vec<Piece> {
+    let mut out = Vec::new();
+    let mut at = 0;
+    while at < len {
+        let Some(a) = addr.checked_add(at as u64) else {
+            out.push(Piece {
+                at,
+                len: len - at,
+                addr: 0,
+                base: None,
+                delivered: false,
+            });
+            break;
+        };
+        let (base, sizes, offset) = match lookup(a) {
+            Some((b, s)) => (Some(b), s, a - b),
+            None => (None, AccessSizes::QEMU_DEFAULT, a),
+        };
+        let mut cap = sizes.max();
+        if !sizes.unaligned() {
+            let mut align = 1usize;
+            while align < cap && offset % (2 * align as u64) == 0 {
+                align *= 2;
+            }
+            cap = align;
+        }
+        let mut n = 1;
+        while n * 2 <= cap.min(len - at) {
+            n *= 2;
+        }
+        out.push(Piece {
+            at,
+            len: n,
+            addr: a,
+            base,
+            delivered: base.is_some() && n >= sizes.min(),
+        });
+        at += n;
+    }
+    out
+}
 
 // ---------------------------------------------------------------------------
 // Input decoding and encoding.

@@ -2,7 +2,13 @@
 
 use std::sync::Arc;
 
+use crate::access::AccessSizes;
 use crate::device::{fill_all_ones, BusDevice, IoOutcome, StopReason};
+
+/// How an address nothing is mapped at is cut into pieces: QEMU's
+/// unassigned regions declare no sizes, so its default, aligned to the
+/// address itself. Reads of such a piece are all-ones, writes are dropped.
+const UNMAPPED_SIZES: AccessSizes = AccessSizes::QEMU_DEFAULT;
 
 /// Errors while building a bus. They name both ranges so the machine
 /// builder's message points at the two devices that collide.
@@ -53,6 +59,16 @@ pub struct Mapping {
     /// [`BusDevice::read_stops`], asked once when the range was inserted,
     /// so a read costs no extra call.
     pub read_stops: Option<StopReason>,
+    /// [`BusDevice::access_sizes`], asked once when the range was inserted.
+    pub sizes: AccessSizes,
+}
+
+impl Mapping {
+    /// What a read of this mapping tells the vCPU loop.
+    #[inline(always)]
+    fn read_outcome(&self) -> IoOutcome {
+        self.read_stops.map_or(IoOutcome::Continue, IoOutcome::Stop)
+    }
 }
 
 impl std::fmt::Debug for Mapping {
@@ -102,12 +118,14 @@ impl BusBuilder {
             });
         }
         let read_stops = device.read_stops();
+        let sizes = device.access_sizes();
         self.maps.push(Mapping {
             base,
             last,
             name,
             device,
             read_stops,
+            sizes,
         });
         Ok(())
     }
@@ -155,26 +173,126 @@ impl Bus {
     }
 
     /// Dispatch a guest read of `data.len()` bytes at `addr`.
+    ///
+    /// An access the device at `addr` takes whole (its [`AccessSizes`]) is
+    /// one call; any other is cut into pieces as QEMU cuts it, each looked
+    /// up on its own: see [`AccessSizes`]. The result is `Handled` if any
+    /// piece reached a mapping (a stopping read's reason wins), `Unmapped`
+    /// if none did.
     #[inline]
     pub fn read(&self, vcpu: usize, addr: u64, data: &mut [u8]) -> Access {
         match self.find(addr) {
-            Some(m) => {
+            Some(m) if m.sizes.takes_whole(addr - m.base, data.len()) => {
                 m.device.read(vcpu, m.base, addr - m.base, data);
-                Access::Handled(m.read_stops.map_or(IoOutcome::Continue, IoOutcome::Stop))
+                Access::Handled(m.read_outcome())
             }
-            None => {
+            None if UNMAPPED_SIZES.takes_whole(addr, data.len()) => {
                 fill_all_ones(data);
                 Access::Unmapped
             }
+            _ => self.read_pieces(vcpu, addr, data),
         }
     }
 
-    /// Dispatch a guest write of `data` at `addr`.
+    /// Dispatch a guest write of `data` at `addr`, cut into pieces like
+    /// [`Bus::read`]. The first piece whose device stops the VM ends the
+    /// access: the pieces after it are not written (QEMU's isa-debug-exit,
+    /// for one, exits the process in the middle of the access).
     #[inline]
     pub fn write(&self, vcpu: usize, addr: u64, data: &[u8]) -> Access {
         match self.find(addr) {
-            Some(m) => Access::Handled(m.device.write(vcpu, m.base, addr - m.base, data)),
-            None => Access::Unmapped,
+            Some(m) if m.sizes.takes_whole(addr - m.base, data.len()) => {
+                Access::Handled(m.device.write(vcpu, m.base, addr - m.base, data))
+            }
+            None if UNMAPPED_SIZES.takes_whole(addr, data.len()) => Access::Unmapped,
+            _ => self.write_pieces(vcpu, addr, data),
+        }
+    }
+
+    /// The piece of an access that starts at `addr` with `len` bytes left:
+    /// its mapping (if any), offset and length.
+    #[inline]
+    fn piece(&self, addr: u64, len: usize) -> (Option<&Mapping>, u64, usize) {
+        match self.find(addr) {
+            Some(m) => {
+                let offset = addr - m.base;
+                (Some(m), offset, m.sizes.piece(offset, len))
+            }
+            None => (None, addr, UNMAPPED_SIZES.piece(addr, len)),
+        }
+    }
+
+    /// [`Bus::read`] for an access that is not one valid piece.
+    #[cold]
+    #[inline(never)]
+    fn read_pieces(&self, vcpu: usize, addr: u64, data: &mut [u8]) -> Access {
+        if data.is_empty() {
+            // Nothing to read: no device is called.
+            return self
+                .find(addr)
+                .map_or(Access::Unmapped, |_| Access::Handled(IoOutcome::Continue));
+        }
+        let mut outcome: Option<IoOutcome> = None;
+        let mut done = 0;
+        while done < data.len() {
+            let Some(at) = addr.checked_add(done as u64) else {
+                // Past the top of the address space nothing answers.
+                fill_all_ones(&mut data[done..]);
+                break;
+            };
+            let (mapping, offset, len) = self.piece(at, data.len() - done);
+            let piece = &mut data[done..done + len];
+            match mapping {
+                Some(m) => {
+                    let this = if len >= m.sizes.min() {
+                        m.device.read(vcpu, m.base, offset, piece);
+                        m.read_outcome()
+                    } else {
+                        // Too narrow for the device: QEMU reads 0.
+                        piece.fill(0);
+                        IoOutcome::Continue
+                    };
+                    outcome = match outcome {
+                        Some(stop @ IoOutcome::Stop(_)) => Some(stop),
+                        _ => Some(this),
+                    };
+                }
+                None => fill_all_ones(piece),
+            }
+            done += len;
+        }
+        outcome.map_or(Access::Unmapped, Access::Handled)
+    }
+
+    /// [`Bus::write`] for an access that is not one valid piece.
+    #[cold]
+    #[inline(never)]
+    fn write_pieces(&self, vcpu: usize, addr: u64, data: &[u8]) -> Access {
+        let mut reached = self.find(addr).is_some() && data.is_empty();
+        let mut done = 0;
+        while done < data.len() {
+            let Some(at) = addr.checked_add(done as u64) else {
+                break;
+            };
+            let (mapping, offset, len) = self.piece(at, data.len() - done);
+            if let Some(m) = mapping {
+                reached = true;
+                // A piece too narrow for the device is dropped, as in QEMU.
+                if len >= m.sizes.min() {
+                    let outcome = m
+                        .device
+                        .write(vcpu, m.base, offset, &data[done..done + len]);
+                    if let IoOutcome::Stop(_) = outcome {
+                        return Access::Handled(outcome);
+                    }
+                }
+            }
+            done += len;
+        }
+        if reached {
+            Access::Handled(IoOutcome::Continue)
+        } else {
+            Access::Unmapped
         }
     }
 }
@@ -204,6 +322,9 @@ mod tests {
             } else {
                 IoOutcome::Continue
             }
+        }
+        fn access_sizes(&self) -> AccessSizes {
+            AccessSizes::ANY
         }
     }
 

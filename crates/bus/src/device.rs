@@ -1,5 +1,7 @@
 //! The device side of a bus.
 
+use crate::access::AccessSizes;
+
 /// Why a device asks the VM to stop.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum StopReason {
@@ -68,15 +70,24 @@ pub enum IoOutcome {
 ///
 /// `offset` is relative to the base of the range the device was inserted
 /// at; `base` is that base (a device mapped twice can tell the mappings
-/// apart). `data.len()` is the guest's access width, which is whatever the
-/// guest chose: devices must accept every width and any offset inside their
-/// range, returning all-ones (or their documented value) for what they do
-/// not implement. `vcpu` is the index of the calling vCPU.
+/// apart). `vcpu` is the index of the calling vCPU.
+///
+/// The bus cuts every guest access into the pieces the device's
+/// [`AccessSizes`] allow (see there), so `data.len()` is a power of two in
+/// `min..=max`, naturally aligned unless the device takes unaligned pieces.
+/// A piece starts inside the range but may run past its end, as in QEMU;
+/// devices still accept every width and offset when called directly,
+/// returning all-ones (or their documented value) for what they do not
+/// implement.
 pub trait BusDevice: Send + Sync {
     /// A guest read; fill all of `data`.
     fn read(&self, vcpu: usize, base: u64, offset: u64, data: &mut [u8]);
     /// A guest write.
     fn write(&self, vcpu: usize, base: u64, offset: u64, data: &[u8]) -> IoOutcome;
+    /// The accesses the device takes in one call: what QEMU's
+    /// `MemoryRegionOps` declare for the same device. Asked once, when the
+    /// device is put on a bus.
+    fn access_sizes(&self) -> AccessSizes;
     /// Whether every read, once answered, stops the VM (a device the VM
     /// was built without). Asked once, when the device is put on a bus.
     fn read_stops(&self) -> Option<StopReason> {

@@ -4,7 +4,7 @@
 //! an interrupt; instead the first access, read or write, ends the run with
 //! a message that names the device and the flag that gives the VM one.
 
-use trapline_bus::{fill_all_ones, AbsentDevice, BusDevice, IoOutcome, StopReason};
+use trapline_bus::{fill_all_ones, AbsentDevice, AccessSizes, BusDevice, IoOutcome, StopReason};
 
 /// Where each absent device is: (device, bus, base, length).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -76,6 +76,11 @@ impl BusDevice for Absent {
 
     fn write(&self, _vcpu: usize, _base: u64, _offset: u64, _data: &[u8]) -> IoOutcome {
         IoOutcome::Stop(StopReason::AbsentDevice(self.0))
+    }
+
+    fn access_sizes(&self) -> AccessSizes {
+        // Any access stops the VM: it need not be cut first.
+        AccessSizes::ANY
     }
 }
 

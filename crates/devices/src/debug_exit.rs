@@ -1,6 +1,6 @@
 //! isa-debug-exit (QEMU `-device isa-debug-exit,iobase=0xf4,iosize=0x4`).
 
-use trapline_bus::{BusDevice, IoOutcome, StopReason};
+use trapline_bus::{AccessSizes, BusDevice, IoOutcome, StopReason};
 
 /// A write of V (at any width) ends the VM; trapline then exits with status
 /// `(V << 1) | 1`, QEMU's convention, so test harnesses built for QEMU read
@@ -24,6 +24,12 @@ impl BusDevice for DebugExit {
         let n = data.len().min(4);
         v[..n].copy_from_slice(&data[..n]);
         IoOutcome::Stop(StopReason::DebugExit(u32::from_le_bytes(v)))
+    }
+
+    fn access_sizes(&self) -> AccessSizes {
+        // QEMU's debug_exit_ops: `.valid` 1..=4; a misaligned write is cut,
+        // and its first piece's value is the status.
+        AccessSizes::QEMU_DEFAULT
     }
 }
 

@@ -3,15 +3,21 @@
 //!
 //! Map one [`FwCfg`] at [`FW_CFG_IO_BASE`] (0x510) with length
 //! [`FW_CFG_IO_LEN`] (2). Like QEMU's x86 "combined" region, the two ports
-//! are decoded by access width rather than address:
+//! are decoded by access width rather than address, and only two widths
+//! are valid (QEMU's `fw_cfg_comb_valid`):
 //!
-//! * a 16-bit write (to 0x510, or 0x511) selects the item whose key is the
-//!   value (little-endian) and rewinds its read offset to 0;
-//! * every read, at either port and of any width, returns the next bytes of
-//!   the selected item, one per byte of the access; past the end of the
-//!   item, and for unknown keys, bytes read 0;
+//! * a 16-bit write selects the item whose key is the value (little-endian)
+//!   and rewinds its read offset to 0;
+//! * an 8-bit read, at either port, returns the next byte of the selected
+//!   item; past the end of the item, and for unknown keys, it reads 0;
 //! * 8-bit writes were data-port writes, which QEMU ignores since 2.4;
-//!   other widths are invalid there and are ignored here too.
+//! * any other access is invalid: a read returns zeros and moves nothing,
+//!   a write is ignored.
+//!
+//! The bus cuts accesses as QEMU does (1 to 4 bytes, naturally aligned), so
+//! `inw(0x510)` is invalid (0), `inw(0x511)` is a data byte and then 0x512
+//! (unmapped, 0xff), and `outw(0x511)` is a data byte write and a byte at
+//! 0x512.
 //!
 //! The item table is built once ([`FwCfg::builder`]) and never changes, so
 //! the only shared mutable state is the (key, offset) cursor behind a
@@ -35,7 +41,7 @@
 use std::collections::BTreeMap;
 use std::sync::{Mutex, PoisonError};
 
-use trapline_bus::{fill_all_ones, BusDevice, IoOutcome};
+use trapline_bus::{fill_all_ones, AccessSizes, BusDevice, IoOutcome};
 
 /// The selector port; the data port is the next one.
 pub const FW_CFG_IO_BASE: u16 = 0x510;
@@ -304,16 +310,18 @@ impl BusDevice for FwCfg {
             fill_all_ones(data);
             return;
         }
+        let [byte] = data else {
+            // Only byte reads are valid (QEMU reads 0 for the others).
+            data.fill(0);
+            return;
+        };
         let mut cursor = self.cursor();
-        // The whole access under one lock: a wide read is atomic.
         let item: &[u8] = match cursor.item {
             Some(i) => &self.items[i].1,
             None => &[],
         };
-        for b in data.iter_mut() {
-            *b = item.get(cursor.offset).copied().unwrap_or(0);
-            cursor.offset = cursor.offset.saturating_add(1);
-        }
+        *byte = item.get(cursor.offset).copied().unwrap_or(0);
+        cursor.offset = cursor.offset.saturating_add(1);
     }
 
     fn write(&self, _vcpu: usize, _base: u64, offset: u64, data: &[u8]) -> IoOutcome {
@@ -321,6 +329,12 @@ impl BusDevice for FwCfg {
             self.select(u16::from_le_bytes([data[0], data[1]]));
         }
         IoOutcome::Continue
+    }
+
+    fn access_sizes(&self) -> AccessSizes {
+        // QEMU's fw_cfg_comb_mem_ops declare no sizes (only which widths
+        // are valid, checked above).
+        AccessSizes::QEMU_DEFAULT
     }
 }
 
@@ -430,20 +444,50 @@ mod tests {
     }
 
     #[test]
-    fn wide_reads_return_successive_bytes() {
+    fn wide_reads_are_invalid_and_move_nothing() {
         let dev = machine();
         select(&dev, FW_CFG_SIGNATURE);
-        let mut buf = [0u8; 2];
-        dev.read(0, 0x510, DATA, &mut buf);
-        assert_eq!(&buf, b"QE");
-        let mut buf = [0u8; 4];
-        dev.read(0, 0x510, DATA, &mut buf);
-        assert_eq!(&buf, b"MU\0\0");
+        for width in [2, 4, 8] {
+            let mut buf = [0xaau8; 8];
+            dev.read(0, 0x510, DATA, &mut buf[..width]);
+            assert_eq!(&buf[..width], &[0; 8][..width]);
+            dev.read(0, 0x510, SEL, &mut buf[..width]);
+            assert_eq!(&buf[..width], &[0; 8][..width]);
+        }
+        assert_eq!(read_bytes(&dev, 2), b"QE");
         // The selector port reads data too, as in QEMU's combined region.
-        select(&dev, FW_CFG_SIGNATURE);
         let mut b = [0u8; 1];
         dev.read(0, 0x510, SEL, &mut b);
-        assert_eq!(b[0], b'Q');
+        assert_eq!(b[0], b'M');
+    }
+
+    #[test]
+    fn through_the_bus_wide_accesses_are_cut_as_in_qemu() {
+        let mut bus = trapline_bus::BusBuilder::new();
+        bus.insert(
+            "fw_cfg",
+            0x510,
+            FW_CFG_IO_LEN,
+            std::sync::Arc::new(machine()),
+        )
+        .unwrap();
+        let bus = bus.build();
+        // outw 0x510 selects; outw 0x511 is a (dropped) data byte and a
+        // byte at 0x512, so it selects nothing.
+        let _ = bus.write(0, 0x510, &FW_CFG_NB_CPUS.to_le_bytes());
+        let _ = bus.write(0, 0x511, &FW_CFG_SIGNATURE.to_le_bytes());
+        let mut w = [0u8; 2];
+        // inw 0x511: a data byte, then unmapped 0x512.
+        let _ = bus.read(0, 0x511, &mut w);
+        assert_eq!(w, [3, 0xff]);
+        // inw 0x510 is invalid (0) and reads no data; inl likewise.
+        let _ = bus.read(0, 0x510, &mut w);
+        assert_eq!(w, [0, 0]);
+        let mut l = [0xaau8; 4];
+        let _ = bus.read(0, 0x510, &mut l);
+        assert_eq!(l, [0; 4]);
+        let _ = bus.read(0, 0x511, &mut w[..1]);
+        assert_eq!(w[0], 0);
     }
 
     #[test]
@@ -544,21 +588,21 @@ mod tests {
 
     #[test]
     fn racing_readers_never_tear_or_lose_bytes() {
-        // Every thread selects, then reads whole 4-byte chunks; because each
-        // access is atomic, the bytes handed out across all threads are
-        // exactly a permutation of the item's chunks.
-        let data: Vec<u8> = (0..4000u32).flat_map(|i| i.to_le_bytes()).collect();
-        let dev = FwCfg::builder().item(0x8001, data).unwrap().build();
+        // Every thread reads single bytes; because each access is atomic,
+        // the bytes handed out across all threads are exactly the item's,
+        // each once.
+        let data: Vec<u8> = (0..4000u32).map(|i| (i % 251) as u8).collect();
+        let dev = FwCfg::builder().item(0x8001, data.clone()).unwrap().build();
         select(&dev, 0x8001);
-        let mut all: Vec<u32> = std::thread::scope(|s| {
+        let mut all: Vec<u8> = std::thread::scope(|s| {
             let handles: Vec<_> = (0..4)
                 .map(|_| {
                     s.spawn(|| {
                         (0..1000)
                             .map(|_| {
-                                let mut buf = [0u8; 4];
-                                dev.read(0, 0x510, DATA, &mut buf);
-                                u32::from_le_bytes(buf)
+                                let mut b = [0u8; 1];
+                                dev.read(0, 0x510, DATA, &mut b);
+                                b[0]
                             })
                             .collect::<Vec<_>>()
                     })
@@ -570,7 +614,9 @@ mod tests {
                 .collect()
         });
         all.sort_unstable();
-        assert_eq!(all, (0..4000).collect::<Vec<_>>());
+        let mut want = data;
+        want.sort_unstable();
+        assert_eq!(all, want);
     }
 
     #[test]

@@ -5,7 +5,7 @@
 //! for "input buffer empty" before it sends the command does not time out;
 //! the data port reads 0. No keyboard, no mouse.
 
-use trapline_bus::{BusDevice, IoOutcome, StopReason};
+use trapline_bus::{AccessSizes, BusDevice, IoOutcome, StopReason};
 
 /// Data port.
 pub const I8042_DATA_PORT: u16 = 0x60;
@@ -28,6 +28,11 @@ impl BusDevice for I8042 {
             return IoOutcome::Stop(StopReason::Reset);
         }
         IoOutcome::Continue
+    }
+
+    fn access_sizes(&self) -> AccessSizes {
+        // QEMU's i8042_data_ops and i8042_cmd_ops: byte registers.
+        AccessSizes::BYTES
     }
 }
 

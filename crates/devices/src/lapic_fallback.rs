@@ -8,7 +8,7 @@
 //! treats such writes as MSIs; trapline deliberately injects nothing, since
 //! no test relies on it and a stray interrupt would abort a test.
 
-use trapline_bus::{fill_all_ones, BusDevice, IoOutcome};
+use trapline_bus::{fill_all_ones, AccessSizes, BusDevice, IoOutcome};
 
 /// Guest-physical base of the xAPIC page.
 pub const LAPIC_PAGE_BASE: u64 = trapline_abi::LAPIC_BASE;
@@ -26,6 +26,11 @@ impl BusDevice for LapicFallback {
 
     fn write(&self, _vcpu: usize, _base: u64, _offset: u64, _data: &[u8]) -> IoOutcome {
         IoOutcome::Continue
+    }
+
+    fn access_sizes(&self) -> AccessSizes {
+        // QEMU's kvm_apic_io_ops declare no sizes.
+        AccessSizes::QEMU_DEFAULT
     }
 }
 

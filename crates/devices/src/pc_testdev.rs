@@ -5,13 +5,19 @@
 //! with [`PcTestdev::new`] and insert each of [`PcTestdev::pio_mappings`] and
 //! [`PcTestdev::mmio_mappings`] into the matching bus:
 //!
-//! | bus | range | device | behaviour |
-//! |-----|-------|--------|-----------|
-//! | PIO | 0xE0–0xE3 | [`Scratch`] | 32-bit scratch register; any width, lane = port & 3 |
-//! | PIO | 0xE4–0xE7 | [`FlushPort`] | write: [`PageFlusher::flush`] of the page containing the value |
-//! | PIO | 0xE8–0xEB | the same [`Scratch`] | QEMU's byte-at-a-time alias of it |
-//! | PIO | 0x2000–0x2017 | [`IrqPorts`] | 8-bit write: [`IrqLine::set_irq`]`(port - 0x2000, value != 0)`; reads 0 |
-//! | MMIO | 0xFF000000–0xFF00FFFF | [`IoMem`] | 64 KiB of plain memory behind MMIO exits |
+//! | bus | range | device | sizes | behaviour |
+//! |-----|-------|--------|-------|-----------|
+//! | PIO | 0xE0–0xE3 | [`Scratch`] | 1–4 | 32-bit scratch register, lane = port & 3 |
+//! | PIO | 0xE4–0xE7 | [`FlushPort`] | 4 only | write: [`PageFlusher::flush`] of the page containing the value |
+//! | PIO | 0xE8–0xEB | [`ScratchBytes`] | 1 | the same register, a byte at a time |
+//! | PIO | 0x2000–0x2017 | [`IrqPorts`] | 1 | write: [`IrqLine::set_irq`]`(port - 0x2000, value != 0)`; reads 0 |
+//! | MMIO | 0xFF000000–0xFF00FFFF | [`IoMem`] | 1–4 | 64 KiB of plain memory behind MMIO exits |
+//!
+//! The sizes are QEMU's (its `MemoryRegionOps`); the bus cuts wider
+//! accesses into them ([`AccessSizes`]): an `outl` to port 0x200b is four
+//! byte writes, to lines 11, 12, 13 and 14, as kvm-unit-tests' realmode
+//! expects when it raises IRQ 11 that way. A narrower access than the
+//! flush port takes (1 or 2 bytes) is dropped.
 //!
 //! The machine supplies two hooks: a [`PageFlusher`] (mprotect the host
 //! page NONE then RW, so KVM must re-fault it) and an [`IrqLine`]
@@ -20,7 +26,7 @@
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 
-use trapline_bus::{BusDevice, IoOutcome};
+use trapline_bus::{AccessSizes, BusDevice, IoOutcome};
 
 /// Port of the 32-bit scratch register.
 pub const SCRATCH_PORT: u16 = 0xE0;
@@ -43,11 +49,10 @@ pub const IOMEM_LEN: u64 = 0x1_0000;
 
 /// Mask giving the 4 KiB page of an address.
 const PAGE_MASK: u64 = !0xfff;
-/// Widest write the flush port honours (an I/O port access is at most 32
-/// bits; QEMU would split anything wider).
-const FLUSH_MAX_WIDTH: usize = 4;
-/// The IRQ ports accept only byte writes (QEMU: valid size 1..=1).
-const IRQ_WRITE_WIDTH: usize = 1;
+/// The flush port takes dwords only (QEMU: `.valid` 4..=4).
+const FLUSH_SIZES: AccessSizes = AccessSizes::aligned(4, 4);
+/// The IRQ ports are bytes (QEMU: `.valid` 1..=1): wider writes are cut.
+const IRQ_SIZES: AccessSizes = AccessSizes::BYTES;
 
 /// Makes KVM re-fault a guest page: the machine mprotects the host mapping
 /// of `gpa`'s page PROT_NONE and then back to read/write.
@@ -62,11 +67,13 @@ pub trait IrqLine: Send + Sync {
     fn set_irq(&self, line: u32, level: bool);
 }
 
-/// The 32-bit scratch register, mapped at both 0xE0 and 0xE8.
+/// The 32-bit scratch register at 0xE0 (and, through [`ScratchBytes`], at
+/// 0xE8).
 ///
 /// Byte `i` of an access at offset `o` goes to lane `(o + i) & 3`, which is
-/// QEMU's `port & 3` rule; lanes wrap for accesses that straddle the end.
-/// Lock-free: a write replaces its lanes atomically.
+/// QEMU's `port & 3` rule; lanes wrap for accesses that straddle the end
+/// (the bus never makes one, but a direct caller may). Lock-free: a write
+/// replaces its lanes atomically.
 #[derive(Debug, Default)]
 pub struct Scratch {
     value: AtomicU32,
@@ -111,6 +118,29 @@ impl BusDevice for Scratch {
         }
         IoOutcome::Continue
     }
+
+    fn access_sizes(&self) -> AccessSizes {
+        // QEMU's test_ioport_ops declare no sizes.
+        AccessSizes::QEMU_DEFAULT
+    }
+}
+
+/// QEMU's byte-at-a-time alias of the scratch register at 0xE8: the same
+/// register, cut into single bytes (QEMU: `.impl` 1..=1).
+pub struct ScratchBytes(pub Arc<Scratch>);
+
+impl BusDevice for ScratchBytes {
+    fn read(&self, vcpu: usize, base: u64, offset: u64, data: &mut [u8]) {
+        self.0.read(vcpu, base, offset, data);
+    }
+
+    fn write(&self, vcpu: usize, base: u64, offset: u64, data: &[u8]) -> IoOutcome {
+        self.0.write(vcpu, base, offset, data)
+    }
+
+    fn access_sizes(&self) -> AccessSizes {
+        AccessSizes::BYTES
+    }
 }
 
 /// Port 0xE4: a write of a guest-physical address flushes its page.
@@ -133,13 +163,16 @@ impl BusDevice for FlushPort {
 
     fn write(&self, _vcpu: usize, _base: u64, _offset: u64, data: &[u8]) -> IoOutcome {
         // QEMU ignores the port offset and uses the value alone (eventinj
-        // does a 32-bit OUT); narrower writes are zero-extended.
-        if (1..=FLUSH_MAX_WIDTH).contains(&data.len()) {
-            let mut bytes = [0u8; 8];
-            bytes[..data.len()].copy_from_slice(data);
-            self.flusher.flush(u64::from_le_bytes(bytes) & PAGE_MASK);
+        // does a 32-bit OUT). Other widths are invalid there.
+        if let Ok(value) = <[u8; FLUSH_SIZES.max()]>::try_from(data) {
+            self.flusher
+                .flush(u64::from(u32::from_le_bytes(value)) & PAGE_MASK);
         }
         IoOutcome::Continue
+    }
+
+    fn access_sizes(&self) -> AccessSizes {
+        FLUSH_SIZES
     }
 }
 
@@ -161,10 +194,15 @@ impl BusDevice for IrqPorts {
     }
 
     fn write(&self, _vcpu: usize, _base: u64, offset: u64, data: &[u8]) -> IoOutcome {
-        if data.len() == IRQ_WRITE_WIDTH && offset < IRQ_LINES {
+        // The bus hands over single bytes; a wider direct call is ignored.
+        if data.len() == IRQ_SIZES.max() && offset < IRQ_LINES {
             self.irq.set_irq(offset as u32, data[0] != 0);
         }
         IoOutcome::Continue
+    }
+
+    fn access_sizes(&self) -> AccessSizes {
+        IRQ_SIZES
     }
 }
 
@@ -219,6 +257,11 @@ impl BusDevice for IoMem {
         buf[start..start + n].copy_from_slice(&data[..n]);
         IoOutcome::Continue
     }
+
+    fn access_sizes(&self) -> AccessSizes {
+        // QEMU's test_iomem_ops declare no sizes: a quadword is two dwords.
+        AccessSizes::QEMU_DEFAULT
+    }
 }
 
 /// Where one of pc-testdev's devices goes: insert `device` on the bus at
@@ -243,7 +286,7 @@ impl std::fmt::Debug for Placement {
 
 /// All of pc-testdev's parts, sharing state where QEMU shares it.
 pub struct PcTestdev {
-    /// The scratch register (mapped twice).
+    /// The scratch register (at 0xE0, and at 0xE8 through [`ScratchBytes`]).
     pub scratch: Arc<Scratch>,
     /// The flush port.
     pub flush: Arc<FlushPort>,
@@ -283,7 +326,7 @@ impl PcTestdev {
                 name: "pc-testdev-ioport-byte",
                 base: SCRATCH_BYTE_PORT.into(),
                 len: SCRATCH_LEN,
-                device: self.scratch.clone(),
+                device: Arc::new(ScratchBytes(self.scratch.clone())),
             },
             Placement {
                 name: "pc-testdev-irq-line",
@@ -394,11 +437,12 @@ mod tests {
         let (rec, t) = testdev();
         wr(&*t.flush, 0, 0x0012_3456, 4);
         wr(&*t.flush, 0, 0x0040_0000, 4);
+        // Only dwords flush (QEMU: `.valid` 4..=4); others do nothing.
         wr(&*t.flush, 0, 0x7f, 1);
-        // Widths beyond an I/O port's and empty writes do nothing.
+        wr(&*t.flush, 0, 0x7f00, 2);
         wr(&*t.flush, 0, 0x5000, 8);
         assert_eq!(t.flush.write(0, 0, 0, &[]), IoOutcome::Continue);
-        assert_eq!(*rec.flushes.lock().unwrap(), [0x0012_3000, 0x0040_0000, 0]);
+        assert_eq!(*rec.flushes.lock().unwrap(), [0x0012_3000, 0x0040_0000]);
         assert_eq!(rd(&*t.flush, 0, 4), 0xffff_ffff);
     }
 
@@ -408,7 +452,7 @@ mod tests {
         wr(&*t.irq, 0, 1, 1);
         wr(&*t.irq, 14, 0x80, 1);
         wr(&*t.irq, 23, 0, 1);
-        // Wider writes are invalid in QEMU and ignored.
+        // Wider direct calls are ignored (the bus cuts them into bytes).
         wr(&*t.irq, 5, 1, 2);
         wr(&*t.irq, 5, 1, 4);
         // Out-of-range lines (only if mapped too long) are ignored.
@@ -463,6 +507,58 @@ mod tests {
         let mut b = [0u8; 1];
         bus.read(0, 0xe1, &mut b);
         assert_eq!(b[0], 0x5a);
+    }
+
+    #[test]
+    fn sizes_match_qemu() {
+        let (_, t) = testdev();
+        let sizes: Vec<_> = t
+            .pio_mappings()
+            .iter()
+            .chain(&t.mmio_mappings())
+            .map(|p| p.device.access_sizes())
+            .collect();
+        assert_eq!(
+            sizes,
+            [
+                AccessSizes::QEMU_DEFAULT,
+                AccessSizes::aligned(4, 4),
+                AccessSizes::BYTES,
+                AccessSizes::BYTES,
+                AccessSizes::QEMU_DEFAULT,
+            ]
+        );
+    }
+
+    #[test]
+    fn an_outl_to_an_irq_port_sets_four_lines() {
+        // kvm-unit-tests' realmode (test_sti_inhibit) raises IRQ 11 with
+        // `outl(0x200b, 1)`; QEMU cuts it into bytes to ports 0x200b-0x200e.
+        let (rec, t) = testdev();
+        let mut bus = trapline_bus::BusBuilder::new();
+        for p in t.pio_mappings() {
+            bus.insert(p.name, p.base, p.len, p.device).unwrap();
+        }
+        let bus = bus.build();
+        let _ = bus.write(0, 0x200b, &1u32.to_le_bytes());
+        let _ = bus.write(0, 0x2016, &0x0101u16.to_le_bytes());
+        assert_eq!(
+            *rec.irqs.lock().unwrap(),
+            [
+                (11, true),
+                (12, false),
+                (13, false),
+                (14, false),
+                (22, true),
+                (23, true)
+            ]
+        );
+        // A dword to the byte alias lands in all four lanes; a word to the
+        // flush port is dropped.
+        let _ = bus.write(0, 0xe8, &0xdead_beefu32.to_le_bytes());
+        assert_eq!(t.scratch.value(), 0xdead_beef);
+        let _ = bus.write(0, 0xe4, &[0, 0x10]);
+        assert!(rec.flushes.lock().unwrap().is_empty());
     }
 
     #[test]

@@ -25,7 +25,7 @@
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Instant;
 
-use trapline_bus::{BusDevice, IoOutcome, StopReason};
+use trapline_bus::{AccessSizes, BusDevice, IoOutcome, StopReason};
 
 /// The PM timer's frequency: 3.579545 MHz, the NTSC colour-burst clock
 /// every PC chipset uses.
@@ -50,6 +50,13 @@ pub const S3_SLP_TYP: u8 = 1;
 pub const PM_IO_BASE: u16 = 0x600;
 /// Length of the PM block as [`PmIo`] decodes it.
 pub const PM_IO_LEN: u64 = 0x10;
+
+/// How the bus cuts accesses to the block: QEMU's acpi_pm_tmr_ops take 1
+/// to 4 bytes. Its PM1 event and control registers take at most 2, cutting
+/// a dword at PM1a_EVT into status and enable; this block decodes every
+/// byte lane itself, so a whole dword there reads and writes the same
+/// registers with the same values.
+const PM_SIZES: AccessSizes = AccessSizes::QEMU_DEFAULT;
 
 /// Offsets inside the PM block.
 const PM1_STS: u64 = 0x0;
@@ -224,6 +231,10 @@ impl<C: Clock> PmTimer<C> {
 }
 
 impl<C: Clock> BusDevice for PmTimer<C> {
+    fn access_sizes(&self) -> AccessSizes {
+        PM_SIZES
+    }
+
     fn read(&self, _vcpu: usize, _base: u64, offset: u64, data: &mut [u8]) {
         read_reg_bytes(u64::from(self.value()), PM_TIMER_REG_LEN, offset, data);
     }
@@ -352,6 +363,10 @@ impl<C: Clock> PmIo<C> {
 }
 
 impl<C: Clock> BusDevice for PmIo<C> {
+    fn access_sizes(&self) -> AccessSizes {
+        PM_SIZES
+    }
+
     fn read(&self, _vcpu: usize, _base: u64, offset: u64, data: &mut [u8]) {
         // The hot path: a timer read takes no lock.
         if (PM_TMR..PM_TMR_END).contains(&offset) {

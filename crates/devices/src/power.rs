@@ -4,7 +4,7 @@
 
 use std::sync::Mutex;
 
-use trapline_bus::{BusDevice, IoOutcome, StopReason};
+use trapline_bus::{AccessSizes, BusDevice, IoOutcome, StopReason};
 
 const MAGIC: &[u8] = b"Shutdown";
 
@@ -38,6 +38,11 @@ impl BusDevice for BochsShutdown {
             }
         }
         IoOutcome::Continue
+    }
+
+    fn access_sizes(&self) -> AccessSizes {
+        // A byte port, as Bochs' was.
+        AccessSizes::BYTES
     }
 }
 

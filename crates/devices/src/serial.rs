@@ -11,7 +11,7 @@ use std::fs::File;
 use std::io::{self, Write};
 use std::sync::{Arc, Mutex};
 
-use trapline_bus::{fill_all_ones, BusDevice, IoOutcome};
+use trapline_bus::{fill_all_ones, AccessSizes, BusDevice, IoOutcome};
 use vm_superio::{Serial, Trigger};
 use vmm_sys_util::eventfd::EventFd;
 
@@ -133,8 +133,9 @@ impl Uart {
 
 impl BusDevice for Uart {
     fn read(&self, _vcpu: usize, _base: u64, offset: u64, data: &mut [u8]) {
-        // UART registers are 8 bits wide; wider reads see the register in
-        // the low byte and all-ones above, as an unclaimed bus would.
+        // UART registers are 8 bits wide and the bus hands over single
+        // bytes; a wider direct call sees the register in the low byte and
+        // all-ones above, as an unclaimed bus would.
         fill_all_ones(data);
         if offset < UART_LEN {
             if let Some(first) = data.first_mut() {
@@ -160,6 +161,12 @@ impl BusDevice for Uart {
             }
         }
         IoOutcome::Continue
+    }
+
+    fn access_sizes(&self) -> AccessSizes {
+        // QEMU's serial_io_ops: byte registers (`.impl` 1..=1), so an inw
+        // of LSR reads LSR, then MSR.
+        AccessSizes::BYTES
     }
 }
 

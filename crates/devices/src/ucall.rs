@@ -14,7 +14,8 @@ use std::sync::Arc;
 
 use trapline_abi::{UcallKind, UCALL_ARGS, UCALL_MAGIC, UCALL_SIZE, UCALL_TEXT_LEN};
 use trapline_bus::{
-    BusDevice, ExitCounters, ExitKind, ExitProfile, ExitSnapshot, HandlingTotals, IoOutcome,
+    AccessSizes, BusDevice, ExitCounters, ExitKind, ExitProfile, ExitSnapshot, HandlingTotals,
+    IoOutcome,
 };
 use vm_memory::{Bytes, GuestAddress, GuestMemoryMmap};
 
@@ -145,6 +146,11 @@ impl UcallPort {
 }
 
 impl BusDevice for UcallPort {
+    fn access_sizes(&self) -> AccessSizes {
+        // trapline's own port: the guest's 32-bit OUT arrives whole.
+        AccessSizes::ANY
+    }
+
     fn read(&self, _vcpu: usize, _base: u64, _offset: u64, data: &mut [u8]) {
         data.fill(0xff);
     }

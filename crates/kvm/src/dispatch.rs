@@ -188,7 +188,9 @@ mod tests {
     use std::sync::{Arc, Mutex};
 
     use kvm_bindings::{KVM_SYSTEM_EVENT_CRASH, KVM_SYSTEM_EVENT_RESET, KVM_SYSTEM_EVENT_SHUTDOWN};
-    use trapline_bus::{AbsentDevice, BusBuilder, BusDevice, ExitCounters, StopReason};
+    use trapline_bus::{
+        AbsentDevice, AccessSizes, BusBuilder, BusDevice, ExitCounters, StopReason,
+    };
 
     use super::*;
 
@@ -222,6 +224,9 @@ mod tests {
                 IoOutcome::Continue
             }
         }
+        fn access_sizes(&self) -> AccessSizes {
+            AccessSizes::ANY
+        }
     }
 
     /// A device the VM was built without: every read stops it.
@@ -236,6 +241,9 @@ mod tests {
         }
         fn read_stops(&self) -> Option<StopReason> {
             Some(StopReason::AbsentDevice(AbsentDevice::Pit))
+        }
+        fn access_sizes(&self) -> AccessSizes {
+            AccessSizes::ANY
         }
     }
 

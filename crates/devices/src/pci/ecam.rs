@@ -2,7 +2,7 @@
 
 use std::sync::Arc;
 
-use trapline_bus::{fill_all_ones, BusDevice, IoOutcome};
+use trapline_bus::{fill_all_ones, AccessSizes, BusDevice, IoOutcome};
 
 use super::bus::{PciBus, ECAM_BUS_SIZE};
 
@@ -56,5 +56,10 @@ impl BusDevice for PciConfigMmio {
             self.bus.config_write(devfn, reg, data);
         }
         IoOutcome::Continue
+    }
+
+    fn access_sizes(&self) -> AccessSizes {
+        // QEMU's pcie_mmcfg_ops declare no sizes.
+        AccessSizes::QEMU_DEFAULT
     }
 }

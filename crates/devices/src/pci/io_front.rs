@@ -3,7 +3,7 @@
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::Arc;
 
-use trapline_bus::{fill_all_ones, BusDevice, IoOutcome};
+use trapline_bus::{fill_all_ones, AccessSizes, BusDevice, IoOutcome};
 
 use super::bus::PciBus;
 
@@ -93,5 +93,12 @@ impl BusDevice for PciConfigIo {
             _ => {}
         }
         IoOutcome::Continue
+    }
+
+    fn access_sizes(&self) -> AccessSizes {
+        // QEMU's pci_host_conf_le_ops and pci_host_data_le_ops (0xCF8 and
+        // 0xCFC, four ports each) declare no sizes; aligned pieces of at
+        // most 4 bytes never cross from one to the other.
+        AccessSizes::QEMU_DEFAULT
     }
 }

@@ -49,7 +49,7 @@ use std::sync::atomic::{AtomicU64, AtomicU8, Ordering};
 use std::sync::{Arc, Mutex};
 
 use trapline_abi::PV_DOORBELL_PORT;
-use trapline_bus::{fill_all_ones, BusDevice, IoOutcome};
+use trapline_bus::{fill_all_ones, AccessSizes, BusDevice, IoOutcome};
 
 use super::config::{BarDef, BarKind, ConfigSpace};
 use super::device::{BarMap, PciDevice};
@@ -507,5 +507,10 @@ impl BusDevice for PvDoorbell {
             }
         }
         IoOutcome::Continue
+    }
+
+    fn access_sizes(&self) -> AccessSizes {
+        // trapline's own port: the guest's 32-bit OUT arrives whole.
+        AccessSizes::ANY
     }
 }

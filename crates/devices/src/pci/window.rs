@@ -8,10 +8,16 @@
 
 use std::sync::Arc;
 
-use trapline_bus::{BusDevice, IoOutcome};
+use trapline_bus::{AccessSizes, BusDevice, IoOutcome};
 
 use super::bus::PciBus;
 use super::registry::Space;
+
+/// How accesses to a BAR are cut: the sizes of pci-testdev's BARs in QEMU
+/// (`.valid` undeclared; its `.impl` of one byte is the function's own
+/// business, and trapline's pci-testdev handles a wider access as a run of
+/// bytes).
+const BAR_SIZES: AccessSizes = AccessSizes::QEMU_DEFAULT;
 
 /// Routes memory accesses inside the PCI MMIO hole to memory BARs.
 pub struct PciMmioWindow {
@@ -36,6 +42,10 @@ impl BusDevice for PciMmioWindow {
     fn write(&self, vcpu: usize, base: u64, offset: u64, data: &[u8]) -> IoOutcome {
         self.bus
             .bar_write(Space::Mmio, vcpu, base.wrapping_add(offset), data)
+    }
+
+    fn access_sizes(&self) -> AccessSizes {
+        BAR_SIZES
     }
 }
 
@@ -62,5 +72,9 @@ impl BusDevice for PciIoWindow {
     fn write(&self, vcpu: usize, base: u64, offset: u64, data: &[u8]) -> IoOutcome {
         self.bus
             .bar_write(Space::Pio, vcpu, base.wrapping_add(offset), data)
+    }
+
+    fn access_sizes(&self) -> AccessSizes {
+        BAR_SIZES
     }
 }

@@ -23,7 +23,7 @@ pub mod timer;
 
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
 
-use trapline_bus::{BusDevice, IoOutcome};
+use trapline_bus::{AccessSizes, BusDevice, IoOutcome};
 
 use crate::pm_timer::{Clock, MonotonicClock};
 use regs::RegisterFile;
@@ -162,6 +162,12 @@ impl Rtc {
 }
 
 impl BusDevice for Rtc {
+    fn access_sizes(&self) -> AccessSizes {
+        // QEMU's cmos_ops: byte registers, so an outw to 0x70 writes the
+        // index, then the data.
+        AccessSizes::BYTES
+    }
+
     fn read(&self, _vcpu: usize, _base: u64, offset: u64, data: &mut [u8]) {
         let now = self.clock.now_ns();
         let mut touched = false;

@@ -10,7 +10,7 @@
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
-use trapline_bus::{BusDevice, IoOutcome};
+use trapline_bus::{AccessSizes, BusDevice, IoOutcome};
 use virtio_queue::{Queue, QueueOwnedT, QueueT};
 use vm_memory::GuestMemoryMmap;
 
@@ -320,6 +320,12 @@ impl VirtioMmio {
 }
 
 impl BusDevice for VirtioMmio {
+    fn access_sizes(&self) -> AccessSizes {
+        // QEMU's virtio_mem_ops declare no sizes: a 64-bit access is two
+        // 32-bit register accesses, low half first.
+        AccessSizes::QEMU_DEFAULT
+    }
+
     fn read(&self, _vcpu: usize, _base: u64, offset: u64, data: &mut [u8]) {
         if offset >= reg::CONFIG {
             let st = self.lock();
