@@ -29,7 +29,7 @@ use std::collections::VecDeque;
 use std::io::Write;
 use std::sync::{Arc, Mutex};
 
-use trapline_bus::{BusDevice, IoOutcome};
+use trapline_bus::{AccessSizes, BusDevice, IoOutcome};
 
 use crate::pc_testdev::IrqLine;
 use crate::serial::{SerialOutput, SerialWriter};
@@ -343,6 +343,13 @@ fn registers(offset: u64, len: usize) -> impl Iterator<Item = (u64, usize, usize
 }
 
 impl BusDevice for Pl011 {
+    fn access_sizes(&self) -> AccessSizes {
+        // 1 to 4 bytes, aligned, as QEMU's other devices: guests write the
+        // data register with byte stores (kvm-unit-tests' puts) or words
+        // (Linux's amba-pl011); an 8-byte access becomes two words.
+        AccessSizes::QEMU_DEFAULT
+    }
+
     fn read(&self, _vcpu: usize, _base: u64, offset: u64, data: &mut [u8]) {
         data.fill(0);
         let mut s = self.lock();
