@@ -88,15 +88,7 @@ impl ImageInfo {
     /// (segments with `memsz == 0` do not count). Never empty: the entry
     /// point lies in a segment with file bytes.
     pub fn span(&self) -> Span {
-        let mut it = self.segments.iter().filter(|s| s.memsz > 0);
-        let first = it
-            .next()
-            .map(|s| s.span())
-            .unwrap_or(Span { start: 0, end: 0 });
-        it.fold(first, |acc, s| Span {
-            start: acc.start.min(s.paddr),
-            end: acc.end.max(s.end()),
-        })
+        segments_span(&self.segments)
     }
 }
 
@@ -126,4 +118,18 @@ pub struct BzImageHeader {
     /// `init_size` (2.10+, else 0): bytes the kernel needs from where it runs
     /// until it has read the memory map (decompression happens in there).
     pub init_size: u32,
+}
+
+/// Lowest and one-past-highest guest-physical byte `segments` occupy
+/// (those with `memsz == 0` do not count); empty at 0 when none loads.
+pub fn segments_span(segments: &[LoadSegment]) -> Span {
+    let mut it = segments.iter().filter(|s| s.memsz > 0);
+    let first = it
+        .next()
+        .map(|s| s.span())
+        .unwrap_or(Span { start: 0, end: 0 });
+    it.fold(first, |acc, s| Span {
+        start: acc.start.min(s.paddr),
+        end: acc.end.max(s.end()),
+    })
 }

@@ -109,15 +109,7 @@ pub struct Arm64ImageInfo {
 impl Arm64ImageInfo {
     /// Lowest and one-past-highest guest-physical byte the image occupies.
     pub fn span(&self) -> Span {
-        let mut it = self.segments.iter().filter(|s| s.memsz > 0);
-        let first = it
-            .next()
-            .map(|s| s.span())
-            .unwrap_or(Span { start: 0, end: 0 });
-        it.fold(first, |acc, s| Span {
-            start: acc.start.min(s.paddr),
-            end: acc.end.max(s.end()),
-        })
+        crate::image::segments_span(&self.segments)
     }
 }
 
