@@ -62,7 +62,7 @@ fn x86_only_flag(a: &RunArgs) -> Option<&'static str> {
         (a.ecam_ro, "--ecam-ro"),
         (
             !a.disks.is_empty(),
-            "--disk (until virtio-mmio lands on virt)",
+            "--disk (until Linux is checked reading and writing a disk on virt)",
         ),
     ]
     .into_iter()
