@@ -267,6 +267,7 @@ const PAYLOADS_AARCH64: &[(&str, &[&str])] = &[
     ("hello", &["payloads/aarch64/hello.c"]),
     ("smp", &["payloads/aarch64/smp.c"]),
     ("hostile", &["payloads/aarch64/hostile.c"]),
+    ("vblk", &["payloads/aarch64/vblk.c"]),
 ];
 
 const CFLAGS_AARCH64: &[&str] = &[

@@ -60,10 +60,6 @@ fn x86_only_flag(a: &RunArgs) -> Option<&'static str> {
             "--device pc-testdev",
         ),
         (a.ecam_ro, "--ecam-ro"),
-        (
-            !a.disks.is_empty(),
-            "--disk (until virtio-mmio lands on virt)",
-        ),
     ]
     .into_iter()
     .find_map(|(set, flag)| set.then_some(flag))

@@ -45,6 +45,37 @@ fn hello_prints_its_lines_and_powers_off_with_status_0() {
 }
 
 #[test]
+fn the_virt_machine_has_qemus_pl031_and_32_empty_virtio_mmio_transports() {
+    if !kvm_present("the_virt_machine_has_qemus_pl031_and_32_empty_virtio_mmio_transports") {
+        return;
+    }
+    let (status, out, _) = guest("hello", &["--append", "devices=1"]);
+    assert_eq!(status, 0, "{out}");
+    assert!(
+        out.contains("virtio-mmio: 32 transports in the device tree"),
+        "{out}"
+    );
+    // An empty transport, as QEMU's: "virt", the legacy layout, DeviceID 0.
+    for base in ["a000000", "a003e00"] {
+        let line = format!("virtio-mmio@{base}: magic=74726976 version=1 device-id=0 ");
+        assert!(out.contains(&line), "{line}: {out}");
+    }
+    assert!(
+        out.contains("id 31 10 14 00 0d f0 05 b1"),
+        "PL031 PrimeCell IDs: {out}"
+    );
+    assert!(out.contains("pl031: node yes"), "{out}");
+    let dr: u64 = out
+        .split("dr=")
+        .nth(1)
+        .and_then(|s| s.split(',').next())
+        .and_then(|s| s.parse().ok())
+        .unwrap_or_else(|| panic!("no dr= in {out}"));
+    // The host's time: after 2020-01-01T00:00:00Z.
+    assert!(dr > 1_577_836_800, "dr={dr}");
+}
+
+#[test]
 fn hello_exits_through_the_debug_exit_page_with_its_status() {
     if !kvm_present("hello_exits_through_the_debug_exit_page_with_its_status") {
         return;

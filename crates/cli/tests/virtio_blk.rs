@@ -2,12 +2,18 @@
 //! reads what the host wrote to the disk file and the host reads back what
 //! the guest wrote, under every `--virtio-notify` × `--virtio-irq`
 //! combination, with seccomp on; read-only disks refuse writes; a missing
-//! or unreadable disk file is a usage error before the guest starts.
-#![cfg(target_arch = "x86_64")]
+//! or unreadable disk file is a usage error before the guest starts. On
+//! both architectures: on arm64 `builtin:vblk` drives the `virt` machine's
+//! first virtio-mmio transport (polling, its interrupt seen pending in the
+//! GIC); Linux's driver runs on x86 only for now.
 
 mod common;
 
 use common::*;
+
+/// The status of the guest's `exit(0)`: isa-debug-exit's `(0 << 1) | 1`
+/// on x86, PSCI SYSTEM_OFF on arm64.
+const GUEST_OK: i32 = if cfg!(target_arch = "x86_64") { 1 } else { 0 };
 
 const SECTORS: usize = 256;
 
@@ -78,7 +84,11 @@ fn every_path_reads_what_the_host_wrote_and_writes_what_the_host_reads() {
         );
         let out = stdout(&o);
         let err = stderr(&o);
-        assert_eq!(code(&o), 1, "{what}: the guest's exit(0)\n{out}\n{err}");
+        assert_eq!(
+            code(&o),
+            GUEST_OK,
+            "{what}: the guest's exit(0)\n{out}\n{err}"
+        );
         assert!(out.contains("vblk: OK"), "{what}:\n{out}");
         assert!(
             out.contains(&format!("head={}", hex(&bytes[..16]))),
@@ -128,7 +138,7 @@ fn a_read_only_disk_refuses_writes() {
     let arg = format!("{},ro", path.display());
     let o = run_vblk(&arg, "ioeventfd", "irqfd", &[]);
     let out = stdout(&o);
-    assert_eq!(code(&o), 1, "{out}\n{}", stderr(&o));
+    assert_eq!(code(&o), GUEST_OK, "{out}\n{}", stderr(&o));
     assert!(out.contains("read-only"), "{out}");
     assert!(out.contains("vblk: write status=1"), "IOERR:\n{out}");
     assert!(out.contains("vblk: OK"), "{out}");
@@ -165,6 +175,7 @@ fn missing_or_unreadable_disks_are_usage_errors() {
 /// finds it: `vmlinux.xz` in `../shared/guests/linux/` beside the
 /// repository (or `TRAPLINE_LINUX_DIR`), decompressed with xz into the
 /// test's scratch directory.
+#[cfg(target_arch = "x86_64")]
 fn linux_kernel() -> Option<std::path::PathBuf> {
     let dir = match std::env::var_os("TRAPLINE_LINUX_DIR") {
         Some(d) => std::path::PathBuf::from(d),
@@ -191,6 +202,7 @@ fn linux_kernel() -> Option<std::path::PathBuf> {
 /// reads the host's bytes from /dev/vda and writes its own, and cannot write
 /// the read-only /dev/vdb. Four boots of ~20 s each on an idle host
 /// (minutes on a loaded one).
+#[cfg(target_arch = "x86_64")]
 #[test]
 fn linux_reads_and_writes_vda_on_every_path() {
     if !kvm_present("linux_reads_and_writes_vda_on_every_path") {

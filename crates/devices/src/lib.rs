@@ -13,6 +13,7 @@ pub mod lapic_fallback;
 pub mod pc_testdev;
 pub mod pci;
 pub mod pl011;
+pub mod pl031;
 pub mod pm_timer;
 pub mod power;
 pub mod rtc;

@@ -25,8 +25,18 @@ pub const SMP: &[u8] = payload!("smp.elf");
 /// the `virt` map and the gaps between them; COUNT ucall; SYSTEM_OFF.
 pub const HOSTILE: &[u8] = payload!("hostile.elf");
 
+/// A polling virtio-blk driver for transport 0 (needs `--disk`): reads
+/// sector 0, writes sector `wsector=` (1), flushes, and checks that each
+/// request's interrupt reached the GIC.
+pub const VBLK: &[u8] = payload!("vblk.elf");
+
 /// Every arm64 payload by its public name.
-pub const PAYLOADS: &[(&str, &[u8])] = &[("hello", HELLO), ("smp", SMP), ("hostile", HOSTILE)];
+pub const PAYLOADS: &[(&str, &[u8])] = &[
+    ("hello", HELLO),
+    ("smp", SMP),
+    ("hostile", HOSTILE),
+    ("vblk", VBLK),
+];
 
 #[cfg(test)]
 mod tests;

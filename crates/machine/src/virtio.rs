@@ -1,28 +1,28 @@
-//! virtio-mmio devices on the machine: one 4 KiB window and one GSI per
-//! device in the reserved virtio range, announced on the guest's command
-//! line (`virtio_mmio.device=4K@0xADDR:GSI`, as Firecracker does), with
-//! the notification and interrupt paths the configuration picks.
+//! virtio-mmio devices on the machine, with the notification and interrupt
+//! paths the configuration picks. On the PC: one 4 KiB window and one GSI
+//! per device in the reserved virtio range, announced on the guest's
+//! command line (`virtio_mmio.device=4K@0xADDR:GSI`, as Firecracker does).
+//! On `virt`: the first of QEMU's transports (0x200 bytes each, SPI 16 + n,
+//! an irqfd's GSI being the SPI), named by the device tree.
 
 use std::sync::Arc;
 
 use trapline_bus::BusBuilder;
 use trapline_devices::virtio::block::{Block, BlockCounters};
 use trapline_devices::virtio::worker::{NotifyTarget, OnStart};
-use trapline_devices::virtio::{
-    NotifyWorker, VirtioInterrupt, VirtioMmio, MMIO_LEN, QUEUE_NOTIFY_OFFSET,
-};
+use trapline_devices::virtio::{NotifyWorker, VirtioInterrupt, VirtioMmio, QUEUE_NOTIFY_OFFSET};
 use trapline_fastpath::{Datamatch, IoEvent, IrqFd, Space};
 use trapline_kvm::Vm;
 use trapline_seccomp::ThreadKind;
 
 use crate::config::{VirtioConfig, VirtioIrq, VirtioNotify};
-use crate::layout::{VIRTIO_GSIS, VIRTIO_MMIO_BASE};
+use crate::layout::{VIRTIO_GSIS, VIRTIO_MMIO_BASE, VIRTIO_MMIO_STRIDE};
 use crate::platform::KvmIrqLines;
 use crate::MachineError;
 
 /// The guest-physical window of device `index`.
 pub fn device_base(index: usize) -> u64 {
-    VIRTIO_MMIO_BASE + index as u64 * MMIO_LEN
+    VIRTIO_MMIO_BASE + index as u64 * VIRTIO_MMIO_STRIDE
 }
 
 /// The command-line words announcing `count` devices.
@@ -82,14 +82,6 @@ impl VirtioSet {
             notify: config.notify,
             ..Default::default()
         };
-        if cfg!(target_arch = "aarch64") && !config.disks.is_empty() {
-            // The transports, their SPIs and the device tree nodes come
-            // with virtio-mmio on `virt` (issue 26).
-            return Err(MachineError::Config(
-                "--disk is x86-only for now: the virt machine has no virtio-mmio devices yet"
-                    .into(),
-            ));
-        }
         if config.disks.len() > VIRTIO_GSIS.len() {
             return Err(MachineError::Config(format!(
                 "{} disks: trapline has room for {} virtio devices",
@@ -97,7 +89,12 @@ impl VirtioSet {
                 VIRTIO_GSIS.len()
             )));
         }
-        if !config.disks.is_empty() && !vm.config().irqchip.has_ioapic_and_pic() {
+        // On arm64 the vGIC is always in the kernel (and irqfds may be
+        // registered: the machine built it before the devices).
+        if cfg!(target_arch = "x86_64")
+            && !config.disks.is_empty()
+            && !vm.config().irqchip.has_ioapic_and_pic()
+        {
             return Err(MachineError::Config(format!(
                 "virtio devices need the in-kernel IOAPIC for their interrupts: \
                  run with --irqchip kernel, not --irqchip {}",
@@ -132,7 +129,7 @@ impl VirtioSet {
             )
             .map_err(|e| MachineError::Config(e.to_string()))?;
             let dev = Arc::new(dev);
-            mmio.insert("virtio-mmio", base, MMIO_LEN, dev.clone())?;
+            mmio.insert("virtio-mmio", base, VIRTIO_MMIO_STRIDE, dev.clone())?;
             if config.notify == VirtioNotify::Ioeventfd {
                 for q in 0..dev.num_queues() as u32 {
                     set.ioevents.push(IoEvent::register(

@@ -24,9 +24,11 @@ pub const MMIO_LEN: u64 = 0x1000;
 /// QueueNotify: the doorbell a KVM ioeventfd may take over.
 pub const QUEUE_NOTIFY_OFFSET: u64 = 0x50;
 
-const MAGIC: u32 = 0x7472_6976; // "virt"
+/// MagicValue: "virt" (little-endian).
+pub const MAGIC: u32 = 0x7472_6976;
 const VERSION: u32 = 2;
-const VENDOR_ID: u32 = 0x4c50_5254; // "TRPL"
+/// VendorID: "TRPL".
+pub const VENDOR_ID: u32 = 0x4c50_5254;
 
 mod reg {
     pub const MAGIC: u64 = 0x00;

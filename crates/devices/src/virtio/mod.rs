@@ -13,6 +13,7 @@
 //! is DEVICE_NEEDS_RESET or a dropped request.
 
 pub mod block;
+pub mod empty;
 pub mod interrupt;
 pub mod mmio;
 pub mod queue_regs;
@@ -22,6 +23,7 @@ pub mod worker;
 use virtio_queue::DescriptorChain;
 use vm_memory::GuestMemoryMmap;
 
+pub use empty::EmptyTransport;
 pub use interrupt::VirtioInterrupt;
 pub use mmio::{VirtioMmio, MMIO_LEN, QUEUE_NOTIFY_OFFSET};
 pub use worker::NotifyWorker;

@@ -1,8 +1,9 @@
 /*
  * Just enough of a flattened device tree reader for the payloads: the
  * command line (/chosen/bootargs), the CPUs' MPIDRs (/cpus/cpu@*: reg, one
- * or two cells as /cpus says) and the first RAM range (/memory*: reg, two
- * and two cells as trapline's and QEMU's roots have). Everything is bounds
+ * or two cells as /cpus says), the first RAM range (/memory*: reg, two
+ * and two cells as trapline's and QEMU's roots have), the virtio-mmio
+ * transports counted and whether there is a PL031. Everything is bounds
  * checked against the header's sizes: a broken blob yields less, never a
  * fault.
  */
@@ -70,8 +71,13 @@ bool dt_parse(const void *fdt, struct dt_info *out)
                 break;
             p += (strlen(name) + 4) & ~3u;
             depth++;
-            if (depth == 2)
+            if (depth == 2) {
                 level1 = name;
+                if (starts_with(name, "virtio_mmio@"))
+                    out->nvirtio_mmio++;
+                else if (starts_with(name, "pl031@"))
+                    out->pl031 = true;
+            }
             is_cpu = have_reg = false;
         } else if (token == FDT_END_NODE) {
             if (depth == 3 && !strcmp(level1, "cpus") && is_cpu && have_reg && out->ncpus < MAX_CPUS)

@@ -53,6 +53,8 @@ struct dt_info {
     u32 ncpus;            /* /cpus/cpu@* nodes, up to MAX_CPUS */
     u64 mpidr[MAX_CPUS];  /* their reg (affinity) values, in tree order */
     u64 mem_base, mem_size; /* the first /memory node's first range */
+    u32 nvirtio_mmio;     /* virtio_mmio@* nodes under the root */
+    bool pl031;           /* a pl031@* node under the root */
 };
 extern struct dt_info dt;
 /* Fills *out from the blob at fdt; false (and *out zeroed) if it is not one inside mapped RAM. */

@@ -8,7 +8,9 @@ use trapline_abi as abi;
 use trapline_bus::{BusBuilder, ExitCounters, ExitKind, ExitProfile};
 use trapline_devices::debug_exit::DebugExit;
 use trapline_devices::pl011::Pl011;
+use trapline_devices::pl031::{Pl031, Pl031Timer};
 use trapline_devices::ucall::UcallPort;
+use trapline_devices::virtio::EmptyTransport;
 use trapline_fastpath::CoalescedRing;
 use trapline_kvm::{BootRegs, HostKvm, Vm, VmConfig};
 
@@ -46,6 +48,46 @@ fn refuse_x86_only(config: &MachineConfig) -> Result<(), MachineError> {
         ))),
         None => Ok(()),
     }
+}
+
+/// The PL031 at its window, and the thread that fires its match; the
+/// thread runs under the helper threads' seccomp filter when `seccomp`.
+fn add_rtc(vm: &Vm, mmio: &mut BusBuilder, seccomp: bool) -> Result<Pl031Timer, MachineError> {
+    let rtc = Arc::new(Pl031::new(
+        Arc::new(KvmIrqLines {
+            vm: vm.fd().clone(),
+        }),
+        abi::VIRT_PL031_SPI,
+    ));
+    mmio.insert(
+        "pl031",
+        abi::VIRT_PL031_BASE,
+        abi::VIRT_PL031_LEN,
+        rtc.clone(),
+    )?;
+    let filter = if seccomp {
+        Some(trapline_seccomp::filter(
+            trapline_seccomp::ThreadKind::Helper,
+        )?)
+    } else {
+        None
+    };
+    Pl031Timer::spawn(
+        rtc,
+        Box::new(move || {
+            if let Some(f) = filter {
+                if let Err(e) =
+                    trapline_seccomp::install_program(trapline_seccomp::ThreadKind::Helper, &f)
+                {
+                    eprintln!("trapline: warning: PL031 timer thread runs without seccomp: {e}");
+                }
+            }
+        }),
+    )
+    .map_err(|source| MachineError::Host {
+        what: "spawning the PL031 timer thread",
+        source,
+    })
 }
 
 impl Machine {
@@ -125,8 +167,26 @@ impl Machine {
             4,
             Arc::new(DebugExit),
         )?;
+        let rtc_timer = add_rtc(&vm, &mut mmio, config.seccomp != crate::SeccompMode::Off)?;
         let virtio =
             crate::virtio::VirtioSet::build(&vm, std::mem::take(&mut config.virtio), &mut mmio)?;
+        // QEMU's 32 transports: the disks take the first, the rest are empty.
+        let mut transports = Vec::new();
+        for n in 0..abi::VIRT_VIRTIO_MMIO_COUNT {
+            let (window, spi) = abi::virt_virtio_mmio(n).expect("n < VIRT_VIRTIO_MMIO_COUNT");
+            if n as usize >= virtio.devices.len() {
+                mmio.insert(
+                    "virtio-mmio",
+                    window.base,
+                    window.len,
+                    Arc::new(EmptyTransport),
+                )?;
+            }
+            transports.push(trapline_fdt::MmioDevice {
+                window: trapline_fdt::Window::new(window.base, window.len),
+                spi,
+            });
+        }
         let mut pio = pio;
         let mut ext = ExtensionContext::new(kvm, &vm, &mut pio, &mut mmio);
         let extension = match config.extension.take() {
@@ -138,7 +198,7 @@ impl Machine {
         // The device tree, where the loader left room for it (above the
         // image and the initrd).
         let mut dt = trapline_fdt::VirtMachine::qemu_virt(mem_bytes, mpidrs);
-        dt.rtc = None;
+        dt.virtio = transports;
         dt.bootargs = config.append.trim().to_string();
         dt.initrd = plan.initrd.as_ref().map(|r| trapline_fdt::Initrd {
             start: r.start,
@@ -167,6 +227,7 @@ impl Machine {
         };
         Ok(Machine {
             extension,
+            _rtc_timer: rtc_timer,
             virtio,
             vcpus,
             ring,

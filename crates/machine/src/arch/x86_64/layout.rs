@@ -35,6 +35,8 @@ pub const KVM_PRIVATE_BASE: u64 = abi::KVM_IDENTITY_MAP_ADDR;
 /// ISA IRQs no other trapline device uses (0/2 PIT, 1, 3/4 COM ports,
 /// 8 RTC, 9 SCI stay free), so Linux's legacy identity mapping applies.
 pub const VIRTIO_GSIS: [u32; 8] = [5, 6, 7, 10, 11, 12, 14, 15];
+/// Distance between virtio devices' windows: one 4 KiB window each.
+pub const VIRTIO_MMIO_STRIDE: u64 = trapline_devices::virtio::MMIO_LEN;
 
 /// A guest-physical range the machine owns, which no image may overlap.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
