@@ -1,6 +1,6 @@
 //! The device tree of trapline's arm64 `virt` machine.
 //!
-//! [`write`] turns a [`VirtMachine`] description into a DTB (with rust-vmm's
+//! [`write()`] turns a [`VirtMachine`] description into a DTB (with rust-vmm's
 //! `vm-fdt`), naming nodes and properties as QEMU's `-machine virt` does
 //! (hw/arm/virt.c; checked against the tree QEMU 7.2 dumps with
 //! `-machine virt,gic-version=3,dumpdtb=`), so Linux and kvm-unit-tests find
