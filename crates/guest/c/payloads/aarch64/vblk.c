@@ -124,8 +124,19 @@ static int request(u32 type, u64 sector, u32 len)
     }
     asm volatile("dmb ish" : : : "memory");
     used_seen++;
-    if (take_pending())
-        irqs++;
+    /* The device publishes the used entry before it raises the interrupt,
+     * and with --virtio-notify ioeventfd it does so from another host
+     * thread: wait for the pending bit (2 s at most) rather than look once. */
+    u64 t1 = counter_now(), irq_limit = 2 * counter_freq();
+    for (;;) {
+        if (take_pending()) {
+            irqs++;
+            break;
+        }
+        if (counter_now() - t1 > irq_limit)
+            break;
+        cpu_relax();
+    }
     wr(R_ACK, rd(R_ISR));
     return status_byte;
 }
