@@ -208,7 +208,11 @@ int main(int argc, char **argv)
     bad |= st != 0;
 
     printf("vblk: irqs=%lu\n", irqs);
-    bad |= irqs != 3;
+    /* irqs_any=1: report the count without failing on it (the test's one
+     * path where completions' pulses are known to go missing on arm64:
+     * --virtio-notify ioeventfd with --virtio-irq line; docs/arm64.md). */
+    if (!cmdline_u64("irqs_any", 0))
+        bad |= irqs != 3;
     printf(bad ? "vblk: FAIL\n" : "vblk: OK\n");
     finish(bad ? 1 : 0);
 }
