@@ -92,6 +92,15 @@ pub struct RunArgs {
     /// The --stat report's format (TRAPLINE_STAT_FORMAT sets it too).
     #[arg(long, value_enum, value_name = "FORMAT")]
     pub stat_format: Option<StatFormat>,
+    /// The order of the --stat tables of exits: most exits first (`count`,
+    /// the default) or most handling time first (`time`);
+    /// TRAPLINE_STAT_SORT sets it too.
+    #[arg(long, value_enum, value_name = "count|time")]
+    pub stat_sort: Option<StatSortArg>,
+    /// In the --stat table, also each vCPU's exits by key, not only all
+    /// vCPUs' together (the JSON always has both).
+    #[arg(long)]
+    pub stat_vcpu: bool,
     /// Write Firecracker-style metrics, one JSON line per second and one at
     /// the end, to FILE.
     #[arg(long, value_name = "FILE")]
@@ -195,6 +204,25 @@ pub enum StatFormat {
     Table,
     /// Versioned JSON (schema `trapline-stat/1`).
     Json,
+}
+
+/// `--stat-sort`.
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum StatSortArg {
+    /// Most exits first.
+    Count,
+    /// Most handling time first.
+    Time,
+}
+
+impl StatSortArg {
+    /// The machine's setting.
+    pub fn sort(self) -> trapline_machine::StatSort {
+        match self {
+            StatSortArg::Count => trapline_machine::StatSort::Count,
+            StatSortArg::Time => trapline_machine::StatSort::Time,
+        }
+    }
 }
 
 /// Optional devices.

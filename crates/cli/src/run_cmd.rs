@@ -271,6 +271,8 @@ struct StatSink {
     /// `None`: stderr.
     file: Option<std::fs::File>,
     format: StatFormat,
+    /// How the table is laid out.
+    table: trapline_machine::TableOptions,
 }
 
 impl StatSink {
@@ -286,6 +288,18 @@ impl StatSink {
             }
             (None, None) => StatFormat::Table,
         };
+        let sort = match (a.stat_sort, std::env::var("TRAPLINE_STAT_SORT").ok()) {
+            (Some(s), _) => s.sort(),
+            (None, Some(s)) if s.is_empty() => trapline_machine::StatSort::default(),
+            (None, Some(s)) => s
+                .parse()
+                .map_err(|e| format!("TRAPLINE_STAT_SORT={s}: {e}"))?,
+            (None, None) => trapline_machine::StatSort::default(),
+        };
+        let table = trapline_machine::TableOptions {
+            sort,
+            per_vcpu: a.stat_vcpu,
+        };
         let target = match &a.stat {
             Some(t) => t.clone(),
             None => match std::env::var("TRAPLINE_STAT") {
@@ -294,7 +308,11 @@ impl StatSink {
             },
         };
         if target == "-" {
-            return Ok(Some(StatSink { file: None, format }));
+            return Ok(Some(StatSink {
+                file: None,
+                format,
+                table,
+            }));
         }
         let path = stat_path(&target, &a.kernel, std::process::id(), format);
         let file = OpenOptions::new()
@@ -306,13 +324,14 @@ impl StatSink {
         Ok(Some(StatSink {
             file: Some(file),
             format,
+            table,
         }))
     }
 
     fn write(self, report: &trapline_machine::StatReport) {
         use std::io::Write as _;
         let text = match self.format {
-            StatFormat::Table => report.table(),
+            StatFormat::Table => report.table_with(self.table),
             StatFormat::Json => {
                 let mut j = serde_json::to_string_pretty(&report.json()).unwrap_or_default();
                 j.push('\n');

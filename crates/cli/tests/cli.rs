@@ -419,6 +419,50 @@ fn stat_files_one_per_run_and_bad_paths_are_usage_errors() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// `--stat`'s table as `perf kvm stat report` lays it out: Samples% and
+/// Time% columns under a header, a total row; `--stat-sort time` says so
+/// and `--stat-vcpu` adds each vCPU's keys.
+#[test]
+fn stat_table_has_time_shares_a_total_and_the_per_vcpu_split() {
+    if !kvm_present("--stat table") {
+        return;
+    }
+    let o = run(&[
+        "run",
+        "--kernel",
+        "builtin:hello",
+        "--stat",
+        "--stat-sort",
+        "time",
+        "--stat-vcpu",
+        "--timeout",
+        "60",
+    ]);
+    assert_eq!(code(&o), 1, "{}", stderr(&o));
+    let t = stderr(&o);
+    let reasons = t
+        .split("Exits that reached trapline, by reason (sorted by time")
+        .nth(1)
+        .unwrap_or_else(|| panic!("no table by reason sorted by time:\n{t}"));
+    let mut lines = reasons.lines().skip(1);
+    let head = lines.next().unwrap_or_default();
+    assert!(
+        head.contains("samples%") && head.contains("time%") && head.contains("mean us"),
+        "{t}"
+    );
+    let total = lines
+        .take_while(|l| !l.is_empty())
+        .last()
+        .unwrap_or_default();
+    let cells: Vec<&str> = total.split_whitespace().collect();
+    assert_eq!(cells.first(), Some(&"total"), "{t}");
+    assert_eq!(cells[2..4], ["100.00%", "100.00%"], "{t}");
+    assert!(
+        t.contains("Exits that reached trapline, by key, vcpu0:"),
+        "{t}"
+    );
+}
+
 /// The hostile payload and the probe under `--stat`: counts by reason add
 /// up to the total, KVM counted at least as many exits as reached
 /// trapline, and the probe's timed OUTs land on the probe device's key.

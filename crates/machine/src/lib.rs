@@ -40,7 +40,7 @@ pub use error::MachineError;
 pub use extension::{ExtensionContext, ExtensionHandle, MachineExtension};
 pub use outcome::{status, Outcome};
 pub use run::RunReport;
-pub use stat::StatReport;
+pub use stat::{StatReport, StatSort, TableOptions};
 pub use virtio::VirtioReadout;
 
 pub use trapline_devices::serial::SerialOutput;
