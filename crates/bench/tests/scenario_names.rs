@@ -148,6 +148,8 @@ fn everything_measured() -> Report {
             unit: unit.into(),
             formula: "measured".into(),
             note: None,
+            range: None,
+            goal: None,
         });
     }
     r

@@ -11,7 +11,7 @@ pub mod findings;
 pub mod ladder;
 
 use crate::fmt::cycles;
-use crate::model::{cycles_to_ns, scenario_key, Derived, Report, TRAPLINE_VMM};
+use crate::model::{cycles_to_ns, scenario_key, Derived, Goal, Report, ValueRange, TRAPLINE_VMM};
 use crate::unit::Unit;
 
 /// `pio-user-out − pio-kernel-wildcard`: the cost of completing a PIO write
@@ -109,6 +109,8 @@ pub fn difference(
             scenario_key(vmm, subtrahend)
         ),
         note: Some(note),
+        range: ValueRange::around(value, sa.mad + sb.mad),
+        goal: None,
     })
 }
 
@@ -124,6 +126,11 @@ pub fn ratio(name: &str, num: &Derived, den: &Derived, meaning: &str) -> Option<
         unit: Unit::Ratio.to_string(),
         formula: format!("{} / {}", num.name, den.name),
         note: Some(meaning.to_string()),
+        range: num
+            .range
+            .zip(den.range)
+            .and_then(|(n, d)| ValueRange::over(n, d)),
+        goal: None,
     })
 }
 
@@ -142,6 +149,24 @@ impl Report {
             .collect();
         self.derived = standard(self);
         self.derived.extend(kept);
+        self.judge_goals();
+    }
+
+    /// Sets each derived value's goal and verdict (see
+    /// [`crate::summary::goals`]); [`Report::finish`] calls it, and a
+    /// caller that adds values with a goal afterwards (the footprint) calls
+    /// it again.
+    pub fn judge_goals(&mut self) {
+        let checks = crate::summary::goals::goal_checks(self);
+        for d in &mut self.derived {
+            d.goal = checks
+                .iter()
+                .find(|c| c.derived.as_deref() == Some(d.name.as_str()))
+                .map(|c| Goal {
+                    at_most: c.goal,
+                    verdict: c.verdict,
+                });
+        }
     }
 }
 
@@ -235,6 +260,8 @@ fn profile_values(report: &Report, standard: &[Derived]) -> Vec<Derived> {
             unit: Unit::Cycles.to_string(),
             formula: format!("{}.handling.median", names::PIO_USER_OUT),
             note: Some(note),
+            range: ValueRange::around(h.median, h.mad),
+            goal: None,
         });
     }
     let off = report.scenario(names::UNPROFILED_VMM, names::PIO_USER_OUT);
@@ -258,6 +285,8 @@ fn profile_values(report: &Report, standard: &[Derived]) -> Vec<Derived> {
                     "what the exit profile (`--stat`) adds per user exit; spread ±{:.0} cycles (sum of MADs)",
                     a.mad + b.mad
                 )),
+                range: ValueRange::around(a.median - b.median, a.mad + b.mad),
+                goal: None,
             };
             let share = standard
                 .iter()
@@ -310,6 +339,8 @@ pub fn ecam_ro_vs_ram(report: &Report) -> Option<Derived> {
             if a - b >= 0.0 { "+" } else { "" },
             cycles(a - b)
         )),
+        range: None,
+        goal: None,
     })
 }
 
@@ -413,6 +444,8 @@ mod tests {
             unit: Unit::Cycles.to_string(),
             formula: String::new(),
             note: None,
+            range: None,
+            goal: None,
         };
         let z = Derived {
             value: 0.0,

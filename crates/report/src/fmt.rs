@@ -68,6 +68,25 @@ pub fn derived_value(value: f64, unit: &str) -> String {
     }
 }
 
+/// A derived value's range with its unit once: `5,400..6,600 cycles`,
+/// `0.61..1.58x`, `0.61x..` (open at the top).
+pub fn range(r: crate::model::ValueRange, unit: &str) -> String {
+    let bare = |v: f64| match Unit::parse(unit) {
+        Some(Unit::Ratio) => significant(v),
+        Some(Unit::Cycles) => cycles(v),
+        _ => format!("{v:.2}"),
+    };
+    let suffix = match Unit::parse(unit) {
+        Some(Unit::Ratio) => "x".to_string(),
+        Some(Unit::Cycles) => " cycles".to_string(),
+        _ => format!(" {unit}"),
+    };
+    match r.high {
+        Some(h) => format!("{}..{}{suffix}", bare(r.low), bare(h)),
+        None => format!("{}{suffix}..", bare(r.low)),
+    }
+}
+
 /// A value with its unit, as a finding states it: `1.50x`, `9.09us`,
 /// `6,000 cycles`, `2.25 ms`.
 pub fn with_unit(v: f64, unit: Unit) -> String {

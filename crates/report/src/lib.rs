@@ -27,6 +27,7 @@ mod fmt;
 pub mod guarded;
 
 pub mod model;
+pub mod noise;
 mod render;
 pub mod stats;
 pub mod summary;
@@ -40,8 +41,9 @@ pub use derive::ladder;
 pub use describe::host_line;
 pub use error::ReportError;
 pub use model::{
-    cycles_to_ns, scenario_key, Derived, Handling, HostInfo, Report, RunConfig, Sample,
-    ScenarioResult, Status, ToolInfo, BASELINE_SCENARIO, SCHEMA, SELF_TIMED, TRAPLINE_VMM,
+    cycles_to_ns, scenario_key, Derived, Goal, Handling, HostInfo, Report, RunConfig, Sample,
+    ScenarioResult, Status, ToolInfo, ValueRange, Verdict, BASELINE_SCENARIO, SCHEMA, SELF_TIMED,
+    TRAPLINE_VMM,
 };
 pub use render::compare::render_comparison;
 pub use render::html::DATA_ID as HTML_DATA_ID;

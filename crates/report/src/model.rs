@@ -16,6 +16,7 @@ use serde::{Deserialize, Serialize};
 use trapline_bus::{ExitKind, ExitSnapshot};
 
 use crate::error::ReportError;
+use crate::noise::NoiseFlag;
 use crate::stats::Stats;
 
 /// The schema identifier this crate writes and reads.
@@ -272,6 +273,10 @@ pub struct ScenarioResult {
     /// KVM's own counters per loop iteration (in-kernel exits included).
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub kvm_exits_per_iter: BTreeMap<String, f64>,
+    /// What its repeats say about the host's noise (a wide spread,
+    /// outliers, two clusters); empty when they look clean.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub noise: Vec<NoiseFlag>,
     /// What the scenario verified, e.g. `eventfd count = N`.
     #[serde(default)]
     pub check: Option<String>,
@@ -297,6 +302,7 @@ impl ScenarioResult {
             exits_per_iter: BTreeMap::new(),
             handling: None,
             kvm_exits_per_iter: BTreeMap::new(),
+            noise: Vec::new(),
             check: None,
             extra: BTreeMap::new(),
         }
@@ -377,12 +383,14 @@ impl ScenarioResult {
     /// An ok scenario without a usable sample becomes failed.
     pub fn compute(&mut self, tsc_khz: u64) {
         if self.status != Status::Ok {
+            self.noise = Vec::new();
             self.stats = None;
             self.net = None;
             self.ns_per_iter = None;
             return;
         }
         self.stats = Stats::of(&self.per_iter_cycles());
+        self.noise = crate::noise::assess(&self.per_iter_cycles());
         let Some(stats) = &self.stats else {
             self.status = Status::Failed;
             if self.reason.is_none() {
@@ -485,6 +493,104 @@ pub struct Derived {
     /// What it means, spread, nanoseconds.
     #[serde(default)]
     pub note: Option<String>,
+    /// The range the spreads of its inputs allow (their medians ± MADs,
+    /// carried through the arithmetic), when known.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub range: Option<ValueRange>,
+    /// Its goal and this run's verdict against it, when it has one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub goal: Option<Goal>,
+}
+
+/// A value's range from its inputs' spreads.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ValueRange {
+    /// The lowest value the spreads allow.
+    pub low: f64,
+    /// The highest, `None` when unbounded (a ratio whose denominator's
+    /// range reaches zero).
+    pub high: Option<f64>,
+}
+
+impl ValueRange {
+    /// `value ± spread`.
+    pub fn around(value: f64, spread: f64) -> Option<ValueRange> {
+        (value.is_finite() && spread.is_finite()).then(|| ValueRange {
+            low: value - spread.abs(),
+            high: Some(value + spread.abs()),
+        })
+    }
+
+    /// `num / den` over both ranges; `None` unless the denominator is
+    /// positive at its low end's value or above (the top is open when the
+    /// denominator's range reaches zero).
+    pub fn over(num: ValueRange, den: ValueRange) -> Option<ValueRange> {
+        let den_high = den.high.filter(|h| *h > 0.0)?;
+        let num_high = num.high?;
+        Some(ValueRange {
+            low: num.low / den_high,
+            high: (den.low > 0.0).then(|| num_high / den.low),
+        })
+    }
+
+    /// `(low, high)`, the top infinite when open.
+    pub fn bounds(self) -> (f64, f64) {
+        (self.low, self.high.unwrap_or(f64::INFINITY))
+    }
+}
+
+/// A goal (at most this) and this run's verdict against it.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Goal {
+    /// The value should be at most this (in the value's unit).
+    pub at_most: f64,
+    /// `met`, `missed`, or `within spread` (the range straddles the goal:
+    /// this run cannot tell).
+    pub verdict: Verdict,
+}
+
+/// A value against its goal.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Verdict {
+    /// The value (its whole range) is within the goal.
+    #[serde(rename = "met")]
+    Met,
+    /// The value (its whole range) is beyond the goal.
+    #[serde(rename = "missed")]
+    Missed,
+    /// The range straddles the goal: this run cannot tell.
+    #[serde(rename = "within spread")]
+    WithinSpread,
+}
+
+impl Verdict {
+    /// The verdict of `value` (with its `range`, when known) against a goal
+    /// of at most `goal`.
+    pub fn at_most(value: f64, range: Option<(f64, f64)>, goal: f64) -> Verdict {
+        let (lo, hi) = range.unwrap_or((value, value));
+        if hi <= goal {
+            Verdict::Met
+        } else if lo > goal {
+            Verdict::Missed
+        } else {
+            Verdict::WithinSpread
+        }
+    }
+
+    /// `met`, `missed` or `within spread`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Verdict::Met => "met",
+            Verdict::Missed => "missed",
+            Verdict::WithinSpread => "within spread",
+        }
+    }
+}
+
+impl std::fmt::Display for Verdict {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
 }
 
 impl Report {

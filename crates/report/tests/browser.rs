@@ -208,7 +208,8 @@ fn bars(svg: &str) -> usize {
 fn check_charts(dom: &str, html: &str, min_bars: usize) -> usize {
     let mut svgs = 0;
     for f in figures(dom) {
-        let title = between(f, "<h3>", "</h3>");
+        let h3 = between(f, "<h3", "</h3>");
+        let title = &h3[h3.find('>').expect("h3 tag closed") + 1..];
         assert!(f.contains("<figcaption>"), "{title}: no caption");
         match f.matches("<svg").count() {
             0 => assert!(
@@ -257,7 +258,7 @@ fn check_host_and_method(dom: &str) {
         );
     }
     assert!(dom.contains("<summary>KVM capabilities (2)</summary>"));
-    let method = between(dom, "<h2>Method</h2>", "</p>");
+    let method = between(dom, "<h2 id=\"method\">Method</h2>", "</p>");
     assert!(
         method.contains("RDTSC") && method.contains("5 times"),
         "{method}"
@@ -297,7 +298,7 @@ fn all_page_in_browser() {
     assert!(dom.contains("<h1>trapline notification-path costs</h1>"));
     check_host_and_method(&dom);
     // One results row per scenario, in run order.
-    let rows = table_rows(&dom, "<h2>Results</h2>");
+    let rows = table_rows(&dom, "<h2 id=\"results\">Results</h2>");
     let keys: Vec<String> = r.scenarios.iter().map(|s| s.key()).collect();
     let firsts: Vec<String> = rows.iter().map(|c| c[0].clone()).collect();
     assert_eq!(firsts, keys);
@@ -315,10 +316,31 @@ fn all_page_in_browser() {
         un[2].contains("\"datamatch\" &lt;needs&gt; it&lt;/script&gt;"),
         "{un:?}"
     );
-    assert!(dom.contains("<td class=\"span\" colspan=\"9\">"));
-    let derived = between(&dom, "<h3>Derived</h3>", "</ul>");
-    assert!(derived.contains("<li>user-exit-premium = 6,000 cycles"));
-    assert!(derived.contains("<li>vmm-rss-beyond-guest = 4.60 MiB"));
+    assert!(dom.contains("<td class=\"span\" colspan=\"10\">"));
+    // The derived values as a table, each with its range and verdict.
+    let derived = table_rows(&dom, "<h3>Derived values</h3>");
+    let d = |name: &str| derived.iter().find(|c| c[0] == name).unwrap().clone();
+    assert_eq!(
+        d("user-exit-premium")[1..3],
+        ["6,000 cycles", "5,880..6,120 cycles"]
+    );
+    assert_eq!(
+        d("vmm-rss-beyond-guest")[1..5],
+        ["4.60 MiB", "", "≤ 4.00 MiB", "missed"]
+    );
+    // Passing checks are folded away.
+    assert!(dom.contains("<details class=\"fold\"><summary>Checks ("));
+    // The contents link to every heading.
+    for id in ["host", "method", "results", "charts"] {
+        assert!(
+            dom.contains(&format!("<a href=\"#{id}\">")),
+            "no link to {id}"
+        );
+        assert!(
+            dom.contains(&format!("<h2 id=\"{id}\">")),
+            "no heading {id}"
+        );
+    }
     // Three charts, each with a bar per measured scenario or value.
     assert_eq!(check_charts(&dom, &html, 1), 3);
     let figs = figures(&dom);
@@ -342,7 +364,7 @@ fn seeds_page_in_browser() {
     assert!(dom.contains("<title>This host beside the published seeds</title>"));
     check_host_and_method(&dom);
     // The overview lists the five seed views, then each has its section.
-    let overview = table_rows(&dom, "<h2>Contents</h2>");
+    let overview = table_rows(&dom, "<h2 id=\"overview\">Overview</h2>");
     let views: Vec<&str> = overview.iter().map(|c| c[1].as_str()).collect();
     assert_eq!(
         views,
@@ -376,7 +398,7 @@ fn vmm_page_in_browser() {
     let (html, dom) = load(&b, &r, View::Vmm);
     assert!(dom.contains("<title>trapline's own footprint and cost per exit</title>"));
     check_host_and_method(&dom);
-    let fp = table_rows(&dom, "<h2>Results</h2>");
+    let fp = table_rows(&dom, "<h2 id=\"results\">Results</h2>");
     assert_eq!(fp.len(), 2);
     assert_eq!(
         fp[0][1..],

@@ -72,7 +72,14 @@ fn table_shows_rows_reasons_and_footer() {
     );
     let failed = t.lines().find(|l| l.starts_with("coalesced-mmio")).unwrap();
     assert!(failed.contains("failed") && failed.contains("guest reported 3 != 4"));
-    assert!(t.contains("user-exit-premium = 6,000 cycles"));
+    let premium = t
+        .lines()
+        .find(|l| l.starts_with("user-exit-premium "))
+        .unwrap();
+    assert!(
+        premium.contains("6,000 cycles") && premium.contains("5,880..6,120 cycles"),
+        "{premium}"
+    );
     assert!(t.contains("host: Intel(R) Xeon(R) Test CPU"));
     assert!(t.contains("caveat: nested"));
     // Columns line up: every ok row has its median ending at the same column.
@@ -95,19 +102,21 @@ fn markdown_has_header_and_derived() {
     let r = common::sample_report();
     let m = render(&r, Format::Markdown, View::All);
     assert!(m.contains(
-        "| scenario | status | median cyc | net cyc | ±MAD | min | max | ns | own cyc/exit | KVM exits/iter | exits/iter |"
+        "| scenario | status | median cyc | net cyc | ±MAD | min | max | ns | own cyc/exit | KVM exits/iter | exits/iter | noise |"
     ));
     assert!(m.contains("| --- | --- | ---: |"));
-    assert!(m.contains("### Derived"));
-    assert!(m.contains("- user-exit-premium = 6,000 cycles"));
+    assert!(m.contains("### Derived values"));
+    assert!(m.contains("| user-exit-premium | 6,000 cycles | 5,880..6,120 cycles |"));
     assert!(m.contains("| mmio-kernel-datamatch | unsupported | KVM_CAP_IOEVENTFD missing"));
-    // Every table row has the same number of unescaped pipes.
-    let counts: Vec<usize> = m
-        .lines()
-        .filter(|l| l.starts_with('|'))
-        .map(|l| l.replace("\\|", "").matches('|').count())
-        .collect();
-    assert!(counts.windows(2).all(|w| w[0] == w[1]), "{counts:?}");
+    // Every row of a table has the same number of unescaped pipes.
+    for table in m.split("\n\n") {
+        let counts: Vec<usize> = table
+            .lines()
+            .filter(|l| l.starts_with('|'))
+            .map(|l| l.replace("\\|", "").matches('|').count())
+            .collect();
+        assert!(counts.windows(2).all(|w| w[0] == w[1]), "{counts:?}");
+    }
 }
 
 #[test]

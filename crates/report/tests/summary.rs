@@ -177,6 +177,8 @@ fn lab_report() -> Report {
             unit: unit.into(),
             formula: "median over 5 `trapline run` processes".into(),
             note: None,
+            range: None,
+            goal: None,
         });
     }
     r

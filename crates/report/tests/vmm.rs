@@ -17,6 +17,8 @@ fn footprint(name: &str, value: f64, unit: &str) -> Derived {
         unit: unit.into(),
         formula: format!("median over 5 `trapline run` processes: {name}"),
         note: None,
+        range: None,
+        goal: None,
     }
 }
 

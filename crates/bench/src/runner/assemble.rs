@@ -36,6 +36,8 @@ pub(super) fn assemble_report(
     if let Some(exe) = &opts.footprint_exe {
         add_footprint(&mut report, exe, opts.repeat.clamp(3, 11));
     }
+    // The footprint values came after `finish`: judge them too.
+    report.judge_goals();
     report
 }
 

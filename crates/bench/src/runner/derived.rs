@@ -34,6 +34,8 @@ pub(super) fn add_peer_derived(report: &mut Report) {
                     "what the VMM itself spends per exit to user space, over a bare KVM_RUN loop"
                         .into(),
                 ),
+                range: None,
+                goal: None,
             });
         }
         report.derived.push(p);
@@ -76,6 +78,8 @@ pub(super) fn add_footprint(report: &mut Report, exe: &std::path::Path, runs: u3
             "median over {runs} `trapline run` processes: CPU time from exec to the first KVM_RUN"
         ),
         note: Some("goal: at most 3 CPU-ms (Firecracker promises 8)".into()),
+        range: None,
+        goal: None,
     });
     report.derived.push(trapline_report::Derived {
         name: trapline_report::derive::VMM_RSS_BEYOND_GUEST.into(),
@@ -85,5 +89,7 @@ pub(super) fn add_footprint(report: &mut Report, exe: &std::path::Path, runs: u3
             "median over {runs} `trapline run` processes: resident memory outside guest RAM"
         ),
         note: Some("goal: at most 4 MiB (Firecracker promises 5)".into()),
+        range: None,
+        goal: None,
     });
 }

@@ -8,7 +8,7 @@
 //! This module names the rungs and computes the derived values; the lab
 //! (`crates/bench/src/floor/ladder.rs`) builds the VMs.
 
-use crate::model::{scenario_key, Derived, Report, TRAPLINE_VMM};
+use crate::model::{scenario_key, Derived, Report, ValueRange, TRAPLINE_VMM};
 use crate::unit::Unit;
 
 /// One rung: a VMM name in the report, the rung it adds a piece to, and
@@ -193,6 +193,19 @@ pub fn vs_trapline_pc(report: &Report, path: &str) -> Option<f64> {
     (p > 0.0 && t.is_finite()).then(|| t / p)
 }
 
+/// The range of [`vs_trapline_pc`] the two gross medians' MADs allow.
+pub fn vs_trapline_pc_range(report: &Report, path: &str) -> Option<ValueRange> {
+    let gross = |vmm: &str| {
+        let st = report
+            .scenario(vmm, path)
+            .filter(|s| s.is_measured())?
+            .stats
+            .as_ref()?;
+        ValueRange::around(st.median, st.mad)
+    };
+    ValueRange::over(gross(TRAPLINE_VMM)?, gross(TRAPLINE_PC)?)
+}
+
 /// The ladder's derived values: each piece's cost per in-kernel path, the
 /// whole gap between trapline and the bare floor, and trapline against a
 /// raw VM configured like it.
@@ -217,6 +230,8 @@ pub fn values(report: &Report) -> Vec<Derived> {
                     "what {} costs per iteration of {path}; spread ±{:.0} cycles (sum of MADs)",
                     r.what, c.spread
                 )),
+                range: ValueRange::around(c.cycles, c.spread),
+                goal: None,
             });
         }
     }
@@ -231,6 +246,8 @@ pub fn values(report: &Report) -> Vec<Derived> {
                     "the gap the ladder's pieces explain; spread ±{:.0} cycles (sum of MADs)",
                     c.spread
                 )),
+                range: ValueRange::around(c.cycles, c.spread),
+                goal: None,
             });
         }
         if let Some(v) = vs_trapline_pc(report, path) {
@@ -244,6 +261,8 @@ pub fn values(report: &Report) -> Vec<Derived> {
                      configuration (goal: {})",
                     vs_trapline_pc_goal_text()
                 )),
+                range: vs_trapline_pc_range(report, path),
+                goal: None,
             });
         }
     }

@@ -174,6 +174,9 @@ pub struct Section {
     pub heading: String,
     /// One entry per line.
     pub items: Vec<String>,
+    /// Folded away until opened where the format can (HTML `<details>`):
+    /// lines a reader seldom needs, such as passing checks.
+    pub fold: bool,
 }
 
 #[cfg(test)]

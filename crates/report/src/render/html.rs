@@ -20,9 +20,9 @@ h1{margin-bottom:.2em}h2{margin-top:1.8em;border-bottom:1px solid #ddd}
 dl.host{display:grid;grid-template-columns:max-content auto;gap:.2em 1.2em}
 dl.host dt{font-weight:600}dl.host dd{margin:0}
 div.grid{overflow-x:auto}
-table.grid{border-collapse:collapse;font-size:.92em;width:100%}
+table.grid{border-collapse:collapse;font-size:.85em;width:100%}
 table.grid .nw{white-space:nowrap}
-table.grid th,table.grid td{border-bottom:1px solid #e4e4e4;padding:.25em .6em;text-align:left;vertical-align:top}
+table.grid th,table.grid td{border-bottom:1px solid #e4e4e4;padding:.2em .45em;text-align:left;vertical-align:top;overflow-wrap:anywhere}
 table.grid th{background:#f4f6f8}
 table.grid td.r,table.grid th.r{text-align:right;font-variant-numeric:tabular-nums}
 table.grid td.span{color:#8a4b00;font-style:italic}
@@ -35,6 +35,12 @@ figcaption{color:#555;font-size:.92em}
 p.caption{color:#444;font-style:italic;margin:.3em 0 .8em}
 section.view{margin-top:2.5em}
 details{margin:.5em 0}
+nav.toc{background:#f7f7f7;border:1px solid #e4e4e4;padding:.4em 1.2em;margin:1em 0}
+nav.toc ul{margin:.2em 0;padding-left:1.2em}nav.toc li{margin:.1em 0}
+.noise{background:#fdecea;border-left:4px solid #c0392b;padding:.6em 1em}
+.noise li{margin:.2em 0}
+details.fold summary{cursor:pointer;font-weight:600}
+@media print{div.grid{overflow:visible}table.grid{font-size:.75em}nav.toc{display:none}figure{break-inside:avoid}}
 ";
 
 /// Cells of at most this many characters count as short (see
@@ -110,11 +116,25 @@ pub fn grid(g: &Grid) -> String {
 
 fn sections(out: &mut String, sections: &[Section]) {
     for s in sections.iter().filter(|s| !s.items.is_empty()) {
-        let _ = writeln!(out, "<h3>{}</h3>\n<ul>", esc(&s.heading));
+        if s.fold {
+            // Folded: lines a reader seldom needs (passing checks).
+            let _ = writeln!(
+                out,
+                "<details class=\"fold\"><summary>{} ({})</summary>\n<ul>",
+                esc(&s.heading),
+                s.items.len()
+            );
+        } else {
+            let _ = writeln!(out, "<h3>{}</h3>\n<ul>", esc(&s.heading));
+        }
         for item in &s.items {
             let _ = writeln!(out, "<li>{}</li>", esc(item));
         }
-        out.push_str("</ul>\n");
+        out.push_str(if s.fold {
+            "</ul></details>\n"
+        } else {
+            "</ul>\n"
+        });
     }
 }
 
@@ -125,8 +145,27 @@ pub fn inline_svg(svg: &str) -> String {
         .replacen("<svg ", "<svg role=\"img\" ", 1)
 }
 
+/// An `id` from a title: lower case letters and digits, words joined by
+/// `-`.
+fn anchor(title: &str) -> String {
+    let mut id = String::new();
+    for c in title.chars() {
+        if c.is_ascii_alphanumeric() {
+            id.push(c.to_ascii_lowercase());
+        } else if !id.ends_with('-') && !id.is_empty() {
+            id.push('-');
+        }
+    }
+    id.trim_end_matches('-').to_string()
+}
+
 fn chart(out: &mut String, c: &Chart) {
-    let _ = writeln!(out, "<figure>\n<h3>{}</h3>", esc(&c.title));
+    let _ = writeln!(
+        out,
+        "<figure>\n<h3 id=\"chart-{}\">{}</h3>",
+        anchor(&c.title),
+        esc(&c.title)
+    );
     if !c.callout.is_empty() {
         out.push_str("<div class=\"callout\">\n");
         for line in &c.callout {
@@ -211,7 +250,7 @@ fn host(out: &mut String, report: &Report) {
     }
 }
 
-fn method(out: &mut String, report: &Report) {
+fn method(out: &mut String, report: &Report, contents: &mut Contents) {
     let c = &report.config;
     let mut p = format!(
         "Each scenario runs a loop of one guest operation. The guest reads the time-stamp counter \
@@ -234,7 +273,8 @@ fn method(out: &mut String, report: &Report) {
     if c.quick {
         p.push_str(" This was a quick run: fewer repeats and shorter loops, so spreads are wider.");
     }
-    let _ = writeln!(out, "<h2>Method</h2>\n<p>{}</p>", esc(&p));
+    contents.h2(out, "Method");
+    let _ = writeln!(out, "<p>{}</p>", esc(&p));
     if let Some(note) = &report.host.nested_note {
         let _ = writeln!(
             out,
@@ -302,45 +342,133 @@ fn part(out: &mut String, p: &Part<'_>) {
     caption(out, p.page);
     tables(out, p.page);
     sections(out, &p.page.sections());
-    for c in &p.page.charts() {
+    let charts = p.page.charts();
+    for c in &charts {
         chart(out, c);
     }
     out.push_str("</section>\n");
+}
+
+/// The page's second-level headings, for the contents: each `<h2>`
+/// gets an `id` and a link.
+#[derive(Default)]
+struct Contents {
+    /// (id, title, the charts under it as (id, title)).
+    entries: Vec<(String, String, Vec<(String, String)>)>,
+}
+
+impl Contents {
+    /// Writes an `<h2>` with an id and notes it.
+    fn h2(&mut self, out: &mut String, title: &str) {
+        let id = anchor(title);
+        let _ = writeln!(out, "<h2 id=\"{id}\">{}</h2>", esc(title));
+        self.entries.push((id, title.to_string(), Vec::new()));
+    }
+
+    /// Notes the charts under the last heading.
+    fn charts(&mut self, charts: &[Chart]) {
+        if let Some(last) = self.entries.last_mut() {
+            last.2.extend(
+                charts
+                    .iter()
+                    .map(|c| (format!("chart-{}", anchor(&c.title)), c.title.clone())),
+            );
+        }
+    }
+
+    fn html(&self) -> String {
+        let mut out = String::from("<nav class=\"toc\"><strong>Contents</strong>\n<ul>\n");
+        for (id, title, charts) in &self.entries {
+            let _ = write!(out, "<li><a href=\"#{id}\">{}</a>", esc(title));
+            if !charts.is_empty() {
+                out.push_str("<ul>");
+                for (cid, ctitle) in charts {
+                    let _ = write!(out, "<li><a href=\"#{cid}\">{}</a></li>", esc(ctitle));
+                }
+                out.push_str("</ul>");
+            }
+            out.push_str("</li>\n");
+        }
+        out.push_str("</ul></nav>\n");
+        out
+    }
+}
+
+/// A red box listing the scenarios whose repeats were noisy, with what to
+/// do; nothing when none were.
+fn noise(out: &mut String, report: &Report, contents: &mut Contents) {
+    let noisy: Vec<_> = report
+        .scenarios
+        .iter()
+        .filter(|s| !s.noise.is_empty())
+        .collect();
+    if noisy.is_empty() {
+        return;
+    }
+    contents.h2(out, "Noise");
+    let _ = writeln!(
+        out,
+        "<div class=\"noise\"><p><strong>{} of {} scenarios had noisy repeats</strong>: their \
+         medians may be off, and charts clip what lies past a robust maximum.</p>\n<ul>",
+        noisy.len(),
+        report.scenarios.len()
+    );
+    let mut advice: Vec<&str> = Vec::new();
+    for s in &noisy {
+        let flags: Vec<String> = s.noise.iter().map(crate::noise::NoiseFlag::text).collect();
+        let _ = writeln!(
+            out,
+            "<li><code>{}</code>: {}</li>",
+            esc(&s.key()),
+            esc(&flags.join("; "))
+        );
+        for f in &s.noise {
+            if !advice.contains(&f.kind.advice()) {
+                advice.push(f.kind.advice());
+            }
+        }
+    }
+    out.push_str("</ul>\n");
+    for a in advice {
+        let _ = writeln!(out, "<p>What to do: {}.</p>", esc(a));
+    }
+    out.push_str("</div>\n");
 }
 
 /// A whole page.
 pub fn render(report: &Report, page: &dyn Page) -> String {
     let title = page.title();
     let mut out = String::new();
-    let _ = writeln!(out, "<h1>{}</h1>", esc(&title));
-    let _ = writeln!(
-        out,
-        "<p class=\"sub\">{} {} · {}</p>",
-        esc(&report.tool.name),
-        esc(&report.tool.version),
-        esc(&host_line(report))
-    );
-    out.push_str("<h2>Host</h2>\n");
+    let mut contents = Contents::default();
+    contents.h2(&mut out, "Host");
     host(&mut out, report);
-    method(&mut out, report);
+    method(&mut out, report, &mut contents);
+    noise(&mut out, report, &mut contents);
     let parts = page.parts();
     if parts.is_empty() {
-        out.push_str("<h2>Results</h2>\n");
+        contents.h2(&mut out, "Results");
         caption(&mut out, page);
         tables(&mut out, page);
         sections(&mut out, &page.sections());
         let charts = page.charts();
         if !charts.is_empty() {
-            out.push_str("<h2>Charts</h2>\n");
+            contents.h2(&mut out, "Charts");
+            contents.charts(&charts);
             for c in &charts {
                 chart(&mut out, c);
             }
         }
     } else {
-        out.push_str("<h2>Contents</h2>\n");
+        contents.h2(&mut out, "Overview");
         caption(&mut out, page);
         out.push_str(&grid(&page.grid()));
         for p in &parts {
+            contents.entries.push((
+                format!("view-{}", anchor(p.name)),
+                p.page.title(),
+                Vec::new(),
+            ));
+            contents.charts(&p.page.charts());
             part(&mut out, p);
         }
         sections(&mut out, &page.sections());
@@ -353,5 +481,13 @@ pub fn render(report: &Report, page: &dyn Page) -> String {
         "<script type=\"application/json\" id=\"{DATA_ID}\">\n{}\n</script>",
         script_json(report)
     );
-    document(&title, &out)
+    let head = format!(
+        "<h1>{}</h1>\n<p class=\"sub\">{} {} · {}</p>\n{}",
+        esc(&title),
+        esc(&report.tool.name),
+        esc(&report.tool.version),
+        esc(&host_line(report)),
+        contents.html()
+    );
+    document(&title, &(head + &out))
 }

@@ -18,46 +18,7 @@ use crate::model::{Report, TRAPLINE_VMM};
 use crate::unit::Unit;
 use crate::views::vmm::FOOTPRINT_GOALS;
 
-/// A value against its goal.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Verdict {
-    /// The value (its whole spread) is within the goal.
-    Met,
-    /// The value (its whole spread) is beyond the goal.
-    Missed,
-    /// The spread straddles the goal: this run cannot tell.
-    WithinSpread,
-}
-
-impl Verdict {
-    /// The verdict of `value` (with its `range`, when known) against a goal
-    /// of at most `goal`.
-    pub fn at_most(value: f64, range: Option<(f64, f64)>, goal: f64) -> Verdict {
-        let (lo, hi) = range.unwrap_or((value, value));
-        if hi <= goal {
-            Verdict::Met
-        } else if lo > goal {
-            Verdict::Missed
-        } else {
-            Verdict::WithinSpread
-        }
-    }
-
-    /// `met`, `missed` or `within spread`.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Verdict::Met => "met",
-            Verdict::Missed => "missed",
-            Verdict::WithinSpread => "within spread",
-        }
-    }
-}
-
-impl std::fmt::Display for Verdict {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
+pub use crate::model::Verdict;
 
 /// How a headline value is written.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -134,10 +95,13 @@ pub struct GoalCheck {
     pub goal: f64,
     /// The value against the goal.
     pub verdict: Verdict,
+    /// The derived value it judges, when the report has one by that name.
+    pub derived: Option<String>,
 }
 
 impl GoalCheck {
     fn new(
+        derived: impl Into<String>,
         label: impl Into<String>,
         amount: Amount,
         value: f64,
@@ -148,6 +112,7 @@ impl GoalCheck {
             return None;
         }
         Some(Self {
+            derived: Some(derived.into()),
             label: label.into(),
             amount,
             value,
@@ -218,6 +183,7 @@ fn premium_vs_raw_kvm(report: &Report) -> Option<GoalCheck> {
         .derived(PREMIUM_RATIO_RAW_KVM_VMM)
         .map_or(ratio, |d| d.value);
     GoalCheck::new(
+        PREMIUM_RATIO_RAW_KVM_VMM,
         "user-exit premium / raw KVM's",
         Amount::Ratio,
         value,
@@ -239,6 +205,7 @@ fn own_cycles_per_exit(report: &Report) -> Option<GoalCheck> {
         .derived(HANDLING_PER_USER_EXIT)
         .map_or(h.median, |d| d.value);
     GoalCheck::new(
+        HANDLING_PER_USER_EXIT,
         "own cycles per user exit",
         Amount::Cycles,
         value,
@@ -264,6 +231,7 @@ fn floor_gap(report: &Report, path: &str) -> Option<GoalCheck> {
     let (ratio, range) = ours.over(pc)?;
     let value = ladder::vs_trapline_pc(report, path).unwrap_or(ratio);
     GoalCheck::new(
+        ladder::vs_name(path),
         format!("floor gap: {}", path_words(path)),
         Amount::Ratio,
         value,
@@ -281,6 +249,7 @@ fn stat_overhead(report: &Report) -> Option<GoalCheck> {
         .derived(STAT_OVERHEAD_SHARE)
         .map_or(share, |d| d.value);
     GoalCheck::new(
+        STAT_OVERHEAD_SHARE,
         "--stat profile overhead / premium",
         Amount::Percent,
         value,
@@ -297,7 +266,14 @@ fn footprint(report: &Report) -> Vec<GoalCheck> {
             let d = report
                 .derived(g.name)
                 .filter(|d| d.unit == g.unit.as_str())?;
-            GoalCheck::new(g.what, Amount::Unit(g.shown_unit), d.value, None, g.goal)
+            GoalCheck::new(
+                g.name,
+                g.what,
+                Amount::Unit(g.shown_unit),
+                d.value,
+                None,
+                g.goal,
+            )
         })
         .collect()
 }

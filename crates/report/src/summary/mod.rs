@@ -53,6 +53,11 @@ pub fn summary(report: &Report, options: &SummaryOptions) -> String {
     let mut out = header_lines(report, width);
     out.push(String::new());
     out.extend(scenario_lines(report, width));
+    let noise = noise_lines(report, width);
+    if !noise.is_empty() {
+        out.push(String::new());
+        out.extend(noise);
+    }
     let goals = goal_lines(report, width);
     if !goals.is_empty() {
         out.push(String::new());
@@ -374,6 +379,78 @@ fn scenario_lines(report: &Report, width: usize) -> Vec<String> {
         .or_else(|| with_headings.render(width))
         .unwrap_or_else(|| with_headings.stacked(width));
     out.extend(table);
+    out
+}
+
+/// At most this many noisy scenarios are named (the rest are counted).
+const NOISE_SHOWN: usize = 5;
+
+/// Scenarios whose repeats say the host was noisy, trapline's first, and
+/// what to do about it (as hyperfine warns of outliers).
+fn noise_lines(report: &Report, width: usize) -> Vec<String> {
+    let mut noisy: Vec<&ScenarioResult> = report
+        .scenarios
+        .iter()
+        .filter(|s| !s.noise.is_empty())
+        .collect();
+    if noisy.is_empty() {
+        return Vec::new();
+    }
+    noisy.sort_by_key(|s| s.vmm != TRAPLINE_VMM);
+    let n = noisy.len();
+    let mut out = wrap(
+        &format!(
+            "Noise: {n} scenario{} of {} had noisy repeats (the numbers above may be off):",
+            if n == 1 { "" } else { "s" },
+            report.scenarios.len()
+        ),
+        width,
+        "",
+        "  ",
+    );
+    for s in noisy.iter().take(NOISE_SHOWN) {
+        let flags: Vec<String> = s.noise.iter().map(crate::noise::NoiseFlag::text).collect();
+        out.extend(wrap(
+            &format!("{}: {}", s.key(), flags.join("; ")),
+            width,
+            "  ",
+            "    ",
+        ));
+    }
+    if n > NOISE_SHOWN {
+        out.extend(wrap(
+            &format!(
+                "… and {} more (--verbose, the noise column)",
+                n - NOISE_SHOWN
+            ),
+            width,
+            "  ",
+            "    ",
+        ));
+    }
+    let mut kinds: Vec<crate::noise::NoiseKind> = Vec::new();
+    for f in noisy.iter().flat_map(|s| &s.noise) {
+        // Spread and outliers share their advice.
+        let key = match f.kind {
+            crate::noise::NoiseKind::Bimodal => f.kind,
+            _ => crate::noise::NoiseKind::Spread,
+        };
+        if !kinds.contains(&key) {
+            kinds.push(key);
+        }
+    }
+    for k in kinds {
+        let what = match k {
+            crate::noise::NoiseKind::Bimodal => "bimodal",
+            _ => "spread or outliers",
+        };
+        out.extend(wrap(
+            &format!("{what}: {}.", k.advice()),
+            width,
+            "  what to do, ",
+            "    ",
+        ));
+    }
     out
 }
 

@@ -3,7 +3,7 @@
 use std::collections::BTreeMap;
 
 use crate::fmt::{self, cycles, derived_value, opt};
-use crate::model::{Report, ScenarioResult, Status};
+use crate::model::{Derived, Report, ScenarioResult, Status};
 use crate::render::charts::{hbars, BarValue, HBars, Series, Swatch};
 use crate::render::grid::{Align, Cell, Grid, Row, Section};
 use crate::render::kut::KutLine;
@@ -25,6 +25,62 @@ impl<'a> AllPage<'a> {
     fn measured(&self) -> impl Iterator<Item = &'a ScenarioResult> {
         self.report.scenarios.iter().filter(|s| s.is_measured())
     }
+}
+
+/// A scenario's noise flags' kinds, for a table cell: `outliers`,
+/// `spread, bimodal`; empty when clean.
+fn noise_kinds(s: &ScenarioResult) -> String {
+    let kinds: Vec<&str> = s.noise.iter().map(|f| f.kind.as_str()).collect();
+    kinds.join(", ")
+}
+
+/// Every noisy scenario with what its repeats showed and what to do.
+pub(crate) fn noise_section(report: &Report) -> Section {
+    let items = report
+        .scenarios
+        .iter()
+        .flat_map(|s| {
+            s.noise
+                .iter()
+                .map(move |f| format!("{}: {} — {}", s.key(), f.text(), f.kind.advice()))
+        })
+        .collect();
+    Section {
+        heading: "Noise".to_string(),
+        items,
+        fold: false,
+    }
+}
+
+/// The derived values as a table: value, the range its inputs' spreads
+/// allow, its goal and verdict, how it was computed and what it means.
+pub(crate) fn derived_grid(derived: &[Derived]) -> Grid {
+    use Align::{Left, Right};
+    let mut g = Grid::new(&[
+        ("value", Left),
+        ("", Right),
+        ("range (from the MADs)", Right),
+        ("goal", Right),
+        ("verdict", Left),
+        ("formula", Left),
+        ("meaning", Left),
+    ]);
+    for d in derived {
+        g.push(Row::cells(vec![
+            d.name.clone(),
+            derived_value(d.value, &d.unit),
+            d.range.map_or_else(String::new, |r| fmt::range(r, &d.unit)),
+            d.goal.as_ref().map_or_else(String::new, |goal| {
+                format!("≤ {}", derived_value(goal.at_most, &d.unit))
+            }),
+            d.goal
+                .as_ref()
+                .map_or_else(String::new, |goal| goal.verdict.to_string()),
+            d.formula.clone(),
+            d.note.clone().unwrap_or_default(),
+        ]));
+    }
+    g
 }
 
 fn reason(s: &ScenarioResult) -> String {
@@ -52,6 +108,7 @@ impl Page for AllPage<'_> {
             ("own cyc/exit", Right),
             ("KVM exits/iter", Right),
             ("exits/iter", Left),
+            ("noise", Left),
         ]);
         for s in &self.report.scenarios {
             match (&s.stats, s.status) {
@@ -69,6 +126,7 @@ impl Page for AllPage<'_> {
                         format!("{v:.2}")
                     }),
                     fmt::exits(&s.exits_per_iter),
+                    noise_kinds(s),
                 ])),
                 _ => g.push(Row::spanned(vec![s.key(), s.status.to_string()], reason(s))),
             }
@@ -137,25 +195,17 @@ impl Page for AllPage<'_> {
         g
     }
 
+    fn extra_grids(&self) -> Vec<(String, Grid)> {
+        if self.report.derived.is_empty() {
+            return Vec::new();
+        }
+        vec![(
+            "Derived values".to_string(),
+            derived_grid(&self.report.derived),
+        )]
+    }
+
     fn sections(&self) -> Vec<Section> {
-        let derived = self
-            .report
-            .derived
-            .iter()
-            .map(|d| {
-                let mut line = format!(
-                    "{} = {}  [{}]",
-                    d.name,
-                    derived_value(d.value, &d.unit),
-                    d.formula
-                );
-                if let Some(note) = &d.note {
-                    line.push_str(" — ");
-                    line.push_str(note);
-                }
-                line
-            })
-            .collect();
         let checks = self
             .report
             .scenarios
@@ -163,13 +213,11 @@ impl Page for AllPage<'_> {
             .filter_map(|s| s.check.as_ref().map(|c| format!("{}: {c}", s.key())))
             .collect();
         vec![
-            Section {
-                heading: "Derived".to_string(),
-                items: derived,
-            },
+            noise_section(self.report),
             Section {
                 heading: "Checks".to_string(),
                 items: checks,
+                fold: true,
             },
         ]
     }

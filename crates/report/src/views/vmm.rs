@@ -627,6 +627,7 @@ impl Page for VmmView {
         vec![Section {
             heading: "Notes".to_string(),
             items: notes,
+            fold: false,
         }]
     }
 

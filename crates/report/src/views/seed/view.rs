@@ -270,12 +270,14 @@ impl Page for SeedView {
             out.push(Section {
                 heading: "Conclusion".to_string(),
                 items: c.clone(),
+                fold: false,
             });
         }
         if let Some(f) = &self.findings {
             out.push(Section {
                 heading: t.findings_heading.to_string(),
                 items: f.iter().map(Finding::line).collect(),
+                fold: false,
             });
         }
         if let Some(line) = &t.derived {
@@ -295,6 +297,7 @@ impl Page for SeedView {
                         )
                     })
                     .collect(),
+                fold: false,
             });
         }
         let also: Vec<String> = t
@@ -313,6 +316,7 @@ impl Page for SeedView {
         out.push(Section {
             heading: "Notes".to_string(),
             items: notes,
+            fold: false,
         });
         out
     }
