@@ -341,18 +341,24 @@ fn all_page_in_browser() {
             "no heading {id}"
         );
     }
-    // Three charts, each with a bar per measured scenario or value.
-    assert_eq!(check_charts(&dom, &html, 1), 3);
+    // The headline first, then trapline's rows, their net cost and the
+    // floor ladder, each in its own chart.
+    assert_eq!(check_charts(&dom, &html, 1), 4);
     let figs = figures(&dom);
-    let measured = r.scenarios.iter().filter(|s| s.is_measured()).count();
-    assert_eq!(bars(figs[0]), measured, "one bar per measured scenario");
-    let with_net = r.scenarios.iter().filter(|s| s.net.is_some()).count();
-    assert_eq!(
-        bars(figs[1]),
-        with_net,
-        "no net bar for in-guest-timed ones"
+    assert!(figs[0].contains("dispatch-overhead"));
+    let ours = r
+        .scenarios
+        .iter()
+        .filter(|s| s.is_measured() && s.vmm == "trapline")
+        .count();
+    assert!(bars(figs[1]) >= ours, "a bar per scenario of trapline's");
+    assert!(
+        !figs[1].contains("raw-kvm+"),
+        "the floor ladder is not among trapline's rows"
     );
-    assert!(figs[2].contains("dispatch-overhead"));
+    // Each repeat is a dot.
+    assert!(figs[1].matches("<circle").count() >= ours * 5);
+    assert!(figs[3].contains("The floor ladder"));
     check_data(&dom, &r);
 }
 
@@ -415,4 +421,67 @@ fn vmm_page_in_browser() {
     assert_eq!(cost[8][..2], ["stat-overhead", "–"]);
     assert_eq!(check_charts(&dom, &html, 2), 2);
     check_data(&dom, &r);
+}
+
+/// Widths of the bars in one SVG, in pixels.
+fn bar_widths(svg: &str) -> Vec<f64> {
+    svg.split("<rect")
+        .skip(1)
+        .map(|r| &r[..r.find('>').unwrap_or(r.len())])
+        .filter(|tag| tag.contains("opacity=\"0.85\""))
+        .map(|tag| {
+            let w = between(tag, "width=\"", "\"");
+            w.parse::<f64>().expect("a bar's width")
+        })
+        .collect()
+}
+
+/// A noisy run: one repeat of `pio-user-out` took 80 times the others.
+/// Its charts stay readable: the axis follows the medians, not that
+/// repeat, so the longest bar still spans a good part of the plot; the
+/// clipped repeat is marked, and the page says the run was noisy.
+#[test]
+fn a_noisy_run_still_has_readable_charts() {
+    let Some(b) = browser("noisy") else { return };
+    let mut r = common::full_report();
+    let pio = r
+        .scenarios
+        .iter_mut()
+        .find(|s| s.vmm == "trapline" && s.name == "pio-user-out")
+        .unwrap();
+    pio.samples[4].cycles = pio.samples[4].iterations * 720_000;
+    r.finish();
+    r.judge_goals();
+    let (html, dom) = load(&b, &r, View::All);
+    check_charts(&dom, &html, 1);
+    let noise = between(&dom, "<div class=\"noise\">", "</div>");
+    assert!(
+        noise.contains("<code>pio-user-out</code>: outliers: 1 of 5 repeats"),
+        "{noise}"
+    );
+    assert!(noise.contains("What to do: "), "{noise}");
+    let figs = figures(&dom);
+    let cost = figs
+        .iter()
+        .find(|f| f.contains("Cost per operation"))
+        .expect("the cost chart");
+    let svg = between(cost, "<svg", "</svg>");
+    let width: f64 = between(svg, "width=\"", "\"").parse().unwrap();
+    let widths = bar_widths(svg);
+    let longest = widths.iter().copied().fold(0.0, f64::max);
+    // One slow repeat at 720,000 cycles against medians of at most 9,000:
+    // an axis set by it would leave the longest bar 1 % of the plot.
+    assert!(
+        longest > 0.4 * width,
+        "the longest bar is {longest} px of {width}: squeezed by the outlier"
+    );
+    let median_bars: Vec<f64> = widths.iter().copied().filter(|w| *w > 1.0).collect();
+    let middle = median_bars[median_bars.len() / 2];
+    assert!(middle > 0.01 * width, "a typical bar is {middle} px");
+    // The clipped repeat is marked with its value (720,000 cycles at 3 GHz).
+    assert!(svg.contains("▸ 240 µs"), "no clip marker with the value");
+    // The table's noise column says which kind.
+    let rows = table_rows(&dom, "<h2 id=\"results\">Results</h2>");
+    let pio = rows.iter().find(|c| c[0] == "pio-user-out").unwrap();
+    assert_eq!(pio.last().map(String::as_str), Some("outliers"));
 }

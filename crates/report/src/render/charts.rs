@@ -80,6 +80,9 @@ pub struct Series {
     pub color: Swatch,
     /// One entry per category.
     pub values: Vec<Option<BarValue>>,
+    /// Each category's per-repeat values, drawn as dots over its bar (a
+    /// strip plot: two clusters show); empty for none.
+    pub samples: Vec<Vec<f64>>,
 }
 
 impl Series {
@@ -93,6 +96,7 @@ impl Series {
             name: name.into(),
             color,
             values: values.into_iter().map(|v| v.map(BarValue::plain)).collect(),
+            samples: Vec::new(),
         }
     }
 }
@@ -103,12 +107,19 @@ impl Series {
 pub struct HBars {
     /// Caption on top.
     pub title: String,
-    /// X axis description.
+    /// X axis description (its unit added when the values are times).
     pub x_desc: String,
     /// Category labels, top first.
     pub categories: Vec<String>,
     /// Series; a legend is drawn when there are several.
     pub series: Vec<Series>,
+    /// The TSC frequency when the values are TSC cycles to be drawn as
+    /// time (ns, us or ms, whichever suits the axis); 0 to draw them as
+    /// they are.
+    pub tsc_khz: u64,
+    /// Whether a few bars far longer than the rest may be cut short (see
+    /// [`axis_cap`]); off for a headline chart, whose bars are all read.
+    pub cut_outliers: bool,
 }
 
 /// A bar is an outlier when it is longer than this many times the median
@@ -119,6 +130,13 @@ const OUTLIER_OVER_MEDIAN: f64 = 25.0;
 const CUT_WHEN_OVER: f64 = 4.0;
 /// How far past the axis cap a cut bar reaches, as a fraction of the cap.
 const CUT_OVERHANG: f64 = 0.08;
+/// Whiskers and repeats reach at most this many times the longest drawn
+/// bar; beyond it they are clipped at the axis's end and marked, so one
+/// slow repeat cannot squeeze every bar.
+const WHISKER_ROOM: f64 = 1.5;
+/// The axis goes at least this far past the longest bar (room for its
+/// label).
+const LABEL_ROOM: f64 = 1.12;
 
 /// Where the axis stops when some bars are outliers (see the module
 /// docs): the longest ordinary bar's magnitude, or `None` to cut nothing.
@@ -136,6 +154,54 @@ pub fn axis_cap(values: &[f64]) -> Option<f64> {
     let ordinary = mags.iter().copied().rfind(|v| *v <= limit)?;
     let longest = *mags.last()?;
     (longest > ordinary * CUT_WHEN_OVER).then_some(ordinary)
+}
+
+/// How the axis's numbers are written: a divisor and a unit.
+#[derive(Clone, Copy, Debug, PartialEq)]
+struct Scale {
+    /// Values (ns, or as given) are divided by this…
+    divisor: f64,
+    /// …and written with this unit (empty: as given).
+    unit: &'static str,
+}
+
+impl Scale {
+    /// The unit that keeps an axis reaching `top` nanoseconds short.
+    fn time(top: f64) -> Scale {
+        let (divisor, unit) = if top < 1e4 {
+            (1.0, "ns")
+        } else if top < 1e7 {
+            (1e3, "µs")
+        } else {
+            (1e6, "ms")
+        };
+        Scale { divisor, unit }
+    }
+
+    fn plain() -> Scale {
+        Scale {
+            divisor: 1.0,
+            unit: "",
+        }
+    }
+
+    /// An axis tick.
+    fn tick(self, v: f64) -> String {
+        if self.unit.is_empty() {
+            short_number(v)
+        } else {
+            significant(v / self.divisor)
+        }
+    }
+
+    /// A value printed beside or in its bar.
+    fn label(self, v: f64) -> String {
+        if self.unit.is_empty() {
+            value_label(v)
+        } else {
+            format!("{} {}", significant(v / self.divisor), self.unit)
+        }
+    }
 }
 
 /// A bar's printed value: grouped integers, one decimal from 10 up, two
@@ -157,38 +223,84 @@ fn short_number(v: f64) -> String {
     }
 }
 
+/// `spec` with every value in nanoseconds when it asks for time.
+fn in_time(spec: &HBars) -> HBars {
+    let mut out = spec.clone();
+    if spec.tsc_khz == 0 {
+        return out;
+    }
+    let ns = |v: f64| v * 1e6 / spec.tsc_khz as f64;
+    for s in &mut out.series {
+        for b in s.values.iter_mut().flatten() {
+            b.value = ns(b.value);
+            b.whisker = b.whisker.map(|(lo, hi)| (ns(lo), ns(hi)));
+        }
+        for c in &mut s.samples {
+            for v in c.iter_mut() {
+                *v = ns(*v);
+            }
+        }
+    }
+    out
+}
+
 /// Draws `spec` as an SVG document; `Err` says why there is no chart.
 pub fn hbars(spec: &HBars) -> Result<String, String> {
+    let timed = spec.tsc_khz > 0;
+    let spec = &in_time(spec);
     let n = spec.categories.len();
     let k = spec.series.len();
-    let values = || {
-        spec.series
-            .iter()
-            .flat_map(|s| s.values.iter().flatten())
-            .flat_map(|b| {
-                let (lo, hi) = b.whisker.unwrap_or((b.value, b.value));
-                [b.value, lo, hi]
-            })
-            .filter_map(finite)
-    };
-    if n == 0 || k == 0 || values().next().is_none() {
-        return Err("nothing measured to chart".to_string());
-    }
     let bar_values: Vec<f64> = spec
         .series
         .iter()
         .flat_map(|s| s.values.iter().flatten())
         .filter_map(|b| finite(b.value))
         .collect();
-    let cap = axis_cap(&bar_values);
-    // Where a value is drawn: cut bars reach a little past the cap.
+    if n == 0 || k == 0 || bar_values.is_empty() {
+        return Err("nothing measured to chart".to_string());
+    }
+    let cap = axis_cap(&bar_values).filter(|_| spec.cut_outliers);
+    // Where a bar is drawn: cut bars reach a little past the cap.
     let reach = cap.map_or(f64::INFINITY, |c| c * (1.0 + CUT_OVERHANG));
     let drawn = |v: f64| v.clamp(-reach, reach);
-    let lo = values().map(drawn).fold(0.0f64, f64::min);
-    let hi = values().map(drawn).fold(0.0f64, f64::max);
-    let span = if hi - lo > 0.0 { hi - lo } else { 1.0 };
-    // Room on the right for value labels, a little on the left for negatives.
-    let x_range = (if lo < 0.0 { lo - span * 0.04 } else { 0.0 })..(hi + span * 0.16);
+    let bar_hi = bar_values.iter().map(|v| drawn(*v)).fold(0.0f64, f64::max);
+    let bar_lo = bar_values.iter().map(|v| drawn(*v)).fold(0.0f64, f64::min);
+    // Whiskers and repeats widen the axis up to a robust limit only.
+    let spreads = || {
+        spec.series.iter().flat_map(|s| {
+            s.values
+                .iter()
+                .flatten()
+                .filter_map(|b| b.whisker)
+                .flat_map(|(lo, hi)| [lo, hi])
+                .chain(s.samples.iter().flatten().copied())
+                .filter_map(finite)
+        })
+    };
+    let room_hi = if bar_hi > 0.0 {
+        bar_hi * WHISKER_ROOM
+    } else {
+        0.0
+    };
+    let room_lo = if bar_lo < 0.0 {
+        bar_lo * WHISKER_ROOM
+    } else {
+        0.0
+    };
+    let hi = spreads()
+        .map(|v| v.min(room_hi))
+        .fold(bar_hi * LABEL_ROOM, f64::max);
+    let lo = spreads().map(|v| v.max(room_lo)).fold(bar_lo, f64::min);
+    let hi = if hi - lo > 0.0 { hi } else { lo + 1.0 };
+    let span = hi - lo;
+    let x_range = (if lo < 0.0 { lo - span * 0.04 } else { 0.0 })..hi;
+    let clip = |v: f64| v.clamp(x_range.start, x_range.end);
+    let scale = if timed {
+        Scale::time(x_range.end.abs().max(x_range.start.abs()))
+    } else {
+        Scale::plain()
+    };
+    let clipped_any = spreads().any(|v| v > x_range.end || v < x_range.start);
 
     let labels: Vec<String> = spec
         .categories
@@ -240,6 +352,20 @@ pub fn hbars(spec: &HBars) -> Result<String, String> {
             }
         }
 
+        let mut notes = Vec::new();
+        if cap.is_some() {
+            notes.push("bars with a white gap are cut short; their value is printed");
+        }
+        if clipped_any {
+            notes.push("▸ marks a whisker or repeat clipped at the axis's end");
+        }
+        let mut x_desc = spec.x_desc.clone();
+        if !scale.unit.is_empty() {
+            x_desc = format!("{x_desc} ({})", scale.unit);
+        }
+        if !notes.is_empty() {
+            x_desc = format!("{x_desc} · {}", notes.join(" · "));
+        }
         let mut chart = ChartBuilder::on(&rest)
             .margin_right(20)
             .x_label_area_size(bottom)
@@ -252,14 +378,8 @@ pub fn hbars(spec: &HBars) -> Result<String, String> {
             .y_labels(0)
             .y_label_formatter(&|_| String::new())
             .x_labels(8)
-            .x_label_formatter(&|v| short_number(*v))
-            .x_desc(match cap {
-                Some(_) => format!(
-                    "{} · bars with a white gap are cut short; their value is printed",
-                    spec.x_desc
-                ),
-                None => spec.x_desc.clone(),
-            })
+            .x_label_formatter(&|v| scale.tick(*v))
+            .x_desc(x_desc)
             .axis_desc_style(("sans-serif", 15))
             .label_style(("sans-serif", 13))
             .light_line_style(RGBColor(0xee, 0xee, 0xee))
@@ -271,11 +391,20 @@ pub fn hbars(spec: &HBars) -> Result<String, String> {
             .into_font()
             .color(&BLACK)
             .pos(Pos::new(HPos::Right, VPos::Center));
-        let value_style = ("sans-serif", 12)
+        let value_out = ("sans-serif", 12)
             .into_font()
             .color(&RGBColor(0x33, 0x33, 0x33))
             .pos(Pos::new(HPos::Left, VPos::Center));
+        let value_in = ("sans-serif", 12)
+            .into_font()
+            .color(&WHITE)
+            .pos(Pos::new(HPos::Right, VPos::Center));
+        let clip_style = ("sans-serif", 11)
+            .into_font()
+            .color(&RGBColor(0x8a, 0x1c, 0x1c))
+            .pos(Pos::new(HPos::Right, VPos::Bottom));
         let slot = 0.84 / k as f64;
+        let x0 = chart.backend_coord(&(0.0, 0.0)).0;
         for (i, label) in labels.iter().enumerate() {
             // Category i occupies [n-1-i, n-i]: the first is on top.
             let row_top = (n - i) as f64;
@@ -313,33 +442,90 @@ pub fn hbars(spec: &HBars) -> Result<String, String> {
                         )))
                         .map_err(err)?;
                 }
-                let mut label_x = end.max(0.0);
+                let mut clipped: Vec<f64> = Vec::new();
                 if let Some((wlo, whi)) = bar.whisker.filter(|_| !cut) {
                     if let (Some(wlo), Some(whi)) = (finite(wlo), finite(whi)) {
                         let style = ShapeStyle::from(&BLACK).stroke_width(1);
                         chart
                             .draw_series(std::iter::once(PathElement::new(
-                                vec![(wlo, mid), (whi, mid)],
+                                vec![(clip(wlo), mid), (clip(whi), mid)],
                                 style,
                             )))
                             .map_err(err)?;
-                        for end in [wlo, whi] {
+                        for w in [wlo, whi] {
+                            if clip(w) != w {
+                                clipped.push(w);
+                                continue;
+                            }
                             chart
                                 .draw_series(std::iter::once(
-                                    EmptyElement::at((end, mid))
+                                    EmptyElement::at((w, mid))
                                         + PathElement::new(vec![(0, -4), (0, 4)], style),
                                 ))
                                 .map_err(err)?;
                         }
-                        label_x = label_x.max(whi);
                     }
                 }
-                chart
-                    .draw_series(std::iter::once(
-                        EmptyElement::at((label_x, mid))
-                            + Text::new(value_label(value), (5, 0), value_style.clone()),
+                // The repeats, as dots spread a little up and down so
+                // equal ones stay apart.
+                let repeats = s.samples.get(i).map(Vec::as_slice).unwrap_or_default();
+                for (r, v) in repeats.iter().enumerate() {
+                    let Some(v) = finite(*v) else { continue };
+                    if cut {
+                        continue;
+                    }
+                    if clip(v) != v {
+                        clipped.push(v);
+                        continue;
+                    }
+                    let dy = (r % 3) as f64 - 1.0;
+                    chart
+                        .draw_series(std::iter::once(Circle::new(
+                            (v, mid + dy * slot * 0.22),
+                            2,
+                            ShapeStyle::from(&BLACK.mix(0.6)).filled(),
+                        )))
+                        .map_err(err)?;
+                }
+                if let Some(far) = clipped
+                    .iter()
+                    .copied()
+                    .max_by(|a, b| a.abs().total_cmp(&b.abs()))
+                {
+                    // A marker at the axis's end, the farthest value beside it.
+                    let edge = if far > 0.0 {
+                        x_range.end
+                    } else {
+                        x_range.start
+                    };
+                    let (ex, ey) = chart.backend_coord(&(edge, mid));
+                    let dir = if far > 0.0 { -1 } else { 1 };
+                    root.draw(&Polygon::new(
+                        vec![(ex, ey), (ex + dir * 8, ey - 5), (ex + dir * 8, ey + 5)],
+                        RGBColor(0x8a, 0x1c, 0x1c).filled(),
                     ))
                     .map_err(err)?;
+                    if far > 0.0 {
+                        root.draw(&Text::new(
+                            format!("▸ {}", scale.label(far)),
+                            (ex - 10, ey - 4),
+                            clip_style.clone(),
+                        ))
+                        .map_err(err)?;
+                    }
+                }
+                // The value at the bar's end (the median), inside the bar
+                // when it is long enough.
+                let text = scale.label(value);
+                let (bx, by) = chart.backend_coord(&(end, mid));
+                let text_w = text.chars().count() as i32 * 7 + 8;
+                if end > 0.0 && bx - x0 > text_w + 6 {
+                    root.draw(&Text::new(text, (bx - 4, by), value_in.clone()))
+                        .map_err(err)?;
+                } else {
+                    root.draw(&Text::new(text, (bx.max(x0) + 5, by), value_out.clone()))
+                        .map_err(err)?;
+                }
             }
         }
         root.present().map_err(err)?;
@@ -370,7 +556,10 @@ mod tests {
                     }),
                     Some(BarValue::plain(-20.0)),
                 ],
+                samples: Vec::new(),
             }],
+            tsc_khz: 0,
+            cut_outliers: true,
         };
         let svg = hbars(&spec).unwrap();
         assert!(svg.starts_with("<svg"));
@@ -397,7 +586,10 @@ mod tests {
                 values: [1000.0, 2000.0, 3000.0, 15_360_000.0]
                     .map(|v| Some(BarValue::plain(v)))
                     .to_vec(),
+                samples: Vec::new(),
             }],
+            tsc_khz: 0,
+            cut_outliers: true,
         };
         let svg = hbars(&spec).unwrap();
         assert!(svg.contains("15,360,000"), "the cut bar's value is printed");
@@ -426,7 +618,10 @@ mod tests {
                 name: "s".into(),
                 color: Swatch::Blue,
                 values: vec![None],
+                samples: Vec::new(),
             }],
+            tsc_khz: 0,
+            cut_outliers: true,
         };
         assert!(hbars(&spec).is_err());
     }

@@ -349,12 +349,15 @@ fn part(out: &mut String, p: &Part<'_>) {
     out.push_str("</section>\n");
 }
 
+/// An anchor's id and its title.
+type Link = (String, String);
+
 /// The page's second-level headings, for the contents: each `<h2>`
 /// gets an `id` and a link.
 #[derive(Default)]
 struct Contents {
-    /// (id, title, the charts under it as (id, title)).
-    entries: Vec<(String, String, Vec<(String, String)>)>,
+    /// (id, title, the charts under it).
+    entries: Vec<(String, String, Vec<Link>)>,
 }
 
 impl Contents {

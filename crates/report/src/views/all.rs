@@ -2,8 +2,9 @@
 
 use std::collections::BTreeMap;
 
+use crate::derive::ladder;
 use crate::fmt::{self, cycles, derived_value, opt};
-use crate::model::{Derived, Report, ScenarioResult, Status};
+use crate::model::{Derived, Report, ScenarioResult, Status, TRAPLINE_VMM};
 use crate::render::charts::{hbars, BarValue, HBars, Series, Swatch};
 use crate::render::grid::{Align, Cell, Grid, Row, Section};
 use crate::render::kut::KutLine;
@@ -238,75 +239,140 @@ impl Page for AllPage<'_> {
     }
 
     fn charts(&self) -> Vec<Chart> {
-        let measured: Vec<&ScenarioResult> = self.measured().collect();
-        let medians = HBars {
-            title: "Median cycles per iteration".to_string(),
-            x_desc: "cycles per iteration (whiskers: min–max over repeats)".to_string(),
-            categories: measured.iter().map(|s| s.key()).collect(),
-            series: vec![Series {
-                name: "median".to_string(),
-                color: Swatch::Blue,
-                values: measured
+        let r = self.report;
+        let tsc = r.host.tsc_khz;
+        let ours: Vec<&ScenarioResult> =
+            by_group(self.measured().filter(|s| s.vmm == TRAPLINE_VMM).collect());
+        // Other VMMs beside trapline's rows (a peer, trapline without the
+        // profile); the floor ladder has its own chart.
+        let mut others: Vec<&str> = Vec::new();
+        for s in self.measured() {
+            if s.vmm != TRAPLINE_VMM
+                && ladder::rung(&s.vmm).is_none()
+                && !others.contains(&s.vmm.as_str())
+            {
+                others.push(&s.vmm);
+            }
+        }
+        let colours = [Swatch::Orange, Swatch::Green, Swatch::Purple, Swatch::Grey];
+        let series_of = |vmm: &str, colour: Swatch, net: bool, names: &[&ScenarioResult]| {
+            let rows: Vec<Option<&ScenarioResult>> = names
+                .iter()
+                .map(|s| r.scenario(vmm, &s.name).filter(|x| x.is_measured()))
+                .collect();
+            let base = r.baseline_median(vmm).filter(|_| net);
+            Series {
+                name: vmm.to_string(),
+                color: colour,
+                values: rows
                     .iter()
-                    .map(|s| {
-                        s.stats.as_ref().map(|st| BarValue {
+                    .map(|x| {
+                        let x = (*x)?;
+                        let st = if net {
+                            x.net.as_ref()?
+                        } else {
+                            x.stats.as_ref()?
+                        };
+                        Some(BarValue {
                             value: st.median,
                             whisker: Some((st.min, st.max)),
                         })
                     })
                     .collect(),
-            }],
+                samples: rows
+                    .iter()
+                    .map(|x| match x {
+                        Some(x) if !net || x.net.is_some() => x
+                            .per_iter_cycles()
+                            .into_iter()
+                            .map(|v| v - base.unwrap_or(0.0))
+                            .collect(),
+                        _ => Vec::new(),
+                    })
+                    .collect(),
+            }
         };
-        let with_net: Vec<&ScenarioResult> = measured
-            .iter()
-            .copied()
-            .filter(|s| s.net.is_some())
-            .collect();
+        let grouped = |net: bool, names: &[&ScenarioResult]| {
+            let mut series = vec![series_of(TRAPLINE_VMM, Swatch::Blue, net, names)];
+            for (vmm, colour) in others.iter().zip(colours.iter().cycle()) {
+                let s = series_of(vmm, *colour, net, names);
+                if s.values.iter().any(Option::is_some) {
+                    series.push(s);
+                }
+            }
+            series
+        };
+        let categories = |names: &[&ScenarioResult]| -> Vec<String> {
+            names
+                .iter()
+                .map(|s| format!("{} · {}", s.group, s.name))
+                .collect()
+        };
+        let time_desc = |what: &str| {
+            if tsc > 0 {
+                format!("{what}, as time at the TSC frequency")
+            } else {
+                format!("{what} in cycles")
+            }
+        };
+        let medians = HBars {
+            title: "trapline's scenarios: cost per iteration".to_string(),
+            x_desc: time_desc("median per iteration; whiskers min–max, dots each repeat"),
+            categories: categories(&ours),
+            series: grouped(false, &ours),
+            tsc_khz: tsc,
+            cut_outliers: true,
+        };
+        let with_net: Vec<&ScenarioResult> =
+            ours.iter().copied().filter(|s| s.net.is_some()).collect();
         let net = HBars {
             title: "Net cost over the noop baseline".to_string(),
-            x_desc: "cycles per iteration minus the same VMM's noop median".to_string(),
-            categories: with_net.iter().map(|s| s.key()).collect(),
+            x_desc: time_desc("median minus the same VMM's noop median"),
+            categories: categories(&with_net),
+            series: grouped(true, &with_net),
+            tsc_khz: tsc,
+            cut_outliers: true,
+        };
+        let premiums: Vec<_> = r
+            .derived
+            .iter()
+            .filter(|d| d.unit == Unit::Cycles && !d.name.contains(':'))
+            .collect();
+        let premium_chart = HBars {
+            title: "User-exit premium, its floor and trapline's own cost".to_string(),
+            x_desc: time_desc("derived value; whiskers: the range the MADs allow"),
+            categories: premiums.iter().map(|d| d.name.clone()).collect(),
             series: vec![Series {
-                name: "net".to_string(),
-                color: Swatch::Orange,
-                values: with_net
+                name: "value".to_string(),
+                color: Swatch::Green,
+                values: premiums
                     .iter()
-                    .map(|s| {
-                        s.net.as_ref().map(|n| BarValue {
-                            value: n.median,
-                            whisker: Some((n.min, n.max)),
+                    .map(|d| {
+                        Some(BarValue {
+                            value: d.value,
+                            whisker: d.range.map(|x| x.bounds()),
                         })
                     })
                     .collect(),
+                samples: Vec::new(),
             }],
+            tsc_khz: tsc,
+            // The headline: every bar is read, none is cut.
+            cut_outliers: false,
         };
-        let premiums: Vec<_> = self
-            .report
+        let callout: Vec<String> = r
             .derived
             .iter()
-            .filter(|d| d.unit == Unit::Cycles)
-            .collect();
-        let premium_chart = HBars {
-            title: "User-exit premium, raw-KVM floor and dispatch overhead".to_string(),
-            x_desc: "cycles".to_string(),
-            categories: premiums.iter().map(|d| d.name.clone()).collect(),
-            series: vec![Series::plain(
-                "cycles",
-                Swatch::Green,
-                premiums.iter().map(|d| Some(d.value)),
-            )],
-        };
-        let callout: Vec<String> = self
-            .report
-            .derived
-            .iter()
+            .filter(|d| d.goal.is_some())
             .map(|d| {
-                format!(
-                    "{}: {} ({})",
-                    d.name,
-                    derived_value(d.value, &d.unit),
-                    d.formula
-                )
+                let goal = d.goal.as_ref().map_or_else(String::new, |g| {
+                    format!(
+                        "; goal ≤ {}: {}",
+                        derived_value(g.at_most, &d.unit),
+                        g.verdict
+                    )
+                });
+                format!("{}: {}{goal}", d.name, derived_value(d.value, &d.unit))
             })
             .collect();
         let premium_svg = if premiums.is_empty() {
@@ -317,11 +383,23 @@ impl Page for AllPage<'_> {
         } else {
             hbars(&premium_chart)
         };
-        vec![
+        let mut charts = vec![
+            Chart {
+                title: "The user-exit premium".to_string(),
+                caption: "How much more a PIO write costs when completed in user space than by an in-kernel \
+                          ioeventfd, the part of that premium trapline's in-loop floor already pays, and what \
+                          trapline's dispatch and handling add; whiskers span the range the inputs' MADs \
+                          allow."
+                    .to_string(),
+                svg: premium_svg,
+                callout,
+            },
             Chart {
                 title: "Cost per operation".to_string(),
-                caption: "Median cycles per loop iteration for every measured scenario; whiskers span the \
-                          fastest and slowest repeat."
+                caption: "Median per loop iteration of each of trapline's scenarios, grouped by path (other \
+                          VMMs beside them); whiskers span the fastest and slowest repeat and each dot is \
+                          one repeat, so two clusters show. A whisker or repeat far past the rest is clipped \
+                          at the axis's end and marked ▸ with its value."
                     .to_string(),
                 svg: hbars(&medians),
                 callout: Vec::new(),
@@ -336,15 +414,92 @@ impl Page for AllPage<'_> {
                 },
                 callout: Vec::new(),
             },
-            Chart {
-                title: "The user-exit premium".to_string(),
-                caption: "How much more a PIO write costs when completed in user space than by an in-kernel \
-                          ioeventfd, the part of that premium raw KVM imposes (answered in the run loop before \
-                          dispatch), and what trapline's dispatch adds."
-                    .to_string(),
-                svg: premium_svg,
-                callout,
-            },
-        ]
+        ];
+        charts.extend(self.ladder_chart());
+        charts
     }
+}
+
+impl AllPage<'_> {
+    /// The floor ladder's rungs, each with its in-kernel loops as grouped
+    /// bars; `None` when no rung was measured.
+    fn ladder_chart(&self) -> Option<Chart> {
+        let r = self.report;
+        let rungs: Vec<&str> = ladder::RUNGS
+            .iter()
+            .map(|g| g.vmm)
+            .filter(|v| r.scenarios.iter().any(|s| s.vmm == *v && s.is_measured()))
+            .collect();
+        if rungs.is_empty() {
+            return None;
+        }
+        let paths: Vec<&str> = std::iter::once(crate::model::BASELINE_SCENARIO)
+            .chain(ladder::KERNEL_PATHS)
+            .collect();
+        let colours = [Swatch::Grey, Swatch::Blue, Swatch::Orange, Swatch::Green];
+        let series = paths
+            .iter()
+            .zip(colours)
+            .map(|(path, colour)| {
+                let rows: Vec<Option<&ScenarioResult>> = rungs
+                    .iter()
+                    .map(|v| r.scenario(v, path).filter(|s| s.is_measured()))
+                    .collect();
+                Series {
+                    name: (*path).to_string(),
+                    color: colour,
+                    values: rows
+                        .iter()
+                        .map(|s| {
+                            let st = (*s)?.stats.as_ref()?;
+                            Some(BarValue {
+                                value: st.median,
+                                whisker: Some((st.min, st.max)),
+                            })
+                        })
+                        .collect(),
+                    samples: rows
+                        .iter()
+                        .map(|s| s.map(|s| s.per_iter_cycles()).unwrap_or_default())
+                        .collect(),
+                }
+            })
+            .collect();
+        let tsc = r.host.tsc_khz;
+        let spec = HBars {
+            title: "The floor ladder: raw VMs, one piece of trapline's configuration at a time"
+                .to_string(),
+            x_desc: if tsc > 0 {
+                "median per iteration, as time at the TSC frequency".to_string()
+            } else {
+                "median per iteration in cycles".to_string()
+            },
+            categories: rungs.iter().map(|v| (*v).to_string()).collect(),
+            series,
+            tsc_khz: tsc,
+            cut_outliers: true,
+        };
+        Some(Chart {
+            title: "The floor ladder".to_string(),
+            caption: "Each rung is a raw /dev/kvm VM running the probe's own in-kernel loops; the \
+                      difference between two rungs is what that piece of configuration costs. Whiskers: \
+                      min–max; dots: each repeat."
+                .to_string(),
+            svg: hbars(&spec),
+            callout: Vec::new(),
+        })
+    }
+}
+
+/// Scenarios ordered by group, groups in the order they first appear.
+fn by_group(scenarios: Vec<&ScenarioResult>) -> Vec<&ScenarioResult> {
+    let mut groups: Vec<&str> = Vec::new();
+    for s in &scenarios {
+        if !groups.contains(&s.group.as_str()) {
+            groups.push(&s.group);
+        }
+    }
+    let mut out = scenarios;
+    out.sort_by_key(|s| groups.iter().position(|g| *g == s.group));
+    out
 }

@@ -664,6 +664,8 @@ impl Page for VmmView {
                 footprint_series("goal", Swatch::Green, |r| Some(r.goal)),
                 footprint_series("Firecracker", Swatch::Orange, |r| Some(r.firecracker)),
             ],
+            tsc_khz: 0,
+            cut_outliers: true,
         };
         let footprint_svg = if self.footprint.iter().any(|r| r.this_host.is_some()) {
             hbars(&footprint)
@@ -701,6 +703,8 @@ impl Page for VmmView {
                 Swatch::Red,
                 cycle_rows.iter().map(|r| r.value),
             )],
+            tsc_khz: 0,
+            cut_outliers: true,
         };
         vec![
             Chart {

@@ -355,6 +355,8 @@ impl Page for SeedView {
             x_desc: t.chart.x_desc.to_string(),
             categories,
             series,
+            tsc_khz: 0,
+            cut_outliers: true,
         };
         let callout = match (&t.chart.callout, &self.findings, &self.conclusion) {
             (Callout::Findings(suffix), Some(f), _) => f
