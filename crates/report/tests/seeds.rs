@@ -675,3 +675,35 @@ fn seeds_json_csv_and_kut() {
     assert!(k.contains("pci-testdev:mmio-no-eventfd:pci-mem 9000\n"));
     assert!(k.contains("pci-config:pci-scan-ecam-ro (skipped)\n"));
 }
+
+/// Where the hypercall never returned (nested AMD), vmexit-arm's ratios
+/// divide by cpuid instead, and the view says so in its notes and under
+/// its chart instead of drawing no bars.
+#[test]
+fn vmexit_arm_falls_back_to_cpuid_without_a_hypercall() {
+    let mut r = common::full_report();
+    let hc = r
+        .scenarios
+        .iter_mut()
+        .find(|s| s.vmm == "trapline" && s.name == "hypercall")
+        .unwrap();
+    *hc = ScenarioResult::new("hypercall", "trap", "vmmcall")
+        .unsupported("vmmcall never returned under nested KVM");
+    r.finish();
+    let v = common::view("vmexit-arm");
+    let j = json(&r, v);
+    let mmio = rows(&j)
+        .iter()
+        .find(|row| row["scenario"] == "mmio-user-read")
+        .expect("mmio row");
+    assert!(mmio["ratio"].is_number(), "{mmio}");
+    let md = render(&r, Format::Markdown, v);
+    assert!(
+        md.contains("hvc is not measured on this host (unsupported: vmmcall never returned"),
+        "{md}"
+    );
+    assert!(md.contains("divide by cpuid instead"), "{md}");
+    let html = render(&r, Format::Html, v);
+    let fig = &html[html.find("<figure>").unwrap()..];
+    assert!(fig.contains("<svg") && fig.contains("divide by cpuid instead"));
+}

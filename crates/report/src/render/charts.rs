@@ -354,10 +354,10 @@ pub fn hbars(spec: &HBars) -> Result<String, String> {
 
         let mut notes = Vec::new();
         if cap.is_some() {
-            notes.push("bars with a white gap are cut short; their value is printed");
+            notes.push("a white gap: bar cut short");
         }
         if clipped_any {
-            notes.push("▸ marks a whisker or repeat clipped at the axis's end");
+            notes.push("▸ clipped at the axis");
         }
         let mut x_desc = spec.x_desc.clone();
         if !scale.unit.is_empty() {
@@ -517,7 +517,9 @@ pub fn hbars(spec: &HBars) -> Result<String, String> {
                 // The value at the bar's end (the median), inside the bar
                 // when it is long enough.
                 let text = scale.label(value);
-                let (bx, by) = chart.backend_coord(&(end, mid));
+                // A cut bar's value sits before its gap.
+                let at = if cut { end / (1.0 + CUT_OVERHANG) } else { end };
+                let (bx, by) = chart.backend_coord(&(at, mid));
                 let text_w = text.chars().count() as i32 * 7 + 8;
                 if end > 0.0 && bx - x0 > text_w + 6 {
                     root.draw(&Text::new(text, (bx - 4, by), value_in.clone()))

@@ -310,14 +310,14 @@ impl Page for AllPage<'_> {
         };
         let time_desc = |what: &str| {
             if tsc > 0 {
-                format!("{what}, as time at the TSC frequency")
+                format!("{what} at the TSC frequency")
             } else {
                 format!("{what} in cycles")
             }
         };
         let medians = HBars {
             title: "trapline's scenarios: cost per iteration".to_string(),
-            x_desc: time_desc("median per iteration; whiskers min–max, dots each repeat"),
+            x_desc: time_desc("median per iteration"),
             categories: categories(&ours),
             series: grouped(false, &ours),
             tsc_khz: tsc,
@@ -340,7 +340,7 @@ impl Page for AllPage<'_> {
             .collect();
         let premium_chart = HBars {
             title: "User-exit premium, its floor and trapline's own cost".to_string(),
-            x_desc: time_desc("derived value; whiskers: the range the MADs allow"),
+            x_desc: time_desc("derived value"),
             categories: premiums.iter().map(|d| d.name.clone()).collect(),
             series: vec![Series {
                 name: "value".to_string(),

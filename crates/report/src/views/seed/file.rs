@@ -94,6 +94,8 @@ struct RawTable {
     texts: Vec<Field>,
     per_iter: Option<Field>,
     per: Option<String>,
+    #[serde(default)]
+    fallback_per: Option<String>,
     published: Vec<RawColumn>,
     flag: Option<Field>,
     published_ratio: Option<Field>,
@@ -481,6 +483,7 @@ fn build(view: &'static str, raw: RawTable, hooks: Hooks) -> Result<SeedTable, S
         compare_published,
         compare_measure,
         ratio: raw.ratio,
+        fallback_per: raw.fallback_per,
         joined,
         published_last: raw.published_last,
         peer: raw.peer,

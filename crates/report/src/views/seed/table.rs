@@ -371,6 +371,10 @@ pub struct SeedTable {
     /// This host's ratio column (compared measure ÷ the `per` row's),
     /// when the table compares rows.
     pub ratio: Option<Field>,
+    /// A scenario this host's ratios divide by instead when the `per`
+    /// row's is not measured here (the hypercall on a nested AMD host),
+    /// said in the view's notes and chart caption.
+    pub fallback_per: Option<String>,
     /// Joins the published and this host's values into one cell each in
     /// the table for people (CSV keeps them apart).
     pub joined: Option<Joined>,

@@ -54,6 +54,9 @@ pub struct SeedView {
     /// The seed's [`report_notes`](super::Hooks::report_notes) for this
     /// report.
     pub report_notes: Vec<String>,
+    /// Why this host's ratios divide by another scenario than the seed's
+    /// (see [`SeedTable::fallback_per`]), when they do.
+    pub fallback_note: Option<String>,
 }
 
 impl PartialEq for SeedView {
@@ -65,6 +68,7 @@ impl PartialEq for SeedView {
             && self.conclusion == o.conclusion
             && self.derived == o.derived
             && self.report_notes == o.report_notes
+            && self.fallback_note == o.fallback_note
     }
 }
 
@@ -94,6 +98,27 @@ impl SeedView {
             let row = table.rows.iter().find(|r| r.label == label)?;
             compared(&measured(vmm, row), row)
         };
+        // This host's denominator: the `per` row's, else the fallback
+        // scenario's (say which, and why).
+        let fallback = table.fallback_per.as_deref().and_then(|scenario| {
+            let per = &table.rows.first()?.per;
+            let per_row = table.rows.iter().find(|r| r.label == *per)?;
+            if lookup(TRAPLINE_VMM, per).is_some() {
+                return None;
+            }
+            let base = quantity.and_then(|q| {
+                q.of(
+                    &Measured::lookup(report, TRAPLINE_VMM, scenario),
+                    per_row.per_iter,
+                )
+            })?;
+            let why = measured(TRAPLINE_VMM, per_row).status_text();
+            Some((scenario, base, why, per.as_str()))
+        });
+        let own_base = |vmm: &str, row: &SeedRow| match fallback {
+            Some((_, base, _, _)) if vmm == TRAPLINE_VMM => Some(base),
+            _ => lookup(vmm, &row.per),
+        };
         let rows = table
             .rows
             .iter()
@@ -108,7 +133,7 @@ impl SeedView {
                         .iter()
                         .map(|m| m.quantity.of(&this_host, row.per_iter))
                         .collect(),
-                    ratio: ratio(compared(&this_host, row), lookup(TRAPLINE_VMM, &row.per)),
+                    ratio: ratio(compared(&this_host, row), own_base(TRAPLINE_VMM, row)),
                     peer_ratio: peer.and_then(|p| {
                         ratio(
                             peer_row.as_ref().and_then(|m| compared(m, row)),
@@ -135,6 +160,13 @@ impl SeedView {
                 .map(|c| c(report, table, findings.as_deref().unwrap_or_default())),
             findings,
             derived: table.derived.as_ref().and_then(|d| (d.value)(report)),
+            fallback_note: fallback.map(|(scenario, _, why, per)| {
+                format!(
+                    "{per} is not measured on this host ({why}), so this host's ratios divide by \
+                     {scenario} instead, a trap served in the kernel; the published ratios still \
+                     divide by {per}."
+                )
+            }),
             report_notes: hooks.report_notes.map(|f| f(report)).unwrap_or_default(),
         }
     }
@@ -313,6 +345,7 @@ impl Page for SeedView {
         let mut notes = vec![format!("Published: {}{also}.", t.source)];
         notes.extend(t.notes.iter().cloned());
         notes.extend(self.report_notes.iter().cloned());
+        notes.extend(self.fallback_note.iter().cloned());
         out.push(Section {
             heading: "Notes".to_string(),
             items: notes,
@@ -375,7 +408,10 @@ impl Page for SeedView {
             .unwrap_or_default();
         vec![Chart {
             title: t.chart.heading.to_string(),
-            caption: format!("Published: {}{note}. {}", t.source, t.chart.caption),
+            caption: match &self.fallback_note {
+                Some(f) => format!("Published: {}{note}. {} {f}", t.source, t.chart.caption),
+                None => format!("Published: {}{note}. {}", t.source, t.chart.caption),
+            },
             svg: hbars(&spec),
             callout,
         }]
