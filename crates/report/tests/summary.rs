@@ -419,3 +419,28 @@ fn the_header_alone_is_what_verbose_prints_first() {
     assert!(render(&r, 100).starts_with(&header));
     assert!(header.lines().count() <= 6, "{header}");
 }
+
+/// A scenario with one slow repeat is named under "Noise", with what to do;
+/// a clean run has no such block.
+#[test]
+fn noisy_scenarios_are_named_with_what_to_do() {
+    let clean = lab_report();
+    assert!(!render(&clean, 100).contains("Noise:"));
+    let mut r = lab_report();
+    let s = r
+        .scenarios
+        .iter_mut()
+        .find(|s| s.vmm == "trapline" && s.name == "pio-user-out")
+        .unwrap();
+    let last = s.samples.len() - 1;
+    s.samples[last].cycles = s.samples[last].iterations * 700_000;
+    r.finish();
+    let t = render(&r, 100);
+    assert!(t.contains("Noise: 1 scenario of"), "{t}");
+    assert!(t.contains("  pio-user-out: outliers: 1 of"), "{t}");
+    assert!(
+        t.contains("what to do, spread or outliers: the host was busy"),
+        "{t}"
+    );
+    assert!(t.lines().all(|l| l.chars().count() <= 100), "{t}");
+}
