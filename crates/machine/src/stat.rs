@@ -222,9 +222,17 @@ impl StatReport {
                 *cycles as f64 / (*count).max(1) as f64
             );
         }
+        // The bus's clock: the TSC's cycles on x86, the generic timer's
+        // ticks on arm64 (CNTFRQ_EL0 per second, not the CPU's clock).
+        let unit = if cfg!(target_arch = "x86_64") {
+            "cycles"
+        } else {
+            "ticks"
+        };
         let _ = writeln!(
             s,
-            "\nExits that reached trapline, by key (handling = TSC cycles from KVM_RUN's return to the next KVM_RUN):"
+            "\nExits that reached trapline, by key (handling = {} {unit} from KVM_RUN's return to the next KVM_RUN):",
+            trapline_bus::arch::COUNTER_NAME
         );
         let _ = writeln!(
             s,
