@@ -111,6 +111,7 @@ fn debian_linux_on_two_vcpus_uses_vda_on_ioeventfd_irqfd_reboots_and_stat_shows_
     // --stat: KVM's counters and trapline's exits by key, the console's
     // transmit register among them.
     let report = std::fs::read_to_string(&stat).expect("--stat wrote its report");
+    eprintln!("--- --stat report:\n{report}");
     assert!(report.contains("2 vCPU(s)"), "{report}");
     assert!(report.contains("KVM's own counters"), "{report}");
     assert!(report.contains("mmio_exit_user"), "{report}");
