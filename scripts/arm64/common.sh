@@ -13,6 +13,12 @@ ARM64_CACHE="${TRAPLINE_ARM64_CACHE:-$ROOT/target/arm64-host}"
 ARM64_KERNEL="$ARM64_CACHE/vmlinuz"
 ARM64_KERNEL_PACKAGE_FILE="$ARM64_CACHE/kernel-package"
 ARM64_BUSYBOX="$ARM64_CACHE/busybox"
+# The same kernel as a GUEST of trapline (crates/cli/tests/linux_arm64.rs):
+# the modules its initramfs loads, unpacked from the kernel's package with
+# what they depend on, and `order` naming their files in loading order
+# (dependencies first). Debian builds virtio and its ring in.
+ARM64_GUEST_MODULES="virtio_mmio virtio_blk"
+ARM64_GUEST_MODULES_DIR="$ARM64_CACHE/modules"
 
 ARM64_RUST_TARGET=aarch64-unknown-linux-gnu
 ARM64_CC=aarch64-linux-gnu-gcc

@@ -10,7 +10,9 @@
 # - Debian's arm64 kernel image (the package linux-image-arm64:arm64 depends
 #   on; KVM is built in) and busybox-static:arm64, downloaded as .debs (this
 #   adds the foreign architecture arm64 to dpkg once) and unpacked into
-#   $TRAPLINE_ARM64_CACHE (default target/arm64-host/), reused while present.
+#   $TRAPLINE_ARM64_CACHE (default target/arm64-host/), reused while present;
+#   from the same kernel package, the modules Linux needs as trapline's
+#   guest for a virtio-blk disk (common.sh: ARM64_GUEST_MODULES).
 # - The Rust target aarch64-unknown-linux-gnu (rustup). Without it only the
 #   cargo tests are skipped (test.sh says so), so its failure is a warning.
 #
@@ -80,8 +82,43 @@ kernel_package() {
     sed -n 's/^ *Depends: \(linux-image-[0-9][^:]*\)\(:arm64\)\?$/\1/p' | head -n 1
 }
 
-if [ -s "$ARM64_KERNEL" ] && [ -x "$ARM64_BUSYBOX" ]; then
-  log "reusing the kernel ($(cat "$ARM64_KERNEL_PACKAGE_FILE" 2>/dev/null || echo '?')) and busybox in $ARM64_CACHE"
+# Unpacks the guest modules ($ARM64_GUEST_MODULES and, recursively, what
+# their `depends=` names) from the kernel package DEB into DIR, uncompressed,
+# and lists their files in DIR/order, dependencies first. A module the
+# kernel has built in (modules.builtin) needs no file; a missing one is a
+# warning (the Linux virtio-blk tests then fail saying there is no /dev/vda).
+unpack_guest_modules() {
+  local deb=$1 dir=$2 files builtin name
+  files=$(dpkg-deb --fsys-tarfile "$deb" | tar -t | grep -E '^\./lib/modules/.*\.ko(\.xz)?$' || true)
+  builtin=$(dpkg-deb --fsys-tarfile "$deb" | tar -x -O --wildcards './lib/modules/*/modules.builtin' 2>/dev/null || true)
+  rm -rf "$dir"
+  mkdir -p "$dir"
+  : >"$dir/order"
+  local seen=" "
+  add_module() {
+    local name=${1//-/_} pattern path file dep
+    case "$seen" in *" $name "*) return 0 ;; esac
+    seen="$seen$name "
+    pattern="/${name//_/[-_]}\.ko(\.xz)?\$"
+    path=$(printf '%s\n' "$files" | grep -E "$pattern" | head -n 1 || true)
+    if [ -z "$path" ]; then
+      printf '%s\n' "$builtin" | grep -qE "/${name//_/[-_]}\.ko\$" ||
+        log "WARNING: the kernel package has no module $name, built in or not"
+      return 0
+    fi
+    file=${path##*/}
+    dpkg-deb --fsys-tarfile "$deb" | tar -x -O "$path" >"$dir/$file"
+    case "$file" in *.xz) xz -d "$dir/$file" && file=${file%.xz} ;; esac
+    for dep in $(tr '\0' '\n' <"$dir/$file" | sed -n 's/^depends=//p' | tr ',' ' '); do
+      add_module "$dep"
+    done
+    echo "$file" >>"$dir/order"
+  }
+  for name in $ARM64_GUEST_MODULES; do add_module "$name"; done
+}
+
+if [ -s "$ARM64_KERNEL" ] && [ -x "$ARM64_BUSYBOX" ] && [ -f "$ARM64_GUEST_MODULES_DIR/order" ]; then
+  log "reusing the kernel ($(cat "$ARM64_KERNEL_PACKAGE_FILE" 2>/dev/null || echo '?')), its modules and busybox in $ARM64_CACHE"
 else
   if ! dpkg --print-foreign-architectures | grep -qx arm64; then
     log "adding the foreign architecture arm64 to dpkg (for apt-get download)"
@@ -109,17 +146,20 @@ else
       apt_failed "apt-get download of ${pkg:-the kernel}:arm64 busybox-static:arm64 failed"
     fi
   fi
-  # Only the two files needed, not the kernel's modules.
+  # Only the files needed, not the kernel's other modules.
   dpkg-deb --fsys-tarfile "$work/${pkg}_"*.deb | tar -x -C "$work" --wildcards './boot/vmlinuz-*'
   dpkg-deb --fsys-tarfile "$work/busybox-static_"*.deb | tar -x -C "$work" ./bin/busybox
   mkdir -p "$ARM64_CACHE"
+  unpack_guest_modules "$(echo "$work/${pkg}_"*.deb)" "$ARM64_GUEST_MODULES_DIR.tmp"
+  rm -rf "$ARM64_GUEST_MODULES_DIR"
+  mv "$ARM64_GUEST_MODULES_DIR.tmp" "$ARM64_GUEST_MODULES_DIR"
   # shellcheck disable=SC2012 # one file, a name we made
   install -m 0644 "$(ls "$work"/boot/vmlinuz-* | head -n 1)" "$ARM64_KERNEL.tmp"
   install -m 0755 "$work/bin/busybox" "$ARM64_BUSYBOX.tmp"
   echo "$pkg" >"$ARM64_KERNEL_PACKAGE_FILE"
   mv "$ARM64_BUSYBOX.tmp" "$ARM64_BUSYBOX"
   mv "$ARM64_KERNEL.tmp" "$ARM64_KERNEL"
-  log "unpacked $pkg and busybox into $ARM64_CACHE"
+  log "unpacked $pkg, its modules $(tr '\n' ' ' <"$ARM64_GUEST_MODULES_DIR/order")and busybox into $ARM64_CACHE"
 fi
 
 # --- the Rust target (optional: only the cargo tests need it) ----------------

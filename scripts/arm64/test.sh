@@ -13,7 +13,8 @@
 #    failure fails this script, and the release trapline is packed too.
 #    Each executable runs as `cargo test` would: from its package's folder,
 #    the repository's tracked files present at the same absolute paths (so
-#    env!("CARGO_MANIFEST_DIR") and env!("CARGO_BIN_EXE_trapline") hold).
+#    env!("CARGO_MANIFEST_DIR") and env!("CARGO_BIN_EXE_trapline") hold),
+#    and the cache's kernel, busybox and modules for the Linux tests.
 # 4. run-host.sh boots the host, runs them all, reports each by name.
 #
 # Exit status: 0 every test passed (or skipped); 1 a test or a build
@@ -116,7 +117,8 @@ if [ "$run_cargo_tests" = 1 ]; then
       *) test_name="${dir##*/}/$kind/$name" ;;
     esac
     # As `cargo test` runs it: from the package's folder, with its variables.
-    echo "$test_name cd $dir && CARGO_MANIFEST_DIR=$dir exec $exe" >>"$tests"
+    # TRAPLINE_ARM64_CACHE: where the Linux guest's files are (below).
+    echo "$test_name cd $dir && CARGO_MANIFEST_DIR=$dir TRAPLINE_ARM64_CACHE=$ARM64_CACHE exec $exe" >>"$tests"
     count=$((count + 1))
   done < <(test_executables <"$artifacts")
   log "$count cargo test executables"
@@ -145,6 +147,12 @@ if [ "$run_cargo_tests" = 1 ]; then
     nice cargo build --release --target "$ARM64_RUST_TARGET" --bin trapline >"$build_log" 2>&1 ||
       { log "ERROR: the release trapline does not build for aarch64 (see $build_log)" >&2; tail -n 20 "$build_log" >&2; exit 1; }
     "$ARM64_STRIP" --strip-all -o "$stage/trapline" "target/$ARM64_RUST_TARGET/release/trapline"
+    # The Linux guest of crates/cli/tests/linux_arm64.rs and virtio_blk.rs,
+    # at the same paths as here: the host's own kernel (uncompressed, as
+    # Debian ships it: 32 MiB, about 3 s of the host's unpacking), busybox
+    # and the modules for its initramfs (the tests write that themselves).
+    mkdir -p "$stage/rootfs$ARM64_CACHE"
+    cp -r "$ARM64_KERNEL" "$ARM64_BUSYBOX" "$ARM64_GUEST_MODULES_DIR" "$stage/rootfs$ARM64_CACHE/"
     echo "trapline-release-version trapline --version" >>"$tests"
   fi
 fi

@@ -5,7 +5,9 @@
 //! or unreadable disk file is a usage error before the guest starts. On
 //! both architectures: on arm64 `builtin:vblk` drives the `virt` machine's
 //! first virtio-mmio transport (polling, its interrupt seen pending in the
-//! GIC); Linux's driver runs on x86 only for now.
+//! GIC). Linux's own driver on every path too: the project's tiny Linux
+//! on x86, Debian's stock arm64 kernel (with its virtio_mmio and virtio_blk
+//! modules, `common/linux_arm64.rs`) on arm64.
 
 mod common;
 
@@ -270,5 +272,41 @@ fn linux_reads_and_writes_vda_on_every_path() {
             ro_bytes,
             "{what}: /dev/vdb untouched"
         );
+    }
+}
+
+/// Debian's arm64 kernel and its own virtio-blk driver on the two paths
+/// tests/linux_arm64.rs's boots do not take (those take `exit` + `line`
+/// and `ioeventfd` + `irqfd`): one boot each reads the host's bytes from
+/// /dev/vda, writes its own (fsync'd) and cannot write the read-only
+/// /dev/vdb. Tens of seconds a boot under the emulated host (nothing is
+/// timed).
+#[cfg(target_arch = "aarch64")]
+#[test]
+fn debian_linux_reads_and_writes_vda_on_exit_irqfd_and_ioeventfd_line() {
+    use common::linux_arm64::{after, boot, linux_guest, Disks, APPEND, DISK_APPEND};
+    let test = "debian_linux_reads_and_writes_vda_on_exit_irqfd_and_ioeventfd_line";
+    if !kvm_present(test) {
+        return;
+    }
+    let Some(guest) = linux_guest(test) else {
+        return;
+    };
+    let append = format!("{APPEND} {DISK_APPEND}");
+    for (notify, irq) in [("exit", "irqfd"), ("ioeventfd", "line")] {
+        let what = format!("Linux, --virtio-notify {notify} --virtio-irq {irq}");
+        let disks = Disks::new(&format!("linux-{notify}-{irq}"));
+        let mut args = vec!["--timeout", "240", "--append", &append];
+        let disk_args = disks.args(notify, irq);
+        args.extend(disk_args.iter().map(String::as_str));
+        let o = boot(guest, &args, None);
+        let (out, err) = (stdout(&o), stderr(&o));
+        assert_eq!(
+            after(&out, "LINUX-ARM64-END"),
+            Some("poweroff"),
+            "{what}: init ran to its end:\n{out}\n{err}"
+        );
+        assert_eq!(code(&o), 0, "{what}: PSCI SYSTEM_OFF\n{out}\n{err}");
+        disks.check(&out, &what);
     }
 }

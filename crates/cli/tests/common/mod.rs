@@ -2,6 +2,9 @@
 // Each test file uses its own subset.
 #![allow(dead_code)]
 
+#[cfg(target_arch = "aarch64")]
+pub mod linux_arm64;
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};

@@ -11,6 +11,14 @@ use trapline_bus::ExitKind;
 
 use super::{KeyRow, StatReport, VcpuStat, TABLE_KEYS};
 
+/// The bus's clock as the headings name it: the TSC's cycles on x86, the
+/// generic timer's ticks on arm64 (CNTFRQ_EL0 per second, not CPU cycles).
+const CLOCK: &str = if cfg!(target_arch = "x86_64") {
+    "TSC cycles"
+} else {
+    "CNTVCT_EL0 ticks"
+};
+
 /// How the tables of exits are ordered (`--stat-sort`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum StatSort {
@@ -243,7 +251,7 @@ impl StatReport {
         let sort = options.sort;
         let _ = writeln!(
             s,
-            "\nExits that reached trapline, by reason (sorted by {}; time = TSC cycles from \
+            "\nExits that reached trapline, by reason (sorted by {}; time = {CLOCK} from \
              KVM_RUN's return to the next KVM_RUN):",
             sort.name()
         );
@@ -338,7 +346,7 @@ impl StatReport {
 
     /// Each vCPU's time in KVM_RUN and in trapline, and the total.
     fn time_table(&self, s: &mut String) {
-        let _ = writeln!(s, "\nTime per vCPU (TSC cycles; s at the TSC frequency):");
+        let _ = writeln!(s, "\nTime per vCPU ({CLOCK}; s at its frequency):");
         let secs = |c: u64| {
             self.cycles_to_secs(c)
                 .map_or_else(|| "-".to_string(), |t| format!("{t:.3}"))
