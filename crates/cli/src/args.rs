@@ -22,6 +22,9 @@ pub enum Command {
     Run(RunArgs),
     /// Measure exit costs from inside a guest (the lab).
     Bench(trapline_bench::cli::BenchArgs),
+    /// Render a saved run (report.json) in any view and format, or compare
+    /// it with an older one, without measuring and without /dev/kvm.
+    Report(trapline_bench::saved::ReportArgs),
 }
 
 /// `trapline run`.

@@ -39,6 +39,7 @@ fn main() -> ExitCode {
     let code = match cli.command {
         Command::Run(a) => run_cmd::run(a),
         Command::Bench(a) => trapline_bench::cli::main(a),
+        Command::Report(a) => trapline_bench::saved::main(a),
     };
     ExitCode::from(code.clamp(0, 255) as u8)
 }

@@ -158,6 +158,19 @@ fn smp_guests_bring_up_every_vcpu() {
             stderr(&o)
         );
     }
+    // Without `cpus=`, the payload finds the vCPUs itself (fw_cfg's count).
+    let o = run(&[
+        "run",
+        "--kernel",
+        "builtin:smp",
+        "--smp",
+        "4",
+        "--timeout",
+        "120",
+    ]);
+    let out = stdout(&o);
+    assert_eq!(code(&o), 1, "stdout {out} stderr {}", stderr(&o));
+    assert!(out.contains("smp: 4 of 4 cpus online"), "{out}");
 }
 
 // ---------------------------------------------------------------- bad input

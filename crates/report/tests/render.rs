@@ -120,7 +120,16 @@ fn csv_parses_back() {
     assert_eq!(width, 21);
     let col = |h: &str| rows[0].iter().position(|x| x == h).unwrap();
     let pio = rows.iter().find(|row| row[0] == "pio-user-out").unwrap();
-    assert_eq!(pio[col("handling_median")], "450");
+    assert_eq!(pio[col("handling_median_cycles")], "450");
+    // Every number column names its unit.
+    for h in [
+        "median_cycles",
+        "net_median_cycles",
+        "mad_cycles",
+        "ns_per_iter",
+    ] {
+        col(h);
+    }
     assert_eq!(pio[col("kvm_exits_per_iter")], "exits=1;io_exits=1");
     assert!(rows.iter().all(|row| row.len() == width));
     assert_eq!(rows[0][0], "scenario");

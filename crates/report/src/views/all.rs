@@ -124,7 +124,7 @@ impl Page for AllPage<'_> {
                 stat(|x| x.max),
                 stat(|x| x.mean),
                 stat(|x| x.stddev),
-                num(s.ns_per_iter),
+                Cell::Num(s.ns_per_iter, Unit::Nanos),
                 num(s.handling.as_ref().map(|h| h.median)),
                 num(s.handling.as_ref().map(|h| h.mad)),
                 pairs(&s.exits_per_iter),
