@@ -42,8 +42,9 @@ pub struct RunArgs {
     /// spelling, e.g. `qemu64,-cx16`).
     #[arg(long, value_name = "MODEL", default_value = "host", value_parser = trapline_machine::CpuModel::parse)]
     pub cpu: trapline_machine::CpuModel,
-    /// Guest RAM in MiB.
-    #[arg(long, default_value_t = 128, value_parser = clap::value_parser!(u64).range(1..=trapline_abi::MAX_RAM_MIB))]
+    /// Guest RAM: MiB, or a size with a suffix as QEMU's -m takes it
+    /// (512M, 1G); 1 MiB to 3 GiB.
+    #[arg(long, value_name = "SIZE", default_value = "128", value_parser = parse_mem)]
     pub mem: u64,
     /// Guest command line (after argv0, which is the image path, as QEMU does).
     #[arg(long, default_value = "")]
@@ -117,6 +118,23 @@ pub struct RunArgs {
     /// driver.
     #[arg(long, value_enum, default_value = "on", value_name = "on|off")]
     pub virtio_event_idx: OnOff,
+}
+
+/// `--mem`: MiB without a suffix, else B/K/M/G/T (QEMU's `-m`); whole
+/// MiB from 1 to the machine's maximum.
+fn parse_mem(s: &str) -> Result<u64, String> {
+    const MIB: u128 = 1 << 20;
+    let max = trapline_abi::MAX_RAM_MIB;
+    let bytes = crate::qemu::parse_size(s, MIB)
+        .ok_or_else(|| format!("'{s}' is not a size: write MiB (512) or a suffix (512M, 1G)"))?;
+    if !bytes.is_multiple_of(MIB) {
+        return Err(format!("'{s}': guest RAM comes in whole MiB"));
+    }
+    let mib = bytes / MIB;
+    if !(1..=u128::from(max)).contains(&mib) {
+        return Err(format!("'{s}': guest RAM must be 1 MiB to {max} MiB"));
+    }
+    Ok(mib as u64)
 }
 
 /// A parsed `--disk`.
@@ -324,6 +342,25 @@ mod tests {
     }
 
     #[test]
+    fn mem_takes_qemu_sizes() {
+        for (v, mib) in [
+            ("512", 512),
+            ("512M", 512),
+            ("1G", 1024),
+            ("0.5G", 512),
+            ("1024k", 1),
+        ] {
+            let Command::Run(a) = parse(&["run", "--kernel", "k", "--mem", v])
+                .unwrap()
+                .command
+            else {
+                panic!()
+            };
+            assert_eq!(a.mem, mib, "{v}");
+        }
+    }
+
+    #[test]
     fn virtio_defaults_are_the_fast_paths() {
         let Command::Run(a) = parse(&["run", "--kernel", "x.elf"]).unwrap().command else {
             panic!()
@@ -342,6 +379,9 @@ mod tests {
             &["run", "--kernel", "k", "--smp", "65"],
             &["run", "--kernel", "k", "--mem", "0"],
             &["run", "--kernel", "k", "--mem", "4096"],
+            &["run", "--kernel", "k", "--mem", "512X"],
+            &["run", "--kernel", "k", "--mem", "1.5M"],
+            &["run", "--kernel", "k", "--cpu", "bogus"],
             &["run", "--kernel", "k", "--serial", "tcp:1"],
             &["run", "--kernel", "k", "--serial", "file:"],
             &["run", "--kernel", "k", "--timeout", "0"],

@@ -2,6 +2,7 @@
 //! accesses cost.
 
 mod args;
+mod errors;
 mod qemu;
 mod run_cmd;
 mod tty;
@@ -27,13 +28,14 @@ fn main() -> ExitCode {
         Ok(cli) => cli,
         Err(e) => {
             // clap prints help/version to stdout with status 0 and real
-            // errors to stderr with status 2, which is our usage status.
-            let _ = e.print();
-            return ExitCode::from(if e.use_stderr() {
-                status::USAGE as u8
-            } else {
-                0
-            });
+            // errors to stderr with status 2, which is our usage status;
+            // its errors are reworded (see errors.rs).
+            if !e.use_stderr() {
+                let _ = e.print();
+                return ExitCode::from(0);
+            }
+            eprint!("{}", errors::in_words(&e.render().to_string()));
+            return ExitCode::from(status::USAGE as u8);
         }
     };
     let code = match cli.command {

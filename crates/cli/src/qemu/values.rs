@@ -164,7 +164,7 @@ pub(super) fn parse_mem(v: &str) -> Result<u64, String> {
 /// A size in bytes: digits with an optional fraction, then an optional
 /// B/K/M/G/T suffix (no suffix: `default_unit`). Exact; `None` when the
 /// result is not a whole number of bytes or the text is not a size.
-pub(super) fn parse_size(s: &str, default_unit: u128) -> Option<u128> {
+pub(crate) fn parse_size(s: &str, default_unit: u128) -> Option<u128> {
     let split = s
         .find(|c: char| !(c.is_ascii_digit() || c == '.'))
         .unwrap_or(s.len());
