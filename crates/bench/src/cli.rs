@@ -73,81 +73,93 @@ impl clap::ValueEnum for ViewArg {
 /// `trapline bench` arguments.
 #[derive(clap::Args, Debug)]
 pub struct BenchArgs {
-    /// Fresh-VM repeats per scenario.
-    #[arg(long, value_parser = clap::value_parser!(u32).range(1..=1000))]
+    /// Fresh-VM repeats per scenario, 1 to 1000 [default: 5; 3 with --quick].
+    #[arg(long, help_heading = "Measurement", value_name = "N", value_parser = clap::value_parser!(u32).range(1..=1000))]
     pub repeat: Option<u32>,
-    /// TSC cycles a timed loop must last (the iteration count doubles until it does).
-    #[arg(long, value_name = "CYCLES", value_parser = clap::value_parser!(u64).range(1000..))]
+    /// TSC cycles a timed loop must last, at least 1000 (the iteration
+    /// count doubles until it does) [default: 2^25; 2^23 with --quick].
+    #[arg(long, help_heading = "Measurement", value_name = "CYCLES", value_parser = clap::value_parser!(u64).range(1000..))]
     pub goal: Option<u64>,
-    /// Smallest timed loop.
-    #[arg(long, default_value_t = 16, value_parser = clap::value_parser!(u64).range(1..))]
+    /// Smallest timed loop, in iterations (at least 1).
+    #[arg(long, help_heading = "Measurement", value_name = "N", default_value_t = 16, value_parser = clap::value_parser!(u64).range(1..))]
     pub min_iters: u64,
-    /// Largest timed loop.
-    #[arg(long, default_value_t = 1 << 20, value_parser = clap::value_parser!(u64).range(1..=(u32::MAX as u64)))]
+    /// Largest timed loop, in iterations (1 to 2^32 − 1).
+    #[arg(long, help_heading = "Measurement", value_name = "N", default_value_t = 1 << 20, value_parser = clap::value_parser!(u64).range(1..=(u32::MAX as u64)))]
     pub max_iters: u64,
     /// Untimed iterations before timing starts.
-    #[arg(long, default_value_t = 16)]
+    #[arg(
+        long,
+        help_heading = "Measurement",
+        value_name = "N",
+        default_value_t = 16
+    )]
     pub warmup: u64,
-    /// Only scenarios matching these comma-separated globs (`pio-*`, `raw-kvm:*`); noop is always kept.
-    #[arg(long, value_name = "PATTERN")]
+    /// Only scenarios matching these comma-separated globs on `name` or
+    /// `vmm:name` (`pio-*`, `raw-kvm:*`); noop is always kept. A floor
+    /// ladder loop is selected by its rung (`raw-kvm+cpuid:*`) or its
+    /// written-out name (`ram-read`: on every rung), not by a bare glob.
+    #[arg(long, help_heading = "Selection", value_name = "PATTERNS")]
     pub only: Option<String>,
-    /// Fewer repeats and shorter loops (under a minute on a small host).
-    #[arg(long)]
+    /// Fewer repeats and shorter loops (about a minute on a small host).
+    #[arg(long, help_heading = "Selection")]
     pub quick: bool,
-    /// List the scenarios and exit.
-    #[arg(long)]
+    /// A dry run: list what --only / --view select, the VM runs they take
+    /// and an estimate of the time, then exit.
+    #[arg(long, help_heading = "Selection")]
     pub list: bool,
     /// Output format on stdout (`table`: a one-screen summary; see --verbose).
-    #[arg(long, value_enum, default_value = "table")]
+    #[arg(long, help_heading = "Output", value_enum, default_value = "table")]
     pub format: FormatArg,
     /// With the table format and the default view: the full table (every
     /// row, the floor ladder's, min/max, its pieces, formulas and every
     /// check text) after the summary's header, instead of the summary.
-    #[arg(long)]
+    #[arg(long, help_heading = "Output")]
     pub verbose: bool,
-    /// Which rows and published numbers to show.
-    #[arg(long, value_enum, default_value = "all")]
+    /// Which rows and published numbers to show; a seed table's view (and
+    /// `seeds`) measures only the scenarios it shows.
+    #[arg(long, help_heading = "Selection", value_enum, default_value = "all")]
     pub view: ViewArg,
-    /// Also write a self-contained HTML report with charts here.
-    #[arg(long, value_name = "FILE")]
+    /// Also write the view as a self-contained HTML page with charts here.
+    #[arg(long, help_heading = "Output", value_name = "FILE")]
     pub html: Option<PathBuf>,
     /// Also write the whole report as JSON here, whatever the view (for
     /// `--compare` or `trapline report` later).
-    #[arg(long, value_name = "FILE")]
+    #[arg(long, help_heading = "Output", value_name = "FILE")]
     pub save: Option<PathBuf>,
     /// Also write the view in FORMAT to FILE (repeatable: `--export
     /// csv:r.csv --export md:r.md`).
-    #[arg(long, value_name = "FORMAT:FILE", value_parser = crate::outputs::parse_export)]
+    #[arg(long, help_heading = "Output", value_name = "FORMAT:FILE", value_parser = crate::outputs::parse_export)]
     pub export: Vec<crate::outputs::Export>,
     /// Where each run keeps its full report: `DIR/<UTC time>/report.json`
     /// and `report.html`, with `DIR/latest` pointing at the newest (checked
     /// before anything is measured).
-    #[arg(long, value_name = "DIR", default_value = crate::results::DEFAULT_PARENT)]
+    #[arg(long, help_heading = "Output", value_name = "DIR", default_value = crate::results::DEFAULT_PARENT)]
     pub results_dir: PathBuf,
     /// Keep no results folder (only what --save and --html ask for).
-    #[arg(long, conflicts_with = "results_dir")]
+    #[arg(long, help_heading = "Output", conflicts_with = "results_dir")]
     pub no_results: bool,
-    /// Compare with a saved JSON report: per-scenario ratio, changes beyond the spread flagged.
-    #[arg(long, value_name = "OLD.json")]
+    /// Compare with a saved report: per-scenario ratio, changes beyond the
+    /// spread flagged, and a verdict.
+    #[arg(long, help_heading = "Output", value_name = "OLD.json")]
     pub compare: Option<PathBuf>,
-    /// Longest one probe VM may run, in seconds.
-    #[arg(long, default_value = "120", value_parser = parse_secs)]
+    /// Longest one probe VM may run, in seconds (more than 0, at most 86400).
+    #[arg(long, help_heading = "Measurement", value_name = "SECS", default_value = "120", value_parser = parse_secs)]
     pub timeout: Duration,
     /// No progress bar on stderr.
-    #[arg(long)]
+    #[arg(long, help_heading = "Output")]
     pub no_progress: bool,
     /// Run the VMs without seccomp filters (to debug with strace or gdb).
-    #[arg(long)]
+    #[arg(long, help_heading = "Measurement")]
     pub no_seccomp: bool,
     /// Also run the same probe on a peer VMM, interleaved, for a side-by-side ratio.
-    #[arg(long, value_enum)]
+    #[arg(long, help_heading = "Measurement", value_enum)]
     pub peer: Option<PeerArg>,
-    /// vCPUs for `--view linux-boot`.
-    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=64))]
+    /// vCPUs for `--view linux-boot`, 1 to 64.
+    #[arg(long, help_heading = "Measurement", value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=64))]
     pub linux_smp: u32,
     /// Run trapline's VMs without the exit profile: no handling times per
     /// exit, and no `stat-overhead` row.
-    #[arg(long)]
+    #[arg(long, help_heading = "Measurement")]
     pub no_stat: bool,
 }
 

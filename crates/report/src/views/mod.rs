@@ -66,7 +66,11 @@ impl View {
             View::All => "every scenario, derived values, checks and host context".into(),
             View::Seed(s) => {
                 let t = s.table();
-                format!("seed {}: {}", t.seed, t.title)
+                if t.title.contains(&t.seed) {
+                    t.title.clone()
+                } else {
+                    format!("{} (seed {})", t.title, t.seed)
+                }
             }
             View::Seeds => "every seed table, one after another".into(),
             View::Vmm => {
