@@ -265,3 +265,32 @@ fn the_peer_cpu_model_is_named_and_a_fallback_explained() {
     assert!(!table.contains("peer:"));
     assert!(!r.to_json().contains("peer_cpu"));
 }
+
+/// With a peer in the run, the default view sets its rows beside
+/// trapline's with the ratio; without one there is no such table.
+#[test]
+fn peer_rows_sit_beside_traplines_with_a_ratio() {
+    let r = common::full_report();
+    for format in [Format::Table, Format::Markdown, Format::Html] {
+        let out = render(&r, format, View::All);
+        assert!(out.contains("trapline beside qemu"), "{format}");
+    }
+    let t = render(&r, Format::Table, View::All);
+    let line = t
+        .lines()
+        .skip_while(|l| !l.starts_with("trapline beside qemu"))
+        .find(|l| l.starts_with("pio-user-out "))
+        .unwrap();
+    // 9000 − 100 on trapline, 15000 − 120 on QEMU.
+    assert!(line.contains("8,900") && line.contains("14,880"), "{line}");
+    assert!(line.contains("1.67x") && line.ends_with("net"), "{line}");
+    let noop = t
+        .lines()
+        .skip_while(|l| !l.starts_with("trapline beside qemu"))
+        .find(|l| l.starts_with("noop "))
+        .unwrap();
+    assert!(noop.contains("1.20x") && noop.ends_with("gross"), "{noop}");
+    let mut alone = r.clone();
+    alone.config.peer = None;
+    assert!(!render(&alone, Format::Table, View::All).contains("trapline beside"));
+}

@@ -137,6 +137,17 @@ impl Page for AllPage<'_> {
         g
     }
 
+    /// With a peer VMM in the run: its rows beside trapline's.
+    fn extra_grids(&self) -> Vec<(String, Grid)> {
+        self.report
+            .config
+            .peer
+            .as_deref()
+            .and_then(|peer| super::peer::grid(self.report, peer))
+            .into_iter()
+            .collect()
+    }
+
     fn sections(&self) -> Vec<Section> {
         let derived = self
             .report

@@ -17,6 +17,7 @@ pub mod doorbell;
 pub mod paper;
 pub mod pci_config;
 pub mod pci_testdev;
+mod peer;
 pub mod seed;
 pub mod seeds;
 pub mod vmm;
