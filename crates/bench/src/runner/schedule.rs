@@ -115,15 +115,24 @@ pub struct DryRun {
     pub units_per_repeat: usize,
     /// Scenario runs per repeat (one scenario on one VM).
     pub scenario_runs_per_repeat: usize,
+    /// Of those, interrupt scenarios (IPIs take tens of thousands of cycles
+    /// each on a nested host, so --min-iters, not --goal, sets their time).
+    pub irq_runs_per_repeat: usize,
+    /// Whether the hypercall VM runs (its first run may wait out
+    /// --hypercall-timeout on a host where the hypercall never returns).
+    pub hypercall: bool,
 }
 
 /// A rough cost model for the estimate, from runs on the project's
-/// 2-core nested-KVM host (see docs/bench.md): starting and tearing down
-/// one VM run, and one scenario's warm-up and timed batches beyond the
-/// loop's own cycles (which the model takes from `--goal`: the batches
-/// double until one lasts the goal, so about twice the goal in all).
+/// 2-core nested-KVM host (docs/results/2026-11-26-list-estimate.md):
+/// starting and tearing down one VM run, and one scenario's warm-up and
+/// timed batches beyond the loop's own cycles (which the model takes from
+/// `--goal`: the batches double until one lasts the goal, so about twice
+/// the goal in all).
 const SECS_PER_VM_RUN: f64 = 0.15;
 const SECS_PER_SCENARIO: f64 = 0.05;
+/// An interrupt scenario's run, whatever the goal.
+const SECS_PER_IRQ_SCENARIO: f64 = 0.5;
 /// A guest TSC frequency to turn `--goal` cycles into time.
 const ASSUMED_TSC_HZ: f64 = 2.5e9;
 /// Each `trapline run` process of the footprint measurement.
@@ -135,11 +144,18 @@ impl DryRun {
         let repeat = f64::from(opts.repeat);
         let per_scenario = SECS_PER_SCENARIO + 2.0 * opts.goal_cycles as f64 / ASSUMED_TSC_HZ;
         let footprint = f64::from(opts.repeat.clamp(3, 11)) * SECS_PER_FOOTPRINT_RUN;
+        let hypercall = if self.hypercall {
+            opts.hypercall_timeout.as_secs_f64()
+        } else {
+            0.0
+        };
         std::time::Duration::from_secs_f64(
             repeat
                 * (self.units_per_repeat as f64 * SECS_PER_VM_RUN
-                    + self.scenario_runs_per_repeat as f64 * per_scenario)
-                + footprint,
+                    + self.scenario_runs_per_repeat as f64 * per_scenario
+                    + self.irq_runs_per_repeat as f64 * SECS_PER_IRQ_SCENARIO)
+                + footprint
+                + hypercall,
         )
     }
 
@@ -161,8 +177,8 @@ impl DryRun {
         ));
         let secs = self.estimate(opts).as_secs();
         out.push_str(&format!(
-            "estimated time: about {} (a rough model of a quiet 2-core host; a loaded or \
-             nested host takes longer)\n",
+            "estimated time: about {} (a rough model of the project's 2-core nested host; \
+             under load a run took up to twice as long)\n",
             if secs < 120 {
                 format!("{secs} s")
             } else {
@@ -187,6 +203,8 @@ pub fn dry_run(opts: &LabOptions) -> Result<DryRun, LabError> {
             .map(|(r, k)| (r.vmm, k.name(), "floor", r.what)),
     );
     Ok(DryRun {
+        irq_runs_per_repeat: plan.scenarios.iter().filter(|s| s.group == "irq").count(),
+        hypercall: !plan.hypercall.is_empty(),
         floor_rows: plan.floors.len(),
         units_per_repeat: plan.units_per_repeat(),
         scenario_runs_per_repeat: plan.scenarios.len() + plan.unprofiled.len() + plan.floors.len(),
