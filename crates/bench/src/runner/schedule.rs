@@ -118,8 +118,9 @@ pub struct DryRun {
     /// Of those, interrupt scenarios (IPIs take tens of thousands of cycles
     /// each on a nested host, so --min-iters, not --goal, sets their time).
     pub irq_runs_per_repeat: usize,
-    /// Whether the hypercall VM runs (its first run may wait out
-    /// --hypercall-timeout on a host where the hypercall never returns).
+    /// Whether the hypercall VM runs (its first run may wait out the
+    /// hypercall timeout, 2 s or 1 s with --quick, on a host where the
+    /// hypercall never returns).
     pub hypercall: bool,
 }
 
