@@ -300,6 +300,10 @@ fn peer_rows_sit_beside_traplines_with_a_ratio() {
         .find(|l| l.starts_with("noop "))
         .unwrap();
     assert!(noop.contains("1.20x") && noop.ends_with("gross"), "{noop}");
+    // As the lab names it: the VMM, then its version.
+    let mut versioned = r.clone();
+    versioned.config.peer = Some("qemu (QEMU emulator version 7.2.22)".into());
+    assert!(render(&versioned, Format::Table, View::All).contains("trapline beside qemu"));
     let mut alone = r.clone();
     alone.config.peer = None;
     assert!(!render(&alone, Format::Table, View::All).contains("trapline beside"));

@@ -143,6 +143,8 @@ impl Page for AllPage<'_> {
             .config
             .peer
             .as_deref()
+            // `qemu (QEMU emulator version …)`: the VMM is the first word.
+            .and_then(|peer| peer.split_whitespace().next())
             .and_then(|peer| super::peer::grid(self.report, peer))
             .into_iter()
             .collect()

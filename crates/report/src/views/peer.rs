@@ -58,7 +58,10 @@ pub(crate) fn grid(report: &Report, peer: &str) -> Option<(String, Grid)> {
             t.name.clone(),
             cycles(tv),
             cycles(pv),
-            opt((tv > 0.0).then(|| pv / tv), |r| format!("{r:.2}x")),
+            // A ratio of a non-positive net (noise under load) means nothing.
+            opt((tv > 0.0 && pv > 0.0).then(|| pv / tv), |r| {
+                format!("{r:.2}x")
+            }),
             basis.to_string(),
         ]));
     }
