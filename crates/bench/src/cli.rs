@@ -5,13 +5,12 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use trapline_kvm::HostKvm;
-use trapline_report::{
-    compare, render, render_comparison, summary, summary_header, Format, Report, SummaryOptions,
-    View,
-};
+use trapline_report::{render, Format, Report, View};
 
+use crate::outputs::Outputs;
+use crate::present::{self, Presentation};
 use crate::results::RunFolder;
-use crate::runner::{listing, run_lab, LabOptions};
+use crate::runner::{dry_run, run_lab, LabOptions};
 
 /// Exit statuses of `trapline bench` (shared meanings with `trapline run`).
 pub mod status {
@@ -27,18 +26,7 @@ pub mod status {
     pub const LAB_ERROR: i32 = 8;
 }
 
-#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
-pub enum FormatArg {
-    Table,
-    Json,
-    Markdown,
-    Csv,
-    Kut,
-    // Bencher Metric Format JSON (median, min, max cycles per scenario).
-    Bmf,
-    // TAP version 13, one test point per scenario.
-    Tap,
-}
+pub use crate::outputs::FormatArg;
 
 /// `--view`: one of the report's views (the seed tables' among them, one
 /// per seed file), or an experiment that is not a probe run.
@@ -71,7 +59,7 @@ impl clap::ValueEnum for ViewArg {
     fn to_possible_value(&self) -> Option<clap::builder::PossibleValue> {
         use clap::builder::PossibleValue;
         Some(match self {
-            ViewArg::Report(v) => PossibleValue::new(v.name()),
+            ViewArg::Report(v) => PossibleValue::new(v.name()).help(v.about()),
             ViewArg::LinuxBoot => PossibleValue::new("linux-boot").help(
                 "Boot the shared tiny Linux and time it (beside QEMU microvm with `--peer \
                  qemu`); not a probe run",
@@ -85,76 +73,93 @@ impl clap::ValueEnum for ViewArg {
 /// `trapline bench` arguments.
 #[derive(clap::Args, Debug)]
 pub struct BenchArgs {
-    /// Fresh-VM repeats per scenario.
-    #[arg(long, value_parser = clap::value_parser!(u32).range(1..=1000))]
+    /// Fresh-VM repeats per scenario, 1 to 1000 [default: 5; 3 with --quick].
+    #[arg(long, help_heading = "Measurement", value_name = "N", value_parser = clap::value_parser!(u32).range(1..=1000))]
     pub repeat: Option<u32>,
-    /// TSC cycles a timed loop must last (the iteration count doubles until it does).
-    #[arg(long, value_name = "CYCLES", value_parser = clap::value_parser!(u64).range(1000..))]
+    /// TSC cycles a timed loop must last, at least 1000 (the iteration
+    /// count doubles until it does) [default: 2^25; 2^23 with --quick].
+    #[arg(long, help_heading = "Measurement", value_name = "CYCLES", value_parser = clap::value_parser!(u64).range(1000..))]
     pub goal: Option<u64>,
-    /// Smallest timed loop.
-    #[arg(long, default_value_t = 16, value_parser = clap::value_parser!(u64).range(1..))]
+    /// Smallest timed loop, in iterations (at least 1).
+    #[arg(long, help_heading = "Measurement", value_name = "N", default_value_t = 16, value_parser = clap::value_parser!(u64).range(1..))]
     pub min_iters: u64,
-    /// Largest timed loop.
-    #[arg(long, default_value_t = 1 << 20, value_parser = clap::value_parser!(u64).range(1..=(u32::MAX as u64)))]
+    /// Largest timed loop, in iterations (1 to 2^32 − 1).
+    #[arg(long, help_heading = "Measurement", value_name = "N", default_value_t = 1 << 20, value_parser = clap::value_parser!(u64).range(1..=(u32::MAX as u64)))]
     pub max_iters: u64,
     /// Untimed iterations before timing starts.
-    #[arg(long, default_value_t = 16)]
+    #[arg(
+        long,
+        help_heading = "Measurement",
+        value_name = "N",
+        default_value_t = 16
+    )]
     pub warmup: u64,
-    /// Only scenarios matching these comma-separated globs (`pio-*`, `raw-kvm:*`); noop is always kept.
-    #[arg(long, value_name = "PATTERN")]
+    /// Only scenarios matching these comma-separated globs on `name` or
+    /// `vmm:name` (`pio-*`, `raw-kvm:*`); noop is always kept. A floor
+    /// ladder loop is selected by its rung (`raw-kvm+cpuid:*`) or its
+    /// written-out name (`ram-read`: on every rung), not by a bare glob.
+    #[arg(long, help_heading = "Selection", value_name = "PATTERNS")]
     pub only: Option<String>,
-    /// Fewer repeats and shorter loops (under a minute on a small host).
-    #[arg(long)]
+    /// Fewer repeats and shorter loops (about a minute on a small host).
+    #[arg(long, help_heading = "Selection")]
     pub quick: bool,
-    /// List the scenarios and exit.
-    #[arg(long)]
+    /// A dry run: list what --only / --view select, the VM runs they take
+    /// and an estimate of the time, then exit.
+    #[arg(long, help_heading = "Selection")]
     pub list: bool,
     /// Output format on stdout (`table`: a one-screen summary; see --verbose).
-    #[arg(long, value_enum, default_value = "table")]
+    #[arg(long, help_heading = "Output", value_enum, default_value = "table")]
     pub format: FormatArg,
     /// With the table format and the default view: the full table (every
     /// row, the floor ladder's, min/max, its pieces, formulas and every
     /// check text) after the summary's header, instead of the summary.
-    #[arg(long)]
+    #[arg(long, help_heading = "Output")]
     pub verbose: bool,
-    /// Which rows and published numbers to show.
-    #[arg(long, value_enum, default_value = "all")]
+    /// Which rows and published numbers to show; a seed table's view (and
+    /// `seeds`) measures only the scenarios it shows.
+    #[arg(long, help_heading = "Selection", value_enum, default_value = "all")]
     pub view: ViewArg,
-    /// Also write a self-contained HTML report with charts here.
-    #[arg(long, value_name = "FILE")]
+    /// Also write the view as a self-contained HTML page with charts here.
+    #[arg(long, help_heading = "Output", value_name = "FILE")]
     pub html: Option<PathBuf>,
-    /// Also write the JSON report here (for --compare later).
-    #[arg(long, value_name = "FILE")]
+    /// Also write the whole report as JSON here, whatever the view (for
+    /// `--compare` or `trapline report` later).
+    #[arg(long, help_heading = "Output", value_name = "FILE")]
     pub save: Option<PathBuf>,
+    /// Also write the view in FORMAT to FILE (repeatable: `--export
+    /// csv:r.csv --export md:r.md`).
+    #[arg(long, help_heading = "Output", value_name = "FORMAT:FILE", value_parser = crate::outputs::parse_export)]
+    pub export: Vec<crate::outputs::Export>,
     /// Where each run keeps its full report: `DIR/<UTC time>/report.json`
     /// and `report.html`, with `DIR/latest` pointing at the newest (checked
     /// before anything is measured).
-    #[arg(long, value_name = "DIR", default_value = crate::results::DEFAULT_PARENT)]
+    #[arg(long, help_heading = "Output", value_name = "DIR", default_value = crate::results::DEFAULT_PARENT)]
     pub results_dir: PathBuf,
     /// Keep no results folder (only what --save and --html ask for).
-    #[arg(long, conflicts_with = "results_dir")]
+    #[arg(long, help_heading = "Output", conflicts_with = "results_dir")]
     pub no_results: bool,
-    /// Compare with a saved JSON report: per-scenario ratio, changes beyond the spread flagged.
-    #[arg(long, value_name = "OLD.json")]
+    /// Compare with a saved report: per-scenario ratio, changes beyond the
+    /// spread flagged, and a verdict.
+    #[arg(long, help_heading = "Output", value_name = "OLD.json")]
     pub compare: Option<PathBuf>,
-    /// Longest one probe VM may run, in seconds.
-    #[arg(long, default_value = "120", value_parser = parse_secs)]
+    /// Longest one probe VM may run, in seconds (more than 0, at most 86400).
+    #[arg(long, help_heading = "Measurement", value_name = "SECS", default_value = "120", value_parser = parse_secs)]
     pub timeout: Duration,
     /// No progress bar on stderr.
-    #[arg(long)]
+    #[arg(long, help_heading = "Output")]
     pub no_progress: bool,
     /// Run the VMs without seccomp filters (to debug with strace or gdb).
-    #[arg(long)]
+    #[arg(long, help_heading = "Measurement")]
     pub no_seccomp: bool,
     /// Also run the same probe on a peer VMM, interleaved, for a side-by-side ratio.
-    #[arg(long, value_enum)]
+    #[arg(long, help_heading = "Measurement", value_enum)]
     pub peer: Option<PeerArg>,
-    /// vCPUs for `--view linux-boot`.
-    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=64))]
+    /// vCPUs for `--view linux-boot`, 1 to 64.
+    #[arg(long, help_heading = "Measurement", value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=64))]
     pub linux_smp: u32,
     /// Run trapline's VMs without the exit profile: no handling times per
     /// exit, and no `stat-overhead` row.
-    #[arg(long)]
+    #[arg(long, help_heading = "Measurement")]
     pub no_stat: bool,
 }
 
@@ -175,6 +180,24 @@ fn parse_secs(s: &str) -> Result<Duration, String> {
 }
 
 impl BenchArgs {
+    /// The scenarios `--view` needs, as an `--only` selection, when it
+    /// reads a known few (a seed table's view); `--only` wins when given.
+    fn view_selection(&self) -> Option<String> {
+        match self.view {
+            ViewArg::Report(v) => v.needs().map(|keys| keys.join(",")),
+            ViewArg::LinuxBoot | ViewArg::Virtio => None,
+        }
+    }
+
+    /// The files to write besides stdout.
+    fn outputs(&self) -> Outputs {
+        Outputs {
+            save: self.save.clone(),
+            html: self.html.clone(),
+            exports: self.export.clone(),
+        }
+    }
+
     /// The lab options these arguments ask for.
     pub fn options(&self) -> LabOptions {
         let (repeat, goal) = if self.quick {
@@ -188,7 +211,7 @@ impl BenchArgs {
             min_iters: self.min_iters,
             max_iters: self.max_iters.max(self.min_iters),
             warmup: self.warmup,
-            only: self.only.clone(),
+            only: self.only.clone().or_else(|| self.view_selection()),
             quick: self.quick,
             vm_timeout: self.timeout,
             hypercall_timeout: Duration::from_secs(if self.quick { 1 } else { 2 }),
@@ -198,18 +221,6 @@ impl BenchArgs {
             peer: None,
             stat: !self.no_stat,
         }
-    }
-}
-
-fn format(f: FormatArg) -> Format {
-    match f {
-        FormatArg::Table => Format::Table,
-        FormatArg::Json => Format::Json,
-        FormatArg::Markdown => Format::Markdown,
-        FormatArg::Csv => Format::Csv,
-        FormatArg::Kut => Format::Kut,
-        FormatArg::Bmf => Format::Bmf,
-        FormatArg::Tap => Format::Tap,
     }
 }
 
@@ -223,19 +234,39 @@ fn view(v: ViewArg) -> View {
     }
 }
 
+/// `--list`: what the options select, as a dry run.
+fn list(args: &BenchArgs) -> i32 {
+    let options = args.options();
+    let plan = match dry_run(&options) {
+        Ok(p) => p,
+        Err(e) => {
+            eprintln!("trapline bench: error: {e}");
+            return status::USAGE;
+        }
+    };
+    for (vmm, name, group, path) in &plan.rows {
+        println!("{vmm:<10} {name:<24} {group:<10} {path}");
+    }
+    println!();
+    let selection = match (&args.only, args.view_selection()) {
+        (Some(only), _) => Some(format!("--only {only:?}")),
+        (None, Some(_)) => Some(format!("--view {}", view(args.view))),
+        (None, None) => None,
+    };
+    print!("{}", plan.summary(&options, selection.as_deref()));
+    status::OK
+}
+
 /// Run `trapline bench`; returns the process exit status.
 pub fn main(args: BenchArgs) -> i32 {
     if args.list {
-        for (vmm, name, group, path) in listing() {
-            println!("{:<10} {:<24} {:<10} {path}", vmm, name, group);
-        }
-        return status::OK;
+        return list(&args);
     }
     if args.view == ViewArg::Virtio {
         return virtio_view(&args);
     }
-    // Read the old report first: a bad file should fail before minutes of
-    // measuring, not after.
+    // Read the old report and check every output path first: a bad file
+    // should fail before minutes of measuring, not after.
     let old = match &args.compare {
         Some(p) => match Report::load(p) {
             Ok(r) => Some(r),
@@ -246,6 +277,11 @@ pub fn main(args: BenchArgs) -> i32 {
         },
         None => None,
     };
+    let outputs = args.outputs();
+    if let Err(e) = outputs.check() {
+        eprintln!("trapline bench: error: {e}");
+        return status::USAGE;
+    }
     let mut options = args.options();
     if args.peer == Some(PeerArg::Qemu) {
         match crate::peer::find() {
@@ -310,22 +346,29 @@ pub fn main(args: BenchArgs) -> i32 {
         }
         None => Vec::new(),
     };
-    print_report(&args, &report, &files);
-    for (path, fmt) in [(&args.html, Format::Html), (&args.save, Format::Json)] {
-        if let Some(p) = path {
-            if let Err(e) = std::fs::write(p, render(&report, fmt, view(args.view))) {
-                eprintln!("trapline bench: error: cannot write {}: {e}", p.display());
-                return status::USAGE;
+    present::print(
+        &report,
+        Presentation {
+            format: args.format.format(),
+            view: view(args.view),
+            verbose: args.verbose,
+            command: "trapline bench",
+        },
+        &files,
+    );
+    match outputs.write(&report, view(args.view)) {
+        Ok(written) => {
+            for p in written {
+                eprintln!("trapline bench: wrote {}", p.display());
             }
-            eprintln!("trapline bench: wrote {}", p.display());
+        }
+        Err(e) => {
+            eprintln!("trapline bench: error: {e}");
+            return status::USAGE;
         }
     }
     if let Some(old) = old {
-        println!();
-        print!(
-            "{}",
-            render_comparison(&compare(&report, &old), format(args.format))
-        );
+        present::print_comparison(&report, &old, args.format.format());
     }
     let failed: Vec<&str> = report
         .scenarios
@@ -352,59 +395,18 @@ fn now_secs() -> i64 {
         .map_or(0, |d| d.as_secs() as i64)
 }
 
-/// Writes the full report (every view's data: the JSON `--save` writes for
-/// the default view, and its HTML) into the run's folder and points
-/// `latest` at it; returns the two paths as the summary names them.
+/// Writes the full report (the JSON `--save` writes, and the default
+/// view's HTML) into the run's folder and points `latest` at it; returns
+/// the two paths as the summary names them.
 fn keep_results(
     folder: &RunFolder,
     report: &Report,
 ) -> Result<Vec<String>, crate::results::ResultsError> {
-    let paths = folder.write(
-        &render(report, Format::Json, View::All),
-        &render(report, Format::Html, View::All),
-    )?;
+    let paths = folder.write(&report.to_json(), &render(report, Format::Html, View::All))?;
     if let Err(e) = folder.point_latest() {
         eprintln!("trapline bench: warning: results folder kept, but not linked as latest: {e}");
     }
     Ok(paths.iter().map(|p| p.display().to_string()).collect())
-}
-
-/// What goes to stdout: the summary by default, the full table with
-/// `--verbose`, any other format or view as it always was (the results'
-/// paths then go to stderr, out of the machine-readable output).
-fn print_report(args: &BenchArgs, report: &Report, files: &[String]) {
-    let default_view = args.view == ViewArg::Report(View::All);
-    if args.format != FormatArg::Table || !default_view {
-        print!("{}", render(report, format(args.format), view(args.view)));
-        for f in files {
-            eprintln!("trapline bench: wrote {f}");
-        }
-        return;
-    }
-    let width = crate::terminal::stdout_columns();
-    if args.verbose {
-        print!("{}", summary_header(report, width));
-        println!();
-        print!("{}", render(report, Format::Table, View::All));
-        if !files.is_empty() {
-            println!(
-                "
-Full report: {}",
-                files.join(", ")
-            );
-        }
-        return;
-    }
-    print!(
-        "{}",
-        summary(
-            report,
-            &SummaryOptions {
-                width,
-                files: files.to_vec(),
-            }
-        )
-    );
 }
 
 /// `--view virtio`: builtin:vblk through child `trapline run`s.

@@ -23,19 +23,19 @@ pub mod host;
 pub mod lab;
 #[cfg(target_arch = "x86_64")]
 pub mod linux_boot;
+pub mod outputs;
 #[cfg(target_arch = "x86_64")]
 pub mod peer;
+pub mod present;
 #[cfg(target_arch = "x86_64")]
 mod progress;
 #[cfg(target_arch = "x86_64")]
 pub mod pump;
-#[cfg(target_arch = "x86_64")]
 pub mod results;
 #[cfg(target_arch = "x86_64")]
 pub mod runner;
-#[cfg(target_arch = "x86_64")]
+pub mod saved;
 mod terminal;
-#[cfg(target_arch = "x86_64")]
 mod time;
 #[cfg(target_arch = "x86_64")]
 pub mod virtio;
@@ -43,4 +43,4 @@ pub mod virtio;
 #[cfg(target_arch = "x86_64")]
 pub use error::LabError;
 #[cfg(target_arch = "x86_64")]
-pub use runner::{listing, run_lab, LabOptions};
+pub use runner::{dry_run, listing, run_lab, DryRun, LabOptions};

@@ -22,6 +22,9 @@ pub enum Command {
     Run(RunArgs),
     /// Measure exit costs from inside a guest (the lab).
     Bench(trapline_bench::cli::BenchArgs),
+    /// Render a saved run (report.json) in any view and format, or compare
+    /// it with an older one, without measuring and without /dev/kvm.
+    Report(trapline_bench::saved::ReportArgs),
 }
 
 /// `trapline run`.
@@ -29,57 +32,69 @@ pub enum Command {
 pub struct RunArgs {
     /// Guest image: a file, or `builtin:NAME` for one of trapline's own
     /// payloads (builtin:hello, builtin:smp, builtin:probe, …).
-    #[arg(long, value_name = "FILE")]
+    #[arg(long, help_heading = "Guest", value_name = "FILE")]
     pub kernel: String,
-    /// Number of vCPUs.
-    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=trapline_abi::MAX_VCPUS as i64))]
+    /// Number of vCPUs, 1 to 64.
+    #[arg(long, help_heading = "Machine", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=trapline_abi::MAX_VCPUS as i64))]
     pub smp: u32,
     /// CPU model: `host` (default: what KVM supports), `max` (the same
     /// under KVM) or `qemu64`, then `,+flag`/`,-flag` edits (QEMU's `-cpu`
     /// spelling, e.g. `qemu64,-cx16`).
-    #[arg(long, value_name = "MODEL", default_value = "host", value_parser = trapline_machine::CpuModel::parse)]
+    #[arg(long, help_heading = "Machine", value_name = "MODEL", default_value = "host", value_parser = trapline_machine::CpuModel::parse)]
     pub cpu: trapline_machine::CpuModel,
-    /// Guest RAM in MiB.
-    #[arg(long, default_value_t = 128, value_parser = clap::value_parser!(u64).range(1..=trapline_abi::MAX_RAM_MIB))]
+    /// Guest RAM: MiB, or a size with a suffix as QEMU's -m takes it
+    /// (512M, 1G); 1 MiB to 3 GiB.
+    #[arg(long, help_heading = "Machine", value_name = "SIZE", default_value = "128", value_parser = parse_mem)]
     pub mem: u64,
     /// Guest command line (after argv0, which is the image path, as QEMU does).
-    #[arg(long, default_value = "")]
+    #[arg(long, help_heading = "Guest", default_value = "")]
     pub append: String,
     /// A file handed to the guest as its initrd: Multiboot module 0, or
     /// Linux's initramfs (PVH module). `builtin:vblktest` is an initramfs
     /// whose /init checks and times /dev/vda.
-    #[arg(long, value_name = "FILE")]
+    #[arg(long, help_heading = "Guest", value_name = "FILE")]
     pub initrd: Option<PathBuf>,
     /// Where COM1 output goes: `stdio`, `file:PATH` or `none`.
-    #[arg(long, default_value = "stdio", value_parser = parse_serial)]
+    #[arg(long, help_heading = "Console and run", default_value = "stdio", value_parser = parse_serial)]
     pub serial: SerialSpec,
     /// With the console on a terminal, keep Ctrl-C, Ctrl-Z and Ctrl-\ as
     /// signals to trapline instead of bytes for the guest (Ctrl-A x quits
     /// either way).
-    #[arg(long)]
+    #[arg(long, help_heading = "Console and run")]
     pub tty_signals: bool,
-    /// Stop the guest after this many seconds (exit status 124).
-    #[arg(long, value_name = "SECS", value_parser = parse_timeout)]
+    /// Stop the guest after this many seconds, at most 86400 (exit status 124).
+    #[arg(long, help_heading = "Console and run", value_name = "SECS", value_parser = parse_timeout)]
     pub timeout: Option<std::time::Duration>,
     /// Add a device: `pci-testdev` (QEMU's PCI test device, with KVM
     /// ioeventfds for its eventfd tests) or `pc-testdev`. Repeatable.
-    #[arg(long = "device", value_name = "NAME", value_enum)]
+    #[arg(
+        long = "device",
+        help_heading = "Machine",
+        value_name = "NAME",
+        value_enum
+    )]
     pub devices: Vec<DeviceArg>,
     /// Map the PCI ECAM window read-only over a shadow of config space, so
     /// config-space reads never exit (writes still do).
-    #[arg(long)]
+    #[arg(long, help_heading = "Machine")]
     pub ecam_ro: bool,
     /// Interrupt controllers KVM emulates: `kernel` (LAPICs, IOAPIC and
     /// PICs in the kernel), `split` (LAPICs only) or `none`. A guest that
     /// touches one the VM lacks ends the run with status 14.
-    #[arg(long, value_enum, default_value = "kernel", value_name = "MODE")]
+    #[arg(
+        long,
+        help_heading = "Machine",
+        value_enum,
+        default_value = "kernel",
+        value_name = "MODE"
+    )]
     pub irqchip: IrqchipArg,
     /// Run without the in-kernel PIT (implied by --irqchip split|none,
     /// since KVM's PIT needs its PIC).
-    #[arg(long)]
+    #[arg(long, help_heading = "Machine")]
     pub no_pit: bool,
     /// Run without seccomp filters (to debug with strace or gdb).
-    #[arg(long)]
+    #[arg(long, help_heading = "Console and run")]
     pub no_seccomp: bool,
     /// Profile every exit (KVM's own counters and the exits that reached
     /// trapline, with handling times) and write the report at the end: to
@@ -87,10 +102,10 @@ pub struct RunArgs {
     /// kernel's file name; a directory gets `<kernel>.<pid>.stat`). The
     /// environment variable TRAPLINE_STAT=FILE does the same when --stat
     /// is not given (for harnesses that use QEMU's spellings).
-    #[arg(long, value_name = "FILE", num_args = 0..=1, require_equals = true, default_missing_value = "-")]
+    #[arg(long, help_heading = "Profiling", value_name = "FILE", num_args = 0..=1, require_equals = true, default_missing_value = "-")]
     pub stat: Option<String>,
     /// The --stat report's format (TRAPLINE_STAT_FORMAT sets it too).
-    #[arg(long, value_enum, value_name = "FORMAT")]
+    #[arg(long, help_heading = "Profiling", value_enum, value_name = "FORMAT")]
     pub stat_format: Option<StatFormat>,
     /// The order of the --stat tables of exits: most exits first (`count`,
     /// the default) or most handling time first (`time`);
@@ -103,26 +118,61 @@ pub struct RunArgs {
     pub stat_vcpu: bool,
     /// Write Firecracker-style metrics, one JSON line per second and one at
     /// the end, to FILE.
-    #[arg(long, value_name = "FILE")]
+    #[arg(long, help_heading = "Profiling", value_name = "FILE")]
     pub metrics_path: Option<PathBuf>,
     /// A virtio-blk disk backed by the file PATH (`PATH,ro`: read-only,
     /// writes fail with an I/O error). Repeatable: the first is the guest's
     /// /dev/vda. Announced to Linux on its command line.
-    #[arg(long = "disk", value_name = "PATH[,ro]", value_parser = parse_disk)]
+    #[arg(long = "disk", help_heading = "virtio-blk", value_name = "PATH[,ro]", value_parser = parse_disk)]
     pub disks: Vec<DiskSpec>,
     /// How virtio queue notifications reach trapline: `ioeventfd` (a KVM
     /// ioeventfd, served by a worker thread) or `exit` (served on the
     /// vCPU thread inside the MMIO exit).
-    #[arg(long, value_enum, default_value = "ioeventfd", value_name = "PATH")]
+    #[arg(
+        long,
+        help_heading = "virtio-blk",
+        value_enum,
+        default_value = "ioeventfd",
+        value_name = "PATH"
+    )]
     pub virtio_notify: VirtioNotifyArg,
     /// How virtio completions interrupt the guest: `irqfd` or `line`
     /// (KVM_IRQ_LINE).
-    #[arg(long, value_enum, default_value = "irqfd", value_name = "PATH")]
+    #[arg(
+        long,
+        help_heading = "virtio-blk",
+        value_enum,
+        default_value = "irqfd",
+        value_name = "PATH"
+    )]
     pub virtio_irq: VirtioIrqArg,
     /// Offer VIRTIO_RING_F_EVENT_IDX (notification suppression) to the
     /// driver.
-    #[arg(long, value_enum, default_value = "on", value_name = "on|off")]
+    #[arg(
+        long,
+        help_heading = "virtio-blk",
+        value_enum,
+        default_value = "on",
+        value_name = "on|off"
+    )]
     pub virtio_event_idx: OnOff,
+}
+
+/// `--mem`: MiB without a suffix, else B/K/M/G/T (QEMU's `-m`); whole
+/// MiB from 1 to the machine's maximum.
+fn parse_mem(s: &str) -> Result<u64, String> {
+    const MIB: u128 = 1 << 20;
+    let max = trapline_abi::MAX_RAM_MIB;
+    let bytes = crate::qemu::parse_size(s, MIB)
+        .ok_or_else(|| format!("'{s}' is not a size: write MiB (512) or a suffix (512M, 1G)"))?;
+    if !bytes.is_multiple_of(MIB) {
+        return Err(format!("'{s}': guest RAM comes in whole MiB"));
+    }
+    let mib = bytes / MIB;
+    if !(1..=u128::from(max)).contains(&mib) {
+        return Err(format!("'{s}': guest RAM must be 1 MiB to {max} MiB"));
+    }
+    Ok(mib as u64)
 }
 
 /// A parsed `--disk`.
@@ -349,6 +399,25 @@ mod tests {
     }
 
     #[test]
+    fn mem_takes_qemu_sizes() {
+        for (v, mib) in [
+            ("512", 512),
+            ("512M", 512),
+            ("1G", 1024),
+            ("0.5G", 512),
+            ("1024k", 1),
+        ] {
+            let Command::Run(a) = parse(&["run", "--kernel", "k", "--mem", v])
+                .unwrap()
+                .command
+            else {
+                panic!()
+            };
+            assert_eq!(a.mem, mib, "{v}");
+        }
+    }
+
+    #[test]
     fn virtio_defaults_are_the_fast_paths() {
         let Command::Run(a) = parse(&["run", "--kernel", "x.elf"]).unwrap().command else {
             panic!()
@@ -367,6 +436,9 @@ mod tests {
             &["run", "--kernel", "k", "--smp", "65"],
             &["run", "--kernel", "k", "--mem", "0"],
             &["run", "--kernel", "k", "--mem", "4096"],
+            &["run", "--kernel", "k", "--mem", "512X"],
+            &["run", "--kernel", "k", "--mem", "1.5M"],
+            &["run", "--kernel", "k", "--cpu", "bogus"],
             &["run", "--kernel", "k", "--serial", "tcp:1"],
             &["run", "--kernel", "k", "--serial", "file:"],
             &["run", "--kernel", "k", "--timeout", "0"],

@@ -2,6 +2,7 @@
 //! accesses cost.
 
 mod args;
+mod errors;
 mod qemu;
 mod run_cmd;
 mod tty;
@@ -27,18 +28,20 @@ fn main() -> ExitCode {
         Ok(cli) => cli,
         Err(e) => {
             // clap prints help/version to stdout with status 0 and real
-            // errors to stderr with status 2, which is our usage status.
-            let _ = e.print();
-            return ExitCode::from(if e.use_stderr() {
-                status::USAGE as u8
-            } else {
-                0
-            });
+            // errors to stderr with status 2, which is our usage status;
+            // its errors are reworded (see errors.rs).
+            if !e.use_stderr() {
+                let _ = e.print();
+                return ExitCode::from(0);
+            }
+            eprint!("{}", errors::in_words(&e.render().to_string()));
+            return ExitCode::from(status::USAGE as u8);
         }
     };
     let code = match cli.command {
         Command::Run(a) => run_cmd::run(a),
         Command::Bench(a) => trapline_bench::cli::main(a),
+        Command::Report(a) => trapline_bench::saved::main(a),
     };
     ExitCode::from(code.clamp(0, 255) as u8)
 }

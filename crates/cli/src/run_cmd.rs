@@ -109,8 +109,9 @@ pub fn run(a: RunArgs) -> i32 {
                 return fail(
                     status::USAGE,
                     format!(
-                        "--serial file:{}: cannot open it for writing: {e}",
-                        p.display()
+                        "--serial file:{}: cannot open it for writing: {}",
+                        p.display(),
+                        io_words(&e)
                     ),
                 )
             }
@@ -137,8 +138,9 @@ pub fn run(a: RunArgs) -> i32 {
                 return fail(
                     status::USAGE,
                     format!(
-                        "--metrics-path {}: cannot open it for writing: {e}",
-                        p.display()
+                        "--metrics-path {}: cannot open it for writing: {}",
+                        p.display(),
+                        io_words(&e)
                     ),
                 )
             }
@@ -267,6 +269,17 @@ fn error_status(e: &MachineError) -> i32 {
 }
 
 /// Where the --stat report goes.
+/// An I/O error in words: Rust's text without its `(os error N)` suffix,
+/// in lower case ("no such file or directory").
+fn io_words(e: &std::io::Error) -> String {
+    let text = e.to_string();
+    let text = text.split(" (os error").next().unwrap_or_default();
+    let mut chars = text.chars();
+    chars.next().map_or_else(String::new, |c| {
+        c.to_lowercase().chain(chars).collect::<String>()
+    })
+}
+
 struct StatSink {
     /// `None`: stderr.
     file: Option<std::fs::File>,
@@ -300,10 +313,12 @@ impl StatSink {
             sort,
             per_vcpu: a.stat_vcpu,
         };
-        let target = match &a.stat {
-            Some(t) => t.clone(),
+        // How the user named the file, for the error: the flag or the
+        // environment variable.
+        let (target, named) = match &a.stat {
+            Some(t) => (t.clone(), "--stat="),
             None => match std::env::var("TRAPLINE_STAT") {
-                Ok(t) if !t.is_empty() => t,
+                Ok(t) if !t.is_empty() => (t, "TRAPLINE_STAT="),
                 _ => return Ok(None),
             },
         };
@@ -320,7 +335,13 @@ impl StatSink {
             .write(true)
             .truncate(true)
             .open(&path)
-            .map_err(|e| format!("--stat={}: cannot open it for writing: {e}", path.display()))?;
+            .map_err(|e| {
+                format!(
+                    "{named}{}: cannot open it for writing: {}",
+                    path.display(),
+                    io_words(&e)
+                )
+            })?;
         Ok(Some(StatSink {
             file: Some(file),
             format,

@@ -193,7 +193,17 @@ fn compare_against_a_saved_run() {
     }
     let saved = tmp("old.json");
     let mut a = SMALL.to_vec();
-    a.extend_from_slice(&["--only", "cpuid", "--save", saved.to_str().unwrap()]);
+    // --save is the whole report whatever the view and format shown.
+    a.extend_from_slice(&[
+        "--only",
+        "cpuid",
+        "--view",
+        "seeds",
+        "--format",
+        "csv",
+        "--save",
+        saved.to_str().unwrap(),
+    ]);
     assert_eq!(run(&a).status.code(), Some(0));
     let mut b = SMALL.to_vec();
     b.extend_from_slice(&["--only", "cpuid", "--compare", saved.to_str().unwrap()]);
@@ -201,6 +211,46 @@ fn compare_against_a_saved_run() {
     let (out, err) = text(&o);
     assert_eq!(o.status.code(), Some(0), "{err}");
     assert!(out.contains("cpuid") && out.contains("old:"), "{out}");
+    assert!(
+        out.trim_end()
+            .lines()
+            .last()
+            .unwrap()
+            .starts_with("verdict: "),
+        "{out}"
+    );
+}
+
+/// Every output path is checked before anything is measured: status 2 (6
+/// would mean it got as far as opening KVM), nothing on stdout, no results
+/// folder made, and the message names the flag.
+#[test]
+fn a_bad_output_path_fails_before_measuring() {
+    let parent = tmp("bad-output-results");
+    let _ = std::fs::remove_dir_all(&parent);
+    for flag in ["--html", "--save", "--export"] {
+        let bad = "/nonexistent/dir/r.out";
+        let value = if flag == "--export" {
+            format!("md:{bad}")
+        } else {
+            bad.to_string()
+        };
+        let o = trapline()
+            .env("TRAPLINE_KVM", "/nonexistent/kvm")
+            .args(["bench", "--no-progress", "--results-dir"])
+            .arg(&parent)
+            .args([flag, &value])
+            .output()
+            .unwrap();
+        let (out, err) = text(&o);
+        assert_eq!(o.status.code(), Some(2), "{flag}: {err}");
+        assert!(out.is_empty(), "{flag}: nothing measured: {out}");
+        assert!(!parent.exists(), "{flag}: no results folder");
+        assert_eq!(
+            err.trim_end(),
+            format!("trapline bench: error: cannot write {flag} {bad}: its folder does not exist")
+        );
+    }
 }
 
 #[test]

@@ -158,6 +158,19 @@ fn smp_guests_bring_up_every_vcpu() {
             stderr(&o)
         );
     }
+    // Without `cpus=`, the payload finds the vCPUs itself (fw_cfg's count).
+    let o = run(&[
+        "run",
+        "--kernel",
+        "builtin:smp",
+        "--smp",
+        "4",
+        "--timeout",
+        "120",
+    ]);
+    let out = stdout(&o);
+    assert_eq!(code(&o), 1, "stdout {out} stderr {}", stderr(&o));
+    assert!(out.contains("smp: 4 of 4 cpus online"), "{out}");
 }
 
 // ---------------------------------------------------------------- bad input
@@ -587,4 +600,85 @@ fn an_absent_interrupt_controller_is_a_clear_error_not_a_hang() {
         "none",
     ]);
     assert_eq!(code(&o), 2, "stderr: {}", stderr(&o));
+}
+
+/// Usage errors read as words with one prefix: no Rust range syntax or
+/// parse-error text, the environment variable named when it was the cause,
+/// a file that is no kernel named for what it is.
+#[test]
+fn errors_are_words_with_one_prefix() {
+    for (args, want) in [
+        (
+            &["run", "--kernel", "k", "--smp", "0"][..],
+            "trapline: error: invalid value '0' for --smp: expected a whole number from 1 to 64\n",
+        ),
+        (
+            &["bench", "--repeat", "x"][..],
+            "trapline: error: invalid value 'x' for --repeat: expected a whole number\n",
+        ),
+        (
+            &["run", "--kernel", "k", "--cpu", "bogus"][..],
+            "trapline: error: invalid value 'bogus' for --cpu: unknown CPU model 'bogus': trapline has host, max and qemu64\n",
+        ),
+        (
+            &["run", "--kernel", "k", "--mem", "512X"][..],
+            "trapline: error: invalid value '512X' for --mem: '512X' is not a size: write MiB (512) or a suffix (512M, 1G)\n",
+        ),
+    ] {
+        let o = run(args);
+        let err = stderr(&o);
+        assert_eq!(code(&o), 2, "{args:?}: {err}");
+        assert!(err.starts_with(want), "{args:?}: {err}");
+        assert!(!err.contains("..=") && !err.contains("invalid digit"), "{err}");
+    }
+    // A TRAPLINE_KVM that is a file, not a device.
+    let file = tmp("not-kvm");
+    std::fs::write(&file, "a file").unwrap();
+    let o = trapline()
+        .env("TRAPLINE_KVM", &file)
+        .args(["run", "--kernel", "builtin:hello"])
+        .output()
+        .unwrap();
+    assert_eq!(code(&o), 6, "{}", stderr(&o));
+    assert_eq!(
+        stderr(&o),
+        format!(
+            "trapline: error: TRAPLINE_KVM={} is not a KVM device (it does not answer KVM_GET_API_VERSION)\n",
+            file.display()
+        )
+    );
+    // A compressed kernel is named as such.
+    let gz = tmp("vmlinux.gz");
+    std::fs::write(&gz, b"\x1f\x8b\x08\x00 compressed").unwrap();
+    let o = run(&["run", "--kernel", gz.to_str().unwrap()]);
+    if kvm_present("compressed kernel") {
+        assert_eq!(code(&o), 4, "{}", stderr(&o));
+        assert!(
+            stderr(&o).contains("the guest image is gzip-compressed data, not a kernel"),
+            "{}",
+            stderr(&o)
+        );
+        // TRAPLINE_STAT names itself when its file cannot be written.
+        let o = trapline()
+            .env("TRAPLINE_STAT", "/nonexistent/dir/s")
+            .args(["run", "--kernel", "builtin:hello"])
+            .output()
+            .unwrap();
+        assert_eq!(code(&o), 2, "{}", stderr(&o));
+        assert_eq!(
+            stderr(&o),
+            "trapline: error: TRAPLINE_STAT=/nonexistent/dir/s: cannot open it for writing: no such file or directory\n"
+        );
+        // --mem takes -m's sizes.
+        let o = run(&[
+            "run",
+            "--kernel",
+            "builtin:hello",
+            "--mem",
+            "64M",
+            "--timeout",
+            "60",
+        ]);
+        assert_eq!(code(&o), 1, "{}", stderr(&o));
+    }
 }

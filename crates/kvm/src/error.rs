@@ -23,6 +23,12 @@ pub enum KvmError {
         /// The OS error.
         source: std::io::Error,
     },
+    /// The node opened, but is not KVM (KVM_GET_API_VERSION failed on it).
+    #[error("{path} is not a KVM device (it does not answer KVM_GET_API_VERSION)")]
+    NotKvm {
+        /// The path, as the user named it.
+        path: String,
+    },
     /// The KVM API version is not the stable one (12).
     #[error("unsupported KVM API version {0} (trapline needs 12)")]
     ApiVersion(i32),

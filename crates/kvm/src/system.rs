@@ -42,7 +42,8 @@ impl HostKvm {
     /// check the "no KVM" error.
     pub fn open_from_env() -> Result<Self, KvmError> {
         match std::env::var("TRAPLINE_KVM") {
-            Ok(path) => Self::open_path(&path),
+            // Errors name the variable, so a stale setting is found.
+            Ok(path) => Self::open_named(&path, &format!("TRAPLINE_KVM={path}")),
             Err(_) => Self::open(),
         }
     }
@@ -50,19 +51,28 @@ impl HostKvm {
     /// Open a KVM device node at `path` (tests use a path that does not
     /// exist to check the error).
     pub fn open_path(path: &str) -> Result<Self, KvmError> {
+        Self::open_named(path, path)
+    }
+
+    /// Opens `path`; errors call it `name`.
+    fn open_named(path: &str, name: &str) -> Result<Self, KvmError> {
         let file = OpenOptions::new()
             .read(true)
             .write(true)
             .open(path)
-            .map_err(|e| open_error(path, e))?;
-        Self::from_file(file)
+            .map_err(|e| open_error(name, e))?;
+        Self::from_file(file, name)
     }
 
-    fn from_file(file: std::fs::File) -> Result<Self, KvmError> {
-        // SAFETY: the fd was just opened from the KVM device node and is
-        // owned by nothing else; Kvm takes ownership of it.
+    fn from_file(file: std::fs::File, name: &str) -> Result<Self, KvmError> {
+        // SAFETY: the fd was just opened and is owned by nothing else; Kvm
+        // takes ownership of it (and closes it on an error below).
         let kvm = unsafe { Kvm::from_raw_fd(file.into_raw_fd()) };
         let version = kvm.get_api_version();
+        if version < 0 {
+            // The ioctl failed: a regular file, another device.
+            return Err(KvmError::NotKvm { path: name.into() });
+        }
         if version != 12 {
             return Err(KvmError::ApiVersion(version));
         }
@@ -148,5 +158,15 @@ mod tests {
             HostKvm::open_path("/nonexistent/kvm"),
             Err(KvmError::NoKvm { .. })
         ));
+        // A file that opens but is not KVM says so.
+        let file = std::env::temp_dir().join(format!("trapline-not-kvm-{}", std::process::id()));
+        std::fs::write(&file, "not a device").unwrap();
+        let e = HostKvm::open_path(file.to_str().unwrap()).err().unwrap();
+        assert!(
+            e.to_string()
+                .ends_with("is not a KVM device (it does not answer KVM_GET_API_VERSION)"),
+            "{e}"
+        );
+        let _ = std::fs::remove_file(&file);
     }
 }

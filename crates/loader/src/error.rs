@@ -32,6 +32,16 @@ pub enum LoadError {
         len: u64,
     },
 
+    /// A file often passed as a kernel by mistake, named for what it is
+    /// (a compressed file, an initramfs) on x86.
+    #[error("the guest image is {what}, not a kernel trapline can boot: {hint}")]
+    NotAKernel {
+        /// What the file is, in words.
+        what: &'static str,
+        /// What to do instead.
+        hint: &'static str,
+    },
+
     /// The image does not start with `\x7fELF`.
     #[error("the guest image is not an ELF file (it does not start with \\x7fELF): trapline boots a Multiboot ELF32 (a kvm-unit-tests .flat), an ELF64, a Linux vmlinux through its PVH note, or a Linux bzImage (boot_flag 0xAA55 at 0x1FE, \"HdrS\" at 0x202); raw binaries are not supported")]
     NotElf,

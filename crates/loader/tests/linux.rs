@@ -173,6 +173,27 @@ fn the_start_info_moves_with_the_boot_area() {
     assert_eq!(setup.gdt.base, setup.boot_area.gdt());
 }
 
+/// A compressed kernel or an initramfs given as the kernel is named for
+/// what it is, with what to do instead.
+#[test]
+fn a_compressed_file_or_an_initramfs_is_named() {
+    for (bytes, what) in [
+        (&b"\x1f\x8b\x08\x00rest"[..], "gzip-compressed data"),
+        (&b"\xfd7zXZ\x00rest"[..], "xz-compressed data"),
+        (&b"\x28\xb5\x2f\xfdrest"[..], "zstd-compressed data"),
+        (&b"070701000000"[..], "a cpio archive (an initramfs)"),
+    ] {
+        let e = inspect(bytes).unwrap_err();
+        let msg = e.to_string();
+        assert!(matches!(e, LoadError::NotAKernel { .. }), "{msg}");
+        assert!(
+            msg.starts_with(&format!("the guest image is {what}, not a kernel")),
+            "{msg}"
+        );
+        assert!(msg.contains("--initrd"), "{msg}");
+    }
+}
+
 #[test]
 fn a_file_that_is_no_kernel_gets_a_clear_error() {
     for junk in [&b"#!/bin/sh\necho not a kernel\n"[..], &[0u8; 4096][..]] {

@@ -51,7 +51,10 @@ impl MachineError {
         matches!(
             self,
             MachineError::Kvm(
-                KvmError::NoKvm { .. } | KvmError::KvmPermission { .. } | KvmError::KvmOpen { .. }
+                KvmError::NoKvm { .. }
+                    | KvmError::KvmPermission { .. }
+                    | KvmError::KvmOpen { .. }
+                    | KvmError::NotKvm { .. }
             )
         )
     }

@@ -58,10 +58,91 @@ pub struct Comparison {
     pub only_old: Vec<String>,
 }
 
+/// The rule [`CompareEntry::significant`] applies, in words.
+pub const SIGNIFICANCE_RULE: &str = "a change is significant when |new − old| exceeds 3 × the \
+     larger MAD and the two runs' min–max ranges do not overlap";
+
+/// What a comparison concludes, as criterion's "regressed / improved / no
+/// change": over the scenarios measured in both runs.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum CompareVerdict {
+    /// At least one scenario is significantly slower (the keys), and maybe
+    /// some faster.
+    Regressed {
+        /// Significantly slower.
+        slower: Vec<String>,
+        /// Significantly faster.
+        faster: Vec<String>,
+    },
+    /// Some scenarios significantly faster, none slower.
+    Improved {
+        /// Significantly faster.
+        faster: Vec<String>,
+    },
+    /// No scenario changed beyond its spread (of this many compared).
+    NoChange {
+        /// Scenarios measured in both runs.
+        compared: usize,
+    },
+}
+
+impl std::fmt::Display for CompareVerdict {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        fn names(keys: &[String]) -> String {
+            keys.join(", ")
+        }
+        match self {
+            CompareVerdict::Regressed { slower, faster } => {
+                write!(
+                    f,
+                    "verdict: regressed ({} significantly slower: {}",
+                    slower.len(),
+                    names(slower)
+                )?;
+                if !faster.is_empty() {
+                    write!(f, "; {} faster: {}", faster.len(), names(faster))?;
+                }
+                f.write_str(")")
+            }
+            CompareVerdict::Improved { faster } => write!(
+                f,
+                "verdict: improved ({} significantly faster: {})",
+                faster.len(),
+                names(faster)
+            ),
+            CompareVerdict::NoChange { compared } => write!(
+                f,
+                "verdict: no change ({compared} scenarios compared, none changed beyond its spread)"
+            ),
+        }
+    }
+}
+
 impl Comparison {
     /// The entry for `key`.
     pub fn entry(&self, key: &str) -> Option<&CompareEntry> {
         self.entries.iter().find(|e| e.scenario == key)
+    }
+
+    /// The verdict over every scenario measured in both runs.
+    pub fn verdict(&self) -> CompareVerdict {
+        let keys = |slower: bool| -> Vec<String> {
+            self.entries
+                .iter()
+                .filter(|e| e.significant && (e.delta > 0.0) == slower)
+                .map(|e| e.scenario.clone())
+                .collect()
+        };
+        let (slower, faster) = (keys(true), keys(false));
+        if !slower.is_empty() {
+            CompareVerdict::Regressed { slower, faster }
+        } else if !faster.is_empty() {
+            CompareVerdict::Improved { faster }
+        } else {
+            CompareVerdict::NoChange {
+                compared: self.entries.len(),
+            }
+        }
     }
 }
 

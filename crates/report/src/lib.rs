@@ -35,7 +35,9 @@ pub mod unit;
 pub mod uses;
 pub mod views;
 
-pub use compare::{compare, CompareEntry, Comparison, Unmeasured};
+pub use compare::{
+    compare, CompareEntry, CompareVerdict, Comparison, Unmeasured, SIGNIFICANCE_RULE,
+};
 /// The floor ladder's rungs and derived values (also at this path, for the lab).
 pub use derive::ladder;
 pub use describe::host_line;

@@ -62,6 +62,23 @@ impl Unit {
         }
     }
 
+    /// The unit as a CSV header's suffix (`median_cycles`, `rtt_us`);
+    /// `None` for a plain count, which needs none.
+    pub const fn csv_suffix(self) -> Option<&'static str> {
+        match self {
+            Unit::Cycles => Some("cycles"),
+            Unit::Ratio => Some("ratio"),
+            Unit::Seconds => Some("s"),
+            Unit::Millis => Some("ms"),
+            Unit::Micros => Some("us"),
+            Unit::Nanos => Some("ns"),
+            Unit::PerSecond => Some("per_s"),
+            Unit::CpuMillis => Some("cpu_ms"),
+            Unit::MiB => Some("mib"),
+            Unit::Count => None,
+        }
+    }
+
     /// The unit whose text is `s`; `None` for a unit this build does not
     /// know (a report written by a newer lab).
     pub fn parse(s: &str) -> Option<Unit> {

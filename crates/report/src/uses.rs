@@ -11,7 +11,7 @@
 
 use crate::derive::{ladder, names, ECAM_RO_READ, RAM_READ};
 use crate::model::{BASELINE_SCENARIO, SELF_TIMED, TRAPLINE_VMM};
-use crate::views::{paper, seed, vmm};
+use crate::views::{paper, seed, vmm, View};
 
 /// One scenario the report reads.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -105,9 +105,56 @@ pub fn scenario_uses() -> Vec<ScenarioUse> {
     out
 }
 
+/// The scenarios `view` reads, as `vmm:name` keys (noop, the baseline,
+/// first), when it reads a known few: a seed table's rows, the values its
+/// findings and notes read; `seeds`, every seed's. `None` for a view that
+/// shows the whole run (`all`, `vmm`). The lab measures only these for
+/// `--view`.
+pub fn view_needs(view: View) -> Option<Vec<String>> {
+    let tables: Vec<&seed::SeedTable> = match view {
+        View::Seed(id) => vec![id.table()],
+        View::Seeds => seed::list::tables().collect(),
+        _ => return None,
+    };
+    let mut names = vec![BASELINE_SCENARIO.to_string()];
+    for t in tables {
+        names.extend(t.rows.iter().filter_map(|r| r.scenario()).map(String::from));
+        names.extend(t.also.iter().filter_map(|a| a.scenario.clone()));
+        if let Some(f) = &t.hooks.findings {
+            names.extend(f.reads());
+        }
+        if t.view == "paper" {
+            names.extend(paper::X2APIC_VARIANTS.iter().map(|s| s.to_string()));
+        }
+    }
+    let mut keys: Vec<String> = Vec::new();
+    for n in names {
+        let key = format!("{TRAPLINE_VMM}:{n}");
+        if !keys.contains(&key) {
+            keys.push(key);
+        }
+    }
+    Some(keys)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_seed_view_needs_its_rows_and_the_baseline_only() {
+        let paper = view_needs("paper".parse().unwrap()).unwrap();
+        assert_eq!(paper[0], "trapline:noop");
+        for s in ["cpuid", "pio-kernel-pic", "ipi", "eoi", "ipi-x2apic"] {
+            assert!(paper.contains(&format!("trapline:{s}")), "{s}: {paper:?}");
+        }
+        assert!(!paper.contains(&"trapline:pci-scan-cf8".to_string()));
+        let seeds = view_needs(View::Seeds).unwrap();
+        assert!(paper.iter().all(|k| seeds.contains(k)));
+        assert!(seeds.contains(&"trapline:pci-config-read-cf8".to_string()));
+        assert_eq!(view_needs(View::All), None);
+        assert_eq!(view_needs(View::Vmm), None);
+    }
 
     /// Within the report: a seed's findings read only scenarios its file
     /// has a published value for (a row, or an `also` standing for one),

@@ -35,7 +35,9 @@ fn bmf_keys_measured_scenarios_by_report_key() {
     assert!(m.contains_key("pio-user-out") && m.contains_key("qemu:pio-user-out"));
     assert!(!m.contains_key("mmio-kernel-datamatch") && !m.contains_key("coalesced-mmio"));
 
-    let pio = &m["pio-user-out"]["latency"];
+    // Cycles under the custom `cycles` measure; `latency` is Bencher's
+    // nanoseconds (the sample host's TSC runs at 3 GHz: 3 cycles a ns).
+    let pio = &m["pio-user-out"]["cycles"];
     let stats = r
         .scenario("trapline", "pio-user-out")
         .unwrap()
@@ -46,18 +48,34 @@ fn bmf_keys_measured_scenarios_by_report_key() {
     assert_eq!(pio["value"].as_f64(), Some(stats.median));
     assert_eq!(pio["lower_value"].as_f64(), Some(stats.min));
     assert_eq!(pio["upper_value"].as_f64(), Some(stats.max));
-    assert_eq!(m["qemu:noop"]["latency"]["value"].as_f64(), Some(120.0));
+    let ns = &m["pio-user-out"]["latency"];
+    assert_eq!(ns["value"].as_f64(), Some(3000.0));
+    assert!((ns["lower_value"].as_f64().unwrap() - stats.min / 3.0).abs() < 1e-6);
+    assert_eq!(m["qemu:noop"]["cycles"]["value"].as_f64(), Some(120.0));
+    assert_eq!(m["qemu:noop"]["latency"]["value"].as_f64(), Some(40.0));
     for (k, v) in &m {
         let obj = v.as_object().unwrap();
-        assert_eq!(obj.keys().collect::<Vec<_>>(), ["latency"], "{k}");
-        let l = &v["latency"];
-        let (lo, mid, hi) = (
-            l["lower_value"].as_f64().unwrap(),
-            l["value"].as_f64().unwrap(),
-            l["upper_value"].as_f64().unwrap(),
-        );
-        assert!(lo <= mid && mid <= hi, "{k}: {l}");
+        assert_eq!(obj.keys().collect::<Vec<_>>(), ["cycles", "latency"], "{k}");
+        for measure in ["cycles", "latency"] {
+            let l = &v[measure];
+            let (lo, mid, hi) = (
+                l["lower_value"].as_f64().unwrap(),
+                l["value"].as_f64().unwrap(),
+                l["upper_value"].as_f64().unwrap(),
+            );
+            assert!(lo <= mid && mid <= hi, "{k}: {l}");
+        }
     }
+}
+
+/// Without the TSC frequency there are no nanoseconds: only `cycles`.
+#[test]
+fn bmf_without_a_tsc_frequency_reports_cycles_only() {
+    let mut r = common::sample_report();
+    r.host.tsc_khz = 0;
+    let m = bmf(&r);
+    let obj = m["pio-user-out"].as_object().unwrap();
+    assert_eq!(obj.keys().collect::<Vec<_>>(), ["cycles"]);
 }
 
 #[test]

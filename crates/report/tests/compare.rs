@@ -71,3 +71,50 @@ fn overlapping_ranges_are_not_significant() {
     let c = compare(&new, &old);
     assert!(!c.entry("pio-user-out").unwrap().significant);
 }
+
+/// The comparison says its significance rule and ends with a verdict line.
+#[test]
+fn a_comparison_states_its_rule_and_ends_with_a_verdict() {
+    let old = common::sample_report();
+    let same = compare(&old, &old);
+    assert_eq!(
+        same.verdict(),
+        trapline_report::CompareVerdict::NoChange {
+            compared: same.entries.len()
+        }
+    );
+    let t = render_comparison(&same, Format::Table);
+    assert!(t.contains(trapline_report::SIGNIFICANCE_RULE), "{t}");
+    assert!(
+        t.trim_end()
+            .lines()
+            .last()
+            .unwrap()
+            .starts_with("verdict: no change"),
+        "{t}"
+    );
+
+    let mut slower = old.clone();
+    scale(&mut slower, "pio-user-out", 2.0);
+    let c = compare(&slower, &old);
+    let last = render_comparison(&c, Format::Table);
+    assert_eq!(
+        last.trim_end().lines().last().unwrap(),
+        "verdict: regressed (1 significantly slower: pio-user-out)"
+    );
+    let m = render_comparison(&c, Format::Markdown);
+    assert!(
+        m.trim_end()
+            .ends_with("**verdict: regressed (1 significantly slower: pio-user-out)**"),
+        "{m}"
+    );
+
+    let mut faster = old.clone();
+    scale(&mut faster, "cpuid", 0.5);
+    let c = compare(&faster, &old);
+    assert_eq!(
+        c.verdict().to_string(),
+        "verdict: improved (1 significantly faster: cpuid)"
+    );
+    assert!(render_comparison(&c, Format::Html).contains("verdict: improved"));
+}

@@ -90,7 +90,7 @@ fn table_and_kut() {
     );
     let eoi = t.lines().find(|l| l.starts_with("EOI")).unwrap();
     assert!(
-        eoi.contains("–") && eoi.contains("not measured yet"),
+        eoi.contains("–") && eoi.contains("not in this run"),
         "{eoi}"
     );
     assert!(t.contains("ASPLOS 2014"));

@@ -108,13 +108,21 @@ fn markdown_has_header_and_derived() {
     assert!(m.contains("### Derived values"));
     assert!(m.contains("| user-exit-premium | 6,000 cycles | 5,880..6,120 cycles |"));
     assert!(m.contains("| mmio-kernel-datamatch | unsupported | KVM_CAP_IOEVENTFD missing"));
-    // Every row of a table has the same number of unescaped pipes.
-    for table in m.split("\n\n") {
-        let counts: Vec<usize> = table
-            .lines()
-            .filter(|l| l.starts_with('|'))
-            .map(|l| l.replace("\\|", "").matches('|').count())
-            .collect();
+    // Within each table (the scenarios, trapline beside qemu), every row
+    // has the same number of unescaped pipes.
+    let mut tables: Vec<Vec<usize>> = vec![Vec::new()];
+    for l in m.lines() {
+        if l.starts_with('|') {
+            tables
+                .last_mut()
+                .unwrap()
+                .push(l.replace("\\|", "").matches('|').count());
+        } else if !tables.last().unwrap().is_empty() {
+            tables.push(Vec::new());
+        }
+    }
+    assert!(tables.iter().filter(|t| !t.is_empty()).count() >= 2, "{m}");
+    for counts in &tables {
         assert!(counts.windows(2).all(|w| w[0] == w[1]), "{counts:?}");
     }
 }
@@ -129,7 +137,16 @@ fn csv_parses_back() {
     assert_eq!(width, 21);
     let col = |h: &str| rows[0].iter().position(|x| x == h).unwrap();
     let pio = rows.iter().find(|row| row[0] == "pio-user-out").unwrap();
-    assert_eq!(pio[col("handling_median")], "450");
+    assert_eq!(pio[col("handling_median_cycles")], "450");
+    // Every number column names its unit.
+    for h in [
+        "median_cycles",
+        "net_median_cycles",
+        "mad_cycles",
+        "ns_per_iter",
+    ] {
+        col(h);
+    }
     assert_eq!(pio[col("kvm_exits_per_iter")], "exits=1;io_exits=1");
     assert!(rows.iter().all(|row| row.len() == width));
     assert_eq!(rows[0][0], "scenario");
@@ -264,4 +281,37 @@ fn the_peer_cpu_model_is_named_and_a_fallback_explained() {
     let table = render(&r, Format::Table, View::All);
     assert!(!table.contains("peer:"));
     assert!(!r.to_json().contains("peer_cpu"));
+}
+
+/// With a peer in the run, the default view sets its rows beside
+/// trapline's with the ratio; without one there is no such table.
+#[test]
+fn peer_rows_sit_beside_traplines_with_a_ratio() {
+    let r = common::full_report();
+    for format in [Format::Table, Format::Markdown, Format::Html] {
+        let out = render(&r, format, View::All);
+        assert!(out.contains("trapline beside qemu"), "{format}");
+    }
+    let t = render(&r, Format::Table, View::All);
+    let line = t
+        .lines()
+        .skip_while(|l| !l.starts_with("trapline beside qemu"))
+        .find(|l| l.starts_with("pio-user-out "))
+        .unwrap();
+    // 9000 − 100 on trapline, 15000 − 120 on QEMU.
+    assert!(line.contains("8,900") && line.contains("14,880"), "{line}");
+    assert!(line.contains("1.67x") && line.ends_with("net"), "{line}");
+    let noop = t
+        .lines()
+        .skip_while(|l| !l.starts_with("trapline beside qemu"))
+        .find(|l| l.starts_with("noop "))
+        .unwrap();
+    assert!(noop.contains("1.20x") && noop.ends_with("gross"), "{noop}");
+    // As the lab names it: the VMM, then its version.
+    let mut versioned = r.clone();
+    versioned.config.peer = Some("qemu (QEMU emulator version 7.2.22)".into());
+    assert!(render(&versioned, Format::Table, View::All).contains("trapline beside qemu"));
+    let mut alone = r.clone();
+    alone.config.peer = None;
+    assert!(!render(&alone, Format::Table, View::All).contains("trapline beside"));
 }

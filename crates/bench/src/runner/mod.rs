@@ -26,7 +26,7 @@ use std::time::Duration;
 use trapline_report::{Sample, ScenarioResult};
 
 pub use run::run_lab;
-pub use schedule::listing;
+pub use schedule::{dry_run, listing, DryRun};
 
 /// How to run the lab.
 #[derive(Clone, Debug)]

@@ -60,7 +60,7 @@ pub(super) fn selected_floor(opts: &LabOptions) -> Vec<(&'static Rung, FloorKind
             .filter(|k| {
                 opts.only
                     .as_deref()
-                    .is_none_or(|p| catalog::matches(p, rung.vmm, k.name()))
+                    .is_none_or(|p| floor_matches(p, rung.vmm, k.name()))
             })
             .collect();
         if !kinds.is_empty() && !kinds.contains(&FloorKind::Noop) {
@@ -83,6 +83,134 @@ pub fn listing() -> Vec<(&'static str, &'static str, &'static str, &'static str)
         }
     }
     v
+}
+
+/// A floor loop is selected by a pattern that names its rung (`raw-kvm:*`,
+/// `*:ram-read`) or by its bare name written out (`ram-read`, which runs
+/// it on every rung); a bare glob (`pio-*`) selects trapline's scenarios
+/// only, so it does not quietly add the whole ladder.
+fn floor_matches(patterns: &str, vmm: &str, name: &str) -> bool {
+    patterns
+        .split(',')
+        .map(str::trim)
+        .filter(|p| !p.is_empty())
+        .any(|p| {
+            if p.contains(':') || !p.contains('*') {
+                catalog::matches(p, vmm, name)
+            } else {
+                false
+            }
+        })
+}
+
+/// What `--list` shows: the rows the options select and the VM runs they
+/// take, without running any.
+#[derive(Debug)]
+pub struct DryRun {
+    /// (vmm, name, group, path) of every selected row, in run order.
+    pub rows: Vec<(&'static str, &'static str, &'static str, &'static str)>,
+    /// Floor ladder rows among them.
+    pub floor_rows: usize,
+    /// VM runs per repeat.
+    pub units_per_repeat: usize,
+    /// Scenario runs per repeat (one scenario on one VM).
+    pub scenario_runs_per_repeat: usize,
+    /// Of those, interrupt scenarios (IPIs take tens of thousands of cycles
+    /// each on a nested host, so --min-iters, not --goal, sets their time).
+    pub irq_runs_per_repeat: usize,
+    /// Whether the hypercall VM runs (its first run may wait out the
+    /// hypercall timeout, 2 s or 1 s with --quick, on a host where the
+    /// hypercall never returns).
+    pub hypercall: bool,
+}
+
+/// A rough cost model for the estimate, from runs on the project's
+/// 2-core nested-KVM host (docs/results/2026-11-26-list-estimate.md):
+/// starting and tearing down one VM run, and one scenario's warm-up and
+/// timed batches beyond the loop's own cycles (which the model takes from
+/// `--goal`: the batches double until one lasts the goal, so about twice
+/// the goal in all).
+const SECS_PER_VM_RUN: f64 = 0.15;
+const SECS_PER_SCENARIO: f64 = 0.05;
+/// An interrupt scenario's run, whatever the goal.
+const SECS_PER_IRQ_SCENARIO: f64 = 0.5;
+/// A guest TSC frequency to turn `--goal` cycles into time.
+const ASSUMED_TSC_HZ: f64 = 2.5e9;
+/// Each `trapline run` process of the footprint measurement.
+const SECS_PER_FOOTPRINT_RUN: f64 = 0.1;
+
+impl DryRun {
+    /// The estimated wall time of the whole run.
+    pub fn estimate(&self, opts: &LabOptions) -> std::time::Duration {
+        let repeat = f64::from(opts.repeat);
+        let per_scenario = SECS_PER_SCENARIO + 2.0 * opts.goal_cycles as f64 / ASSUMED_TSC_HZ;
+        let footprint = f64::from(opts.repeat.clamp(3, 11)) * SECS_PER_FOOTPRINT_RUN;
+        let hypercall = if self.hypercall {
+            opts.hypercall_timeout.as_secs_f64()
+        } else {
+            0.0
+        };
+        std::time::Duration::from_secs_f64(
+            repeat
+                * (self.units_per_repeat as f64 * SECS_PER_VM_RUN
+                    + self.scenario_runs_per_repeat as f64 * per_scenario
+                    + self.irq_runs_per_repeat as f64 * SECS_PER_IRQ_SCENARIO)
+                + footprint
+                + hypercall,
+        )
+    }
+
+    /// The dry run's last lines: counts, VM runs and the estimate;
+    /// `selection` says what chose the rows (`--only …`, `--view …`).
+    pub fn summary(&self, opts: &LabOptions, selection: Option<&str>) -> String {
+        let trapline = self.rows.len() - self.floor_rows;
+        let mut out = format!(
+            "{} rows selected ({trapline} of trapline's scenarios, {} floor ladder loops){}\n",
+            self.rows.len(),
+            self.floor_rows,
+            selection.map_or_else(String::new, |p| format!(" by {p}"))
+        );
+        out.push_str(&format!(
+            "{} VM runs: {} per repeat × {} repeats (fresh VMs; --peer qemu adds QEMU's)\n",
+            self.units_per_repeat * opts.repeat as usize,
+            self.units_per_repeat,
+            opts.repeat
+        ));
+        let secs = self.estimate(opts).as_secs();
+        out.push_str(&format!(
+            "estimated time: about {} (a rough model of the project's 2-core nested host; \
+             under load a run took up to twice as long)\n",
+            if secs < 120 {
+                format!("{secs} s")
+            } else {
+                format!("{} min", secs.div_ceil(60))
+            }
+        ));
+        out
+    }
+}
+
+/// What the options select, as `--list` shows it.
+pub fn dry_run(opts: &LabOptions) -> Result<DryRun, LabError> {
+    let plan = Plan::select(opts)?;
+    let mut rows: Vec<_> = plan
+        .scenarios
+        .iter()
+        .map(|s| ("trapline", s.name(), s.group, s.path))
+        .collect();
+    rows.extend(
+        plan.floors
+            .iter()
+            .map(|(r, k)| (r.vmm, k.name(), "floor", r.what)),
+    );
+    Ok(DryRun {
+        irq_runs_per_repeat: plan.scenarios.iter().filter(|s| s.group == "irq").count(),
+        hypercall: !plan.hypercall.is_empty(),
+        floor_rows: plan.floors.len(),
+        units_per_repeat: plan.units_per_repeat(),
+        scenario_runs_per_repeat: plan.scenarios.len() + plan.unprofiled.len() + plan.floors.len(),
+        rows,
+    })
 }
 
 /// The scenario the profile's overhead is measured on.
@@ -234,4 +362,72 @@ fn peer_units(scenarios: &[&'static Scenario]) -> Vec<(MachineKind, Vec<&'static
         }
     }
     units
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Duration;
+
+    fn opts(only: Option<&str>) -> LabOptions {
+        LabOptions {
+            repeat: 3,
+            goal_cycles: 1 << 23,
+            min_iters: 16,
+            max_iters: 1 << 20,
+            warmup: 16,
+            only: only.map(String::from),
+            quick: true,
+            vm_timeout: Duration::from_secs(1),
+            hypercall_timeout: Duration::from_secs(1),
+            progress: false,
+            seccomp: false,
+            footprint_exe: None,
+            peer: None,
+            stat: true,
+        }
+    }
+
+    #[test]
+    fn a_bare_glob_selects_no_floor_loops_a_rung_or_a_written_name_does() {
+        let pio = dry_run(&opts(Some("pio-*"))).unwrap();
+        assert_eq!(pio.floor_rows, 0, "{:?}", pio.rows);
+        assert!(pio.rows.iter().all(|r| r.0 == "trapline"));
+        assert!(pio.rows.iter().any(|r| r.1 == "pio-user-out"));
+        let named = dry_run(&opts(Some("pio-kernel-wildcard"))).unwrap();
+        // On every rung, each with its noop baseline.
+        assert_eq!(named.floor_rows, 2 * ladder::RUNGS.len());
+        let raw = dry_run(&opts(Some("raw-kvm:*"))).unwrap();
+        assert!(raw.floor_rows > 0 && raw.rows.iter().all(|r| r.0 == "raw-kvm"));
+    }
+
+    #[test]
+    fn the_dry_run_counts_vm_runs_and_estimates_the_time() {
+        let all = dry_run(&opts(None)).unwrap();
+        let one = dry_run(&opts(Some("cpuid"))).unwrap();
+        // noop and cpuid on the main VM: one VM run per repeat.
+        assert_eq!(one.rows.len(), 2);
+        assert_eq!(one.units_per_repeat, 1);
+        let text = one.summary(&opts(Some("cpuid")), Some("--only cpuid"));
+        assert!(
+            text.contains("3 VM runs: 1 per repeat × 3 repeats"),
+            "{text}"
+        );
+        assert!(text.contains("estimated time: about"), "{text}");
+        assert!(text.starts_with("2 rows selected (2 of trapline's scenarios, 0 floor ladder loops) by --only cpuid\n"), "{text}");
+        assert!(all.units_per_repeat > one.units_per_repeat);
+        assert!(all.estimate(&opts(None)) > one.estimate(&opts(Some("cpuid"))));
+    }
+
+    #[test]
+    fn the_paper_view_runs_only_its_scenarios() {
+        let view: trapline_report::View = "paper".parse().unwrap();
+        let only = view.needs().unwrap().join(",");
+        let paper = dry_run(&opts(Some(&only))).unwrap();
+        let all = dry_run(&opts(None)).unwrap();
+        assert_eq!(paper.floor_rows, 0);
+        assert!(paper.rows.len() < 15, "{:?}", paper.rows);
+        assert!(paper.rows.len() < all.rows.len() / 4);
+        assert!(paper.rows.iter().any(|r| r.1 == "pio-kernel-pic"));
+    }
 }

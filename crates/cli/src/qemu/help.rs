@@ -32,24 +32,27 @@ fn option_entries() -> String {
         .replace("{MAX_MEM_MIB}", &MAX_MEM_MIB.to_string())
 }
 
+/// `--help` read QEMU's way: trapline's own help first, then the QEMU
+/// spellings under QEMU's version line (kvm-unit-tests' harness looks for
+/// the word QEMU anywhere in it).
 pub(super) fn help_text() -> String {
     let native = Cli::command().render_help().to_string();
     format!(
-        "{version}
-trapline — QEMU-compatible front end to trapline, a lean VMM on Linux KVM.
+        "trapline {ours}
+{native}
+QEMU-compatible spellings, for harnesses written for QEMU:
+{version}
 The QEMU version above is a compatibility string for scripts that look for
 QEMU: trapline is not QEMU and runs no QEMU code.
 
-usage: trapline -kernel FILE [QEMU options]    (the QEMU spellings below)
-       trapline run --kernel FILE [flags]      (trapline's own; trapline run --help)
+usage: trapline -kernel FILE [QEMU options]    (trapline run's options, spelled as QEMU's)
 
 QEMU options trapline accepts (two dashes work too, as in QEMU):
 {options}Any other option is refused by name (status 2). Exit statuses are those of
 trapline run: (V<<1)|1 when the guest writes V to port 0xf4, 4 when the kernel
 cannot be loaded, 6 without KVM, 10 on a triple fault (trapline never reboots).
-
-trapline's own commands:
-{native}",
+",
+        ours = env!("CARGO_PKG_VERSION"),
         version = version_line(),
         options = option_entries(),
     )

@@ -30,6 +30,8 @@ mod tests;
 
 pub use launch::main;
 pub use options::is_qemu_style;
+/// `-m`'s size syntax, which `trapline run --mem` takes too.
+pub(crate) use values::parse_size;
 
 /// The QEMU version trapline claims in `-version` and `-h`. A compatibility
 /// string for version-sniffing scripts: the QEMU whose `-machine pc`

@@ -47,6 +47,8 @@ pub enum Opt {
     Name,
     /// `-vga none`.
     Vga,
+    /// `-vnc none`.
+    Vnc,
     /// `-no-user-config`.
     NoUserConfig,
     /// `-h`.
@@ -95,6 +97,7 @@ impl Opt {
         Opt::Cpu,
         Opt::Name,
         Opt::Vga,
+        Opt::Vnc,
         Opt::NoUserConfig,
         Opt::H,
         Opt::Help,
@@ -126,13 +129,13 @@ impl Opt {
                     "  -serial stdio|none|file:PATH\n",
                     "                    COM1 (default stdio; unconnected under -nodefaults)\n",
                 ))),
-            Opt::Display => ("display", true, Some("  -display none, -vga none, -nographic (= -display none -serial stdio)\n")),
+            Opt::Display => ("display", true, Some("  -display none, -vga none, -vnc none, -nographic (= -display none -serial stdio)\n")),
             Opt::Nographic => ("nographic", false, None),
             Opt::Nodefaults => ("nodefaults", false, None),
             Opt::NoReboot => ("no-reboot", false, None),
             Opt::Machine => ("machine", true, Some("  -machine [pc,]accel=kvm[,pit=on|off][,kernel_irqchip=on|split|off]    (also -M)\n")),
             Opt::MachineShort => ("M", true, None),
-            Opt::Accel => ("accel", true, Some("  -accel kvm, -enable-kvm\n")),
+            Opt::Accel => ("accel", true, Some("  -accel kvm[,kernel-irqchip=on|split|off], -enable-kvm\n")),
             Opt::EnableKvm => ("enable-kvm", false, None),
             Opt::Global => ("global", true, Some("  -global kvm-pit.lost_tick_policy=discard\n")),
             Opt::Cpu => ("cpu", true, Some(concat!(
@@ -141,6 +144,7 @@ impl Opt {
                 ))),
             Opt::Name => ("name", true, Some("  -name NAME, -nodefaults, -no-reboot, -no-user-config    accepted\n")),
             Opt::Vga => ("vga", true, None),
+            Opt::Vnc => ("vnc", true, None),
             Opt::NoUserConfig => ("no-user-config", false, None),
             Opt::H => ("h", false, Some("  -h, -help, --help, -version, --version\n")),
             Opt::Help => ("help", false, None),

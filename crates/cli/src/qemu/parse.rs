@@ -106,6 +106,7 @@ pub fn parse<S: AsRef<str>>(args: &[S]) -> Result<Action, String> {
             }
             Opt::Display => only("-display", v, "none", "trapline has no display")?,
             Opt::Vga => only("-vga", v, "none", "trapline has no display")?,
+            Opt::Vnc => only("-vnc", v, "none", "trapline has no display")?,
             Opt::Nographic => q.nographic = true,
             Opt::Nodefaults => q.nodefaults = true,
             // trapline never reboots: a reset or triple fault ends the run
@@ -117,7 +118,7 @@ pub fn parse<S: AsRef<str>>(args: &[S]) -> Result<Action, String> {
                 }
             }
             Opt::Accel => {
-                if parse_accel(v)? {
+                if parse_accel(v, &mut q)? {
                     return Ok(Action::ListAccels);
                 }
             }

@@ -338,13 +338,16 @@ fn serial_and_display() {
     assert_eq!(s(&["-nodefaults", "-nographic"]), SerialSpec::Stdio);
     assert_eq!(s(&["-nodefaults", "-serial", "stdio"]), SerialSpec::Stdio);
     assert_eq!(s(&["-nographic", "-serial", "none"]), SerialSpec::None);
+    // No monitor to multiplex: the console is stdio; -vnc none is no display.
+    assert_eq!(s(&["-serial", "mon:stdio"]), SerialSpec::Stdio);
+    assert_eq!(s(&["-vnc", "none"]), SerialSpec::Stdio);
     for (args, needle) in [
+        (&["-vnc", ":0"][..], "no display"),
         (
             &["-serial", "tcp:localhost:4444"][..],
             "'tcp:localhost:4444'",
         ),
         (&["-serial", "file:"], "'file:'"),
-        (&["-serial", "mon:stdio"], "'mon:stdio'"),
         (&["-serial", "stdio", "-serial", "none"], "one serial port"),
         (&["-display", "gtk"], "'gtk'"),
         (&["-display", "sdl"], "no display"),
@@ -380,6 +383,19 @@ fn accelerator_and_machine_refusals() {
     assert_eq!(parse(&["-machine", "help"]), Ok(Action::ListMachines));
     assert_eq!(parse(&["-M", "?"]), Ok(Action::ListMachines));
     assert_eq!(parse(&["-accel", "help"]), Ok(Action::ListAccels));
+    // -accel's kernel-irqchip property, as -machine's kernel_irqchip.
+    for (value, mode) in [
+        ("kvm,kernel-irqchip=on", IrqchipArg::Kernel),
+        ("kvm,kernel-irqchip=split", IrqchipArg::Split),
+        ("kvm,kernel_irqchip=off", IrqchipArg::None),
+    ] {
+        let a = run_of(&["-kernel", "k", "-accel", value])
+            .into_run_args()
+            .unwrap();
+        assert_eq!(a.irqchip, mode, "{value}");
+    }
+    let e = err_of(&["-accel", "kvm,kernel-irqchip=maybe"]);
+    assert!(e.contains("on, split or off"), "{e}");
 }
 
 #[test]
@@ -429,11 +445,13 @@ fn help_and_version_act_where_they_appear() {
     assert_eq!(parse(&["-kernel", "k", "-h", "-foo"]), Ok(Action::Help));
     assert!(parse(&["-foo", "-h"]).is_err());
     let h = help_text();
+    // trapline first; QEMU's version line and spellings after.
+    assert!(h.starts_with("trapline "), "{h}");
     assert!(
-        h.starts_with("QEMU emulator version 7.2.0 (trapline "),
+        h.contains("\nQEMU emulator version 7.2.0 (trapline "),
         "{h}"
     );
-    assert!(h.contains("QEMU-compatible front end"), "{h}");
+    assert!(h.contains("QEMU-compatible spellings"), "{h}");
     assert!(
         h.contains("trapline run"),
         "the native help is there too: {h}"

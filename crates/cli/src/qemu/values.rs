@@ -164,7 +164,7 @@ pub(super) fn parse_mem(v: &str) -> Result<u64, String> {
 /// A size in bytes: digits with an optional fraction, then an optional
 /// B/K/M/G/T suffix (no suffix: `default_unit`). Exact; `None` when the
 /// result is not a whole number of bytes or the text is not a size.
-pub(super) fn parse_size(s: &str, default_unit: u128) -> Option<u128> {
+pub(crate) fn parse_size(s: &str, default_unit: u128) -> Option<u128> {
     let split = s
         .find(|c: char| !(c.is_ascii_digit() || c == '.'))
         .unwrap_or(s.len());
@@ -258,10 +258,12 @@ pub(super) fn parse_serial(v: &str) -> Result<SerialSpec, String> {
     match v {
         "stdio" => Ok(SerialSpec::Stdio),
         "none" => Ok(SerialSpec::None),
+        // trapline has no monitor to multiplex in: the console is stdio.
+        "mon:stdio" => Ok(SerialSpec::Stdio),
         _ => match v.strip_prefix("file:") {
             Some(p) if !p.is_empty() => Ok(SerialSpec::File(PathBuf::from(p))),
             _ => Err(format!(
-                "unsupported -serial '{v}' (trapline takes stdio, none or file:PATH)"
+                "unsupported -serial '{v}' (trapline takes stdio, mon:stdio, none or file:PATH)"
             )),
         },
     }
@@ -318,8 +320,8 @@ pub(super) fn parse_machine(v: &str, q: &mut QemuRun) -> Result<bool, String> {
     Ok(false)
 }
 
-/// `-accel kvm`. `Ok(true)`: `-accel help`.
-pub(super) fn parse_accel(v: &str) -> Result<bool, String> {
+/// `-accel kvm[,kernel-irqchip=on|split|off]`. `Ok(true)`: `-accel help`.
+pub(super) fn parse_accel(v: &str, q: &mut QemuRun) -> Result<bool, String> {
     let items = split_opts(v);
     let first = items[0].as_str();
     let name = first.strip_prefix("accel=").unwrap_or(first);
@@ -327,10 +329,30 @@ pub(super) fn parse_accel(v: &str) -> Result<bool, String> {
         return Ok(true);
     }
     check_accel(name, &format!("-accel {name}"))?;
-    if let Some(p) = items.get(1) {
-        return Err(format!(
-            "unsupported -accel property '{p}': trapline takes plain -accel kvm"
-        ));
+    for p in &items[1..] {
+        q.irqchip = Some(match p.split_once('=') {
+            Some(("kernel-irqchip" | "kernel_irqchip", mode)) => {
+                irqchip_mode(mode).ok_or_else(|| {
+                    format!("unsupported -accel {p}: kernel-irqchip takes on, split or off")
+                })?
+            }
+            _ => {
+                return Err(format!(
+                    "unsupported -accel property '{p}': trapline takes -accel \
+                     kvm[,kernel-irqchip=on|split|off]"
+                ))
+            }
+        });
     }
     Ok(false)
+}
+
+/// A `kernel-irqchip` value.
+fn irqchip_mode(v: &str) -> Option<IrqchipArg> {
+    match v {
+        "on" | "true" | "yes" => Some(IrqchipArg::Kernel),
+        "split" => Some(IrqchipArg::Split),
+        "off" | "false" | "no" => Some(IrqchipArg::None),
+        _ => None,
+    }
 }

@@ -1,7 +1,9 @@
 /*
- * SMP bring-up check. cpus=N: the BSP broadcasts INIT+SIPI, every AP checks
- * in (ucall CHECKIN + "cpu <id> online") and the BSP waits, TSC-bounded,
- * for N-1 of them. exit 0 when all arrived, 1 on timeout.
+ * SMP bring-up check. The BSP broadcasts INIT+SIPI, every AP checks in
+ * (ucall CHECKIN + "cpu <id> online") and the BSP waits, TSC-bounded, for
+ * N-1 of them. N is the machine's CPU count as its firmware interface
+ * tells it (fw_cfg key 0x05, as kvm-unit-tests reads it), or cpus=N to
+ * wait for another count. exit 0 when all arrived, 1 on timeout.
  */
 #include "rt.h"
 
@@ -19,11 +21,21 @@ void ap_main(u32 cpu, u32 apic_id)
     __atomic_fetch_add(&online, 1, __ATOMIC_RELEASE);
 }
 
+/* The CPU count fw_cfg announces; 1 on a machine without fw_cfg. */
+static u32 machine_cpus(void)
+{
+    char sig[4];
+    fwcfg_read_bytes(FW_CFG_SIGNATURE, sig, sizeof(sig));
+    if (memcmp(sig, "QEMU", sizeof(sig)))
+        return 1;
+    return (u32)fwcfg_read(FW_CFG_NB_CPUS, 2);
+}
+
 int main(int argc, char **argv)
 {
     (void)argc;
     (void)argv;
-    expected = (u32)cmdline_u64("cpus", 1);
+    expected = (u32)cmdline_u64("cpus", machine_cpus());
     if (expected == 0 || expected > MAX_CPUS) {
         printf("smp: cpus=%u out of range 1..%u\n", expected, MAX_CPUS);
         finish(1);

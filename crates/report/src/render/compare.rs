@@ -3,7 +3,7 @@
 use super::grid::{Align, Grid, Row};
 use super::kut::KutLine;
 use super::{bmf, csv, html, kut, markdown, table, tap, Format};
-use crate::compare::Comparison;
+use crate::compare::{Comparison, SIGNIFICANCE_RULE};
 use crate::fmt::{cycles, opt};
 
 fn comparison_grid(c: &Comparison) -> Grid {
@@ -59,12 +59,17 @@ fn comparison_grid(c: &Comparison) -> Grid {
 pub fn render_comparison(c: &Comparison, format: Format) -> String {
     let header = format!("new: {}\nold: {}\n", c.new_label, c.old_label);
     match format {
-        Format::Table => format!("{header}\n{}", table::grid(&comparison_grid(c))),
+        Format::Table => format!(
+            "{header}\n{}\nSignificant: {SIGNIFICANCE_RULE}.\n{}\n",
+            table::grid(&comparison_grid(c)),
+            c.verdict()
+        ),
         Format::Markdown => format!(
-            "## trapline comparison\n\n- new: {}\n- old: {}\n\n{}",
+            "## trapline comparison\n\n- new: {}\n- old: {}\n\n{}\nSignificant: {SIGNIFICANCE_RULE}.\n\n**{}**\n",
             c.new_label,
             c.old_label,
-            markdown::grid(&comparison_grid(c))
+            markdown::grid(&comparison_grid(c)),
+            c.verdict()
         ),
         Format::Csv => csv::grid(&comparison_grid(c)),
         Format::Json => {
@@ -95,10 +100,12 @@ pub fn render_comparison(c: &Comparison, format: Format) -> String {
         Format::Html => {
             let body = format!(
                 "<h1>trapline comparison</h1>\n<p class=\"sub\">new: {}<br>old: {}</p>\n{}\n\
-                 <p>Significant: |new − old| &gt; 3·max(MAD) and the min–max ranges do not overlap.</p>\n",
+                 <p>Significant: {}.</p>\n<p><strong>{}</strong></p>\n",
                 crate::fmt::html_escape(&c.new_label),
                 crate::fmt::html_escape(&c.old_label),
-                html::grid(&comparison_grid(c))
+                html::grid(&comparison_grid(c)),
+                crate::fmt::html_escape(SIGNIFICANCE_RULE),
+                crate::fmt::html_escape(&c.verdict().to_string())
             );
             html::document("trapline comparison", &body)
         }

@@ -183,7 +183,7 @@ impl Page for AllPage<'_> {
                 stat(|x| x.max),
                 stat(|x| x.mean),
                 stat(|x| x.stddev),
-                num(s.ns_per_iter),
+                Cell::Num(s.ns_per_iter, Unit::Nanos),
                 num(s.handling.as_ref().map(|h| h.median)),
                 num(s.handling.as_ref().map(|h| h.mad)),
                 pairs(&s.exits_per_iter),
@@ -196,14 +196,26 @@ impl Page for AllPage<'_> {
         g
     }
 
+    /// The derived values as a table, and with a peer VMM in the run its
+    /// rows beside trapline's.
     fn extra_grids(&self) -> Vec<(String, Grid)> {
-        if self.report.derived.is_empty() {
-            return Vec::new();
+        let mut grids = Vec::new();
+        if !self.report.derived.is_empty() {
+            grids.push((
+                "Derived values".to_string(),
+                derived_grid(&self.report.derived),
+            ));
         }
-        vec![(
-            "Derived values".to_string(),
-            derived_grid(&self.report.derived),
-        )]
+        grids.extend(
+            self.report
+                .config
+                .peer
+                .as_deref()
+                // `qemu (QEMU emulator version …)`: the VMM is the first word.
+                .and_then(|peer| peer.split_whitespace().next())
+                .and_then(|peer| super::peer::grid(self.report, peer)),
+        );
+        grids
     }
 
     fn sections(&self) -> Vec<Section> {

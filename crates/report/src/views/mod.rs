@@ -17,6 +17,7 @@ pub mod doorbell;
 pub mod paper;
 pub mod pci_config;
 pub mod pci_testdev;
+mod peer;
 pub mod seed;
 pub mod seeds;
 pub mod vmm;
@@ -58,6 +59,32 @@ impl View {
             View::Seeds => "seeds",
             View::Vmm => "vmm",
         }
+    }
+
+    /// What it shows, in one line (for `--help`).
+    pub fn about(self) -> String {
+        match self {
+            View::All => "every scenario, derived values, checks and host context".into(),
+            View::Seed(s) => {
+                let t = s.table();
+                if t.title.contains(&t.seed) {
+                    t.title.clone()
+                } else {
+                    format!("{} (seed {})", t.title, t.seed)
+                }
+            }
+            View::Seeds => "every seed table, one after another".into(),
+            View::Vmm => {
+                "trapline's own footprint and cost per exit, and the floor ladder's table".into()
+            }
+        }
+    }
+
+    /// The scenarios it reads, as `vmm:name` keys, when it reads a known
+    /// few; `None` when it shows the whole run (see
+    /// [`crate::uses::view_needs`]).
+    pub fn needs(self) -> Option<Vec<String>> {
+        crate::uses::view_needs(self)
     }
 }
 

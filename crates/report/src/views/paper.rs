@@ -18,10 +18,10 @@ pub const HOOKS: Hooks = Hooks {
 };
 
 /// What the status column says of a measured row: which value "this
-/// host" is. Also keeps the paper's "not measured yet".
+/// host" is; a row whose scenario the run did not measure (`--only`) says so.
 fn basis(m: &Measured) -> Option<&'static str> {
     if !m.is_measured() {
-        return (m.reason.is_none()).then_some("not measured yet");
+        return (m.reason.is_none()).then_some("not in this run");
     }
     Some(if m.net.is_some() {
         "net of noop"

@@ -193,6 +193,13 @@ impl CpuModel {
     /// Parses `host`, `max`, `qemu64`, each optionally followed by
     /// `,+flag` / `,-flag` / `,flag=on|off` items (QEMU's `-cpu` spelling).
     pub fn parse(spec: &str) -> Result<CpuModel, String> {
+        // Refused outright here (parse_lenient falls back to host).
+        let base = spec.split(',').next().unwrap_or("").trim();
+        if !matches!(base, "host" | "max" | "qemu64") {
+            return Err(format!(
+                "unknown CPU model '{base}': trapline has host, max and qemu64"
+            ));
+        }
         let (model, ignored) = Self::parse_lenient(spec);
         match ignored.into_iter().next() {
             Some(e) => Err(e),

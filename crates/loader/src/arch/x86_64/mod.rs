@@ -239,6 +239,9 @@ impl BootSetup {
 /// Never panics, whatever the bytes.
 pub fn inspect(image: &[u8]) -> Result<ImageInfo, LoadError> {
     detect::expect_arch(image, ImageArch::X86_64)?;
+    if let Some(e) = not_a_kernel(image) {
+        return Err(e);
+    }
     if linux::bzimage::is_bzimage(image) {
         return linux::bzimage::inspect(image);
     }
@@ -264,6 +267,41 @@ pub fn inspect(image: &[u8]) -> Result<ImageInfo, LoadError> {
         multiboot,
         bzimage: None,
     })
+}
+
+/// What to do with a compressed file given as the kernel.
+const DECOMPRESS: &str = "decompress it first (a compressed vmlinux: `xz -dk vmlinux.xz`, \
+     `gunzip -k vmlinux.gz`), or, if it is an initramfs, pass it with --initrd and give --kernel \
+     a vmlinux or bzImage";
+
+/// Files that are often passed as a kernel by mistake, by their magic
+/// numbers: compressed data and cpio archives (an initramfs).
+fn not_a_kernel(image: &[u8]) -> Option<LoadError> {
+    const MAGICS: [(&[u8], &str); 6] = [
+        (&[0x1F, 0x8B], "gzip-compressed data"),
+        (&[0xFD, b'7', b'z', b'X', b'Z', 0x00], "xz-compressed data"),
+        (&[0x28, 0xB5, 0x2F, 0xFD], "zstd-compressed data"),
+        (b"BZh", "bzip2-compressed data"),
+        (&[0x04, 0x22, 0x4D, 0x18], "lz4-compressed data"),
+        (&[0x02, 0x21, 0x4C, 0x18], "lz4-compressed data"),
+    ];
+    if let Some((_, what)) = MAGICS.iter().find(|(m, _)| image.starts_with(m)) {
+        return Some(LoadError::NotAKernel {
+            what,
+            hint: DECOMPRESS,
+        });
+    }
+    // newc, newc with CRC, and portable ASCII cpio headers.
+    if [b"070701", b"070702", b"070707"]
+        .iter()
+        .any(|m| image.starts_with(*m))
+    {
+        return Some(LoadError::NotAKernel {
+            what: "a cpio archive (an initramfs)",
+            hint: "pass it with --initrd, and give --kernel a vmlinux or bzImage",
+        });
+    }
+    None
 }
 
 /// The ELF files the x86 loader boots: ELF32 i386 (Multiboot) and ELF64
