@@ -49,6 +49,8 @@ pub fn sample_report() -> Report {
         .into_iter()
         .collect(),
         nested_note: Some("hypervisor bit set; running under <L0> \"KVM\"".into()),
+        emulated: false,
+        counter: None,
     };
     let config = RunConfig {
         repeat: 5,

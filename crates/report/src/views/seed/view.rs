@@ -7,7 +7,7 @@
 
 use serde::ser::{Serialize, SerializeMap, Serializer};
 
-use super::super::common::{self, caption, ratio, Finding, Measured};
+use super::super::common::{self, host_caption, ratio, Finding, Measured};
 use super::table::{Bars, Callout, Joined, PublishedSeries, SeedRow, SeedTable, TextSeries};
 use crate::fmt::derived_value;
 use crate::model::{Derived, Report, TRAPLINE_VMM};
@@ -128,7 +128,7 @@ impl SeedView {
         });
         Self {
             table,
-            caption: caption(&table.caption, report.host.nested_note.is_some()),
+            caption: host_caption(&table.caption, &report.host),
             rows,
             conclusion: hooks
                 .conclusion
