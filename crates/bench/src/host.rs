@@ -57,6 +57,7 @@ pub fn collect(kvm: &HostKvm, tsc_khz: u64) -> HostInfo {
         nested_note: host_caveat(&cpuinfo, &flags),
         emulated: emulated_cpu(&cpuinfo),
         counter: COUNTER.map(str::to_string),
+        arch: (!cfg!(target_arch = "x86_64")).then(|| std::env::consts::ARCH.to_string()),
     }
 }
 

@@ -122,9 +122,22 @@ pub struct HostInfo {
     /// fill the reports' cycle columns. `None`: the TSC, in CPU cycles.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub counter: Option<String>,
+    /// The host's architecture when it is not x86_64 (`aarch64`); `None`
+    /// for x86_64, as every report before the arm64 lab.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub arch: Option<String>,
 }
 
+/// [`HostInfo::arch`] of an arm64 host.
+pub const ARCH_ARM64: &str = "aarch64";
+
 impl HostInfo {
+    /// Whether the report was measured on an arm64 host (seed views then
+    /// use their rows' arm64 scenarios).
+    pub fn is_arm64(&self) -> bool {
+        self.arch.as_deref() == Some(ARCH_ARM64)
+    }
+
     /// What the caveat beside the numbers is called: "emulated host" or
     /// "nested virtualization" (`None`: bare metal, no caveat).
     pub fn caveat_title(&self) -> Option<&'static str> {

@@ -51,6 +51,7 @@ pub fn sample_report() -> Report {
         nested_note: Some("hypervisor bit set; running under <L0> \"KVM\"".into()),
         emulated: false,
         counter: None,
+        arch: None,
     };
     let config = RunConfig {
         repeat: 5,
