@@ -150,6 +150,11 @@ VIRT_PROBE_MMIO_COALESCED: u64 = VIRT_TRAPLINE_BASE + 5 * VIRT_TRAPLINE_PAGE;
 /// A KVM_MEM_READONLY memslot page: its first u32 reads
 /// [`PROBE_READ_VALUE`](crate::PROBE_READ_VALUE); writes exit as MMIO.
 VIRT_PROBE_RO_MEMSLOT: u64 = VIRT_TRAPLINE_BASE + 6 * VIRT_TRAPLINE_PAGE;
+/// Doorbell (seed 002) served in user space: a store exits to trapline,
+/// whose device signals an eventfd for the consumer thread.
+VIRT_DOORBELL_MMIO_USER: u64 = VIRT_TRAPLINE_BASE + 7 * VIRT_TRAPLINE_PAGE;
+/// Doorbell page with a KVM ioeventfd (any length): KVM signals the eventfd.
+VIRT_DOORBELL_MMIO_KERNEL: u64 = VIRT_TRAPLINE_BASE + 8 * VIRT_TRAPLINE_PAGE;
 /// The first probe page.
 VIRT_PROBE_FIRST: u64 = VIRT_PROBE_MMIO_USER;
 /// The probe pages served by the lab's user-space device (user, wildcard,
@@ -330,6 +335,11 @@ const _: () = assert!(VIRT_PROBE_FIRST == VIRT_DEBUG_EXIT_MMIO + VIRT_TRAPLINE_P
 const _: () = assert!(VIRT_PROBE_MMIO_COALESCED < VIRT_PROBE_FIRST + VIRT_PROBE_DEVICE_LEN);
 const _: () =
     assert!(VIRT_PROBE_RO_MEMSLOT + VIRT_TRAPLINE_PAGE <= VIRT_TRAPLINE_BASE + VIRT_TRAPLINE_LEN);
+const _: () = assert!(
+    VIRT_DOORBELL_MMIO_USER == VIRT_PROBE_RO_MEMSLOT + VIRT_TRAPLINE_PAGE
+        && VIRT_DOORBELL_MMIO_KERNEL == VIRT_DOORBELL_MMIO_USER + VIRT_TRAPLINE_PAGE
+        && VIRT_DOORBELL_MMIO_KERNEL + VIRT_TRAPLINE_PAGE <= VIRT_TRAPLINE_BASE + VIRT_TRAPLINE_LEN
+);
 const _: () = assert!(
     VIRT_IRQFD_SPI + GIC_SPI_INTID_BASE < VIRT_GIC_NR_IRQS
         && VIRT_IRQFD_SPI >= VIRT_VIRTIO_MMIO_FIRST_SPI + VIRT_VIRTIO_MMIO_COUNT

@@ -226,6 +226,8 @@ fn bench_quick_runs_every_arm64_scenario_with_its_check_green() {
         "ram-read",
         "ro-memslot-read",
         "ro-memslot-write",
+        "doorbell-user-mmio",
+        "doorbell-ioeventfd-mmio",
         "ipi",
         "ipi-halt",
         "self-ipi",

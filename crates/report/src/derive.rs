@@ -249,9 +249,10 @@ fn profile_values(report: &Report, standard: &[Derived]) -> Vec<Derived> {
         .and_then(|s| s.handling.as_ref())
     {
         let mut note = format!(
-            "trapline's own cycles per {what} exit to user space, TSC from KVM_RUN's return to the next \
+            "trapline's own cycles per {what} exit to user space, {clock} from KVM_RUN's return to the next \
              KVM_RUN, median of {} samples; spread ±{:.0} (MAD)",
-            h.n, h.mad
+            h.n, h.mad,
+            clock = report.host.counter.as_deref().unwrap_or("TSC"),
         );
         if let Some(ns) = cycles_to_ns(h.median, report.host.tsc_khz) {
             note.push_str(&format!("; ≈ {ns:.1} ns"));
@@ -267,8 +268,9 @@ fn profile_values(report: &Report, standard: &[Derived]) -> Vec<Derived> {
             note: Some(note),
         });
     }
-    let off = report.scenario(names::UNPROFILED_VMM, names::PIO_USER_OUT);
-    if let (Some(on), Some(off)) = (user_out, off) {
+    let user_name = user_exit.map_or(names::PIO_USER_OUT, |s| s.name.as_str());
+    let off = report.scenario(names::UNPROFILED_VMM, user_name);
+    if let (Some(on), Some(off)) = (user_exit, off) {
         if let (true, true, Some(a), Some(b)) = (
             on.is_measured(),
             off.is_measured(),
@@ -281,8 +283,8 @@ fn profile_values(report: &Report, standard: &[Derived]) -> Vec<Derived> {
                 unit: Unit::Cycles.to_string(),
                 formula: format!(
                     "{} − {}",
-                    names::PIO_USER_OUT,
-                    scenario_key(names::UNPROFILED_VMM, names::PIO_USER_OUT)
+                    user_name,
+                    scenario_key(names::UNPROFILED_VMM, user_name)
                 ),
                 note: Some(format!(
                     "what the exit profile (`--stat`) adds per user exit; spread ±{:.0} cycles (sum of MADs)",

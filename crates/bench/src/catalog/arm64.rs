@@ -111,6 +111,22 @@ pub const ARM64_SCENARIOS: &[Scenario] = &[
         peer: NO_PEER,
     },
     Scenario {
+        id: scenario::DOORBELL_USER_MMIO,
+        group: "doorbell",
+        path: "ring = MMIO store exiting to trapline, which signals the consumer's eventfd (seed 002's qemu-mmio)",
+        machine: Main,
+        check: Doorbell("doorbell-user-mmio", Some(ExitKind::MmioWrite)),
+        peer: NO_PEER,
+    },
+    Scenario {
+        id: scenario::DOORBELL_IOEVENTFD_MMIO,
+        group: "doorbell",
+        path: "ring = MMIO store to a KVM ioeventfd (iosignalfd-mmio)",
+        machine: Main,
+        check: Doorbell("doorbell-mmio", None),
+        peer: NO_PEER,
+    },
+    Scenario {
         id: scenario::IPI,
         group: "irq",
         path: "SGI to vCPU 1 (spinning, IRQs unmasked) through ICC_SGI1R_EL1 and wait for its handler: round trip",

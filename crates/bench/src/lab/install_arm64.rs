@@ -11,12 +11,13 @@ use trapline_machine::{ExtensionContext, MachineError};
 use vmm_sys_util::eventfd::{EventFd, EFD_NONBLOCK};
 
 use super::probe::{ProbeDevice, ProbeSpace};
+use super::user_doorbell::Doorbell;
 use super::{Lab, LabFixtures};
 
 /// The probe device on every probe page (so that a fast path that leaks
-/// to user space is counted) and on the read-only memslot's page; the PIO
-/// probe exists but nothing can reach it. No user-space doorbell yet: its
-/// eventfd is made, never signalled.
+/// to user space is counted) and on the read-only memslot's page (the PIO
+/// probe exists but nothing can reach it), and the user-space doorbell
+/// over both doorbell pages.
 pub(super) fn devices(
     ctx: &mut ExtensionContext<'_>,
 ) -> Result<(Arc<ProbeDevice>, Arc<ProbeDevice>, EventFd), MachineError> {
@@ -34,10 +35,21 @@ pub(super) fn devices(
         abi::VIRT_TRAPLINE_PAGE,
         probe_mmio.clone(),
     )?;
-    let doorbell_fd = EventFd::new(EFD_NONBLOCK).map_err(|source| MachineError::Host {
+    let host = |source| MachineError::Host {
         what: "eventfd",
         source,
-    })?;
+    };
+    let doorbell_fd = EventFd::new(EFD_NONBLOCK).map_err(host)?;
+    let doorbell = Arc::new(Doorbell::with_page(
+        doorbell_fd.try_clone().map_err(host)?,
+        abi::VIRT_TRAPLINE_PAGE,
+    ));
+    ctx.mmio.insert(
+        "doorbell",
+        abi::VIRT_DOORBELL_MMIO_USER,
+        2 * abi::VIRT_TRAPLINE_PAGE,
+        doorbell,
+    )?;
     Ok((probe_pio, probe_mmio, doorbell_fd))
 }
 
@@ -66,6 +78,17 @@ pub(super) fn fastpaths(
             lab.ioevents
                 .insert(name, IoEvent::register(fd.clone(), Space::Mmio, addr, m)?);
         }
+    }
+    if fixtures.doorbells {
+        lab.ioevents.insert(
+            "doorbell-mmio",
+            IoEvent::register(
+                fd.clone(),
+                Space::Mmio,
+                abi::VIRT_DOORBELL_MMIO_KERNEL,
+                mmio_any,
+            )?,
+        );
     }
     if fixtures.coalesced {
         lab._zones.push(CoalescedZone::register(

@@ -2,7 +2,8 @@
  * The arm64 probe's scenarios whose loop is one trapping (or not)
  * instruction (ROUTINE_EXITS): the baseline, the hypercall and the
  * system-register trap served by KVM, MMIO to user space, to the in-kernel
- * vGIC and to KVM's ioeventfds, the coalesced zone and the memslots. Every
+ * vGIC and to KVM's ioeventfds, the coalesced zone, the memslots and the
+ * MMIO doorbells (seed 002). Every
  * address is a trapline-abi constant (VIRT_PROBE_*, VIRT_GICD_IIDR).
  */
 #include "../../probe/probe.h"
@@ -68,6 +69,16 @@ bool exits_run(u32 id, u64 n, u64 *cycles, u64 *value)
         break;
     case SCENARIO_RO_MEMSLOT_WRITE:
         LOOP("str %w[i], [%[a]]", : [i] "+r"(i) : [n] "r"(n), [a] "r"((u64)VIRT_PROBE_RO_MEMSLOT + 4)
+             : "cc", "memory");
+        break;
+    case SCENARIO_DOORBELL_USER_MMIO:
+        /* One ring = one 32-bit store exiting to trapline's doorbell device. */
+        LOOP("str %w[i], [%[a]]", : [i] "+r"(i) : [n] "r"(n), [a] "r"((u64)VIRT_DOORBELL_MMIO_USER) : "cc", "memory");
+        break;
+    case SCENARIO_DOORBELL_IOEVENTFD_MMIO:
+        /* The wildcard value, so a datamatch fallback (no any-length ioeventfd) matches too. */
+        LOOP("str %w[val], [%[a]]", : [i] "+r"(i)
+             : [n] "r"(n), [a] "r"((u64)VIRT_DOORBELL_MMIO_KERNEL), [val] "r"((u32)PROBE_WILDCARD_VALUE)
              : "cc", "memory");
         break;
     default:
