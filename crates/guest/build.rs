@@ -268,6 +268,16 @@ const PAYLOADS_AARCH64: &[(&str, &[&str])] = &[
     ("smp", &["payloads/aarch64/smp.c"]),
     ("hostile", &["payloads/aarch64/hostile.c"]),
     ("vblk", &["payloads/aarch64/vblk.c"]),
+    // The lab's probe: the x86 probe's harness with the arm64 routines.
+    (
+        "probe",
+        &[
+            "payloads/probe/harness.c",
+            "payloads/aarch64/probe/exits.c",
+            "payloads/aarch64/probe/ipi.c",
+            "payloads/aarch64/probe/irqfd.c",
+        ],
+    ),
 ];
 
 const CFLAGS_AARCH64: &[&str] = &[

@@ -495,6 +495,15 @@ scenarios! {
     // A byte written to COM1's scratch register (port COM1_PORT + 7): one
     // exit into the 16550 model (vm-superio behind its lock), no output.
     46 PIO_UART_OUT "pio-uart-out"                                    Exits Any;
+    // arm64 only (the arm64 probe, payloads/aarch64/probe/). An MRS of
+    // ID_AA64PFR0_EL1: KVM traps every ID register read (HCR_EL2.TID3)
+    // and emulates it in the kernel, as x86 KVM intercepts CPUID; the
+    // arm64 stand-in for the paper's "Trap" row.
+    47 SYSREG_TRAP "sysreg-trap"                                      Exits Any;
+    // arm64 only: a load of the vGIC distributor's GICD_IIDR, an MMIO
+    // access KVM's in-kernel vGIC answers (seed 000's mmio_read_vgic, the
+    // paper's "I/O Kernel" on ARM).
+    48 MMIO_VGIC_READ "mmio-vgic-read"                                Exits Any;
 }
 
 /// Look a scenario up by its CLI/JSON name.

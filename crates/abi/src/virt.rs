@@ -135,6 +135,42 @@ VIRT_UCALL_MMIO: u64 = VIRT_TRAPLINE_BASE;
 /// `(V << 1) | 1`, as isa-debug-exit on x86.
 VIRT_DEBUG_EXIT_MMIO: u64 = VIRT_TRAPLINE_BASE + VIRT_TRAPLINE_PAGE;
 
+// The lab's probe pages (`trapline bench` on arm64; mapped only in the
+// lab's VMs), the arm64 counterparts of x86's PROBE_MMIO_* page by page:
+// each mechanism on its own 64 KiB page after the ucall and debug exit.
+
+/// A user-space MMIO device (reads return [`PROBE_READ_VALUE`](crate::PROBE_READ_VALUE)).
+VIRT_PROBE_MMIO_USER: u64 = VIRT_TRAPLINE_BASE + 2 * VIRT_TRAPLINE_PAGE;
+/// A KVM ioeventfd with no datamatch (length 0 where KVM allows any length).
+VIRT_PROBE_MMIO_WILDCARD: u64 = VIRT_TRAPLINE_BASE + 3 * VIRT_TRAPLINE_PAGE;
+/// A KVM ioeventfd matching [`PROBE_DATAMATCH_VALUE`](crate::PROBE_DATAMATCH_VALUE) (32-bit).
+VIRT_PROBE_MMIO_DATAMATCH: u64 = VIRT_TRAPLINE_BASE + 4 * VIRT_TRAPLINE_PAGE;
+/// A coalesced MMIO zone covers this page.
+VIRT_PROBE_MMIO_COALESCED: u64 = VIRT_TRAPLINE_BASE + 5 * VIRT_TRAPLINE_PAGE;
+/// A KVM_MEM_READONLY memslot page: its first u32 reads
+/// [`PROBE_READ_VALUE`](crate::PROBE_READ_VALUE); writes exit as MMIO.
+VIRT_PROBE_RO_MEMSLOT: u64 = VIRT_TRAPLINE_BASE + 6 * VIRT_TRAPLINE_PAGE;
+/// Doorbell (seed 002) served in user space: a store exits to trapline,
+/// whose device signals an eventfd for the consumer thread.
+VIRT_DOORBELL_MMIO_USER: u64 = VIRT_TRAPLINE_BASE + 7 * VIRT_TRAPLINE_PAGE;
+/// Doorbell page with a KVM ioeventfd (any length): KVM signals the eventfd.
+VIRT_DOORBELL_MMIO_KERNEL: u64 = VIRT_TRAPLINE_BASE + 8 * VIRT_TRAPLINE_PAGE;
+/// The first probe page.
+VIRT_PROBE_FIRST: u64 = VIRT_PROBE_MMIO_USER;
+/// The probe pages served by the lab's user-space device (user, wildcard,
+/// datamatch, coalesced; the read-only memslot page is its own mapping).
+VIRT_PROBE_DEVICE_LEN: u64 = 4 * VIRT_TRAPLINE_PAGE;
+
+/// The SGI (INTID 0-15) the arm64 probe sends between vCPUs and to itself.
+VIRT_IPI_SGI: u32 = 1;
+/// The SPI the lab binds its irqfd to (KVM GSI = SPI number on arm64; the
+/// guest sees INTID 32 + this), clear of every device's SPI.
+VIRT_IRQFD_SPI: u32 = 64;
+/// The GICv3 distributor's implementer register (GICD_IIDR): the register
+/// the `mmio-vgic-read` scenario reads, as kvm-unit-tests' micro-bench
+/// `mmio_read_vgic` does; KVM's vGIC answers it without leaving the kernel.
+VIRT_GICD_IIDR: u64 = VIRT_GIC_DIST_BASE + 0x8;
+
 // ---------------------------------------------------------------------------
 // The PCIe host bridge windows of QEMU's low map (trapline places nothing
 // else there, so a PCIe host can come later without moving anything).
@@ -181,6 +217,13 @@ PSCI_0_2_FN_SYSTEM_OFF: u32 = 0x8400_0008;
 PSCI_0_2_FN_SYSTEM_RESET: u32 = 0x8400_0009;
 /// The return value of a call that succeeded.
 PSCI_RET_SUCCESS: u32 = 0;
+/// An SMCCC function id no firmware or hypervisor service trapline knows
+/// defines (a fast SiP-service call): KVM answers it itself with
+/// [`SMCCC_RET_NOT_SUPPORTED`], without an exit to user space (the
+/// `hypercall` scenario on arm64).
+SMCCC_PROBE_UNKNOWN_FN: u32 = 0x8200_ff10;
+/// SMCCC's NOT_SUPPORTED (-1) as the 64-bit value x0 holds after the call.
+SMCCC_RET_NOT_SUPPORTED: u64 = u64::MAX;
 }
 
 /// One window of the `virt` machine's I/O space.
@@ -287,6 +330,21 @@ const _: () =
 const _: () =
     assert!(VIRT_UCALL_MMIO / VIRT_TRAPLINE_PAGE != VIRT_DEBUG_EXIT_MMIO / VIRT_TRAPLINE_PAGE);
 const _: () = assert!(VIRT_TRAPLINE_BASE.is_multiple_of(VIRT_TRAPLINE_PAGE));
+// The probe pages follow the debug exit and end inside trapline's window.
+const _: () = assert!(VIRT_PROBE_FIRST == VIRT_DEBUG_EXIT_MMIO + VIRT_TRAPLINE_PAGE);
+const _: () = assert!(VIRT_PROBE_MMIO_COALESCED < VIRT_PROBE_FIRST + VIRT_PROBE_DEVICE_LEN);
+const _: () =
+    assert!(VIRT_PROBE_RO_MEMSLOT + VIRT_TRAPLINE_PAGE <= VIRT_TRAPLINE_BASE + VIRT_TRAPLINE_LEN);
+const _: () = assert!(
+    VIRT_DOORBELL_MMIO_USER == VIRT_PROBE_RO_MEMSLOT + VIRT_TRAPLINE_PAGE
+        && VIRT_DOORBELL_MMIO_KERNEL == VIRT_DOORBELL_MMIO_USER + VIRT_TRAPLINE_PAGE
+        && VIRT_DOORBELL_MMIO_KERNEL + VIRT_TRAPLINE_PAGE <= VIRT_TRAPLINE_BASE + VIRT_TRAPLINE_LEN
+);
+const _: () = assert!(
+    VIRT_IRQFD_SPI + GIC_SPI_INTID_BASE < VIRT_GIC_NR_IRQS
+        && VIRT_IRQFD_SPI >= VIRT_VIRTIO_MMIO_FIRST_SPI + VIRT_VIRTIO_MMIO_COUNT
+);
+const _: () = assert!(VIRT_IPI_SGI < 16);
 const _: () =
     assert!(VIRT_RAW_IMAGE_BASE.is_multiple_of(0x1_0000) && VIRT_RAW_IMAGE_BASE > VIRT_RAM_BASE);
 const _: () = assert!(

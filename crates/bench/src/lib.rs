@@ -1,38 +1,29 @@
 //! The exit-cost lab: measures, from inside a guest, what each way a guest
 //! can notify its host costs, checks that each path did what it claims,
 //! and reports statistics (see `trapline bench --help`).
+//!
+//! The same lab runs on x86_64 and arm64: the catalog holds each
+//! architecture's scenarios, the probe payload is built for each, and the
+//! runner, checks and report are shared. What exists on x86 only: the
+//! raw-KVM floor ladder (`floor`; a stub on arm64 that measures nothing
+//! yet), the QEMU peer, `--view linux-boot` and `--view virtio`.
 
-#[cfg(target_arch = "x86_64")]
 pub mod catalog;
-#[cfg(target_arch = "x86_64")]
 pub mod cli;
-#[cfg(target_arch = "aarch64")]
-#[path = "cli_arm64.rs"]
-pub mod cli;
-#[cfg(target_arch = "x86_64")]
 pub mod doorbell;
-#[cfg(target_arch = "x86_64")]
 mod error;
-#[cfg(target_arch = "x86_64")]
 pub mod floor;
-#[cfg(target_arch = "x86_64")]
 pub mod footprint;
-#[cfg(target_arch = "x86_64")]
 pub mod host;
-#[cfg(target_arch = "x86_64")]
 pub mod lab;
 #[cfg(target_arch = "x86_64")]
 pub mod linux_boot;
 pub mod outputs;
-#[cfg(target_arch = "x86_64")]
 pub mod peer;
 pub mod present;
-#[cfg(target_arch = "x86_64")]
 mod progress;
-#[cfg(target_arch = "x86_64")]
 pub mod pump;
 pub mod results;
-#[cfg(target_arch = "x86_64")]
 pub mod runner;
 pub mod saved;
 mod terminal;
@@ -40,7 +31,5 @@ mod time;
 #[cfg(target_arch = "x86_64")]
 pub mod virtio;
 
-#[cfg(target_arch = "x86_64")]
 pub use error::LabError;
-#[cfg(target_arch = "x86_64")]
 pub use runner::{dry_run, listing, run_lab, DryRun, LabOptions};

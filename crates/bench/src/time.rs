@@ -26,8 +26,7 @@ pub fn rfc3339(secs: i64) -> String {
     )
 }
 
-/// Now, in UTC (the lab's start time; x86 only until the lab is ported).
-#[cfg(target_arch = "x86_64")]
+/// Now, in UTC (the lab's start time).
 pub fn rfc3339_now() -> String {
     rfc3339(
         std::time::SystemTime::now()

@@ -74,6 +74,29 @@ fn every_row_the_report_reads_is_one_the_lab_produces() {
     );
 }
 
+/// On arm64 the seed views read their rows' arm64 scenarios: each is in
+/// the ABI's table and in the arm64 catalog (the rows the arm64 lab makes).
+#[test]
+fn every_row_the_arm64_seed_views_read_is_one_the_arm64_lab_produces() {
+    let uses = trapline_report::uses::arm64_scenario_uses();
+    assert!(!uses.is_empty());
+    let bad: Vec<String> = uses
+        .iter()
+        .filter(|u| {
+            trapline_abi::scenario_by_name(&u.scenario).is_none()
+                || !catalog::ARM64_SCENARIOS
+                    .iter()
+                    .any(|s| s.name() == u.scenario)
+        })
+        .map(|u| format!("{}: {}", u.by, u.scenario))
+        .collect();
+    assert!(
+        bad.is_empty(),
+        "arm64 rows the arm64 lab never produces:\n{}",
+        bad.join("\n")
+    );
+}
+
 #[test]
 fn the_floor_ladder_s_rungs_and_loops_are_the_lab_s() {
     for r in &RUNGS {

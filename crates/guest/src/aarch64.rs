@@ -30,12 +30,18 @@ pub const HOSTILE: &[u8] = payload!("hostile.elf");
 /// request's interrupt reached the GIC.
 pub const VBLK: &[u8] = payload!("vblk.elf");
 
+/// The lab's probe (`trapline bench`): the x86 probe's harness and ABI
+/// records with the arm64 scenarios' loops (`s=`, `goal=`, `min=`, `max=`,
+/// `warmup=`, `cpus=`); times with the virtual counter (CNTVCT_EL0).
+pub const PROBE: &[u8] = payload!("probe.elf");
+
 /// Every arm64 payload by its public name.
 pub const PAYLOADS: &[(&str, &[u8])] = &[
     ("hello", HELLO),
     ("smp", SMP),
     ("hostile", HOSTILE),
     ("vblk", VBLK),
+    ("probe", PROBE),
 ];
 
 #[cfg(test)]

@@ -53,6 +53,11 @@ pub mod names {
     pub const PIO_KERNEL_WILDCARD: &str = "pio-kernel-wildcard";
     /// PIO write answered by the run loop's floor handler.
     pub const VMM_FLOOR_PIO: &str = "vmm-floor-pio";
+    /// MMIO write completed in user space: the user exit where there is
+    /// no port I/O (arm64).
+    pub const MMIO_USER_WRITE: &str = "mmio-user-write";
+    /// MMIO write completed by a wildcard ioeventfd.
+    pub const MMIO_KERNEL_WILDCARD: &str = "mmio-kernel-wildcard";
     /// The VMM name of a bare KVM_RUN loop measured as a peer.
     pub const RAW_KVM_VMM: &str = "raw-kvm";
     /// The VMM name of trapline's rows measured without the exit profile.
@@ -183,6 +188,8 @@ pub fn standard(report: &Report) -> Vec<Derived> {
     // trapline first, then peers in run order.
     vmms.sort_by_key(|v| *v != TRAPLINE_VMM);
     for vmm in vmms {
+        // On PIO where there is port I/O; on arm64 (no PIO) the same
+        // premium is taken on MMIO.
         let premium = difference(
             report,
             vmm,
@@ -190,7 +197,19 @@ pub fn standard(report: &Report) -> Vec<Derived> {
             names::PIO_USER_OUT,
             names::PIO_KERNEL_WILDCARD,
             "cost of a PIO write completed in user space over one completed by an in-kernel ioeventfd",
-        );
+        )
+        .or_else(|| {
+            report.scenario(vmm, names::PIO_USER_OUT).is_none().then(|| {
+                difference(
+                    report,
+                    vmm,
+                    USER_EXIT_PREMIUM,
+                    names::MMIO_USER_WRITE,
+                    names::MMIO_KERNEL_WILDCARD,
+                    "cost of an MMIO write completed in user space over one completed by an in-kernel ioeventfd",
+                )
+            })?
+        });
         let floor = difference(
             report,
             vmm,
@@ -242,14 +261,23 @@ pub fn standard(report: &Report) -> Vec<Derived> {
 fn profile_values(report: &Report, standard: &[Derived]) -> Vec<Derived> {
     let mut out = Vec::new();
     let user_out = report.scenario(TRAPLINE_VMM, names::PIO_USER_OUT);
-    if let Some(h) = user_out
+    // Where there is no port I/O (arm64), the MMIO user exit's.
+    let (user_exit, what) = match user_out {
+        Some(s) => (Some(s), "PIO"),
+        None => (
+            report.scenario(TRAPLINE_VMM, names::MMIO_USER_WRITE),
+            "MMIO",
+        ),
+    };
+    if let Some(h) = user_exit
         .filter(|s| s.is_measured())
         .and_then(|s| s.handling.as_ref())
     {
         let mut note = format!(
-            "trapline's own cycles per PIO exit to user space, TSC from KVM_RUN's return to the next \
+            "trapline's own cycles per {what} exit to user space, {clock} from KVM_RUN's return to the next \
              KVM_RUN, median of {} samples; spread ±{:.0} (MAD)",
-            h.n, h.mad
+            h.n, h.mad,
+            clock = report.host.counter.as_deref().unwrap_or("TSC"),
         );
         if let Some(ns) = cycles_to_ns(h.median, report.host.tsc_khz) {
             note.push_str(&format!("; ≈ {ns:.1} ns"));
@@ -258,14 +286,18 @@ fn profile_values(report: &Report, standard: &[Derived]) -> Vec<Derived> {
             name: HANDLING_PER_USER_EXIT.into(),
             value: h.median,
             unit: Unit::Cycles.to_string(),
-            formula: format!("{}.handling.median", names::PIO_USER_OUT),
+            formula: format!(
+                "{}.handling.median",
+                user_exit.map_or(names::PIO_USER_OUT, |s| s.name.as_str())
+            ),
             note: Some(note),
             range: ValueRange::around(h.median, h.mad),
             goal: None,
         });
     }
-    let off = report.scenario(names::UNPROFILED_VMM, names::PIO_USER_OUT);
-    if let (Some(on), Some(off)) = (user_out, off) {
+    let user_name = user_exit.map_or(names::PIO_USER_OUT, |s| s.name.as_str());
+    let off = report.scenario(names::UNPROFILED_VMM, user_name);
+    if let (Some(on), Some(off)) = (user_exit, off) {
         if let (true, true, Some(a), Some(b)) = (
             on.is_measured(),
             off.is_measured(),
@@ -278,8 +310,8 @@ fn profile_values(report: &Report, standard: &[Derived]) -> Vec<Derived> {
                 unit: Unit::Cycles.to_string(),
                 formula: format!(
                     "{} − {}",
-                    names::PIO_USER_OUT,
-                    scenario_key(names::UNPROFILED_VMM, names::PIO_USER_OUT)
+                    user_name,
+                    scenario_key(names::UNPROFILED_VMM, user_name)
                 ),
                 note: Some(format!(
                     "what the exit profile (`--stat`) adds per user exit; spread ±{:.0} cycles (sum of MADs)",

@@ -22,10 +22,11 @@ pub fn host_line(report: &Report) -> String {
         let _ = write!(s, ", Linux {}", h.kernel);
     }
     let _ = write!(s, ", KVM API {}, {} CPUs", h.kvm_api_version, h.nproc);
+    let clock = h.counter.as_deref().unwrap_or("TSC");
     if h.tsc_khz > 0 {
-        let _ = write!(s, ", TSC {} kHz", h.tsc_khz);
+        let _ = write!(s, ", {clock} {} kHz", h.tsc_khz);
     } else {
-        let _ = write!(s, ", TSC frequency unknown");
+        let _ = write!(s, ", {clock} frequency unknown");
     }
     if let Some(m) = h.tsc_khz_crosscheck {
         let _ = write!(s, " (measured {m} kHz)");
@@ -35,7 +36,9 @@ pub fn host_line(report: &Report) -> String {
         ", load {:.2} {:.2} {:.2}",
         h.load_avg[0], h.load_avg[1], h.load_avg[2]
     );
-    if h.nested_note.is_some() {
+    if h.emulated {
+        let _ = write!(s, ", emulated");
+    } else if h.nested_note.is_some() {
         let _ = write!(s, ", nested");
     }
     s

@@ -113,6 +113,54 @@ pub struct HostInfo {
     /// bare metal.
     #[serde(default)]
     pub nested_note: Option<String>,
+    /// Set when the host's CPU is itself emulated (an arm64 host on QEMU's
+    /// `max` CPU under TCG): `nested_note` then says so, and every rendering
+    /// calls the caveat "emulated host" (times are behaviour, not speed).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub emulated: bool,
+    /// The probe's clock when it is not the TSC: on arm64 the generic
+    /// timer's virtual counter (`CNTVCT_EL0`), whose ticks (at `tsc_khz`)
+    /// fill the reports' cycle columns. `None`: the TSC, in CPU cycles.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub counter: Option<String>,
+    /// The host's architecture when it is not x86_64 (`aarch64`); `None`
+    /// for x86_64, as every report before the arm64 lab.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub arch: Option<String>,
+}
+
+/// [`HostInfo::arch`] of an arm64 host.
+pub const ARCH_ARM64: &str = "aarch64";
+
+impl HostInfo {
+    /// Whether the report was measured on an arm64 host (seed views then
+    /// use their rows' arm64 scenarios).
+    pub fn is_arm64(&self) -> bool {
+        self.arch.as_deref() == Some(ARCH_ARM64)
+    }
+
+    /// What the caveat beside the numbers is called: "emulated host" or
+    /// "nested virtualization" (`None`: bare metal, no caveat).
+    pub fn caveat_title(&self) -> Option<&'static str> {
+        match (&self.nested_note, self.emulated) {
+            (None, _) => None,
+            (Some(_), true) => Some("emulated host"),
+            (Some(_), false) => Some("nested virtualization"),
+        }
+    }
+
+    /// The clock and its frequency as a report names them: `TSC 3.000
+    /// GHz`, or on arm64 `counter CNTVCT_EL0 62.500 MHz (ticks, not CPU
+    /// cycles)`.
+    pub fn clock_text(&self) -> String {
+        match &self.counter {
+            None => format!("TSC {:.3} GHz", self.tsc_khz as f64 / 1e6),
+            Some(c) => format!(
+                "counter {c} {:.3} MHz (ticks, not CPU cycles)",
+                self.tsc_khz as f64 / 1e3
+            ),
+        }
+    }
 }
 
 /// How the run was configured.

@@ -24,6 +24,28 @@ pub struct ScenarioUse {
     pub by: String,
 }
 
+/// The scenarios the seed views read on an arm64 host (a row's `arm64`
+/// scenario, else its own), from the seed tables that have arm64 rows.
+pub fn arm64_scenario_uses() -> Vec<ScenarioUse> {
+    let mut out = Vec::new();
+    for t in seed::list::tables() {
+        if !t.rows.iter().any(|r| r.arm64.is_some()) {
+            continue;
+        }
+        let file = format!("seeds/{}.toml", t.view);
+        for r in &t.rows {
+            if let Some(s) = r.scenario_on(true) {
+                out.push(ScenarioUse {
+                    vmm: TRAPLINE_VMM.to_string(),
+                    scenario: s.to_string(),
+                    by: format!("{file} row {:?} on arm64", r.label),
+                });
+            }
+        }
+    }
+    out
+}
+
 /// Every scenario the report reads, with who reads it (a name read in
 /// several places is listed once per place).
 pub fn scenario_uses() -> Vec<ScenarioUse> {

@@ -6,13 +6,24 @@
 //! - [`vm`]: a raw VM with optional pieces and a bare KVM_RUN loop;
 //! - [`ladder`]: which pieces each rung has and which loops it runs.
 
+#[cfg(target_arch = "x86_64")]
 pub mod code;
+#[cfg(target_arch = "x86_64")]
 pub mod ladder;
+#[cfg(target_arch = "x86_64")]
 pub mod vm;
 
+#[cfg(target_arch = "aarch64")]
+mod arm64;
+#[cfg(target_arch = "aarch64")]
+pub use arm64::*;
+
+#[cfg(target_arch = "x86_64")]
 use kvm_ioctls::Kvm;
 
+#[cfg(target_arch = "x86_64")]
 pub use code::FloorKind;
+#[cfg(target_arch = "x86_64")]
 pub use vm::{FloorSample, Irqchip, Pieces, RawVm};
 
 /// Build one VM with `pieces` for `kind`, then grow the loop from `min`
@@ -20,6 +31,7 @@ pub use vm::{FloorSample, Irqchip, Pieces, RawVm};
 /// iterations (the kvm-unit-tests method); returns the last measurement.
 /// A warm-up run of `min` iterations comes first, as in the probe, and the
 /// final size runs twice (the second is returned).
+#[cfg(target_arch = "x86_64")]
 pub fn measure_to_goal(
     kvm: &Kvm,
     pieces: Pieces,

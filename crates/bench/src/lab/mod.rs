@@ -10,6 +10,10 @@
 //! ```
 
 mod install;
+#[cfg(target_arch = "aarch64")]
+mod install_arm64;
+#[cfg(target_arch = "x86_64")]
+mod install_x86;
 pub mod probe;
 pub mod user_doorbell;
 

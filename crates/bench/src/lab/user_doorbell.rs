@@ -14,14 +14,23 @@ use vmm_sys_util::eventfd::EventFd;
 pub struct Doorbell {
     fd: EventFd,
     leaked: AtomicU64,
+    /// The size of each of its two pages.
+    page: u64,
 }
 
 impl Doorbell {
-    /// A doorbell signalling `fd`.
+    /// A doorbell signalling `fd`, on two x86 probe pages (4 KiB).
     pub fn new(fd: EventFd) -> Self {
+        Self::with_page(fd, trapline_abi::PROBE_PAGE_SIZE)
+    }
+
+    /// A doorbell signalling `fd` on two pages of `page` bytes (the arm64
+    /// `virt` machine's probe pages are 64 KiB).
+    pub fn with_page(fd: EventFd, page: u64) -> Self {
         Self {
             fd,
             leaked: AtomicU64::new(0),
+            page,
         }
     }
 
@@ -37,7 +46,7 @@ impl BusDevice for Doorbell {
     }
 
     fn write(&self, _vcpu: usize, _base: u64, offset: u64, _data: &[u8]) -> IoOutcome {
-        if offset < 0x1000 {
+        if offset < self.page {
             // An eventfd write only fails when the counter would overflow
             // (2^64 - 2 unread rings); the consumer would then be hopelessly
             // behind anyway.
@@ -69,6 +78,11 @@ mod tests {
         let _ = d.write(0, 0, 0x1004, &[1]);
         assert_eq!(fd.read().unwrap(), 3);
         assert_eq!(d.leaked(), 1);
+        let wide = Doorbell::with_page(fd.try_clone().unwrap(), 0x1_0000);
+        let _ = wide.write(0, 0, 0x1004, &[1]);
+        let _ = wide.write(0, 0, 0x1_0004, &[1]);
+        assert_eq!(fd.read().unwrap(), 1);
+        assert_eq!(wide.leaked(), 1);
         let mut r = [9u8; 4];
         d.read(0, 0, 0, &mut r);
         assert_eq!(r, [0; 4]);

@@ -73,8 +73,13 @@ pub(super) fn run_probe(
     // The exit profile gives trapline's own handling time per exit,
     // measured directly (`--no-stat` measures without it).
     cfg.profile = opts.stat;
-    cfg.pci_testdev = true;
-    cfg.ecam_ro = kind == MachineKind::EcamRo;
+    // pci-testdev and the read-only ECAM are x86's (the arm64 `virt`
+    // machine refuses them).
+    #[cfg(target_arch = "x86_64")]
+    {
+        cfg.pci_testdev = true;
+        cfg.ecam_ro = kind == MachineKind::EcamRo;
+    }
     cfg.seccomp = if opts.seccomp {
         SeccompMode::VcpusOnly
     } else {
@@ -92,7 +97,10 @@ pub(super) fn run_probe(
         }
     };
     let tsc_khz = machine.tsc_khz().unwrap_or(0) as u64;
+    #[cfg(target_arch = "x86_64")]
     let functions = machine.pci().bus.devfns().count() as u64;
+    #[cfg(target_arch = "aarch64")]
+    let functions = 0;
     let run = machine.run();
     // The machine is gone (its ucall sender with it), so the pump ends.
     let doorbells = consumer.finish();
@@ -107,13 +115,20 @@ pub(super) fn run_probe(
     })
 }
 
+/// How a probe that ran every scenario ends: `finish(0)` leaves through
+/// the debug-exit port on x86, and powers off with PSCI SYSTEM_OFF on arm64.
+#[cfg(target_arch = "x86_64")]
+const GOOD_END: Outcome = Outcome::DebugExit(0);
+#[cfg(target_arch = "aarch64")]
+const GOOD_END: Outcome = Outcome::PowerOff;
+
 pub(super) fn absorb(
     acc: &mut BTreeMap<&'static str, Acc>,
     list: &[&Scenario],
     run: &ProbeRun,
     opts: &LabOptions,
 ) {
-    let good_end = run.run.outcome == Outcome::DebugExit(0);
+    let good_end = run.run.outcome == GOOD_END;
     for s in list {
         let a = acc.entry(s.name()).or_default();
         let id = s.id.id;

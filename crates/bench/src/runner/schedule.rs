@@ -213,8 +213,12 @@ pub fn dry_run(opts: &LabOptions) -> Result<DryRun, LabError> {
     })
 }
 
-/// The scenario the profile's overhead is measured on.
+/// The scenario the profile's overhead is measured on: the user exit
+/// (PIO on x86, MMIO on arm64, which has no port I/O).
+#[cfg(target_arch = "x86_64")]
 pub(super) const STAT_OVERHEAD_SCENARIO: &str = trapline_report::derive::names::PIO_USER_OUT;
+#[cfg(target_arch = "aarch64")]
+pub(super) const STAT_OVERHEAD_SCENARIO: &str = trapline_report::derive::names::MMIO_USER_WRITE;
 
 /// What a run measures, chosen once from the options: the selected
 /// scenarios and floor loops, trapline's scenarios grouped by the machine

@@ -102,9 +102,16 @@ pub(super) fn collect(
     }
 }
 
-/// Exits during a batch, minus the RESULT ucall's own OUT.
+/// The exit a ucall itself makes: an OUT on x86, an MMIO store on arm64.
+#[cfg(target_arch = "x86_64")]
+pub(super) const UCALL_EXIT: ExitKind = ExitKind::PioWrite;
+/// The exit a ucall itself makes: an OUT on x86, an MMIO store on arm64.
+#[cfg(target_arch = "aarch64")]
+pub(super) const UCALL_EXIT: ExitKind = ExitKind::MmioWrite;
+
+/// Exits during a batch, minus the RESULT ucall's own exit.
 pub(super) fn loop_exits(b: &Batch) -> ExitSnapshot {
-    b.exits.without(ExitKind::PioWrite, 1)
+    b.exits.without(UCALL_EXIT, 1)
 }
 
 /// KVM's own exit counters that moved during a batch, minus the RESULT

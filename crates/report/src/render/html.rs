@@ -276,9 +276,14 @@ fn method(out: &mut String, report: &Report, contents: &mut Contents) {
     contents.h2(out, "Method");
     let _ = writeln!(out, "<p>{}</p>", esc(&p));
     if let Some(note) = &report.host.nested_note {
+        let title = if report.host.emulated {
+            "Emulated host."
+        } else {
+            "Nested virtualization."
+        };
         let _ = writeln!(
             out,
-            "<p class=\"caveat\"><strong>Nested virtualization.</strong> {}</p>",
+            "<p class=\"caveat\"><strong>{title}</strong> {}</p>",
             esc(&sentence(note))
         );
     }

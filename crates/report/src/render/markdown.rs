@@ -73,7 +73,12 @@ pub fn render(report: &Report, page: &dyn Page) -> String {
         out.push_str(&format!("_Peer: {}_\n\n", cell(&peer)));
     }
     if let Some(note) = &report.host.nested_note {
-        out.push_str(&format!("> **Nested virtualization:** {}\n\n", cell(note)));
+        let title = if report.host.emulated {
+            "Emulated host"
+        } else {
+            "Nested virtualization"
+        };
+        out.push_str(&format!("> **{title}:** {}\n\n", cell(note)));
     }
     // A composite page's parts come between its own tables and sections.
     head(&mut out, page, "###");

@@ -95,8 +95,8 @@ pub fn render(report: &Report, page: &dyn Page) -> String {
     if let Some(peer) = peer_line(report) {
         out.push_str(&format!("peer: {peer}\n"));
     }
-    if let Some(note) = &report.host.nested_note {
-        out.push_str(&format!("caveat: nested virtualization: {note}\n"));
+    if let (Some(note), Some(title)) = (&report.host.nested_note, report.host.caveat_title()) {
+        out.push_str(&format!("caveat: {title}: {note}\n"));
     }
     out
 }

@@ -36,6 +36,11 @@ const NESTED_CAVEAT: &str = "nested virtualization (this host is itself a VM): e
 goes through the outer hypervisor, so absolute cycles are far above bare metal; compare ratios \
 within one run.";
 
+/// The emulated-host caveat, short (an arm64 host on QEMU's `max` CPU).
+const EMULATED_CAVEAT: &str = "emulated host (the CPU is QEMU's, under TCG): the times say \
+nothing about hardware; only behaviour holds (checks, exits by kind, which paths stay in the \
+kernel).";
+
 /// How to lay the summary out.
 #[derive(Clone, Debug)]
 pub struct SummaryOptions {
@@ -137,7 +142,7 @@ fn host_text(report: &Report) -> String {
     }
     parts.push(format!("{} CPUs", h.nproc));
     if h.tsc_khz > 0 {
-        parts.push(format!("TSC {:.3} GHz", h.tsc_khz as f64 / 1e6));
+        parts.push(h.clock_text());
     }
     parts.push(format!("load {:.2}", h.load_avg[0]));
     // Nested or not: the caveat below says so.
@@ -151,7 +156,12 @@ fn header_lines(report: &Report, width: usize) -> Vec<String> {
         out.extend(wrap(&peer, width, "peer: ", "      "));
     }
     if report.host.nested_note.is_some() {
-        out.extend(wrap(NESTED_CAVEAT, width, "caveat: ", "        "));
+        let caveat = if report.host.emulated {
+            EMULATED_CAVEAT
+        } else {
+            NESTED_CAVEAT
+        };
+        out.extend(wrap(caveat, width, "caveat: ", "        "));
     }
     let checked: Vec<&ScenarioResult> = report
         .scenarios

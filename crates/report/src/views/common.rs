@@ -17,6 +17,20 @@ pub const NESTED_CLAUSE: &str = "and this host is a nested VM, where guest code 
 emulated and every exit also goes through the outer hypervisor, so its absolute numbers are \
 inflated and only ratios carry over";
 
+/// The second half of every caption when the report's host is emulated.
+pub const EMULATED_CLAUSE: &str = "and this host is emulated (QEMU's CPU under TCG), so its \
+times say nothing about hardware: read its rows for behaviour (checks, exits, orderings) only";
+
+/// `base` as one sentence, with the clause the report's host calls for:
+/// [`EMULATED_CLAUSE`], [`NESTED_CLAUSE`] or none.
+pub fn host_caption(base: &str, host: &crate::model::HostInfo) -> String {
+    if host.emulated && host.nested_note.is_some() {
+        format!("{base}; {EMULATED_CLAUSE}.")
+    } else {
+        caption(base, host.nested_note.is_some())
+    }
+}
+
 /// `base` as one sentence, extended with [`NESTED_CLAUSE`] when `nested`.
 pub fn caption(base: &str, nested: bool) -> String {
     if nested {

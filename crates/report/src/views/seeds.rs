@@ -3,7 +3,7 @@
 
 use serde::Serialize;
 
-use super::common::{self, caption};
+use super::common::{self, host_caption};
 use super::seed::{SeedId, SeedView};
 use crate::model::Report;
 use crate::render::grid::{Align, Grid, Mode, Row, Section};
@@ -31,7 +31,7 @@ impl SeedsView {
             parts: SeedId::all()
                 .map(|s| SeedView::build(report, s.table()))
                 .collect(),
-            caption: caption(CAPTION, report.host.nested_note.is_some()),
+            caption: host_caption(CAPTION, &report.host),
         }
     }
 

@@ -6,7 +6,7 @@
 
 use serde::Serialize;
 
-use super::common::{self, caption, finite, Measured, NOT_MEASURED};
+use super::common::{self, finite, host_caption, Measured, NOT_MEASURED};
 use crate::derive::{
     names, DISPATCH_OVERHEAD, HANDLING_PER_USER_EXIT, PREMIUM_RATIO_RAW_KVM_VMM, STAT_OVERHEAD,
     STAT_OVERHEAD_SHARE, USER_EXIT_PREMIUM, VMM_CPU_TO_FIRST_KVM_RUN, VMM_RSS_BEYOND_GUEST,
@@ -412,7 +412,7 @@ impl VmmView {
             .collect();
         Self {
             view: "vmm",
-            caption: caption(CAPTION, report.host.nested_note.is_some()),
+            caption: host_caption(CAPTION, &report.host),
             firecracker_source: FIRECRACKER_SOURCE,
             footprint,
             cost_per_exit,

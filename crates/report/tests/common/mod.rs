@@ -49,6 +49,9 @@ pub fn sample_report() -> Report {
         .into_iter()
         .collect(),
         nested_note: Some("hypervisor bit set; running under <L0> \"KVM\"".into()),
+        emulated: false,
+        counter: None,
+        arch: None,
     };
     let config = RunConfig {
         repeat: 5,

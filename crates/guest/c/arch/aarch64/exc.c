@@ -1,9 +1,10 @@
 /*
  * Exceptions are bugs in a payload (or in the VMM under test): report the
  * kind, ESR, ELR and FAR on the console and as an ASSERT ucall, then
- * exit(63) like a failed kvm-unit-tests assertion. The one exception: a
+ * exit(63) like a failed kvm-unit-tests assertion. The exceptions: a
  * data abort at EL1 while this CPU's skip_faults is set is counted and the
- * faulting instruction (always 4 bytes in AArch64) skipped.
+ * faulting instruction (always 4 bytes in AArch64) skipped; an IRQ at EL1
+ * goes to rt_irq_handler when a payload installed one (the probe's GIC).
  */
 #include "rt.h"
 
@@ -16,6 +17,10 @@ static const char *const kinds[16] = {
 
 /* The kind of a synchronous exception taken from EL1 running on SP_EL1. */
 #define KIND_SYNC_EL1 4
+/* The kind of an IRQ taken from EL1 running on SP_EL1. */
+#define KIND_IRQ_EL1 5
+
+void (*rt_irq_handler)(void);
 
 struct exc_frame {
     u64 x[31];
@@ -33,6 +38,10 @@ void exc_handler(u64 kind, struct exc_frame *f)
     u64 far = read_sysreg(far_el1);
     struct percpu *c = this_cpu();
 
+    if (kind == KIND_IRQ_EL1 && rt_irq_handler) {
+        rt_irq_handler();
+        return;
+    }
     if (kind == KIND_SYNC_EL1 && (esr >> 26) == EC_DABT_CUR && c && c->skip_faults) {
         c->faults++;
         f->elr += 4;

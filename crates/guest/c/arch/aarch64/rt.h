@@ -34,6 +34,9 @@ int vprintf(const char *fmt, va_list ap);
 void ucall_args(u32 kind, const char *text, const u64 args[UCALL_ARGS]);
 #define ucall(kind, text, ...) ucall_args((kind), (text), (const u64[UCALL_ARGS]){ __VA_ARGS__ })
 
+/* ---- exceptions: an IRQ at EL1 calls this when set (exc.c); else it is reported as a bug ---- */
+extern void (*rt_irq_handler)(void);
+
 /* ---- leaving ---- */
 noreturn void exit(int code);   /* debug exit with code, else PSCI SYSTEM_OFF */
 noreturn void finish(int code); /* ucall DONE(code); 0: SYSTEM_OFF, else exit(code) */

@@ -12,10 +12,65 @@
 
 #include "rt.h"
 
-#define WAIT_CYCLES (1ULL << 32)    /* bound on every wait for a handler or vCPU 1 */
-
 /* RESULT_BAD_VALUE when an interrupt scenario's wait timed out or a count was off (harness.c). */
 extern u32 run_status;
+
+#if defined(__aarch64__)
+/*
+ * arm64: the same harness (harness.c) with the arm64 probe's own routines
+ * (payloads/aarch64/probe/): exits.c, ipi.c (the GICv3, vCPU 1, SGIs and
+ * EOI) and irqfd.c. The clock is the generic timer's virtual counter
+ * (CNTVCT_EL0 after an ISB): "cycles" in a Result are counter ticks at
+ * CNTFRQ_EL0, not CPU cycles. Every loop is the same three instructions
+ * (add; cmp; b.ne) around one operation.
+ */
+#define LOOP(body, ...)                                                                          \
+    do {                                                                                         \
+        t0 = counter_now();                                                                      \
+        asm volatile("1:\n\t" body "\n\tadd %[i], %[i], #1\n\tcmp %[i], %[n]\n\tb.ne 1b" __VA_ARGS__); \
+        t1 = counter_now();                                                                      \
+    } while (0)
+
+/* Bound on every wait for a handler or vCPU 1: two seconds of the counter. */
+#define WAIT_TICKS (2 * counter_freq())
+
+/* exits.c */
+void exits_init(void);
+bool exits_run(u32 id, u64 n, u64 *cycles, u64 *value);
+
+/* ipi.c: the GICv3 (distributor, redistributors, CPU interface), vCPU 1, ROUTINE_IPI. */
+void irq_init(void);
+void gic_cpu_init(u32 cpu);
+void gic_spi_route_edge(u32 intid, u64 mpidr);
+void gic_eoi(u32 iar);
+u32 ipi_prepare(u32 id, const char *name);
+void ipi_run(u32 id, u64 n, u64 *cycles, u64 *value);
+void ipi_cleanup(u32 id);
+
+/* irqfd.c: ROUTINE_IRQFD; irqfd_irq() is its INTID's handler (called from ipi.c's). */
+#define IRQFD_MAX 4096
+void irqfd_init(void);
+u32 irqfd_prepare(const char *name);
+void irqfd_run(u64 n, u64 *cycles, u64 *value);
+void irqfd_cleanup(void);
+void irqfd_irq(void);
+
+/* No PCI on the arm64 probe yet: its scenarios report unsupported. */
+static inline u32 pci_prepare(u32 id, const char *name)
+{
+    (void)id;
+    (void)name;
+    return RESULT_UNSUPPORTED;
+}
+static inline void pci_cleanup(void) {}
+static inline bool pci_run(u32 id, u64 n, u64 *cycles, u64 *value)
+{
+    (void)id, (void)n, (void)cycles, (void)value;
+    return false;
+}
+#else
+
+#define WAIT_CYCLES (1ULL << 32)    /* bound on every wait for a handler or vCPU 1 */
 
 /*
  * Every timed loop is the same three instructions (inc; cmp; jne) around
@@ -53,4 +108,5 @@ u32 irqfd_prepare(const char *name);
 void irqfd_run(u64 n, u64 *cycles, u64 *value);
 void irqfd_cleanup(void);
 
+#endif /* __aarch64__ */
 #endif

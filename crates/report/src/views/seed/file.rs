@@ -114,6 +114,9 @@ struct RawTable {
     derived: Option<RawDerived>,
     #[serde(default)]
     notes: Vec<String>,
+    arm64_caption: Option<String>,
+    #[serde(default)]
+    arm64_notes: Vec<String>,
     chart: RawChart,
 }
 
@@ -493,6 +496,8 @@ fn build(view: &'static str, raw: RawTable, hooks: Hooks) -> Result<SeedTable, S
         findings_heading: raw.findings_heading.unwrap_or_default(),
         derived,
         notes: raw.notes,
+        arm64_caption: raw.arm64_caption,
+        arm64_notes: raw.arm64_notes,
         chart,
         hooks,
     };

@@ -136,6 +136,15 @@ impl SeedRow {
     pub fn scenario(&self) -> Option<&str> {
         self.scenario.as_deref()
     }
+
+    /// The scenario measuring it on a host of this architecture: its
+    /// `arm64` one on arm64 where it has one, else its own.
+    pub fn scenario_on(&self, arm64: bool) -> Option<&str> {
+        match (&self.arm64, arm64) {
+            (Some(a), true) => Some(a),
+            _ => self.scenario(),
+        }
+    }
 }
 
 /// A series of a [`Bars::Values`] chart drawn from a published column.
@@ -394,6 +403,11 @@ pub struct SeedTable {
     pub derived: Option<DerivedLine>,
     /// Notes after the citation.
     pub notes: Vec<String>,
+    /// The caption for a report measured on arm64 (the rows' `arm64`
+    /// scenarios), when it differs from [`SeedTable::caption`].
+    pub arm64_caption: Option<String>,
+    /// The notes for a report measured on arm64, when they differ.
+    pub arm64_notes: Vec<String>,
     /// The chart.
     pub chart: SeedChart,
     /// The seed's code.

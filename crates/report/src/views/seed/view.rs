@@ -7,7 +7,7 @@
 
 use serde::ser::{Serialize, SerializeMap, Serializer};
 
-use super::super::common::{self, caption, ratio, Finding, Measured};
+use super::super::common::{self, host_caption, ratio, Finding, Measured};
 use super::table::{Bars, Callout, Joined, PublishedSeries, SeedRow, SeedTable, TextSeries};
 use crate::fmt::derived_value;
 use crate::model::{Derived, Report, TRAPLINE_VMM};
@@ -22,6 +22,8 @@ use crate::unit::Unit;
 pub struct SeedRowView {
     /// The published row.
     pub row: &'static SeedRow,
+    /// The scenario measuring it here (the row's arm64 one on arm64).
+    pub scenario: Option<&'static str>,
     /// Published value ÷ the `per` row's.
     pub published_ratio: Option<f64>,
     /// The scenario on this host.
@@ -57,6 +59,9 @@ pub struct SeedView {
     /// Why this host's ratios divide by another scenario than the seed's
     /// (see [`SeedTable::fallback_per`]), when they do.
     pub fallback_note: Option<String>,
+    /// Measured on arm64: the rows' arm64 scenarios, and the table's arm64
+    /// caption and notes where it has them.
+    pub arm64: bool,
 }
 
 impl PartialEq for SeedView {
@@ -69,25 +74,30 @@ impl PartialEq for SeedView {
             && self.derived == o.derived
             && self.report_notes == o.report_notes
             && self.fallback_note == o.fallback_note
+            && self.arm64 == o.arm64
     }
 }
 
 impl SeedView {
     /// Maps `report` onto `table`.
     pub fn build(report: &Report, table: &'static SeedTable) -> Self {
+        let arm64 = report.host.is_arm64();
         let peer = table.peer.as_deref();
         let has_peer = peer.is_some_and(|peer| {
-            report
-                .scenarios
-                .iter()
-                .any(|s| s.vmm == peer && table.rows.iter().any(|r| r.scenario() == Some(&s.name)))
+            report.scenarios.iter().any(|s| {
+                s.vmm == peer
+                    && table
+                        .rows
+                        .iter()
+                        .any(|r| r.scenario_on(arm64) == Some(&s.name))
+            })
         });
         let quantity = table
             .measures
             .get(table.compare_measure)
             .map(|m| m.quantity);
         let compared = |m: &Measured, row: &SeedRow| quantity.and_then(|q| q.of(m, row.per_iter));
-        let measured = |vmm: &str, row: &SeedRow| match row.scenario() {
+        let measured = |vmm: &str, row: &SeedRow| match row.scenario_on(arm64) {
             Some(scenario) => Measured::lookup(report, vmm, scenario),
             None => Measured {
                 reason: row.missing.clone(),
@@ -127,6 +137,7 @@ impl SeedView {
                 let peer_row = peer.filter(|_| has_peer).map(|p| measured(p, row));
                 SeedRowView {
                     row,
+                    scenario: row.scenario_on(arm64),
                     published_ratio: ratio(table.published(&row.label), table.published(&row.per)),
                     values: table
                         .measures
@@ -153,7 +164,13 @@ impl SeedView {
         });
         Self {
             table,
-            caption: caption(&table.caption, report.host.nested_note.is_some()),
+            caption: host_caption(
+                match (&table.arm64_caption, arm64) {
+                    (Some(c), true) => c,
+                    _ => &table.caption,
+                },
+                &report.host,
+            ),
             rows,
             conclusion: hooks
                 .conclusion
@@ -168,6 +185,7 @@ impl SeedView {
                 )
             }),
             report_notes: hooks.report_notes.map(|f| f(report)).unwrap_or_default(),
+            arm64,
         }
     }
 
@@ -214,7 +232,7 @@ impl Serialize for RowJson<'_> {
             m.serialize_entry("slug", slug)?;
         }
         if t.scenario_column {
-            m.serialize_entry("scenario", &r.row.scenario())?;
+            m.serialize_entry("scenario", &r.scenario)?;
         }
         for (f, text) in t.texts.iter().zip(&r.row.texts) {
             m.serialize_entry(&f.key, &text.json)?;
@@ -343,7 +361,11 @@ impl Page for SeedView {
             format!(" ({})", also.join(", "))
         };
         let mut notes = vec![format!("Published: {}{also}.", t.source)];
-        notes.extend(t.notes.iter().cloned());
+        if self.arm64 && !t.arm64_notes.is_empty() {
+            notes.extend(t.arm64_notes.iter().cloned());
+        } else {
+            notes.extend(t.notes.iter().cloned());
+        }
         notes.extend(self.report_notes.iter().cloned());
         notes.extend(self.fallback_note.iter().cloned());
         out.push(Section {
@@ -358,7 +380,7 @@ impl Page for SeedView {
         self.rows
             .iter()
             .filter_map(|r| {
-                let scenario = r.row.scenario()?;
+                let scenario = r.scenario?;
                 let name = match &r.row.slug {
                     Some(slug) => slug,
                     None if self.table.kut_scenario => scenario,
@@ -470,7 +492,7 @@ impl SeedView {
         }
         if t.scenario_column {
             cols.push(column("scenario", "scenario", Left, move |r| {
-                Cell::text(match (r.row.scenario(), joined) {
+                Cell::text(match (r.scenario, joined) {
                     (Some(scenario), _) => scenario,
                     (None, Some(_)) => "–",
                     (None, None) => "",
@@ -576,7 +598,7 @@ impl SeedView {
             .map(|r| {
                 if t.scenario_column {
                     // A row without a scenario shows "label / ".
-                    let scenario = r.row.scenario().unwrap_or_default();
+                    let scenario = r.scenario.unwrap_or_default();
                     format!("{} / {scenario}", r.row.label)
                 } else {
                     r.row.label.to_string()

@@ -1,0 +1,169 @@
+//! The arm64 probe's scenarios (the `virt` machine, KVM's vGICv3): those
+//! of the x86 catalog that exist on arm64, under the same names where the
+//! meaning is the same, and the arm64-only ones (`sysreg-trap`,
+//! `mmio-vgic-read`). Each holds its ABI record, as on x86.
+
+use super::Check::*;
+use super::MachineKind::*;
+use super::{Peer, Scenario};
+use crate::lab::probe::ProbeRegister;
+use trapline_abi::scenario;
+use trapline_bus::ExitKind;
+
+const NO_PEER: Peer = Peer::Skipped("no peer VMM on arm64 yet");
+
+/// Every arm64 probe scenario, in report order.
+pub const ARM64_SCENARIOS: &[Scenario] = &[
+    Scenario {
+        id: scenario::NOOP,
+        group: "baseline",
+        path: "empty loop: the cost subtracted from every other scenario",
+        machine: Main,
+        check: NoExits,
+        peer: NO_PEER,
+    },
+    Scenario {
+        id: scenario::HYPERCALL,
+        group: "trap",
+        path: "HVC with an unknown SMCCC function id: KVM answers NOT_SUPPORTED itself (the paper's Hypercall)",
+        machine: Main,
+        check: NoExits,
+        peer: NO_PEER,
+    },
+    Scenario {
+        id: scenario::SYSREG_TRAP,
+        group: "trap",
+        path: "MRS of ID_AA64PFR0_EL1: trapped (HCR_EL2.TID3) and emulated in the kernel, as CPUID on x86 (the paper's Trap)",
+        machine: Main,
+        check: NoExits,
+        peer: NO_PEER,
+    },
+    Scenario {
+        id: scenario::MMIO_VGIC_READ,
+        group: "mmio",
+        path: "load of GICD_IIDR: MMIO served by KVM's in-kernel vGIC (the paper's I/O Kernel)",
+        machine: Main,
+        check: NoExits,
+        peer: NO_PEER,
+    },
+    Scenario {
+        id: scenario::MMIO_USER_READ,
+        group: "mmio",
+        path: "load from a trapline MMIO device: exit to user space, value checked (the paper's I/O User)",
+        machine: Main,
+        check: UserExit(ExitKind::MmioRead, None),
+        peer: NO_PEER,
+    },
+    Scenario {
+        id: scenario::MMIO_USER_WRITE,
+        group: "mmio",
+        path: "store to a trapline MMIO device: exit to user space",
+        machine: Main,
+        check: UserExit(ExitKind::MmioWrite, Some(ProbeRegister::MmioUser)),
+        peer: NO_PEER,
+    },
+    Scenario {
+        id: scenario::MMIO_KERNEL_WILDCARD,
+        group: "mmio",
+        path: "store to a KVM ioeventfd, length 0 (any length)",
+        machine: Main,
+        check: IoEvent("mmio-wildcard"),
+        peer: NO_PEER,
+    },
+    Scenario {
+        id: scenario::MMIO_KERNEL_DATAMATCH,
+        group: "mmio",
+        path: "store to a KVM ioeventfd, 32-bit datamatch (seed 000's mmio_kernel, without a kernel patch)",
+        machine: Main,
+        check: IoEvent("mmio-datamatch"),
+        peer: NO_PEER,
+    },
+    Scenario {
+        id: scenario::COALESCED_MMIO,
+        group: "coalesced",
+        path: "store into a coalesced MMIO zone: queued in the ring, drained on the next exit",
+        machine: Main,
+        check: Coalesced(ProbeRegister::MmioCoalesced),
+        peer: NO_PEER,
+    },
+    Scenario {
+        id: scenario::RAM_READ,
+        group: "memslot",
+        path: "load from ordinary guest RAM",
+        machine: Main,
+        check: NoExits,
+        peer: NO_PEER,
+    },
+    Scenario {
+        id: scenario::RO_MEMSLOT_READ,
+        group: "memslot",
+        path: "load from a KVM_MEM_READONLY memslot: a RAM read, value checked",
+        machine: Main,
+        check: NoExits,
+        peer: NO_PEER,
+    },
+    Scenario {
+        id: scenario::RO_MEMSLOT_WRITE,
+        group: "memslot",
+        path: "store to a KVM_MEM_READONLY memslot: exits as MMIO",
+        machine: Main,
+        check: UserExit(ExitKind::MmioWrite, Some(ProbeRegister::RoMemslot)),
+        peer: NO_PEER,
+    },
+    Scenario {
+        id: scenario::DOORBELL_USER_MMIO,
+        group: "doorbell",
+        path: "ring = MMIO store exiting to trapline, which signals the consumer's eventfd (seed 002's qemu-mmio)",
+        machine: Main,
+        check: Doorbell("doorbell-user-mmio", Some(ExitKind::MmioWrite)),
+        peer: NO_PEER,
+    },
+    Scenario {
+        id: scenario::DOORBELL_IOEVENTFD_MMIO,
+        group: "doorbell",
+        path: "ring = MMIO store to a KVM ioeventfd (iosignalfd-mmio)",
+        machine: Main,
+        check: Doorbell("doorbell-mmio", None),
+        peer: NO_PEER,
+    },
+    Scenario {
+        id: scenario::IPI,
+        group: "irq",
+        path: "SGI to vCPU 1 (spinning, IRQs unmasked) through ICC_SGI1R_EL1 and wait for its handler: round trip",
+        machine: Smp,
+        check: NoExits,
+        peer: NO_PEER,
+    },
+    Scenario {
+        id: scenario::IPI_HALT,
+        group: "irq",
+        path: "SGI to vCPU 1 waiting in WFI: wake-up round trip",
+        machine: Smp,
+        check: NoExits,
+        peer: NO_PEER,
+    },
+    Scenario {
+        id: scenario::SELF_IPI,
+        group: "irq",
+        path: "SGI to this vCPU, taken by its handler",
+        machine: Smp,
+        check: NoExits,
+        peer: NO_PEER,
+    },
+    Scenario {
+        id: scenario::EOI,
+        group: "irq",
+        path: "the ICC_EOIR1_EL1 write in the handler (GICv3: stays in the CPU), timed inside the handler",
+        machine: Smp,
+        check: NoExits,
+        peer: NO_PEER,
+    },
+    Scenario {
+        id: scenario::IRQFD,
+        group: "irq",
+        path: "host thread writes an irqfd bound to an SPI (edge); latency to the guest handler (counter-offset estimate)",
+        machine: Main,
+        check: Irqfd,
+        peer: NO_PEER,
+    },
+];
