@@ -152,6 +152,11 @@ pub struct BenchArgs {
     /// vCPUs for `--view linux-boot`.
     #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=64))]
     pub linux_smp: u32,
+    /// The CPU model `--view linux-boot` gives the guest on every VMM
+    /// (trapline's `--cpu`, QEMU's `-cpu`): `qemu64,-cx16` (the shared
+    /// README's), `host`, …
+    #[arg(long, default_value = crate::linux_boot::DEFAULT_CPU)]
+    pub linux_cpu: String,
     /// Run trapline's VMs without the exit profile: no handling times per
     /// exit, and no `stat-overhead` row.
     #[arg(long)]
@@ -257,11 +262,19 @@ pub fn main(args: BenchArgs) -> i32 {
         }
     }
     if args.view == ViewArg::LinuxBoot {
-        let repeat = args.repeat.unwrap_or(if args.quick { 1 } else { 3 });
+        // Five interleaved pairs by default: enough for a median and a
+        // range that say something on a host whose load drifts.
+        let repeat = args.repeat.unwrap_or(if args.quick { 1 } else { 5 });
         // A boot takes ~20 s on an idle host: give the default VM timeout
         // room for a loaded one.
         let timeout = args.timeout.max(Duration::from_secs(600));
-        return crate::linux_boot::main(args.linux_smp, repeat, options.peer.as_ref(), timeout);
+        return crate::linux_boot::main(
+            args.linux_smp,
+            repeat,
+            &args.linux_cpu,
+            options.peer.as_ref(),
+            timeout,
+        );
     }
     // Before any VM: a results folder that cannot be made fails now.
     let folder = if args.no_results {
