@@ -532,3 +532,25 @@ fn linux_rows(
     let _ = std::fs::remove_file(&disk);
     rows
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::Parser;
+
+    #[derive(Parser)]
+    struct Cli {
+        #[command(flatten)]
+        bench: BenchArgs,
+    }
+
+    #[test]
+    fn linux_boot_cpu_defaults_to_the_shared_readme_model() {
+        let a = Cli::try_parse_from(["bench", "--view", "linux-boot"]).unwrap();
+        assert_eq!(a.bench.linux_cpu, crate::linux_boot::DEFAULT_CPU);
+        let a =
+            Cli::try_parse_from(["bench", "--view", "linux-boot", "--linux-cpu", "host"]).unwrap();
+        assert_eq!(a.bench.linux_cpu, "host");
+        assert_eq!(a.bench.view, ViewArg::LinuxBoot);
+    }
+}
