@@ -157,6 +157,11 @@ pub struct BenchArgs {
     /// vCPUs for `--view linux-boot`, 1 to 64.
     #[arg(long, help_heading = "Measurement", value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=64))]
     pub linux_smp: u32,
+    /// The CPU model `--view linux-boot` gives the guest on every VMM
+    /// (trapline's `--cpu`, QEMU's `-cpu`): `qemu64,-cx16` (the shared
+    /// README's), `host`, …
+    #[arg(long, default_value = LINUX_BOOT_CPU)]
+    pub linux_cpu: String,
     /// Run trapline's VMs without the exit profile: no handling times per
     /// exit, and no `stat-overhead` row.
     #[arg(long, help_heading = "Measurement")]
@@ -191,6 +196,11 @@ const QUICK_GOAL: u64 = 1 << 23;
 const FULL_GOAL: u64 = 1 << 22;
 #[cfg(target_arch = "aarch64")]
 const QUICK_GOAL: u64 = 1 << 20;
+
+/// The CPU model `--view linux-boot` gives the guest on both VMMs unless
+/// `--linux-cpu` says otherwise: the one the shared Linux's README boots
+/// QEMU with.
+pub const LINUX_BOOT_CPU: &str = "qemu64,-cx16";
 
 impl BenchArgs {
     /// The scenarios `--view` needs, as an `--only` selection, when it
@@ -316,11 +326,19 @@ pub fn main(args: BenchArgs) -> i32 {
     }
     #[cfg(target_arch = "x86_64")]
     if args.view == ViewArg::LinuxBoot {
-        let repeat = args.repeat.unwrap_or(if args.quick { 1 } else { 3 });
+        // Five interleaved pairs by default: enough for a median and a
+        // range that say something on a host whose load drifts.
+        let repeat = args.repeat.unwrap_or(if args.quick { 1 } else { 5 });
         // A boot takes ~20 s on an idle host: give the default VM timeout
         // room for a loaded one.
         let timeout = args.timeout.max(Duration::from_secs(600));
-        return crate::linux_boot::main(args.linux_smp, repeat, options.peer.as_ref(), timeout);
+        return crate::linux_boot::main(
+            args.linux_smp,
+            repeat,
+            &args.linux_cpu,
+            options.peer.as_ref(),
+            timeout,
+        );
     }
     // Before any VM: a results folder that cannot be made fails now.
     let folder = if args.no_results {
@@ -557,4 +575,26 @@ fn linux_rows(
         .collect();
     let _ = std::fs::remove_file(&disk);
     rows
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::Parser;
+
+    #[derive(Parser)]
+    struct Cli {
+        #[command(flatten)]
+        bench: BenchArgs,
+    }
+
+    #[test]
+    fn linux_boot_cpu_defaults_to_the_shared_readme_model() {
+        let a = Cli::try_parse_from(["bench", "--view", "linux-boot"]).unwrap();
+        assert_eq!(a.bench.linux_cpu, LINUX_BOOT_CPU);
+        let a =
+            Cli::try_parse_from(["bench", "--view", "linux-boot", "--linux-cpu", "host"]).unwrap();
+        assert_eq!(a.bench.linux_cpu, "host");
+        assert_eq!(a.bench.view, ViewArg::LinuxBoot);
+    }
 }

@@ -27,15 +27,26 @@ pub fn measure_tsc_khz(span: Duration) -> u64 {
     t1.wrapping_sub(t0).saturating_mul(1_000_000) / ns
 }
 
-/// Gather what is known about this host.
-pub fn collect(kvm: &HostKvm, tsc_khz: u64) -> HostInfo {
-    let cpuinfo = std::fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
-    let flags = cpuinfo_field(&cpuinfo, "flags");
+/// The host's 1, 5 and 15 minute load averages (zeros if unreadable).
+pub fn load_avg() -> [f64; 3] {
     let load = std::fs::read_to_string("/proc/loadavg").unwrap_or_default();
     let mut la = [0.0; 3];
     for (slot, v) in la.iter_mut().zip(load.split_whitespace()) {
         *slot = v.parse().unwrap_or(0.0);
     }
+    la
+}
+
+/// This host CPU's name, as [`collect`] reports it (empty if unknown).
+pub fn this_cpu_model() -> String {
+    cpu_model(&std::fs::read_to_string("/proc/cpuinfo").unwrap_or_default())
+}
+
+/// Gather what is known about this host.
+pub fn collect(kvm: &HostKvm, tsc_khz: u64) -> HostInfo {
+    let cpuinfo = std::fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
+    let flags = cpuinfo_field(&cpuinfo, "flags");
+    let la = load_avg();
     let measured = measure_tsc_khz(Duration::from_millis(50));
     HostInfo {
         cpu_model: cpu_model(&cpuinfo),

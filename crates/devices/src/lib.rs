@@ -10,6 +10,7 @@ pub mod fw_cfg;
 mod hostile;
 pub mod i8042;
 pub mod lapic_fallback;
+pub mod mptable;
 pub mod pc_testdev;
 pub mod pci;
 pub mod pl011;

@@ -22,9 +22,9 @@ pub struct Machine {
     /// COM1's interrupt line, held so that its irqfd stays registered.
     #[cfg(target_arch = "x86_64")]
     pub(crate) _uart_irq: Option<IrqFd>,
-    /// The PL031's match timer thread (stopped and joined on drop).
-    #[cfg(target_arch = "aarch64")]
-    pub(crate) _rtc_timer: trapline_devices::pl031::Pl031Timer,
+    /// Helper threads started once vCPU 0 is in the guest (see
+    /// [`crate::deferred`]): the RTC's (x86) or PL031's (arm64) timer.
+    pub(crate) deferred: Vec<crate::deferred::DeferredStart>,
     pub(crate) virtio: crate::virtio::VirtioSet,
     /// The PC platform's devices (PCI, PM, RTC: what S3 needs).
     #[cfg(target_arch = "x86_64")]

@@ -16,6 +16,7 @@ mod arch;
 mod assemble;
 mod config;
 pub mod console;
+mod deferred;
 mod error;
 mod extension;
 pub mod footprint;

@@ -37,6 +37,9 @@ type ResumeAt = std::convert::Infallible;
 const STOP_GRACE: Duration = Duration::from_secs(5);
 /// How often a vCPU that has not stopped yet is kicked again.
 const REKICK: Duration = Duration::from_millis(20);
+/// How long the controller waits for vCPU 0 to head into the guest before
+/// it starts the deferred helpers anyway.
+const FIRST_ENTRY_WAIT: Duration = Duration::from_secs(1);
 
 /// What a run produced.
 pub struct RunReport {
@@ -68,13 +71,36 @@ impl Machine {
     /// expires. Every vCPU thread is joined before this returns.
     pub fn run(mut self) -> Result<RunReport, MachineError> {
         kick::install()?;
-        let filters = Filters::build(self.seccomp)?;
+        let vcpu_filter = match self.seccomp {
+            SeccompMode::Off => None,
+            _ => Some(trapline_seccomp::filter(ThreadKind::Vcpu)?),
+        };
         // The ioeventfd path's worker, before the vCPUs can notify.
         let virtio_worker = self.virtio.spawn_worker(self.seccomp != SeccompMode::Off)?;
         let kvm_start = self.kvm_stats.as_ref().map(|k| k.snapshot());
         let started = Instant::now();
-        let (mut vcpus, ends_tx) = self.spawn_vcpus(filters.vcpu)?;
+        let (mut vcpus, ends_tx) = self.spawn_vcpus(vcpu_filter)?;
+        // What the guest does not wait for starts once vCPU 0 is on its
+        // way into the guest (crate::deferred).
+        vcpus.wait_first_entry();
+        let _helpers = match crate::deferred::start_all(std::mem::take(&mut self.deferred)) {
+            Ok(h) => h,
+            Err(e) => {
+                vcpus.stop_all();
+                return Err(e);
+            }
+        };
         self.spawn_console(&mut vcpus, ends_tx)?;
+        let main_filter = match self.seccomp {
+            SeccompMode::All => match trapline_seccomp::filter(ThreadKind::VmmMain) {
+                Ok(f) => Some(f),
+                Err(e) => {
+                    vcpus.stop_all();
+                    return Err(e.into());
+                }
+            },
+            _ => None,
+        };
         // Opened now, read after the run: the main thread's filter allows
         // reading an open file but not opening one.
         let smaps = if self.measure_footprint {
@@ -82,7 +108,7 @@ impl Machine {
         } else {
             None
         };
-        lock_down_main_thread(filters.main, &mut vcpus)?;
+        lock_down_main_thread(main_filter, &mut vcpus)?;
         let deadline = self.timeout.map(|t| started + t);
         let mut metrics_lines = MetricsLines::default();
         let (outcome, resumes) = self.control(&mut vcpus, started, deadline, &mut metrics_lines);
@@ -126,6 +152,7 @@ impl Machine {
                 ctx: self.vcpu_context(index, vcpus.stops[index].clone()),
                 filter: filter.clone(),
                 first_run: vcpus.first_run.clone(),
+                controller: std::thread::current(),
                 suspending: vcpus.suspending.clone(),
                 resume_rx,
                 ends: ends_tx.clone(),
@@ -375,28 +402,6 @@ struct RunEnd {
     cpu_at_first_run: Option<Duration>,
 }
 
-/// The seccomp filters of a run, built once before any thread starts
-/// (compiling BPF allocates); each vCPU thread installs its own right
-/// before its first KVM_RUN.
-struct Filters {
-    vcpu: Option<BpfProgram>,
-    main: Option<BpfProgram>,
-}
-
-impl Filters {
-    fn build(mode: SeccompMode) -> Result<Filters, MachineError> {
-        let vcpu = match mode {
-            SeccompMode::Off => None,
-            _ => Some(trapline_seccomp::filter(ThreadKind::Vcpu)?),
-        };
-        let main = match mode {
-            SeccompMode::All => Some(trapline_seccomp::filter(ThreadKind::VmmMain)?),
-            _ => None,
-        };
-        Ok(Filters { vcpu, main })
-    }
-}
-
 /// From here on the main thread only waits, kicks, joins and reports: no
 /// new threads, files or VMs.
 fn lock_down_main_thread(
@@ -432,6 +437,25 @@ struct VcpuThreads {
 }
 
 impl VcpuThreads {
+    /// Wait until vCPU 0 is about to enter the guest (it sets
+    /// `first_run` first thing on its thread), for at most
+    /// [`FIRST_ENTRY_WAIT`] or until its thread has already ended.
+    fn wait_first_entry(&self) {
+        let give_up = Instant::now() + FIRST_ENTRY_WAIT;
+        while self.first_run.get().is_none() {
+            let now = Instant::now();
+            let ended = self
+                .threads
+                .first()
+                .and_then(Option::as_ref)
+                .is_none_or(JoinHandle::is_finished);
+            if now >= give_up || ended {
+                return;
+            }
+            std::thread::park_timeout(give_up - now);
+        }
+    }
+
     /// The next end a thread reports, or a timeout at whichever comes
     /// first: the deadline, the next metrics line, re-kicking vCPUs not
     /// yet parked for S3.
@@ -547,6 +571,8 @@ struct VcpuThread {
     ctx: VcpuContext,
     filter: Option<BpfProgram>,
     first_run: Arc<OnceLock<Duration>>,
+    /// The controller's thread, unparked once `first_run` is set.
+    controller: std::thread::Thread,
     suspending: Arc<AtomicBool>,
     resume_rx: Receiver<ResumeAt>,
     ends: Sender<(usize, VcpuEnd)>,
@@ -559,6 +585,7 @@ impl VcpuThread {
         kick::arm(&mut self.vcpu);
         if self.ctx.index == 0 {
             let _ = self.first_run.set(crate::footprint::process_cpu_time());
+            self.controller.unpark();
         }
         let end = match self
             .filter

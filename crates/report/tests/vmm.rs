@@ -31,7 +31,7 @@ fn vmm_report() -> Report {
     r.push(ok("pio-kernel-wildcard", "floor", 3000.0).with_vmm("raw-kvm"));
     r.finish();
     r.derived
-        .push(footprint("vmm-cpu-to-first-kvm-run", 2.25, "ms"));
+        .push(footprint("vmm-cpu-to-first-kvm-run", 0.75, "ms"));
     r.derived
         .push(footprint("vmm-rss-beyond-guest", 4.5, "MiB"));
     r
@@ -72,23 +72,23 @@ fn footprint_against_goals_and_firecracker() {
     let fp = j["footprint"].as_array().unwrap();
     assert_eq!(fp.len(), 2);
     assert_eq!(fp[0]["name"], "vmm-cpu-to-first-kvm-run");
-    assert_eq!(fp[0]["this_host"], 2.25);
-    assert_eq!(fp[0]["goal"], 3.0);
+    assert_eq!(fp[0]["this_host"], 0.75);
+    assert_eq!(fp[0]["goal"], 1.0);
     assert_eq!(fp[0]["firecracker"], 8.0);
     assert_eq!(fp[0]["passes_goal"], true);
     assert_eq!(fp[1]["name"], "vmm-rss-beyond-guest");
-    assert_eq!(fp[1]["goal"], 4.0);
+    assert_eq!(fp[1]["goal"], 2.0);
     assert_eq!(fp[1]["firecracker"], 5.0);
     assert_eq!(fp[1]["passes_goal"], false);
     assert_eq!(fp[1]["within_firecracker"], true);
 
     let t = render(&r, Format::Table, View::Vmm);
     let cpu = line(&t, "CPU time from exec to the first KVM_RUN");
-    for want in ["2.25 CPU-ms", "≤ 3 CPU-ms", "≤ 8 CPU-ms", "pass"] {
+    for want in ["0.75 CPU-ms", "≤ 1 CPU-ms", "≤ 8 CPU-ms", "pass"] {
         assert!(cpu.contains(want), "{want} missing in {cpu:?}");
     }
     let rss = line(&t, "resident memory beyond guest RAM");
-    for want in ["4.50 MiB", "≤ 4 MiB", "≤ 5 MiB", "fail"] {
+    for want in ["4.50 MiB", "≤ 2 MiB", "≤ 5 MiB", "fail"] {
         assert!(rss.contains(want), "{want} missing in {rss:?}");
     }
     assert!(t.contains("Firecracker"));
@@ -162,8 +162,8 @@ fn markdown_csv_and_html() {
         "table,name,kind,value,unit,net_cycles,ns,goal,firecracker,result,what"
     );
     assert_eq!(lines.len(), 1 + 2 + 10);
-    assert!(lines[1].starts_with("footprint,vmm-cpu-to-first-kvm-run,derived,2.25,ms,,,3,8,pass,"));
-    assert!(lines[2].starts_with("footprint,vmm-rss-beyond-guest,derived,4.5,MiB,,,4,5,fail,"));
+    assert!(lines[1].starts_with("footprint,vmm-cpu-to-first-kvm-run,derived,0.75,ms,,,1,8,pass,"));
+    assert!(lines[2].starts_with("footprint,vmm-rss-beyond-guest,derived,4.5,MiB,,,2,5,fail,"));
     assert!(lines
         .iter()
         .any(|l| l.starts_with("cost-per-exit,pio-user-out,scenario,9000,cycles,8900,3000,,,ok,")));

@@ -17,6 +17,7 @@ use trapline_kvm::{BootRegs, HostKvm, Vm, VmConfig};
 use super::layout::MAX_MEM_MIB;
 use super::platform::KvmIrqLines;
 use crate::config::MachineConfig;
+use crate::deferred::DeferredStart;
 use crate::extension::ExtensionContext;
 use crate::kvm_stats::{KvmStats, UcallKernelCounters};
 use crate::{Machine, MachineError};
@@ -52,7 +53,7 @@ fn refuse_x86_only(config: &MachineConfig) -> Result<(), MachineError> {
 
 /// The PL031 at its window, and the thread that fires its match; the
 /// thread runs under the helper threads' seccomp filter when `seccomp`.
-fn add_rtc(vm: &Vm, mmio: &mut BusBuilder, seccomp: bool) -> Result<Pl031Timer, MachineError> {
+fn add_rtc(vm: &Vm, mmio: &mut BusBuilder, seccomp: bool) -> Result<DeferredStart, MachineError> {
     let rtc = Arc::new(Pl031::new(
         Arc::new(KvmIrqLines {
             vm: vm.fd().clone(),
@@ -65,29 +66,35 @@ fn add_rtc(vm: &Vm, mmio: &mut BusBuilder, seccomp: bool) -> Result<Pl031Timer, 
         abi::VIRT_PL031_LEN,
         rtc.clone(),
     )?;
-    let filter = if seccomp {
-        Some(trapline_seccomp::filter(
-            trapline_seccomp::ThreadKind::Helper,
-        )?)
-    } else {
-        None
-    };
-    Pl031Timer::spawn(
-        rtc,
-        Box::new(move || {
-            if let Some(f) = filter {
-                if let Err(e) =
-                    trapline_seccomp::install_program(trapline_seccomp::ThreadKind::Helper, &f)
-                {
-                    eprintln!("trapline: warning: PL031 timer thread runs without seccomp: {e}");
+    // Started once vCPU 0 is in the guest (crate::deferred).
+    Ok(Box::new(move || {
+        let filter = if seccomp {
+            Some(trapline_seccomp::filter(
+                trapline_seccomp::ThreadKind::Helper,
+            )?)
+        } else {
+            None
+        };
+        let timer = Pl031Timer::spawn(
+            rtc,
+            Box::new(move || {
+                if let Some(f) = filter {
+                    if let Err(e) =
+                        trapline_seccomp::install_program(trapline_seccomp::ThreadKind::Helper, &f)
+                    {
+                        eprintln!(
+                            "trapline: warning: PL031 timer thread runs without seccomp: {e}"
+                        );
+                    }
                 }
-            }
-        }),
-    )
-    .map_err(|source| MachineError::Host {
-        what: "spawning the PL031 timer thread",
-        source,
-    })
+            }),
+        )
+        .map_err(|source| MachineError::Host {
+            what: "spawning the PL031 timer thread",
+            source,
+        })?;
+        Ok(Box::new(timer) as crate::deferred::Helper)
+    }))
 }
 
 impl Machine {
@@ -227,7 +234,7 @@ impl Machine {
         };
         Ok(Machine {
             extension,
-            _rtc_timer: rtc_timer,
+            deferred: vec![rtc_timer],
             virtio,
             vcpus,
             ring,

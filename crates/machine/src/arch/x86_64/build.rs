@@ -127,7 +127,7 @@ impl Machine {
         pio.insert("ucall", abi::UCALL_PORT.into(), 4, Arc::new(ucall))?;
 
         let mut mmio = BusBuilder::new();
-        let platform = platform::build(
+        let mut platform = platform::build(
             &vm,
             &PlatformOptions {
                 pci_testdev: config.pci_testdev,
@@ -166,9 +166,11 @@ impl Machine {
             None
         };
 
+        let deferred = platform.rtc_timer.take().into_iter().collect();
         Ok(Machine {
             extension,
             _uart_irq: uart_irq,
+            deferred,
             virtio,
             platform,
             vcpus,

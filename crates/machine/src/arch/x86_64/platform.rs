@@ -24,6 +24,7 @@ use trapline_fastpath::{Datamatch, IoEvent, ReadOnlyRegion};
 use trapline_kvm::Vm;
 use vm_memory::{Bytes, GuestAddress, GuestMemoryBackend};
 
+use crate::deferred::{DeferredStart, Helper};
 use crate::layout::ECAM_BASE;
 use crate::MachineError;
 
@@ -145,8 +146,8 @@ pub(crate) struct Platform {
     pub rtc: Arc<Rtc>,
     /// One message per RTC alarm with AIE set: the S3 wake source.
     pub rtc_alarms: Receiver<()>,
-    /// The RTC's interrupt thread; stopped and joined when dropped.
-    pub _rtc_timer: RtcTimer,
+    /// Starts the RTC's interrupt thread (see [`crate::deferred`]).
+    pub rtc_timer: Option<DeferredStart>,
     /// Guest-physical address of the FACS (the waking vector is at +12).
     pub facs: u64,
 }
@@ -215,36 +216,42 @@ pub(crate) fn build(
     }));
     pio.insert("rtc", RTC_PORT.into(), RTC_PORT_LEN, rtc.clone())?;
     let (alarm_tx, rtc_alarms) = channel();
-    let helper_filter = if opts.seccomp {
-        Some(trapline_seccomp::filter(
-            trapline_seccomp::ThreadKind::Helper,
-        )?)
-    } else {
-        None
-    };
-    let rtc_timer = RtcTimer::spawn(
-        rtc.clone(),
-        Arc::new(KvmIrqLines {
-            vm: vm.fd().clone(),
-        }),
-        Box::new(move || {
-            // The receiver is gone only when the machine is being dropped.
-            let _ = alarm_tx.send(());
-        }),
-        Box::new(move || {
-            if let Some(f) = helper_filter {
-                if let Err(e) =
-                    trapline_seccomp::install_program(trapline_seccomp::ThreadKind::Helper, &f)
-                {
-                    eprintln!("trapline: warning: RTC timer thread runs without seccomp: {e}");
+    let seccomp = opts.seccomp;
+    let irq_lines = Arc::new(KvmIrqLines {
+        vm: vm.fd().clone(),
+    });
+    let timer_rtc = rtc.clone();
+    let rtc_timer: DeferredStart = Box::new(move || {
+        let helper_filter = if seccomp {
+            Some(trapline_seccomp::filter(
+                trapline_seccomp::ThreadKind::Helper,
+            )?)
+        } else {
+            None
+        };
+        let timer = RtcTimer::spawn(
+            timer_rtc,
+            irq_lines,
+            Box::new(move || {
+                // The receiver is gone only when the machine is being dropped.
+                let _ = alarm_tx.send(());
+            }),
+            Box::new(move || {
+                if let Some(f) = helper_filter {
+                    if let Err(e) =
+                        trapline_seccomp::install_program(trapline_seccomp::ThreadKind::Helper, &f)
+                    {
+                        eprintln!("trapline: warning: RTC timer thread runs without seccomp: {e}");
+                    }
                 }
-            }
-        }),
-    )
-    .map_err(|source| MachineError::Host {
-        what: "spawning the RTC timer thread",
-        source,
-    })?;
+            }),
+        )
+        .map_err(|source| MachineError::Host {
+            what: "spawning the RTC timer thread",
+            source,
+        })?;
+        Ok(Box::new(timer) as Helper)
+    });
     if cfg.irqchip.has_lapic() {
         // Without LAPICs the page is an absent device (crate::interrupts).
         mmio.insert(
@@ -295,6 +302,7 @@ pub(crate) fn build(
                 "ACPI tables do not fit in guest RAM ({e}): use --mem 1 or more"
             ))
         })?;
+    write_mptable(vm, cpus, acpi.base + used as u64)?;
     let facs = acpi
         .tables
         .iter()
@@ -305,7 +313,42 @@ pub(crate) fn build(
         pm,
         rtc,
         rtc_alarms,
-        _rtc_timer: rtc_timer,
+        rtc_timer: Some(rtc_timer),
         facs,
     })
+}
+
+/// Write the MP table (see [`trapline_devices::mptable`]): the floating
+/// pointer at the start of the EBDA, the first place Linux's search
+/// reaches after the first KiB, and the configuration table right after it,
+/// or, when many vCPUs make it longer than the EBDA, at the end of the
+/// firmware area (above the ACPI tables, which end at `acpi_end`).
+fn write_mptable(vm: &Vm, cpus: u32, acpi_end: u64) -> Result<(), MachineError> {
+    use trapline_devices::mptable::{self, FLOATING_LEN};
+    use trapline_loader::layout::{EBDA_START, HIGH_MEMORY_START, LOW_RAM_END};
+    let len = mptable::config_len(cpus) as u64;
+    let in_ebda = EBDA_START + FLOATING_LEN as u64;
+    let config_at = if in_ebda + len <= LOW_RAM_END {
+        in_ebda
+    } else {
+        let at = (HIGH_MEMORY_START - len) & !0xF;
+        if at < acpi_end {
+            return Err(MachineError::Config(format!(
+                "the MP table for {cpus} vCPUs does not fit beside the ACPI tables"
+            )));
+        }
+        at
+    };
+    let (floating, config) =
+        mptable::build(cpus, config_at).map_err(|e| MachineError::Config(e.to_string()))?;
+    for (bytes, at) in [(&floating[..], EBDA_START), (&config[..], config_at)] {
+        vm.memory()
+            .write_slice(bytes, GuestAddress(at))
+            .map_err(|e| {
+                MachineError::Config(format!(
+                    "the MP table does not fit in guest RAM ({e}): use --mem 1 or more"
+                ))
+            })?;
+    }
+    Ok(())
 }
