@@ -69,6 +69,11 @@ pub struct ReportArgs {
     /// beyond the spread flagged, and a verdict.
     #[arg(long, value_name = "OLD.json")]
     pub compare: Option<PathBuf>,
+    /// With `--view paper`: a saved run of the other architecture, shown as
+    /// Table 3's other side (one x86_64 run and one arm64 run, either
+    /// order; table, md, csv or json).
+    #[arg(long, value_name = "OTHER.json", conflicts_with_all = ["compare", "html", "save", "export", "verbose"])]
+    pub beside: Option<PathBuf>,
 }
 
 /// Reads a saved run: `path`, or `path/report.json` for a folder.
@@ -99,6 +104,9 @@ pub fn main(args: ReportArgs) -> i32 {
         },
         None => None,
     };
+    if let Some(other) = &args.beside {
+        return beside(&report, other, &args);
+    }
     let outputs = Outputs {
         save: args.save.clone(),
         html: args.html.clone(),
@@ -134,4 +142,32 @@ pub fn main(args: ReportArgs) -> i32 {
         present::print_comparison(&report, &old, args.format.format());
     }
     status::OK
+}
+
+/// `--beside OTHER.json`: Table 3 with this project's x86 and arm64 runs.
+fn beside(report: &Report, other: &std::path::Path, args: &ReportArgs) -> i32 {
+    if args.view.0.name() != "paper" {
+        eprintln!(
+            "{COMMAND}: error: {}",
+            trapline_report::PairError::View(args.view.0.name().to_string())
+        );
+        return status::USAGE;
+    }
+    let other = match load(other) {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("{COMMAND}: error: --beside {}: {e}", other.display());
+            return status::USAGE;
+        }
+    };
+    match trapline_report::render_pair(report, &other, args.format.format()) {
+        Ok(text) => {
+            print!("{text}");
+            status::OK
+        }
+        Err(e) => {
+            eprintln!("{COMMAND}: error: {e}");
+            status::USAGE
+        }
+    }
 }

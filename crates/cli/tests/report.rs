@@ -178,3 +178,59 @@ fn a_missing_or_foreign_file_is_a_usage_error() {
         "linux-boot is an experiment, not a view of a run"
     );
 }
+
+#[test]
+fn table_3_takes_an_x86_run_and_an_arm64_run_side_by_side() {
+    let (x86, _) = saved("pair-x86.json");
+    let mut arm = sample::full_report();
+    arm.host.arch = Some(trapline_report::model::ARCH_ARM64.into());
+    arm.host.cpu_model = "arm64 CPU implementer 0x00 part 0x000".into();
+    arm.scenarios
+        .retain(|s| s.name == "noop" || s.name == "hypercall");
+    arm.push(
+        trapline_report::ScenarioResult::new("sysreg-trap", "trap", "ID register trap")
+            .with_samples(sample::samples(130.0, &[])),
+    );
+    arm.finish();
+    let arm_path = tmp("pair-arm64.json");
+    std::fs::write(&arm_path, arm.to_json()).unwrap();
+    // Either order; each side takes its own architecture's scenario.
+    for (a, b) in [(&x86, &arm_path), (&arm_path, &x86)] {
+        let o = report(&[s(a), "--view", "paper", "--beside", s(b), "--format", "csv"]);
+        assert_eq!(code(&o), 0, "{}", stderr(&o));
+        let out = stdout(&o);
+        let trap = out.lines().find(|l| l.starts_with("Trap,")).unwrap();
+        assert!(
+            trap.contains(",cpuid,") && trap.contains(",sysreg-trap,"),
+            "{trap}"
+        );
+    }
+    let o = report(&[s(&x86), "--view", "paper", "--beside", s(&arm_path)]);
+    assert!(
+        stdout(&o).contains("trapline arm64 (ticks)"),
+        "{}",
+        stdout(&o)
+    );
+    // Two x86 runs, another view, or a format the pair lacks: usage errors.
+    for args in [
+        vec![s(&x86), "--view", "paper", "--beside", s(&x86)],
+        vec![s(&x86), "--view", "doorbell", "--beside", s(&arm_path)],
+        vec![
+            s(&x86),
+            "--view",
+            "paper",
+            "--beside",
+            s(&arm_path),
+            "--format",
+            "html",
+        ],
+    ] {
+        let o = report(&args);
+        assert_eq!(code(&o), 2, "{args:?}");
+        assert!(
+            stderr(&o).starts_with("trapline report: error: "),
+            "{}",
+            stderr(&o)
+        );
+    }
+}

@@ -53,4 +53,5 @@ pub use render::Format;
 pub use stats::Stats;
 pub use summary::{summary, summary_header, SummaryOptions};
 pub use unit::Unit;
+pub use views::paper_pair::{render_pair, PairError};
 pub use views::{render, View};

@@ -15,6 +15,7 @@ pub mod all;
 pub mod common;
 pub mod doorbell;
 pub mod paper;
+pub mod paper_pair;
 pub mod pci_config;
 pub mod pci_testdev;
 mod peer;
