@@ -268,6 +268,7 @@ const PAYLOADS_AARCH64: &[(&str, &[&str])] = &[
     ("smp", &["payloads/aarch64/smp.c"]),
     ("hostile", &["payloads/aarch64/hostile.c"]),
     ("vblk", &["payloads/aarch64/vblk.c"]),
+    ("chrtestdev", &["payloads/aarch64/chrtestdev.c"]),
 ];
 
 const CFLAGS_AARCH64: &[&str] = &[

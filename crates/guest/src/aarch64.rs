@@ -30,12 +30,19 @@ pub const HOSTILE: &[u8] = payload!("hostile.elf");
 /// request's interrupt reached the GIC.
 pub const VBLK: &[u8] = payload!("vblk.elf");
 
+/// kvm-unit-tests' chr-testdev, driven as its lib/chr-testdev.c does
+/// (needs `--device chr-testdev`): the legacy virtio console's queues,
+/// `hello`, then `code=` (0) and `q`, which should end the VM with status
+/// (code << 1) | 1.
+pub const CHRTESTDEV: &[u8] = payload!("chrtestdev.elf");
+
 /// Every arm64 payload by its public name.
 pub const PAYLOADS: &[(&str, &[u8])] = &[
     ("hello", HELLO),
     ("smp", SMP),
     ("hostile", HOSTILE),
     ("vblk", VBLK),
+    ("chrtestdev", CHRTESTDEV),
 ];
 
 #[cfg(test)]
