@@ -269,6 +269,7 @@ const PAYLOADS_AARCH64: &[(&str, &[&str])] = &[
     ("hostile", &["payloads/aarch64/hostile.c"]),
     ("vblk", &["payloads/aarch64/vblk.c"]),
     ("chrtestdev", &["payloads/aarch64/chrtestdev.c"]),
+    ("gic", &["payloads/aarch64/gic.c"]),
 ];
 
 const CFLAGS_AARCH64: &[&str] = &[

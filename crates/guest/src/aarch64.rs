@@ -36,6 +36,10 @@ pub const VBLK: &[u8] = payload!("vblk.elf");
 /// (code << 1) | 1.
 pub const CHRTESTDEV: &[u8] = payload!("chrtestdev.elf");
 
+/// The virtual timer's PPI and SGIs (to itself, and to CPU 1 with `--smp
+/// 2`), each seen pending in the target's redistributor.
+pub const GIC: &[u8] = payload!("gic.elf");
+
 /// Every arm64 payload by its public name.
 pub const PAYLOADS: &[(&str, &[u8])] = &[
     ("hello", HELLO),
@@ -43,6 +47,7 @@ pub const PAYLOADS: &[(&str, &[u8])] = &[
     ("hostile", HOSTILE),
     ("vblk", VBLK),
     ("chrtestdev", CHRTESTDEV),
+    ("gic", GIC),
 ];
 
 #[cfg(test)]

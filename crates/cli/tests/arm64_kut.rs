@@ -1,9 +1,11 @@
-//! trapline on arm64 as kvm-unit-tests' arm/run drives QEMU's `-machine
-//! virt`: its probes, its command line, and chr-testdev's exit status, with
-//! trapline's own `builtin:chrtestdev` (which drives the console as
-//! kvm-unit-tests' lib/chr-testdev.c does). Runs in the emulated ARM64 host
-//! of scripts/arm64/test.sh; the tests that boot a guest skip loudly
-//! without /dev/kvm.
+//! trapline on arm64 as kvm-unit-tests' arm64 suite needs it, checked with
+//! trapline's own payloads: arm/run's probes and command line (QEMU's
+//! `-machine virt` spellings), chr-testdev's exit status (`builtin:chrtestdev`
+//! drives the console as kvm-unit-tests' lib/chr-testdev.c does), and the
+//! virtual timer's PPI and SGIs in the vGICv3 (`builtin:gic`, as the timer
+//! and gic tests look at them). Runs in the emulated ARM64 host of
+//! scripts/arm64/test.sh; the tests that boot a guest skip loudly without
+//! /dev/kvm.
 #![cfg(target_arch = "aarch64")]
 
 mod common;
@@ -144,4 +146,28 @@ fn the_missing_kernel_probe_and_gicv2_say_what_run_tests_expects() {
     let (status, _, err) = trapline(&line);
     assert_eq!(status, 2, "{err}");
     assert!(err.contains("gic-version=2"), "{err}");
+}
+
+#[test]
+fn the_virtual_timer_and_sgis_reach_the_redistributors() {
+    if !kvm_present("the_virtual_timer_and_sgis_reach_the_redistributors") {
+        return;
+    }
+    let (status, out, err) = trapline(&[
+        "run",
+        "--kernel",
+        "builtin:gic",
+        "--smp",
+        "2",
+        "--timeout",
+        "240",
+    ]);
+    assert_eq!(status, 0, "{out}{err}");
+    assert!(
+        out.contains("gic: timer istatus=1 pending=1 cleared=1"),
+        "{out}"
+    );
+    assert!(out.contains("gic: sgi self pending=1"), "{out}");
+    assert!(out.contains("gic: sgi cpu1 pending=1"), "{out}");
+    assert!(out.contains("gic: OK"), "{out}");
 }
