@@ -270,6 +270,7 @@ const PAYLOADS_AARCH64: &[(&str, &[&str])] = &[
     ("vblk", &["payloads/aarch64/vblk.c"]),
     ("chrtestdev", &["payloads/aarch64/chrtestdev.c"]),
     ("gic", &["payloads/aarch64/gic.c"]),
+    ("its", &["payloads/aarch64/its.c"]),
 ];
 
 const CFLAGS_AARCH64: &[&str] = &[

@@ -3,7 +3,8 @@
 //! `-machine virt` spellings), chr-testdev's exit status (`builtin:chrtestdev`
 //! drives the console as kvm-unit-tests' lib/chr-testdev.c does), and the
 //! virtual timer's PPI and SGIs in the vGICv3 (`builtin:gic`, as the timer
-//! and gic tests look at them). Runs in the emulated ARM64 host of
+//! and gic tests look at them) and an LPI through the ITS (`builtin:its`,
+//! as the its tests raise one). Runs in the emulated ARM64 host of
 //! scripts/arm64/test.sh; the tests that boot a guest skip loudly without
 //! /dev/kvm.
 #![cfg(target_arch = "aarch64")]
@@ -170,4 +171,16 @@ fn the_virtual_timer_and_sgis_reach_the_redistributors() {
     assert!(out.contains("gic: sgi self pending=1"), "{out}");
     assert!(out.contains("gic: sgi cpu1 pending=1"), "{out}");
     assert!(out.contains("gic: OK"), "{out}");
+}
+
+#[test]
+fn an_lpi_through_the_its_reaches_the_cpu_interface() {
+    if !kvm_present("an_lpi_through_the_its_reaches_the_cpu_interface") {
+        return;
+    }
+    let (status, out, err) = trapline(&["run", "--kernel", "builtin:its", "--timeout", "240"]);
+    assert_eq!(status, 0, "{out}{err}");
+    assert!(out.contains("its: commands done=1"), "{out}");
+    assert!(out.contains("its: iar=8192"), "{out}");
+    assert!(out.contains("its: OK"), "{out}");
 }

@@ -40,6 +40,10 @@ pub const CHRTESTDEV: &[u8] = payload!("chrtestdev.elf");
 /// 2`), each seen pending in the target's redistributor.
 pub const GIC: &[u8] = payload!("gic.elf");
 
+/// An LPI through the ITS (MAPD, MAPC, MAPTI, INT), acknowledged through
+/// ICC_IAR1_EL1.
+pub const ITS: &[u8] = payload!("its.elf");
+
 /// Every arm64 payload by its public name.
 pub const PAYLOADS: &[(&str, &[u8])] = &[
     ("hello", HELLO),
@@ -48,6 +52,7 @@ pub const PAYLOADS: &[(&str, &[u8])] = &[
     ("vblk", VBLK),
     ("chrtestdev", CHRTESTDEV),
     ("gic", GIC),
+    ("its", ITS),
 ];
 
 #[cfg(test)]
