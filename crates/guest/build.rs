@@ -278,6 +278,9 @@ const PAYLOADS_AARCH64: &[(&str, &[&str])] = &[
             "payloads/aarch64/probe/irqfd.c",
         ],
     ),
+    ("chrtestdev", &["payloads/aarch64/chrtestdev.c"]),
+    ("gic", &["payloads/aarch64/gic.c"]),
+    ("its", &["payloads/aarch64/its.c"]),
 ];
 
 const CFLAGS_AARCH64: &[&str] = &[

@@ -107,6 +107,10 @@ VIRT_VIRTIO_MMIO_COUNT: u32 = 32;
 VIRT_VIRTIO_MMIO_FIRST_SPI: u32 = 16;
 /// The whole virtio-mmio window.
 VIRT_VIRTIO_MMIO_LEN: u64 = VIRT_VIRTIO_MMIO_STRIDE * VIRT_VIRTIO_MMIO_COUNT as u64;
+/// The transport chr-testdev (a legacy virtio console on QEMU's testdev
+/// backend, `--device chr-testdev`) takes: the last, which QEMU gives the
+/// first virtio-mmio `-device` of a command line (disks take the first).
+VIRT_CHR_TESTDEV_TRANSPORT: u32 = VIRT_VIRTIO_MMIO_COUNT - 1;
 
 // ---------------------------------------------------------------------------
 // trapline's own test devices. They sit at 0x0B00_0000, in the 32 MiB gap
@@ -354,6 +358,7 @@ const _: () = assert!(
     VIRT_VIRTIO_MMIO_FIRST_SPI + VIRT_VIRTIO_MMIO_COUNT + GIC_SPI_INTID_BASE <= VIRT_GIC_NR_IRQS
 );
 const _: () = assert!(VIRT_GIC_NR_IRQS.is_multiple_of(32) && VIRT_GIC_NR_IRQS < 1020);
+const _: () = assert!(VIRT_CHR_TESTDEV_TRANSPORT < VIRT_VIRTIO_MMIO_COUNT);
 
 /// The (C name, value) pairs of the `virt` map and PSCI, for [`c_header`](crate::c_header).
 pub(crate) fn c_defines() -> impl Iterator<Item = &'static (&'static str, u64)> {

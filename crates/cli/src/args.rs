@@ -66,7 +66,8 @@ pub struct RunArgs {
     #[arg(long, help_heading = "Console and run", value_name = "SECS", value_parser = parse_timeout)]
     pub timeout: Option<std::time::Duration>,
     /// Add a device: `pci-testdev` (QEMU's PCI test device, with KVM
-    /// ioeventfds for its eventfd tests) or `pc-testdev`. Repeatable.
+    /// ioeventfds for its eventfd tests) or `pc-testdev` on x86,
+    /// `chr-testdev` on arm64. Repeatable.
     #[arg(
         long = "device",
         help_heading = "Machine",
@@ -276,12 +277,16 @@ impl StatSortArg {
 }
 
 /// Optional devices.
+// The names are QEMU's device names, which all end in "testdev".
+#[allow(clippy::enum_variant_names)]
 #[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
 pub enum DeviceArg {
     /// QEMU's pci-testdev (1b36:0005) at 00:02.0.
     PciTestdev,
     /// QEMU's pc-testdev: scratch ports 0xE0-0xEB, IRQ ports 0x2000-0x2017, MMIO scratch at 0xFF000000.
     PcTestdev,
+    /// arm64: QEMU's chr-testdev, a virtio console on the last virtio-mmio transport whose `Nq` ends the run with status (N<<1)|1.
+    ChrTestdev,
 }
 
 /// A parsed `--serial`.

@@ -192,6 +192,7 @@ pub fn run(a: RunArgs) -> i32 {
     cfg.timeout = a.timeout;
     cfg.pci_testdev = a.devices.contains(&DeviceArg::PciTestdev);
     cfg.pc_testdev = a.devices.contains(&DeviceArg::PcTestdev);
+    cfg.chr_testdev = a.devices.contains(&DeviceArg::ChrTestdev);
     cfg.ecam_ro = a.ecam_ro;
     cfg.irqchip = a.irqchip.mode();
     // KVM's PIT needs its PIC: only the full irqchip has one.

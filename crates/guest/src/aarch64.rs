@@ -35,6 +35,20 @@ pub const VBLK: &[u8] = payload!("vblk.elf");
 /// `warmup=`, `cpus=`); times with the virtual counter (CNTVCT_EL0).
 pub const PROBE: &[u8] = payload!("probe.elf");
 
+/// kvm-unit-tests' chr-testdev, driven as its lib/chr-testdev.c does
+/// (needs `--device chr-testdev`): the legacy virtio console's queues,
+/// `hello`, then `code=` (0) and `q`, which should end the VM with status
+/// (code << 1) | 1.
+pub const CHRTESTDEV: &[u8] = payload!("chrtestdev.elf");
+
+/// The virtual timer's PPI and SGIs (to itself, and to CPU 1 with `--smp
+/// 2`), each seen pending in the target's redistributor.
+pub const GIC: &[u8] = payload!("gic.elf");
+
+/// An LPI through the ITS (MAPD, MAPC, MAPTI, INT), acknowledged through
+/// ICC_IAR1_EL1.
+pub const ITS: &[u8] = payload!("its.elf");
+
 /// Every arm64 payload by its public name.
 pub const PAYLOADS: &[(&str, &[u8])] = &[
     ("hello", HELLO),
@@ -42,6 +56,9 @@ pub const PAYLOADS: &[(&str, &[u8])] = &[
     ("hostile", HOSTILE),
     ("vblk", VBLK),
     ("probe", PROBE),
+    ("chrtestdev", CHRTESTDEV),
+    ("gic", GIC),
+    ("its", ITS),
 ];
 
 #[cfg(test)]

@@ -106,6 +106,9 @@ pub struct MachineConfig {
     pub pci_testdev: bool,
     /// Add pc-testdev's ports and MMIO scratch (`--device pc-testdev`).
     pub pc_testdev: bool,
+    /// Add chr-testdev on `virt` (`--device chr-testdev`): a virtio
+    /// console whose `Nq` ends the run with status `(N << 1) | 1`.
+    pub chr_testdev: bool,
     /// Map the ECAM window read-only over a shadow of config space, so
     /// config reads never exit (seed 004's technique).
     pub ecam_ro: bool,
@@ -157,6 +160,7 @@ impl MachineConfig {
             extension: None,
             pci_testdev: false,
             pc_testdev: false,
+            chr_testdev: false,
             ecam_ro: false,
             seccomp: SeccompMode::default(),
             measure_footprint: false,

@@ -58,14 +58,6 @@ cannot be loaded, 6 without KVM, 10 on a triple fault (trapline never reboots).
     )
 }
 
-pub(super) fn device_list() -> &'static str {
-    "Misc devices:
-name \"isa-debug-exit\", bus ISA, desc \"always present in trapline (iobase=0xf4,iosize=0x4)\"
-name \"pc-testdev\", bus ISA
-name \"pci-testdev\", bus PCI, desc \"PCI Test Device\"
-"
-}
-
 pub(super) fn device_options(name: &str) -> String {
     match name {
         "isa-debug-exit" => "isa-debug-exit options:
@@ -73,19 +65,16 @@ pub(super) fn device_options(name: &str) -> String {
   iosize=<uint32>        - 0x4 (the only value trapline accepts)
 "
         .to_owned(),
+        "virtconsole" => "virtconsole options:
+  chardev=<str>          - the id of a -chardev testdev (chr-testdev)
+"
+        .to_owned(),
         _ => format!("There are no options for {name}.\n"),
     }
 }
 
-/// `-machine help`.
-pub(super) const MACHINE_LIST: &str = "Supported machines are:\n\
-     pc                   Standard PC (trapline's PC machine, KVM only) (default)\n";
-
-/// `-cpu help`.
-pub(super) const CPU_LIST: &str = "Available CPUs:\n\
-     x86 host             KVM processor with all supported host features\n\
-     x86 max              Enables all features supported by the accelerator in the current host\n\
-     x86 qemu64           QEMU Virtual CPU version 2.5+\n";
+/// `-chardev help`.
+pub(super) const CHARDEV_LIST: &str = "Available chardev backend types: \n  testdev\n";
 
 /// `-accel help`.
 pub(super) const ACCEL_LIST: &str = "Accelerators supported in QEMU binary:\nkvm\n";

@@ -7,10 +7,9 @@ use std::io::Write;
 
 use trapline_machine::status;
 
-use super::help::{
-    device_list, device_options, help_text, version_text, ACCEL_LIST, CPU_LIST, MACHINE_LIST,
-};
+use super::help::{device_options, help_text, version_text, ACCEL_LIST, CHARDEV_LIST};
 use super::parse::{parse, Action, QemuRun};
+use super::platform::Platform;
 use crate::run_cmd;
 
 /// Entry point for a QEMU-style command line: `argv` is the whole argv,
@@ -40,10 +39,12 @@ pub fn main(argv: impl IntoIterator<Item = OsString>) -> i32 {
         Action::Run(q) => launch(q),
         Action::Help => print_out(&help_text()),
         Action::Version => print_out(&version_text()),
-        Action::ListDevices => print_out(device_list()),
+        Action::ListDevices => print_out(Platform::HOST.device_list()),
         Action::DeviceOptions(name) => print_out(&device_options(name)),
-        Action::ListMachines => print_out(MACHINE_LIST),
-        Action::ListCpus => print_out(CPU_LIST),
+        Action::ListMachines => print_out(Platform::HOST.machine_list()),
+        Action::MachineOptions => print_out(Platform::HOST.machine_options()),
+        Action::ListChardevs => print_out(CHARDEV_LIST),
+        Action::ListCpus => print_out(Platform::HOST.cpu_list()),
         Action::ListAccels => print_out(ACCEL_LIST),
     }
 }

@@ -20,13 +20,17 @@ mod help;
 mod launch;
 mod options;
 mod parse;
+mod platform;
 mod translate;
 mod values;
+mod virt;
 
-// The QEMU spellings are x86's (pc machine, its devices and CPU models)
-// until the arm64 ones land (issue 26).
+// These tests read the command lines of the x86 build (pc machine, its
+// devices and CPU models); tests_virt reads `virt`'s on either build.
 #[cfg(all(test, target_arch = "x86_64"))]
 mod tests;
+#[cfg(test)]
+mod tests_virt;
 
 pub use launch::main;
 pub use options::is_qemu_style;

@@ -21,6 +21,8 @@ pub enum Opt {
     Mem,
     /// `-device DRIVER[,PROP=V…]`.
     Device,
+    /// `-chardev testdev,id=ID` (chr-testdev's backend).
+    Chardev,
     /// `-serial stdio|none|file:PATH`.
     Serial,
     /// `-display none`.
@@ -84,6 +86,7 @@ impl Opt {
         Opt::Smp,
         Opt::Mem,
         Opt::Device,
+        Opt::Chardev,
         Opt::Serial,
         Opt::Display,
         Opt::Nographic,
@@ -123,7 +126,12 @@ impl Opt {
                 ))),
             Opt::Device => ("device", true, Some(concat!(
                     "  -device pci-testdev | pc-testdev | isa-debug-exit,iobase=0xf4,iosize=0x4 | help\n",
-                    "                    (isa-debug-exit is always present, at exactly those values)\n",
+                    "                    (isa-debug-exit is always present, at exactly those values);\n",
+                    "                    arm64: -device virtio-serial-device -device virtconsole,chardev=ID\n",
+                ))),
+            Opt::Chardev => ("chardev", true, Some(concat!(
+                    "  -chardev testdev,id=ID | help\n",
+                    "                    QEMU's testdev backend, for -device virtconsole,chardev=ID (arm64)\n",
                 ))),
             Opt::Serial => ("serial", true, Some(concat!(
                     "  -serial stdio|none|file:PATH\n",
@@ -133,7 +141,10 @@ impl Opt {
             Opt::Nographic => ("nographic", false, None),
             Opt::Nodefaults => ("nodefaults", false, None),
             Opt::NoReboot => ("no-reboot", false, None),
-            Opt::Machine => ("machine", true, Some("  -machine [pc,]accel=kvm[,pit=on|off][,kernel_irqchip=on|split|off]    (also -M)\n")),
+            Opt::Machine => ("machine", true, Some(concat!(
+                    "  -machine [pc,]accel=kvm[,pit=on|off][,kernel_irqchip=on|split|off]    (also -M)\n",
+                    "                    arm64: -machine [virt,]accel=kvm[,gic-version=3|host|max][,highmem=on|off]\n",
+                ))),
             Opt::MachineShort => ("M", true, None),
             Opt::Accel => ("accel", true, Some("  -accel kvm[,kernel-irqchip=on|split|off], -enable-kvm\n")),
             Opt::EnableKvm => ("enable-kvm", false, None),

@@ -3,10 +3,12 @@
 use std::path::PathBuf;
 
 use super::options::{accepted_list, Opt};
+use super::platform::Platform;
 use super::values::{
     is_help, only, parse_accel, parse_device, parse_initrd, parse_machine, parse_mem, parse_serial,
-    parse_smp, DeviceSpec,
+    parse_smp, DeviceSpec, MachineHelp,
 };
+use super::virt::{parse_chardev, ChardevSpec, SerialParts};
 use crate::args::{DeviceArg, IrqchipArg, SerialSpec};
 
 /// What a QEMU-style command line asks for.
@@ -24,6 +26,10 @@ pub enum Action {
     DeviceOptions(&'static str),
     /// `-machine help`.
     ListMachines,
+    /// `-machine TYPE,help`.
+    MachineOptions,
+    /// `-chardev help`.
+    ListChardevs,
     /// `-cpu help`.
     ListCpus,
     /// `-accel help`.
@@ -48,6 +54,8 @@ pub struct QemuRun {
     pub irqchip: Option<IrqchipArg>,
     /// `-machine pit=off`.
     pub no_pit: bool,
+    /// The machine the options are read for.
+    pub platform: Platform,
     /// Printed as `trapline: warning: …` before the run.
     pub warnings: Vec<String>,
 }
@@ -56,7 +64,18 @@ pub struct QemuRun {
 /// order; `-h`, `-version` and the `help` listings act where they appear,
 /// as in QEMU. `Err` is a usage error message (status 2).
 pub fn parse<S: AsRef<str>>(args: &[S]) -> Result<Action, String> {
-    let mut q = QemuRun::default();
+    parse_for(Platform::HOST, args)
+}
+
+/// [`parse`] for `platform`'s machine.
+pub fn parse_for<S: AsRef<str>>(platform: Platform, args: &[S]) -> Result<Action, String> {
+    let mut q = QemuRun {
+        platform,
+        ..QemuRun::default()
+    };
+    // `-device virtio-serial-device`, `-device virtconsole,chardev=…` and
+    // `-chardev testdev,id=…`, in any order: chr-testdev once all are read.
+    let mut serial_parts = SerialParts::default();
     let mut it = args.iter().map(AsRef::as_ref);
     while let Some(arg) = it.next() {
         let bare = match arg.strip_prefix("--").or_else(|| arg.strip_prefix('-')) {
@@ -86,15 +105,20 @@ pub fn parse<S: AsRef<str>>(args: &[S]) -> Result<Action, String> {
             Opt::Initrd => q.initrd = Some(parse_initrd(v)?),
             Opt::Smp => q.smp = Some(parse_smp(v, &mut q.warnings)?),
             Opt::Mem => q.mem_mib = Some(parse_mem(v)?),
-            Opt::Device => match parse_device(v)? {
+            Opt::Device => match parse_device(v, platform)? {
                 DeviceSpec::Add(Some(d)) => {
                     if !q.devices.contains(&d) {
                         q.devices.push(d)
                     }
                 }
                 DeviceSpec::Add(None) => {}
+                DeviceSpec::Serial(part) => serial_parts.add(part)?,
                 DeviceSpec::List => return Ok(Action::ListDevices),
                 DeviceSpec::Options(n) => return Ok(Action::DeviceOptions(n)),
+            },
+            Opt::Chardev => match parse_chardev(v)? {
+                ChardevSpec::Testdev(id) => serial_parts.add_chardev(id)?,
+                ChardevSpec::List => return Ok(Action::ListChardevs),
             },
             Opt::Serial => {
                 if q.serial.is_some() {
@@ -112,11 +136,11 @@ pub fn parse<S: AsRef<str>>(args: &[S]) -> Result<Action, String> {
             // trapline never reboots: a reset or triple fault ends the run
             // (status 10). -name only titles QEMU's windows and logs.
             Opt::NoReboot | Opt::EnableKvm | Opt::NoUserConfig | Opt::Name => {}
-            Opt::Machine | Opt::MachineShort => {
-                if parse_machine(v, &mut q)? {
-                    return Ok(Action::ListMachines);
-                }
-            }
+            Opt::Machine | Opt::MachineShort => match parse_machine(v, &mut q)? {
+                MachineHelp::None => {}
+                MachineHelp::Types => return Ok(Action::ListMachines),
+                MachineHelp::Options => return Ok(Action::MachineOptions),
+            },
             Opt::Accel => {
                 if parse_accel(v, &mut q)? {
                     return Ok(Action::ListAccels);
@@ -145,6 +169,9 @@ pub fn parse<S: AsRef<str>>(args: &[S]) -> Result<Action, String> {
             Opt::H | Opt::Help => return Ok(Action::Help),
             Opt::Version => return Ok(Action::Version),
         }
+    }
+    if let Some(d) = serial_parts.resolve(&mut q.warnings)? {
+        q.devices.push(d);
     }
     Ok(Action::Run(q))
 }

@@ -4,6 +4,8 @@
 use std::path::PathBuf;
 
 use super::parse::QemuRun;
+use super::platform::Platform;
+use super::virt::{parse_virt_device, parse_virt_machine_prop, SerialPart};
 use super::{MAX_MEM_MIB, MAX_VCPUS, MIB};
 use crate::args::{DeviceArg, IrqchipArg, SerialSpec};
 
@@ -101,7 +103,8 @@ pub(super) fn parse_smp(v: &str, warnings: &mut Vec<String>) -> Result<u32, Stri
         // QEMU's words: kvm-unit-tests' `run_tests.sh --probe-maxsmp`
         // greps for "SMP CPUs" and takes the line's last word as the limit.
         return Err(format!(
-            "Invalid SMP CPUs {n}. The max CPUs supported by machine 'pc' is {MAX_VCPUS}"
+            "Invalid SMP CPUs {n}. The max CPUs supported by machine '{}' is {MAX_VCPUS}",
+            Platform::HOST.machine()
         ));
     }
     if let Some(m) = maxcpus {
@@ -191,6 +194,8 @@ pub(crate) fn parse_size(s: &str, default_unit: u128) -> Option<u128> {
 pub(super) enum DeviceSpec {
     /// A device to add (`None`: isa-debug-exit, which is always there).
     Add(Option<DeviceArg>),
+    /// A piece of chr-testdev (`virt`).
+    Serial(SerialPart),
     List,
     Options(&'static str),
 }
@@ -198,12 +203,15 @@ pub(super) enum DeviceSpec {
 const DEVICES_HINT: &str = "trapline has isa-debug-exit, pc-testdev and pci-testdev; \
                             -device help lists them";
 
-pub(super) fn parse_device(v: &str) -> Result<DeviceSpec, String> {
+pub(super) fn parse_device(v: &str, platform: Platform) -> Result<DeviceSpec, String> {
     let items = split_opts(v);
     let first = items[0].as_str();
     let driver = first.strip_prefix("driver=").unwrap_or(first);
     if is_help(driver) {
         return Ok(DeviceSpec::List);
+    }
+    if platform == Platform::Virt {
+        return parse_virt_device(v, driver, &items[1..]);
     }
     let (name, dev) = match driver {
         "pci-testdev" => ("pci-testdev", Some(DeviceArg::PciTestdev)),
@@ -281,25 +289,39 @@ pub(super) fn check_accel(v: &str, spelling: &str) -> Result<(), String> {
     }
 }
 
-/// `-machine [type=]pc[,accel=kvm][,pit=on|off][,kernel_irqchip=on|split|off]`.
-/// `Ok(true)`: `-machine help`.
-pub(super) fn parse_machine(v: &str, q: &mut QemuRun) -> Result<bool, String> {
+/// What a `-machine` value asked to list, if anything.
+#[derive(Debug, PartialEq, Eq)]
+pub(super) enum MachineHelp {
+    /// Nothing: a machine to run.
+    None,
+    /// `-machine help`: the machine types.
+    Types,
+    /// `-machine TYPE,help`: the machine's properties.
+    Options,
+}
+
+/// `-machine [type=]pc[,accel=kvm][,pit=on|off][,kernel_irqchip=on|split|off]`
+/// (on `virt`: `[type=]virt[,accel=kvm][,gic-version=…][,highmem=…]`).
+pub(super) fn parse_machine(v: &str, q: &mut QemuRun) -> Result<MachineHelp, String> {
+    let machine = q.platform.machine();
     for (i, item) in split_opts(v).iter().enumerate() {
         let (k, val) = match item.split_once('=') {
             Some(kv) => kv,
             None if i == 0 => ("type", item.as_str()),
+            None if is_help(item) => return Ok(MachineHelp::Options),
             None => return Err(format!("unsupported -machine property '{item}' in '{v}'")),
         };
         match (k, val) {
-            ("type", t) if is_help(t) => return Ok(true),
-            ("type", "pc") => {}
+            ("type", t) if is_help(t) => return Ok(MachineHelp::Types),
+            ("type", t) if t == machine => {}
             ("type", t) => {
                 return Err(format!(
                     "unsupported machine type '{t}': trapline's machine stands in for QEMU's \
-                     -machine pc"
+                     -machine {machine}"
                 ))
             }
             ("accel", a) => check_accel(a, &format!("-machine accel={a}"))?,
+            _ if q.platform == Platform::Virt => parse_virt_machine_prop(item, k, val)?,
             ("pit", "on") => q.no_pit = false,
             ("pit", "off") => q.no_pit = true,
             ("kernel_irqchip" | "kernel-irqchip", "on" | "true" | "yes") => {
@@ -317,7 +339,7 @@ pub(super) fn parse_machine(v: &str, q: &mut QemuRun) -> Result<bool, String> {
             }
         }
     }
-    Ok(false)
+    Ok(MachineHelp::None)
 }
 
 /// `-accel kvm[,kernel-irqchip=on|split|off]`. `Ok(true)`: `-accel help`.

@@ -13,16 +13,19 @@
 //! is DEVICE_NEEDS_RESET or a dropped request.
 
 pub mod block;
+pub mod console;
 pub mod empty;
 pub mod interrupt;
 pub mod mmio;
 pub mod queue_regs;
 pub mod status;
+pub mod testdev;
 pub mod worker;
 
 use virtio_queue::DescriptorChain;
 use vm_memory::GuestMemoryMmap;
 
+pub use console::ChrTestdev;
 pub use empty::EmptyTransport;
 pub use interrupt::VirtioInterrupt;
 pub use mmio::{VirtioMmio, MMIO_LEN, QUEUE_NOTIFY_OFFSET};

@@ -10,7 +10,7 @@ use trapline_devices::debug_exit::DebugExit;
 use trapline_devices::pl011::Pl011;
 use trapline_devices::pl031::{Pl031, Pl031Timer};
 use trapline_devices::ucall::UcallPort;
-use trapline_devices::virtio::EmptyTransport;
+use trapline_devices::virtio::{ChrTestdev, EmptyTransport, VirtioInterrupt};
 use trapline_fastpath::CoalescedRing;
 use trapline_kvm::{BootRegs, HostKvm, Vm, VmConfig};
 
@@ -97,6 +97,22 @@ fn add_rtc(vm: &Vm, mmio: &mut BusBuilder, seccomp: bool) -> Result<DeferredStar
     }))
 }
 
+/// chr-testdev on its transport (`--device chr-testdev`), interrupting
+/// through KVM_IRQ_LINE on the transport's SPI.
+fn add_chr_testdev(vm: &Vm, mmio: &mut BusBuilder) -> Result<(), MachineError> {
+    let (window, spi) = abi::virt_virtio_mmio(abi::VIRT_CHR_TESTDEV_TRANSPORT)
+        .expect("VIRT_CHR_TESTDEV_TRANSPORT < VIRT_VIRTIO_MMIO_COUNT");
+    let interrupt = VirtioInterrupt::line(
+        Arc::new(KvmIrqLines {
+            vm: vm.fd().clone(),
+        }),
+        spi,
+    );
+    let dev = ChrTestdev::new(vm.memory().clone(), Arc::new(interrupt));
+    mmio.insert("chr-testdev", window.base, window.len, Arc::new(dev))?;
+    Ok(())
+}
+
 impl Machine {
     /// Build a `virt` machine on `kvm` from `config`.
     pub fn build(kvm: &HostKvm, mut config: MachineConfig) -> Result<Machine, MachineError> {
@@ -177,11 +193,17 @@ impl Machine {
         let rtc_timer = add_rtc(&vm, &mut mmio, config.seccomp != crate::SeccompMode::Off)?;
         let virtio =
             crate::virtio::VirtioSet::build(&vm, std::mem::take(&mut config.virtio), &mut mmio)?;
-        // QEMU's 32 transports: the disks take the first, the rest are empty.
+        // QEMU's 32 transports: the disks take the first, chr-testdev the
+        // last, the rest are empty.
+        if config.chr_testdev {
+            add_chr_testdev(&vm, &mut mmio)?;
+        }
         let mut transports = Vec::new();
         for n in 0..abi::VIRT_VIRTIO_MMIO_COUNT {
             let (window, spi) = abi::virt_virtio_mmio(n).expect("n < VIRT_VIRTIO_MMIO_COUNT");
-            if n as usize >= virtio.devices.len() {
+            let empty = n as usize >= virtio.devices.len()
+                && !(config.chr_testdev && n == abi::VIRT_CHR_TESTDEV_TRANSPORT);
+            if empty {
                 mmio.insert(
                     "virtio-mmio",
                     window.base,

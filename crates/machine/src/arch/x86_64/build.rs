@@ -32,6 +32,13 @@ impl Machine {
                 config.mem_mib
             )));
         }
+        if config.chr_testdev {
+            return Err(MachineError::Config(
+                "--device chr-testdev is arm64-only: the PC machine has no virtio console \
+                 (x86 guests exit through isa-debug-exit)"
+                    .into(),
+            ));
+        }
         if config.vcpus > 1 && !config.irqchip.has_lapic() {
             return Err(MachineError::Config(format!(
                 "--smp {} needs local APICs to start the other vCPUs: use --irqchip kernel or split",
