@@ -39,9 +39,14 @@ pub fn tmp(name: &str) -> PathBuf {
     dir.join(name)
 }
 
-/// Write a built-in payload to a file, so the file path is exercised.
+/// Write a built-in payload to a file, so the file path is exercised. Each
+/// call writes its own file: tests run in parallel, and rewriting a shared
+/// one (truncate, then write) while another test's VMM reads it made QEMU
+/// fail to load it.
 pub fn payload_file(name: &str) -> PathBuf {
-    let p = tmp(&format!("{name}.flat"));
+    static CALLS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let n = CALLS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let p = tmp(&format!("{name}-{n}.flat"));
     std::fs::write(&p, trapline_guest::payload(name).expect("payload exists")).unwrap();
     p
 }
