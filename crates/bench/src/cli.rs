@@ -207,7 +207,9 @@ impl BenchArgs {
     /// reads a known few (a seed table's view); `--only` wins when given.
     fn view_selection(&self) -> Option<String> {
         match self.view {
-            ViewArg::Report(v) => v.needs().map(|keys| keys.join(",")),
+            ViewArg::Report(v) => v
+                .needs(cfg!(target_arch = "aarch64"))
+                .map(|keys| keys.join(",")),
             ViewArg::LinuxBoot | ViewArg::Virtio => None,
         }
     }

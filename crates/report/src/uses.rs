@@ -132,7 +132,7 @@ pub fn scenario_uses() -> Vec<ScenarioUse> {
 /// findings and notes read; `seeds`, every seed's. `None` for a view that
 /// shows the whole run (`all`, `vmm`). The lab measures only these for
 /// `--view`.
-pub fn view_needs(view: View) -> Option<Vec<String>> {
+pub fn view_needs(view: View, arm64: bool) -> Option<Vec<String>> {
     let tables: Vec<&seed::SeedTable> = match view {
         View::Seed(id) => vec![id.table()],
         View::Seeds => seed::list::tables().collect(),
@@ -140,7 +140,12 @@ pub fn view_needs(view: View) -> Option<Vec<String>> {
     };
     let mut names = vec![BASELINE_SCENARIO.to_string()];
     for t in tables {
-        names.extend(t.rows.iter().filter_map(|r| r.scenario()).map(String::from));
+        names.extend(
+            t.rows
+                .iter()
+                .filter_map(|r| r.scenario_on(arm64))
+                .map(String::from),
+        );
         names.extend(t.also.iter().filter_map(|a| a.scenario.clone()));
         if let Some(f) = &t.hooks.findings {
             names.extend(f.reads());
@@ -165,17 +170,28 @@ mod tests {
 
     #[test]
     fn a_seed_view_needs_its_rows_and_the_baseline_only() {
-        let paper = view_needs("paper".parse().unwrap()).unwrap();
+        let paper = view_needs("paper".parse().unwrap(), false).unwrap();
         assert_eq!(paper[0], "trapline:noop");
         for s in ["cpuid", "pio-kernel-pic", "ipi", "eoi", "ipi-x2apic"] {
             assert!(paper.contains(&format!("trapline:{s}")), "{s}: {paper:?}");
         }
         assert!(!paper.contains(&"trapline:pci-scan-cf8".to_string()));
-        let seeds = view_needs(View::Seeds).unwrap();
+        let seeds = view_needs(View::Seeds, false).unwrap();
         assert!(paper.iter().all(|k| seeds.contains(k)));
         assert!(seeds.contains(&"trapline:pci-config-read-cf8".to_string()));
-        assert_eq!(view_needs(View::All), None);
-        assert_eq!(view_needs(View::Vmm), None);
+        // On arm64 the rows' arm64 scenarios: Trap is the ID-register trap.
+        let arm = view_needs("paper".parse().unwrap(), true).unwrap();
+        for s in [
+            "sysreg-trap",
+            "mmio-vgic-read",
+            "mmio-user-read",
+            "hypercall",
+        ] {
+            assert!(arm.contains(&format!("trapline:{s}")), "{s}: {arm:?}");
+        }
+        assert!(!arm.contains(&"trapline:cpuid".to_string()));
+        assert_eq!(view_needs(View::All, false), None);
+        assert_eq!(view_needs(View::Vmm, true), None);
     }
 
     /// Within the report: a seed's findings read only scenarios its file
