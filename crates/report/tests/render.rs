@@ -127,6 +127,34 @@ fn markdown_has_header_and_derived() {
     }
 }
 
+/// A scenario's noise flags reach CSV too: one `noise` column, kinds
+/// joined by `;`, empty for a clean scenario.
+#[test]
+fn csv_carries_the_noise_flags() {
+    let mut r = common::full_report();
+    let pio = r
+        .scenarios
+        .iter_mut()
+        .find(|s| s.vmm == "trapline" && s.name == "pio-user-out")
+        .unwrap();
+    // One repeat 80 times the others: an outlier.
+    pio.samples[4].cycles = pio.samples[4].iterations * 720_000;
+    r.finish();
+    let rows = parse_csv(&render(&r, Format::Csv, View::All));
+    let col = rows[0]
+        .iter()
+        .position(|h| h == "noise")
+        .expect("a noise column");
+    let noise_of = |name: &str| {
+        rows.iter()
+            .find(|row| row[0] == name)
+            .map(|row| row[col].clone())
+            .unwrap()
+    };
+    assert_eq!(noise_of("pio-user-out"), "outliers");
+    assert_eq!(noise_of("noop"), "");
+}
+
 #[test]
 fn csv_parses_back() {
     let r = common::sample_report();
@@ -134,7 +162,7 @@ fn csv_parses_back() {
     let rows = parse_csv(&c);
     assert_eq!(rows.len(), r.scenarios.len() + 1);
     let width = rows[0].len();
-    assert_eq!(width, 21);
+    assert_eq!(width, 22);
     let col = |h: &str| rows[0].iter().position(|x| x == h).unwrap();
     let pio = rows.iter().find(|row| row[0] == "pio-user-out").unwrap();
     assert_eq!(pio[col("handling_median_cycles")], "450");

@@ -159,6 +159,7 @@ impl Page for AllPage<'_> {
             ("check", Left),
             ("reason", Left),
             ("path", Left),
+            ("noise", Left),
         ]);
         // Raw numbers, empty when absent (a `Cell::Num` in CSV).
         let num = |v: Option<f64>| Cell::Num(v, Unit::Cycles);
@@ -191,6 +192,14 @@ impl Page for AllPage<'_> {
                 Cell::text(s.check.as_deref().unwrap_or_default()),
                 Cell::text(s.reason.as_deref().unwrap_or_default()),
                 Cell::text(&s.path),
+                // `spread;outliers`: one field, CSV's own separator avoided.
+                Cell::Text(
+                    s.noise
+                        .iter()
+                        .map(|f| f.kind.as_str())
+                        .collect::<Vec<_>>()
+                        .join(";"),
+                ),
             ]);
         }
         g
