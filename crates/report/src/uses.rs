@@ -129,13 +129,15 @@ pub fn scenario_uses() -> Vec<ScenarioUse> {
 
 /// The scenarios `view` reads, as `vmm:name` keys (noop, the baseline,
 /// first), when it reads a known few: a seed table's rows, the values its
-/// findings and notes read; `seeds`, every seed's. `None` for a view that
-/// shows the whole run (`all`, `vmm`). The lab measures only these for
+/// findings and notes read; `seeds`, every seed's; `vmm` on x86, its
+/// exit-cost rows and the floor ladder. `None` for a view that shows the
+/// whole run (`all`; `vmm` on arm64 until its floor ladder is there). The lab measures only these for
 /// `--view`.
 pub fn view_needs(view: View, arm64: bool) -> Option<Vec<String>> {
     let tables: Vec<&seed::SeedTable> = match view {
         View::Seed(id) => vec![id.table()],
         View::Seeds => seed::list::tables().collect(),
+        View::Vmm if !arm64 => return Some(vmm_view_needs()),
         _ => return None,
     };
     let mut names = vec![BASELINE_SCENARIO.to_string()];
@@ -164,9 +166,63 @@ pub fn view_needs(view: View, arm64: bool) -> Option<Vec<String>> {
     Some(keys)
 }
 
+/// What the vmm view reads on x86: its cost-per-exit rows, the standard
+/// derived values' inputs (trapline, the bare floor, the unprofiled VM
+/// that `pio-user-out` brings along) and every floor-ladder rung's kernel
+/// paths, each VM's noop baseline first. Not the rest of the catalog.
+fn vmm_view_needs() -> Vec<String> {
+    let mut keys: Vec<String> = Vec::new();
+    let mut add = |vmm: &str, name: &str| {
+        let key = format!("{vmm}:{name}");
+        if !keys.contains(&key) {
+            keys.push(key);
+        }
+    };
+    add(TRAPLINE_VMM, BASELINE_SCENARIO);
+    for (vmm, name) in vmm::EXIT_SCENARIOS {
+        add(vmm, BASELINE_SCENARIO);
+        add(vmm, name);
+    }
+    add(TRAPLINE_VMM, names::PIO_KERNEL_WILDCARD);
+    for path in ladder::KERNEL_PATHS {
+        add(TRAPLINE_VMM, path);
+    }
+    for r in &ladder::RUNGS {
+        add(r.vmm, BASELINE_SCENARIO);
+        for path in ladder::KERNEL_PATHS {
+            add(r.vmm, path);
+        }
+    }
+    keys
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_vmm_view_needs_its_exit_rows_and_the_ladder_not_the_catalog() {
+        let v = view_needs(View::Vmm, false).unwrap();
+        assert_eq!(v[0], "trapline:noop");
+        for k in [
+            "trapline:pio-user-out",
+            "trapline:vmm-floor-pio",
+            "trapline:pio-kernel-wildcard",
+            "raw-kvm:pio-user-out",
+            "raw-kvm:pio-kernel-wildcard",
+            "raw-kvm+memslots:ram-read",
+        ] {
+            assert!(v.contains(&k.to_string()), "{k}: {v:?}");
+        }
+        // Every rung's kernel paths, with its baseline.
+        for r in &ladder::RUNGS {
+            assert!(v.contains(&format!("{}:noop", r.vmm)), "{}", r.vmm);
+        }
+        assert!(!v.contains(&"trapline:cpuid".to_string()));
+        assert!(!v.iter().any(|k| k.starts_with("trapline:pci-")));
+        assert_eq!(view_needs(View::All, false), None);
+        assert_eq!(view_needs(View::Vmm, true), None);
+    }
 
     #[test]
     fn a_seed_view_needs_its_rows_and_the_baseline_only() {

@@ -441,6 +441,27 @@ mod tests {
         assert!(paper.rows.iter().any(|r| r.1 == "pio-kernel-pic"));
     }
 
+    /// `--view vmm` measures its exit rows and the whole floor ladder, not
+    /// the rest of trapline's catalog.
+    #[cfg(target_arch = "x86_64")]
+    #[test]
+    fn the_vmm_view_runs_its_exit_rows_and_the_ladder() {
+        let only = trapline_report::View::Vmm.needs(false).unwrap().join(",");
+        let vmm = dry_run(&opts(Some(&only))).unwrap();
+        let all = dry_run(&opts(None)).unwrap();
+        assert_eq!(vmm.floor_rows, all.floor_rows, "{:?}", vmm.rows);
+        let trapline: Vec<&str> = vmm
+            .rows
+            .iter()
+            .filter(|r| r.0 == "trapline")
+            .map(|r| r.1)
+            .collect();
+        for s in ["noop", "pio-user-out", "vmm-floor-pio", "ram-read"] {
+            assert!(trapline.contains(&s), "{s}: {trapline:?}");
+        }
+        assert!(trapline.len() < 10, "{trapline:?}");
+    }
+
     #[cfg(target_arch = "aarch64")]
     #[test]
     fn on_arm64_the_paper_view_runs_its_arm64_scenarios_only() {
