@@ -28,6 +28,8 @@ use std::process::Command;
 const RT_COMMON: &[&str] = &[
     "rt/console.c",
     "lib/string.c",
+    "lib/format.c",
+    "lib/args.c",
     "rt/ucall.c",
     "rt/exit.c",
     "rt/cmdline.c",

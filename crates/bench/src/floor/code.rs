@@ -99,11 +99,11 @@ impl FloorKind {
     /// large page.
     pub fn probe_addr(self) -> u64 {
         match self {
-            FloorKind::Noop => 0x40_2503,
-            FloorKind::PioUserOut => 0x40_2448,
-            FloorKind::PioKernelWildcard => 0x40_20f8,
-            FloorKind::MmioKernelWildcard => 0x40_233d,
-            FloorKind::RamRead => 0x40_227b,
+            FloorKind::Noop => 0x40_25b3,
+            FloorKind::PioUserOut => 0x40_24f8,
+            FloorKind::PioKernelWildcard => 0x40_21a8,
+            FloorKind::MmioKernelWildcard => 0x40_23ed,
+            FloorKind::RamRead => 0x40_232b,
         }
     }
 

@@ -3,7 +3,6 @@
  * first (a Multiboot loader's image name on x86, a fixed name on arm64,
  * where /chosen/bootargs holds only the arguments). The words are copied,
  * so the command line may live in memory the payload does not own.
- * (x86's rt/cmdline.c still carries its own copy of the lookup code.)
  */
 #include "lib.h"
 

@@ -1,8 +1,6 @@
 /*
  * printf-style formatting into a buffer. The console's printf (per
  * architecture) formats here, then writes the buffer out under its lock.
- * (x86's rt/console.c still carries its own copy of this code: switching it
- * over changes the x86 images' bytes, so it is left for a separate change.)
  */
 #include "lib.h"
 

@@ -1,15 +1,11 @@
 /*
- * The Multiboot v1 command line: "<argv0> key=value ...". argv0 is the image
- * name the loader chose and is never looked up as a key.
+ * The Multiboot v1 information and command line: "<argv0> key=value ...".
+ * argv0 is the image name the loader chose and is never looked up as a key;
+ * the parsing and lookup are lib/args.c's, shared with arm64.
  */
 #include "rt.h"
 
-#define MAX_ARGS 64
-
 u32 mb_info_addr;
-int rt_argc;
-char *rt_argv[MAX_ARGS + 1];
-static char argbuf[1024];
 
 const struct mbi *mbi(void) { return (const struct mbi *)(uintptr_t)mb_info_addr; }
 
@@ -20,76 +16,13 @@ u64 mem_top(void)
     return m ? (u64)m->mem_upper * 1024 + 0x100000 : 0;
 }
 
-static bool blank(char c) { return c == ' ' || c == '\t' || c == '\n'; }
-
-/* Copied, because the string lives in VMM-owned low memory the payload must not rely on. */
+/*
+ * Multiboot's command line starts with argv0 (the image name), so it is
+ * parsed whole. Copied, because the string lives in VMM-owned low memory
+ * the payload must not rely on.
+ */
 void cmdline_init(void)
 {
     const struct mbi *m = mbi();
-    const char *src = m && m->cmdline ? (const char *)(uintptr_t)m->cmdline : "";
-    size_t pos = 0;
-
-    rt_argc = 0;
-    while (*src && rt_argc < MAX_ARGS) {
-        while (blank(*src))
-            src++;
-        if (!*src || pos + 1 >= sizeof(argbuf))
-            break;
-        rt_argv[rt_argc++] = &argbuf[pos];
-        while (*src && !blank(*src) && pos + 1 < sizeof(argbuf))
-            argbuf[pos++] = *src++;
-        argbuf[pos++] = '\0';
-    }
-    rt_argv[rt_argc] = NULL;
-}
-
-const char *cmdline_get(const char *key)
-{
-    size_t n = strlen(key);
-    for (int i = 1; i < rt_argc; i++)
-        if (!strncmp(rt_argv[i], key, n) && rt_argv[i][n] == '=')
-            return rt_argv[i] + n + 1;
-    return NULL;
-}
-
-/* Decimal or 0x-prefixed hex; *end is left at the first unparsed character. */
-bool parse_u64(const char *s, const char **end, u64 *out)
-{
-    u64 v = 0;
-    unsigned base = 10;
-    const char *p = s;
-
-    if (p[0] == '0' && (p[1] == 'x' || p[1] == 'X')) {
-        base = 16;
-        p += 2;
-    }
-    const char *digits = p;
-    for (;; p++) {
-        unsigned d;
-        if (*p >= '0' && *p <= '9')
-            d = *p - '0';
-        else if (base == 16 && *p >= 'a' && *p <= 'f')
-            d = *p - 'a' + 10;
-        else if (base == 16 && *p >= 'A' && *p <= 'F')
-            d = *p - 'A' + 10;
-        else
-            break;
-        v = v * base + d;
-    }
-    if (end)
-        *end = p;
-    if (p == digits)
-        return false;
-    *out = v;
-    return true;
-}
-
-u64 cmdline_u64(const char *key, u64 dflt)
-{
-    const char *v = cmdline_get(key);
-    const char *end;
-    u64 out;
-    if (!v || !parse_u64(v, &end, &out) || *end)
-        return dflt;
-    return out;
+    args_init(NULL, m && m->cmdline ? (const char *)(uintptr_t)m->cmdline : "");
 }

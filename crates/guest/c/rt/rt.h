@@ -7,11 +7,7 @@
 #ifndef TRAPLINE_RT_H
 #define TRAPLINE_RT_H
 
-#include <stdarg.h>
-#include <stdbool.h>
-#include <stddef.h>
-#include <stdint.h>
-
+#include "lib.h"
 #include "trapline_abi.h"
 #include "trapline_abi_extra.h"
 #include "layout.h"
@@ -19,14 +15,8 @@
 _Static_assert(MAX_CPUS == MAX_VCPUS, "layout.h MAX_CPUS must equal trapline-abi MAX_VCPUS");
 #include "io.h"
 
-typedef uint8_t u8;
-typedef uint16_t u16;
-typedef uint32_t u32;
-typedef uint64_t u64;
-
 #define barrier() asm volatile("" : : : "memory")
 #define noreturn __attribute__((noreturn))
-#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 
 /* Entry points the payload provides. ap_main is weak in the runtime. */
 int main(int argc, char **argv);
@@ -38,8 +28,6 @@ void serial_reset(void);
 void console_force_unlock(void);
 int printf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 int vprintf(const char *fmt, va_list ap);
-int snprintf(char *buf, size_t len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-int vsnprintf(char *buf, size_t len, const char *fmt, va_list ap);
 
 /* ---- ucall: ucall(kind, text, arg0, ...) with 1..UCALL_ARGS args ---- */
 void ucall_args(u32 kind, const char *text, const u64 args[UCALL_ARGS]);
@@ -64,12 +52,8 @@ struct mbi {
 extern u32 mb_info_addr; /* EBX/RBX at entry, stored by the entry code */
 const struct mbi *mbi(void);
 u64 mem_top(void);
-extern int rt_argc;
-extern char *rt_argv[];
+/* The Multiboot command line into lib.h's argv (rt_argv, cmdline_get). */
 void cmdline_init(void);
-const char *cmdline_get(const char *key);
-u64 cmdline_u64(const char *key, u64 dflt);
-bool parse_u64(const char *s, const char **end, u64 *out);
 
 /* ---- per-CPU data, reached through GS ---- */
 struct percpu {
@@ -188,14 +172,5 @@ int pci_find_dev(u16 vendor, u16 device); /* devfn, or -1 */
 #define PCI_TESTDEV_HDR_NAME 16
 #define PCI_TESTDEV_MEM_BAR_SIZE 4096
 #define PCI_TESTDEV_IO_BAR_SIZE 256
-
-/* ---- string helpers (gcc may also emit calls to the mem* ones) ---- */
-void *memcpy(void *d, const void *s, size_t n);
-void *memmove(void *d, const void *s, size_t n);
-void *memset(void *d, int c, size_t n);
-int memcmp(const void *a, const void *b, size_t n);
-size_t strlen(const char *s);
-int strcmp(const char *a, const char *b);
-int strncmp(const char *a, const char *b, size_t n);
 
 #endif
