@@ -27,6 +27,10 @@ pub enum ExitOutcome {
     Kicked,
     /// The vCPU's loop ends with this.
     End(VcpuEnd),
+    /// arm64: an SMCCC call KVM's filter forwarded; the loop puts this
+    /// answer in x0 (the PC is already past the call) and resumes.
+    #[cfg(target_arch = "aarch64")]
+    SmcccReturn(u64),
     /// KVM cannot run the guest on; the loop reads what the end needs from
     /// the vCPU and ends.
     Crashed(Crash),
@@ -114,6 +118,14 @@ pub fn dispatch(
         }
         Ok(VcpuExit::SystemEvent(kind, _)) => {
             return ExitOutcome::End(VcpuEnd::SystemEvent { kind })
+        }
+        #[cfg(target_arch = "aarch64")]
+        Ok(VcpuExit::Hypercall(h)) => {
+            use crate::arch::aarch64::smccc;
+            counters.bump(ExitKind::Hypercall);
+            // kvm-ioctls names arm64's `flags` by x86's `longmode` (a union).
+            let call = smccc::decode(h.nr, h.longmode.into());
+            return ExitOutcome::SmcccReturn(smccc::answer(call));
         }
         #[cfg(target_arch = "aarch64")]
         Ok(VcpuExit::Unsupported(crate::arch::ARM_NISV_EXIT)) => {

@@ -10,8 +10,8 @@
 //! Where the probe sets the loop's registers with `mov`s before it, the
 //! floor sets the same registers with KVM_SET_ONE_REG ([`FloorKind::regs`]).
 //!
-//! Around the loop: `isb; mrs x8, <clock>` (the probe's own prologue and
-//! register), the loop, `isb; mrs x11, <clock>`, then a store to
+//! Around the loop: `isb; mrs x8, <clock>` (the probe's own prologue, into
+//! a register no loop uses), the loop, `isb; mrs x11, <clock>`, then a store to
 //! [`DONE_MMIO`], which nothing serves in the kernel on any rung, so the run
 //! loop sees the end, and a branch back to the entry: the next KVM_RUN
 //! completes the store and runs the loop again, so the PC is never set
@@ -35,7 +35,7 @@ pub const REG_I: usize = 0;
 pub const REG_N: usize = 4;
 /// The register a read loop loads into (`w1`).
 pub const REG_VALUE: usize = 1;
-/// The start time (the probe's own `t0` register).
+/// The start time (a register no copied loop uses).
 pub const REG_T0: usize = 8;
 /// The end time.
 pub const REG_T1: usize = 11;
@@ -129,11 +129,11 @@ impl FloorKind {
     /// the probe runs identity-mapped). The floor puts its copy there.
     pub fn probe_addr(self) -> u64 {
         match self {
-            FloorKind::Noop => 0x4020_2d48,
-            FloorKind::MmioUserWrite => 0x4020_2df8,
-            FloorKind::MmioKernelWildcard => 0x4020_2e2c,
-            FloorKind::RamRead => 0x4020_2ec8,
-            FloorKind::MmioVgicRead => 0x4020_2d10,
+            FloorKind::Noop => 0x4020_2d74,
+            FloorKind::MmioUserWrite => 0x4020_2e18,
+            FloorKind::MmioKernelWildcard => 0x4020_2e4c,
+            FloorKind::RamRead => 0x4020_2ee8,
+            FloorKind::MmioVgicRead => 0x4020_2ff0,
         }
     }
 
