@@ -114,7 +114,10 @@ pub fn scenario_uses() -> Vec<ScenarioUse> {
     for s in paper::X2APIC_VARIANTS {
         add(TRAPLINE_VMM, s, "the paper view's x2APIC note".into());
     }
-    for (vmm, s) in vmm::EXIT_SCENARIOS {
+    for (vmm, s) in vmm::EXIT_SCENARIOS
+        .into_iter()
+        .chain(vmm::ARM64_EXIT_SCENARIOS)
+    {
         add(vmm, s, "the vmm view's cost per exit".into());
     }
     for l in [ladder::X86, ladder::ARM64] {

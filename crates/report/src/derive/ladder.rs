@@ -519,5 +519,15 @@ mod tests {
         assert!(goals
             .iter()
             .any(|g| g.derived.as_deref() == Some(crate::derive::PREMIUM_RATIO_RAW_KVM_VMM)));
+        // The vmm view: the MMIO exits' costs, the arm64 ladder's table.
+        let v = crate::views::vmm::VmmView::build(&r);
+        assert_eq!(v.cost_per_exit[0].name, "mmio-user-write");
+        assert_eq!(v.cost_per_exit[2].value, Some(1900.0));
+        assert_eq!(v.ladder_paths, &ARM64_KERNEL_PATHS);
+        assert!(v
+            .ladder
+            .iter()
+            .any(|l| l.name == "trapline-vs-trapline-virt" && l.values[2].is_some()));
+        assert!(v.ladder.iter().any(|l| l.name == "piece:vgic"));
     }
 }

@@ -206,6 +206,15 @@ pub const EXIT_SCENARIOS: [(&str, &str); 4] = [
     (names::RAW_KVM_VMM, names::PIO_KERNEL_WILDCARD),
 ];
 
+/// [`EXIT_SCENARIOS`] on arm64 (no port I/O: the user exit and its
+/// in-kernel counterpart are MMIO writes; no in-loop floor port).
+pub const ARM64_EXIT_SCENARIOS: [(&str, &str); 4] = [
+    (TRAPLINE_VMM, names::MMIO_USER_WRITE),
+    (TRAPLINE_VMM, names::MMIO_KERNEL_WILDCARD),
+    (names::RAW_KVM_VMM, names::MMIO_USER_WRITE),
+    (names::RAW_KVM_VMM, names::MMIO_KERNEL_WILDCARD),
+];
+
 /// Derived rows of the cost table, in order, with their formula when the
 /// report cannot give one.
 pub const EXIT_DERIVED: [(&str, &str); 6] = [
@@ -417,7 +426,12 @@ impl VmmView {
             .iter()
             .map(|g| FootprintRow::build(report, g))
             .collect();
-        let cost_per_exit = EXIT_SCENARIOS
+        let exits = if report.host.is_arm64() {
+            &ARM64_EXIT_SCENARIOS
+        } else {
+            &EXIT_SCENARIOS
+        };
+        let cost_per_exit = exits
             .iter()
             .map(|(vmm, name)| ExitCostRow::scenario(report, vmm, name))
             .chain(
