@@ -158,6 +158,19 @@ impl FloorKind {
     }
 }
 
+/// What the guest runs before the prologue for `clock`: nothing for the
+/// virtual counter; for the PMU's cycle counter, PMCR_EL0.E and
+/// PMCNTENSET_EL0.C set (outside the timed part; the count filter
+/// PMCCFILTR_EL0 keeps its reset value, so EL1 and EL0 are counted).
+pub fn clock_setup(clock: Clock) -> &'static [u32] {
+    match clock {
+        Clock::Cntvct => &[],
+        // movz x9, #1; msr pmcr_el0, x9; movz x9, #0x8000, lsl #16;
+        // msr pmcntenset_el0, x9
+        Clock::Pmccntr => &[0xd280_0029, 0xd51b_9c09, 0xd2b0_0009, 0xd51b_9c29],
+    }
+}
+
 /// `b` from `from` to `to` (both word-aligned, within ±128 MiB).
 fn branch(from: u64, to: u64) -> u32 {
     let words = (to as i64 - from as i64) / 4;
@@ -168,9 +181,9 @@ fn branch(from: u64, to: u64) -> u32 {
 /// to and the entry point (the PC). The loop starts at the probe's own
 /// address, the prologue right before it, the epilogue right after.
 pub fn program(kind: FloorKind, clock: Clock) -> (Vec<u32>, u64, u64) {
-    let prologue = [ISB, clock.read_into(REG_T0 as u32)];
-    let entry = kind.probe_addr() - 4 * prologue.len() as u64;
-    let mut c = prologue.to_vec();
+    let mut c = clock_setup(clock).to_vec();
+    c.extend_from_slice(&[ISB, clock.read_into(REG_T0 as u32)]);
+    let entry = kind.probe_addr() - 4 * c.len() as u64;
     c.extend_from_slice(kind.body());
     c.extend_from_slice(&[
         ISB,
@@ -250,9 +263,10 @@ mod tests {
             for clock in [Clock::Cntvct, Clock::Pmccntr] {
                 let (code, at, entry) = program(kind, clock);
                 assert_eq!(at, entry);
-                assert_eq!(at + 8, kind.probe_addr(), "{}", kind.name());
+                let start = clock_setup(clock).len() + 2;
+                assert_eq!(at + 4 * start as u64, kind.probe_addr(), "{}", kind.name());
                 let body = kind.body();
-                assert_eq!(&code[2..2 + body.len()], body);
+                assert_eq!(&code[start..start + body.len()], body);
                 // The loop's b.ne lands on its first word.
                 let bne = body[body.len() - 1];
                 let imm19 = ((bne >> 5) & 0x7ffff) as i32;
