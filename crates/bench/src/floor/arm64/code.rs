@@ -230,6 +230,22 @@ mod tests {
             })
     }
 
+    /// Guest-physical addresses where the probe has `words` (word-aligned).
+    fn find(elf: &[u8], words: &[u32]) -> Vec<u64> {
+        let want = bytes(words);
+        segments(elf)
+            .into_iter()
+            .flat_map(|(off, pa, sz)| {
+                let seg = &elf[off as usize..(off + sz) as usize];
+                let want = &want;
+                (0..seg.len().saturating_sub(want.len()))
+                    .step_by(4)
+                    .filter(move |&i| seg[i..i + want.len()] == want[..])
+                    .map(move |i| pa + i as u64)
+            })
+            .collect()
+    }
+
     #[test]
     fn every_loop_is_the_probes_own_at_the_probes_address() {
         let probe = trapline_guest::aarch64::PROBE;
@@ -238,11 +254,12 @@ mod tests {
             assert_eq!(
                 at(probe, kind.probe_addr(), want.len()),
                 Some(&want[..]),
-                "{}: the arm64 probe's loop is not these words at {:#x}; disassemble \
-                 probe.elf's exits_run() (aarch64-linux-gnu-objdump -d) to see which is this \
-                 scenario's and update floor/arm64/code.rs",
+                "{}: the arm64 probe's loop is not these words at {:#x} (the probe has them at \
+                 {:x?}); disassemble probe.elf's exits_run() (aarch64-linux-gnu-objdump -d) to \
+                 see which is this scenario's and update floor/arm64/code.rs",
                 kind.name(),
-                kind.probe_addr()
+                kind.probe_addr(),
+                find(probe, kind.body())
             );
         }
     }
