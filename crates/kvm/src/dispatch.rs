@@ -483,6 +483,35 @@ mod tests {
         }
     }
 
+    /// An SMCCC call KVM's filter forwarded: counted as a hypercall exit,
+    /// answered in x0 by the loop (the probe's call gets the probe's answer).
+    #[cfg(target_arch = "aarch64")]
+    #[test]
+    fn forwarded_smccc_calls_are_answered_and_counted() {
+        use kvm_ioctls::HypercallExit;
+        use trapline_abi as abi;
+        let f = Fixture::new();
+        for (nr, flags, x0) in [
+            (abi::SMCCC_PROBE_USER_FN, 0, abi::SMCCC_PROBE_USER_RET),
+            (abi::SMCCC_PROBE_UNKNOWN_FN, 0, abi::SMCCC_RET_NOT_SUPPORTED),
+            (
+                abi::SMCCC_PROBE_USER_FN,
+                kvm_bindings::KVM_HYPERCALL_EXIT_SMC,
+                abi::SMCCC_RET_NOT_SUPPORTED,
+            ),
+        ] {
+            let mut ret = 0;
+            let exit = VcpuExit::Hypercall(HypercallExit {
+                nr: nr.into(),
+                args: [0; 6],
+                ret: &mut ret,
+                longmode: flags,
+            });
+            assert_eq!(dispatch(&f.ctx, Ok(exit), 1), ExitOutcome::SmcccReturn(x0));
+        }
+        assert_eq!(f.ctx.counters.snapshot().get(ExitKind::Hypercall), 3);
+    }
+
     #[cfg(target_arch = "aarch64")]
     #[test]
     fn undecodable_accesses_are_crashes_for_the_loop() {
