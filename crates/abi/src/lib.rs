@@ -504,6 +504,11 @@ scenarios! {
     // access KVM's in-kernel vGIC answers (seed 000's mmio_read_vgic, the
     // paper's "I/O Kernel" on ARM).
     48 MMIO_VGIC_READ "mmio-vgic-read"                                Exits Any;
+    // arm64 only: an HVC that KVM's SMCCC filter forwards to trapline
+    // (KVM_EXIT_HYPERCALL, Linux 6.4+), answered in user space: the
+    // paper's Hypercall served by the VMM. (60: clear of the ids other
+    // arm64 work may take next to 48.)
+    60 HYPERCALL_USER "hypercall-user"                                Exits Any;
 }
 
 /// Look a scenario up by its CLI/JSON name.

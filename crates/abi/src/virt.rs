@@ -228,6 +228,14 @@ PSCI_RET_SUCCESS: u32 = 0;
 SMCCC_PROBE_UNKNOWN_FN: u32 = 0x8200_ff10;
 /// SMCCC's NOT_SUPPORTED (-1) as the 64-bit value x0 holds after the call.
 SMCCC_RET_NOT_SUPPORTED: u64 = u64::MAX;
+/// The SMCCC function id (a fast SiP-service call next to
+/// [`SMCCC_PROBE_UNKNOWN_FN`]) the lab asks KVM's SMCCC filter to forward
+/// to trapline (`KVM_SMCCC_FILTER_FWD_TO_USER`, Linux 6.4+): the
+/// `hypercall-user` scenario, an HVC answered in user space.
+SMCCC_PROBE_USER_FN: u32 = 0x8200_ff11;
+/// What trapline answers in x0 to [`SMCCC_PROBE_USER_FN`] (the guest
+/// checks it: only trapline can have answered).
+SMCCC_PROBE_USER_RET: u64 = 0x7ab1_e5ad_0000_0011;
 }
 
 /// One window of the `virt` machine's I/O space.

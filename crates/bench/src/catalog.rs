@@ -377,7 +377,11 @@ mod tests {
             }
             assert!(found >= 1, "{} is in no catalog", a.name);
         }
-        let arm64_only = [scenario::SYSREG_TRAP, scenario::MMIO_VGIC_READ];
+        let arm64_only = [
+            scenario::SYSREG_TRAP,
+            scenario::MMIO_VGIC_READ,
+            scenario::HYPERCALL_USER,
+        ];
         for a in trapline_abi::SCENARIOS {
             let on_x86 = X86_SCENARIOS.iter().any(|s| s.id == *a);
             assert_eq!(on_x86, !arm64_only.contains(a), "{}", a.name);
@@ -390,6 +394,7 @@ mod tests {
         for name in [
             "noop",
             "hypercall",
+            "hypercall-user",
             "sysreg-trap",
             "mmio-vgic-read",
             "mmio-user-read",

@@ -13,7 +13,7 @@ use std::collections::BTreeSet;
 use serde_json::Value;
 use trapline_bench::{catalog, floor, listing, peer};
 use trapline_report::derive::{names, FOOTPRINT};
-use trapline_report::ladder::RUNGS;
+use trapline_report::ladder::{ARM64, RUNGS};
 use trapline_report::uses::{scenario_uses, ScenarioUse};
 use trapline_report::views::vmm::EXIT_DERIVED;
 use trapline_report::{
@@ -39,6 +39,20 @@ fn produced() -> BTreeSet<(String, String)> {
     }
     for s in catalog::SCENARIOS {
         rows.insert((QEMU_VMM.to_string(), s.name().to_string()));
+    }
+    // The arm64 lab's rows: its probe scenarios, its unprofiled pair and
+    // its floor ladder (the report reads both architectures' ladders).
+    for s in catalog::ARM64_SCENARIOS {
+        rows.insert(("trapline".to_string(), s.name().to_string()));
+    }
+    rows.insert((
+        names::UNPROFILED_VMM.to_string(),
+        names::MMIO_USER_WRITE.to_string(),
+    ));
+    for r in ARM64.rungs {
+        for k in floor::arm64::ladder::kinds(r) {
+            rows.insert((r.vmm.to_string(), k.name().to_string()));
+        }
     }
     rows
 }
@@ -110,6 +124,22 @@ fn the_floor_ladder_s_rungs_and_loops_are_the_lab_s() {
         assert!(
             trapline_abi::scenario_by_name(k.name()).is_some(),
             "the floor's {k:?} loop reports as {}, which is not a probe scenario",
+            k.name()
+        );
+    }
+    for r in ARM64.rungs {
+        assert!(
+            floor::arm64::ladder::pieces(r.vmm).is_some(),
+            "the report's arm64 rung {} has no pieces in the lab's arm64 floor ladder",
+            r.vmm
+        );
+    }
+    for k in floor::arm64::code::FloorKind::ALL {
+        assert!(
+            catalog::ARM64_SCENARIOS
+                .iter()
+                .any(|s| s.name() == k.name()),
+            "the arm64 floor's {k:?} loop reports as {}, which is not an arm64 probe scenario",
             k.name()
         );
     }

@@ -40,6 +40,9 @@ pub enum ExitKind {
     FastPort,
     /// Malformed ucall messages.
     BadUcall,
+    /// KVM_EXIT_HYPERCALL: an SMCCC call KVM forwards to user space (arm64,
+    /// through its SMCCC filter).
+    Hypercall,
     /// Any other exit (internal error, system event, …).
     Other,
 }
@@ -62,6 +65,7 @@ impl ExitKind {
         ExitKind::CoalescedEntries,
         ExitKind::FastPort,
         ExitKind::BadUcall,
+        ExitKind::Hypercall,
         ExitKind::Other,
     ];
 
@@ -80,6 +84,7 @@ impl ExitKind {
             ExitKind::CoalescedEntries => "coalesced-entries",
             ExitKind::FastPort => "floor",
             ExitKind::BadUcall => "bad-ucall",
+            ExitKind::Hypercall => "hypercall",
             ExitKind::Other => "other",
         }
     }
@@ -107,6 +112,7 @@ impl ExitKind {
             ExitKind::CoalescedEntries => "COALESCED",
             ExitKind::FastPort => "FLOOR",
             ExitKind::BadUcall => "BAD-UCALL",
+            ExitKind::Hypercall => "HYPERCALL",
             ExitKind::Other => "OTHER",
         }
     }

@@ -27,6 +27,10 @@ pub enum ExitOutcome {
     Kicked,
     /// The vCPU's loop ends with this.
     End(VcpuEnd),
+    /// arm64: an SMCCC call KVM's filter forwarded; the loop puts this
+    /// answer in x0 (the PC is already past the call) and resumes.
+    #[cfg(target_arch = "aarch64")]
+    SmcccReturn(u64),
     /// KVM cannot run the guest on; the loop reads what the end needs from
     /// the vCPU and ends.
     Crashed(Crash),
@@ -114,6 +118,14 @@ pub fn dispatch(
         }
         Ok(VcpuExit::SystemEvent(kind, _)) => {
             return ExitOutcome::End(VcpuEnd::SystemEvent { kind })
+        }
+        #[cfg(target_arch = "aarch64")]
+        Ok(VcpuExit::Hypercall(h)) => {
+            use crate::arch::aarch64::smccc;
+            counters.bump(ExitKind::Hypercall);
+            // kvm-ioctls names arm64's `flags` by x86's `longmode` (a union).
+            let call = smccc::decode(h.nr, h.longmode.into());
+            return ExitOutcome::SmcccReturn(smccc::answer(call));
         }
         #[cfg(target_arch = "aarch64")]
         Ok(VcpuExit::Unsupported(crate::arch::ARM_NISV_EXIT)) => {
@@ -469,6 +481,35 @@ mod tests {
                 ExitOutcome::End(VcpuEnd::SystemEvent { kind })
             );
         }
+    }
+
+    /// An SMCCC call KVM's filter forwarded: counted as a hypercall exit,
+    /// answered in x0 by the loop (the probe's call gets the probe's answer).
+    #[cfg(target_arch = "aarch64")]
+    #[test]
+    fn forwarded_smccc_calls_are_answered_and_counted() {
+        use kvm_ioctls::HypercallExit;
+        use trapline_abi as abi;
+        let f = Fixture::new();
+        for (nr, flags, x0) in [
+            (abi::SMCCC_PROBE_USER_FN, 0, abi::SMCCC_PROBE_USER_RET),
+            (abi::SMCCC_PROBE_UNKNOWN_FN, 0, abi::SMCCC_RET_NOT_SUPPORTED),
+            (
+                abi::SMCCC_PROBE_USER_FN,
+                kvm_bindings::KVM_HYPERCALL_EXIT_SMC,
+                abi::SMCCC_RET_NOT_SUPPORTED,
+            ),
+        ] {
+            let mut ret = 0;
+            let exit = VcpuExit::Hypercall(HypercallExit {
+                nr: nr.into(),
+                args: [0; 6],
+                ret: &mut ret,
+                longmode: flags,
+            });
+            assert_eq!(dispatch(&f.ctx, Ok(exit), 1), ExitOutcome::SmcccReturn(x0));
+        }
+        assert_eq!(f.ctx.counters.snapshot().get(ExitKind::Hypercall), 3);
     }
 
     #[cfg(target_arch = "aarch64")]

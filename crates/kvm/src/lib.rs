@@ -21,7 +21,7 @@ mod system;
 pub mod vcpu;
 
 #[cfg(target_arch = "aarch64")]
-pub use arch::aarch64::{cpu, gic, regs};
+pub use arch::aarch64::{cpu, gic, regs, smccc};
 #[cfg(target_arch = "aarch64")]
 pub use arch::vm::{BootRegs, Vm, VmConfig};
 #[cfg(target_arch = "x86_64")]

@@ -96,6 +96,13 @@ fn run_loop<const PROFILE: bool>(
                 continue 'run;
             }
             ExitOutcome::End(end) => end,
+            #[cfg(target_arch = "aarch64")]
+            ExitOutcome::SmcccReturn(x0) => {
+                match vcpu.set_one_reg(crate::regs::x(0), &x0.to_le_bytes()) {
+                    Ok(_) => continue 'run,
+                    Err(e) => VcpuEnd::RunError { errno: e.errno() },
+                }
+            }
             // SAFETY: run_ptr is the vCPU's kvm_run mapping, alive as long
             // as `vcpu`, and holds the exit dispatch just decoded.
             ExitOutcome::Crashed(what) => unsafe { crash_end(vcpu, run_ptr, ctx, what) },
@@ -174,6 +181,7 @@ fn exit_key(exit: &Result<VcpuExit<'_>, kvm_ioctls::Error>) -> (ExitKind, u64) {
         Ok(VcpuExit::Hlt) => (ExitKind::Hlt, 0),
         Ok(VcpuExit::Intr) => (ExitKind::Interrupted, 0),
         Ok(VcpuExit::Shutdown) => (ExitKind::Shutdown, 0),
+        Ok(VcpuExit::Hypercall(_)) => (ExitKind::Hypercall, 0),
         Err(e) if e.errno() == libc::EINTR || e.errno() == libc::EAGAIN => {
             (ExitKind::Interrupted, 0)
         }

@@ -219,6 +219,7 @@ impl MetricsLines {
                     | ExitKind::CoalescedEntries
                     | ExitKind::FastPort
                     | ExitKind::BadUcall
+                    | ExitKind::Hypercall
                     | ExitKind::Other => "exit_other",
                 };
                 *cum.entry(field).or_default() += k.count;

@@ -90,7 +90,13 @@ pub fn scenario_uses() -> Vec<ScenarioUse> {
         ),
         (
             names::RAW_KVM_VMM,
-            &[names::PIO_USER_OUT, names::PIO_KERNEL_WILDCARD][..],
+            &[
+                names::PIO_USER_OUT,
+                names::PIO_KERNEL_WILDCARD,
+                // arm64's premium is on MMIO (no port I/O).
+                names::MMIO_USER_WRITE,
+                names::MMIO_KERNEL_WILDCARD,
+            ][..],
         ),
         (names::UNPROFILED_VMM, &[names::PIO_USER_OUT][..]),
     ] {
@@ -108,21 +114,26 @@ pub fn scenario_uses() -> Vec<ScenarioUse> {
     for s in paper::X2APIC_VARIANTS {
         add(TRAPLINE_VMM, s, "the paper view's x2APIC note".into());
     }
-    for (vmm, s) in vmm::EXIT_SCENARIOS {
+    for (vmm, s) in vmm::EXIT_SCENARIOS
+        .into_iter()
+        .chain(vmm::ARM64_EXIT_SCENARIOS)
+    {
         add(vmm, s, "the vmm view's cost per exit".into());
     }
-    for r in &ladder::RUNGS {
-        add(
-            r.vmm,
-            BASELINE_SCENARIO,
-            "the floor ladder (net cycles)".into(),
-        );
-        for s in ladder::KERNEL_PATHS {
-            add(r.vmm, s, format!("the floor ladder's {} rung", r.piece));
+    for l in [ladder::X86, ladder::ARM64] {
+        for r in l.rungs {
+            add(
+                r.vmm,
+                BASELINE_SCENARIO,
+                "the floor ladder (net cycles)".into(),
+            );
+            for s in l.kernel_paths.iter().filter(|p| l.runs(r, p)) {
+                add(r.vmm, s, format!("the floor ladder's {} rung", r.piece));
+            }
         }
-    }
-    for s in ladder::KERNEL_PATHS {
-        add(TRAPLINE_VMM, s, "the floor ladder (trapline's gap)".into());
+        for s in l.kernel_paths {
+            add(TRAPLINE_VMM, s, "the floor ladder (trapline's gap)".into());
+        }
     }
     out
 }

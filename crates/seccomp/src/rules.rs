@@ -72,6 +72,9 @@ pub const VCPU_IOCTLS: &[KvmIoctl] = &[
     // the report of an exit KVM could not handle.
     #[cfg(target_arch = "aarch64")]
     ioctls::GET_ONE_REG,
+    // arm64: the answer to an SMCCC call KVM's filter forwarded, in x0.
+    #[cfg(target_arch = "aarch64")]
+    ioctls::SET_ONE_REG,
     // A device raising or lowering its interrupt line from its exit handler.
     ioctls::IRQ_LINE,
     // A device with MSIs signalling one from its exit handler.

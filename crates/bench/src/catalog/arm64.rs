@@ -30,6 +30,16 @@ pub const ARM64_SCENARIOS: &[Scenario] = &[
         check: NoExits,
         peer: NO_PEER,
     },
+    // -- armfloor: the hypercall answered by trapline (one block, to merge).
+    Scenario {
+        id: scenario::HYPERCALL_USER,
+        group: "trap",
+        path: "HVC that KVM's SMCCC filter forwards to trapline (KVM_EXIT_HYPERCALL, Linux 6.4+), answered in x0: the paper's Hypercall served by the VMM",
+        machine: Main,
+        check: UserExit(ExitKind::Hypercall, None),
+        peer: NO_PEER,
+    },
+    // -- end armfloor
     Scenario {
         id: scenario::SYSREG_TRAP,
         group: "trap",

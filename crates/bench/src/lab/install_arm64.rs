@@ -1,7 +1,8 @@
 //! Installing the lab into an arm64 `virt` machine: the probe device on
 //! the `VIRT_PROBE_*` pages of trapline's window, then the fast paths the
-//! fixtures ask for on those pages (MMIO only: arm64 has no port I/O), and
-//! the irqfd on `VIRT_IRQFD_SPI` (the vGIC is initialized by then).
+//! fixtures ask for on those pages (MMIO only: arm64 has no port I/O), the
+//! irqfd on `VIRT_IRQFD_SPI` (the vGIC is initialized by then), and KVM's
+//! SMCCC filter forwarding the probe's user hypercall where KVM has one.
 
 use std::sync::Arc;
 
@@ -101,6 +102,12 @@ pub(super) fn fastpaths(
     }
     if fixtures.irqfd {
         lab.irqfd = Some(IrqFd::register(fd.clone(), abi::VIRT_IRQFD_SPI)?);
+    }
+    // hypercall-user: the probe's SMCCC id forwarded to trapline, where
+    // this host's KVM has the filter (the runner reports the scenario
+    // unsupported, with the reason, where it has not).
+    if trapline_kvm::smccc::filter_offered(&fd).is_none() {
+        trapline_kvm::smccc::forward_to_user(&fd, abi::SMCCC_PROBE_USER_FN, 1)?;
     }
     if fixtures.ro_memslot {
         let ro = ReadOnlyRegion::map(

@@ -54,7 +54,7 @@ pub(super) fn selected(opts: &LabOptions) -> Vec<&'static Scenario> {
 /// baseline whenever anything else of it is.
 pub(super) fn selected_floor(opts: &LabOptions) -> Vec<(&'static Rung, FloorKind)> {
     let mut v = Vec::new();
-    for rung in &ladder::RUNGS {
+    for rung in ladder::HOST.rungs {
         let mut kinds: Vec<FloorKind> = floor::ladder::kinds(rung)
             .into_iter()
             .filter(|k| {
@@ -77,7 +77,7 @@ pub fn listing() -> Vec<(&'static str, &'static str, &'static str, &'static str)
         .iter()
         .map(|s| ("trapline", s.name(), s.group, s.path))
         .collect();
-    for rung in &ladder::RUNGS {
+    for rung in ladder::HOST.rungs {
         for k in floor::ladder::kinds(rung) {
             v.push((rung.vmm, k.name(), "floor", rung.what));
         }

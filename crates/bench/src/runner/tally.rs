@@ -30,6 +30,10 @@ pub(super) struct Tally {
     /// False once the hypercall VM timed out: the hypercall does not
     /// return here, and later repeats leave that VM out.
     pub(super) hypercall_supported: bool,
+    /// arm64: why this host's KVM cannot forward an HVC to trapline
+    /// (`None` once checked and it can; asked on the first probe run).
+    #[cfg(target_arch = "aarch64")]
+    smccc_unsupported: Option<Option<String>>,
 }
 
 impl Tally {
@@ -51,6 +55,8 @@ impl Tally {
             unprofiled_acc: BTreeMap::new(),
             tsc_khz: 0,
             hypercall_supported: true,
+            #[cfg(target_arch = "aarch64")]
+            smccc_unsupported: None,
         }
     }
 
@@ -72,6 +78,13 @@ impl Tally {
         kind: MachineKind,
         list: &[&'static Scenario],
     ) {
+        #[cfg(target_arch = "aarch64")]
+        let filtered = self.without_hypercall_user(kvm, list);
+        #[cfg(target_arch = "aarch64")]
+        let list = filtered.as_slice();
+        if list.is_empty() {
+            return;
+        }
         let timeout = if kind == MachineKind::Hypercall {
             opts.hypercall_timeout
         } else {
@@ -89,6 +102,38 @@ impl Tally {
             }
             Err(e) => fail_all(&mut self.acc, list, &e),
         }
+    }
+
+    /// `list` without `hypercall-user` where this host's KVM has no SMCCC
+    /// filter, which is then reported unsupported with the reason.
+    #[cfg(target_arch = "aarch64")]
+    fn without_hypercall_user(
+        &mut self,
+        kvm: &HostKvm,
+        list: &[&'static Scenario],
+    ) -> Vec<&'static Scenario> {
+        let id = trapline_abi::scenario::HYPERCALL_USER.id;
+        if !list.iter().any(|s| s.id.id == id) {
+            return list.to_vec();
+        }
+        let why = self
+            .smccc_unsupported
+            .get_or_insert_with(|| match kvm.kvm().create_vm() {
+                Ok(vm) => trapline_kvm::smccc::filter_offered(&vm),
+                Err(e) => Some(format!("KVM_CREATE_VM to ask for the SMCCC filter: {e}")),
+            })
+            .clone();
+        let Some(why) = why else {
+            return list.to_vec();
+        };
+        for s in list.iter().filter(|s| s.id.id == id) {
+            self.acc
+                .entry(s.name())
+                .or_default()
+                .unsupported
+                .get_or_insert_with(|| why.clone());
+        }
+        list.iter().copied().filter(|s| s.id.id != id).collect()
     }
 
     /// The main machine's `list` once more, without the exit profile.

@@ -6,7 +6,10 @@
 //! `trapline-pc` is what trapline's own VMM adds to an in-kernel path.
 //!
 //! This module names the rungs and computes the derived values; the lab
-//! (`crates/bench/src/floor/ladder.rs`) builds the VMs.
+//! (`crates/bench/src/floor/`) builds the VMs. Each architecture has its
+//! own ladder ([`X86`], [`ARM64`]): the pieces that exist there, up to a
+//! rung configured like trapline's lab machine on it (`trapline-pc`,
+//! `trapline-virt`); a report's ladder is its host's ([`for_report`]).
 
 use crate::model::{scenario_key, Derived, Report, ValueRange, TRAPLINE_VMM};
 use crate::unit::Unit;
@@ -104,6 +107,124 @@ pub const RUNGS: [Rung; 11] = [
     },
 ];
 
+/// The arm64 rung configured like trapline's lab machine (the `virt`
+/// machine with the lab's fast paths).
+pub const TRAPLINE_VIRT: &str = "trapline-virt";
+
+/// The arm64 rungs, bare first, each adding to the one before it: the
+/// pieces of trapline's `virt` machine (no TSS, CPUID or PIT there; the
+/// interrupt controller is the vGICv3 and its ITS).
+pub const ARM64_RUNGS: [Rung; 7] = [
+    Rung {
+        vmm: BARE,
+        parent: None,
+        piece: "bare",
+        what:
+            "one 8 MiB memslot, the vCPU initialized as trapline's (PSCI 0.2), a bare KVM_RUN loop",
+    },
+    Rung {
+        vmm: "raw-kvm+vgic",
+        parent: Some(BARE),
+        piece: "vgic",
+        what: "KVM's vGICv3 (distributor and redistributors at the virt machine's addresses)",
+    },
+    Rung {
+        vmm: "raw-kvm+its",
+        parent: Some("raw-kvm+vgic"),
+        piece: "its",
+        what: "the vGIC's ITS, as trapline's virt machine has it",
+    },
+    Rung {
+        vmm: "raw-kvm+ioeventfds",
+        parent: Some("raw-kvm+its"),
+        piece: "ioeventfds",
+        what: "trapline's other lab MMIO ioeventfds (datamatch, doorbell)",
+    },
+    Rung {
+        vmm: "raw-kvm+coalesced",
+        parent: Some("raw-kvm+ioeventfds"),
+        piece: "coalesced",
+        what: "trapline's coalesced MMIO page",
+    },
+    Rung {
+        vmm: "raw-kvm+memslots",
+        parent: Some("raw-kvm+coalesced"),
+        piece: "memslots",
+        what: "trapline's memslots: 128 MiB of RAM and the read-only probe page",
+    },
+    Rung {
+        vmm: TRAPLINE_VIRT,
+        parent: Some("raw-kvm+memslots"),
+        piece: "irqfd",
+        what: "an irqfd on the lab's SPI: now configured like trapline's lab machine",
+    },
+];
+
+/// One architecture's ladder: its rungs, the rung configured like
+/// trapline's lab machine, and the in-kernel paths every rung runs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Ladder {
+    /// The rungs, bare first.
+    pub rungs: &'static [Rung],
+    /// The rung configured like trapline's lab machine.
+    pub top: &'static str,
+    /// Scenarios every rung runs besides `noop`: the in-kernel paths.
+    pub kernel_paths: &'static [&'static str],
+}
+
+/// The x86 ladder.
+pub const X86: Ladder = Ladder {
+    rungs: &RUNGS,
+    top: TRAPLINE_PC,
+    kernel_paths: &KERNEL_PATHS,
+};
+
+/// The arm64 ladder: no port I/O; the vGIC's MMIO (the paper's I/O
+/// Kernel) on the rungs that have a vGIC.
+pub const ARM64: Ladder = Ladder {
+    rungs: &ARM64_RUNGS,
+    top: TRAPLINE_VIRT,
+    kernel_paths: &ARM64_KERNEL_PATHS,
+};
+
+/// The arm64 rungs' in-kernel paths.
+pub const ARM64_KERNEL_PATHS: [&str; 3] = ["mmio-kernel-wildcard", "ram-read", "mmio-vgic-read"];
+
+/// The ladder of the host this binary runs on (what the lab measures).
+#[cfg(not(target_arch = "aarch64"))]
+pub const HOST: Ladder = X86;
+/// The ladder of the host this binary runs on (what the lab measures).
+#[cfg(target_arch = "aarch64")]
+pub const HOST: Ladder = ARM64;
+
+/// The ladder a report was measured on (by its host's architecture).
+pub fn for_report(report: &Report) -> &'static Ladder {
+    if report.host.is_arm64() {
+        &ARM64
+    } else {
+        &X86
+    }
+}
+
+impl Ladder {
+    /// The rung called `vmm` on this ladder.
+    pub fn rung(&self, vmm: &str) -> Option<&'static Rung> {
+        self.rungs.iter().find(|r| r.vmm == vmm)
+    }
+
+    /// Whether `rung` runs `path`: every in-kernel path, but the vGIC's
+    /// read only where there is a vGIC (every arm64 rung above the bare
+    /// floor).
+    pub fn runs(&self, rung: &Rung, path: &str) -> bool {
+        path != "mmio-vgic-read" || rung.parent.is_some()
+    }
+
+    /// `trapline-vs-<top>:<scenario>`.
+    pub fn vs_name(&self, scenario: &str) -> String {
+        format!("trapline-vs-{}:{scenario}", self.top)
+    }
+}
+
 /// The most trapline's gross cycles on an in-kernel path may be over
 /// `trapline-pc`'s, a raw VM configured like it (issue 14's goal: within
 /// 5 %).
@@ -132,9 +253,10 @@ pub fn gap_name(scenario: &str) -> String {
     format!("floor-gap:{scenario}")
 }
 
-/// The rung called `vmm`.
+/// The rung called `vmm` on either architecture's ladder (whether a row
+/// is a floor row).
 pub fn rung(vmm: &str) -> Option<&'static Rung> {
-    RUNGS.iter().find(|r| r.vmm == vmm)
+    X86.rung(vmm).or_else(|| ARM64.rung(vmm))
 }
 
 /// Net median and MAD of `vmm:name` (its own noop subtracted).
@@ -180,8 +302,10 @@ pub fn gap(report: &Report, path: &str) -> Option<Cost> {
     net_difference(report, TRAPLINE_VMM, BARE, path)
 }
 
-/// trapline's gross median over `trapline-pc`'s on `path`.
+/// trapline's gross median over `trapline-pc`'s on `path` (on arm64,
+/// `trapline-virt`'s: the report's ladder's top rung).
 pub fn vs_trapline_pc(report: &Report, path: &str) -> Option<f64> {
+    let top = for_report(report).top;
     let gross = |vmm: &str| {
         report
             .scenario(vmm, path)
@@ -189,12 +313,13 @@ pub fn vs_trapline_pc(report: &Report, path: &str) -> Option<f64> {
             .and_then(|s| s.stats.as_ref())
             .map(|s| s.median)
     };
-    let (t, p) = (gross(TRAPLINE_VMM)?, gross(TRAPLINE_PC)?);
+    let (t, p) = (gross(TRAPLINE_VMM)?, gross(top)?);
     (p > 0.0 && t.is_finite()).then(|| t / p)
 }
 
 /// The range of [`vs_trapline_pc`] the two gross medians' MADs allow.
 pub fn vs_trapline_pc_range(report: &Report, path: &str) -> Option<ValueRange> {
+    let top = for_report(report).top;
     let gross = |vmm: &str| {
         let st = report
             .scenario(vmm, path)
@@ -203,17 +328,18 @@ pub fn vs_trapline_pc_range(report: &Report, path: &str) -> Option<ValueRange> {
             .as_ref()?;
         ValueRange::around(st.median, st.mad)
     };
-    ValueRange::over(gross(TRAPLINE_VMM)?, gross(TRAPLINE_PC)?)
+    ValueRange::over(gross(TRAPLINE_VMM)?, gross(top)?)
 }
 
 /// The ladder's derived values: each piece's cost per in-kernel path, the
 /// whole gap between trapline and the bare floor, and trapline against a
 /// raw VM configured like it.
 pub fn values(report: &Report) -> Vec<Derived> {
+    let ladder = for_report(report);
     let mut out = Vec::new();
-    for r in &RUNGS {
+    for r in ladder.rungs {
         let Some(parent) = r.parent else { continue };
-        for path in KERNEL_PATHS {
+        for &path in ladder.kernel_paths {
             let Some(c) = piece_cost(report, r, path) else {
                 continue;
             };
@@ -235,7 +361,7 @@ pub fn values(report: &Report) -> Vec<Derived> {
             });
         }
     }
-    for path in KERNEL_PATHS {
+    for &path in ladder.kernel_paths {
         if let Some(c) = gap(report, path) {
             out.push(Derived {
                 name: gap_name(path),
@@ -252,10 +378,10 @@ pub fn values(report: &Report) -> Vec<Derived> {
         }
         if let Some(v) = vs_trapline_pc(report, path) {
             out.push(Derived {
-                name: vs_name(path),
+                name: ladder.vs_name(path),
                 value: v,
                 unit: Unit::Ratio.to_string(),
-                formula: format!("{path} / {}", scenario_key(TRAPLINE_PC, path)),
+                formula: format!("{path} / {}", scenario_key(ladder.top, path)),
                 note: Some(format!(
                     "trapline's gross cycles per iteration over a raw VM with the same \
                      configuration (goal: {})",
@@ -330,5 +456,78 @@ mod tests {
         // No raw-kvm+cpuid rows: no cpuid piece.
         assert!(r.derived("piece:cpuid:pio-kernel-wildcard").is_none());
         assert!(r.derived("piece:idmap:ram-read").is_none());
+    }
+
+    #[test]
+    fn an_arm64_report_takes_the_arm64_ladder_and_its_mmio_premium() {
+        let mut r = Report::new(
+            ToolInfo::default(),
+            HostInfo {
+                arch: Some(crate::model::ARCH_ARM64.into()),
+                ..HostInfo::default()
+            },
+            RunConfig::default(),
+        );
+        r.scenarios = vec![
+            s(TRAPLINE_VMM, "noop", 10),
+            s(TRAPLINE_VMM, "mmio-vgic-read", 300),
+            s(TRAPLINE_VMM, "mmio-user-write", 2000),
+            s(TRAPLINE_VMM, "mmio-kernel-wildcard", 400),
+            s(BARE, "noop", 10),
+            s(BARE, "mmio-user-write", 1900),
+            s(BARE, "mmio-kernel-wildcard", 380),
+            s("raw-kvm+vgic", "noop", 10),
+            s("raw-kvm+vgic", "mmio-kernel-wildcard", 390),
+            s("raw-kvm+vgic", "mmio-vgic-read", 280),
+            s("raw-kvm+its", "noop", 10),
+            s("raw-kvm+its", "mmio-vgic-read", 290),
+            s(TRAPLINE_VIRT, "noop", 10),
+            s(TRAPLINE_VIRT, "mmio-vgic-read", 294),
+        ];
+        r.finish();
+        assert_eq!(for_report(&r).top, TRAPLINE_VIRT);
+        assert_eq!(
+            r.derived("piece:vgic:mmio-kernel-wildcard").unwrap().value,
+            10.0
+        );
+        assert_eq!(r.derived("piece:its:mmio-vgic-read").unwrap().value, 10.0);
+        assert_eq!(
+            r.derived("floor-gap:mmio-kernel-wildcard").unwrap().value,
+            20.0
+        );
+        let vs = r
+            .derived("trapline-vs-trapline-virt:mmio-vgic-read")
+            .unwrap();
+        assert!((vs.value - 300.0 / 294.0).abs() < 1e-9, "{}", vs.value);
+        assert!(r
+            .derived("trapline-vs-trapline-pc:mmio-vgic-read")
+            .is_none());
+        // The premium on MMIO, on trapline and on the bare floor.
+        assert_eq!(r.derived("user-exit-premium").unwrap().value, 1600.0);
+        assert_eq!(
+            r.derived("raw-kvm:user-exit-premium").unwrap().value,
+            1520.0
+        );
+        let ratio = r.derived(crate::derive::PREMIUM_RATIO_RAW_KVM_VMM).unwrap();
+        assert!((ratio.value - 1600.0 / 1520.0).abs() < 1e-9);
+        // The x86 ladder's names are not used for an arm64 report.
+        assert!(r.derived("piece:idmap:ram-read").is_none());
+        let goals = crate::summary::goals::goal_checks(&r);
+        assert!(goals
+            .iter()
+            .any(|g| g.derived.as_deref() == Some("trapline-vs-trapline-virt:mmio-vgic-read")));
+        assert!(goals
+            .iter()
+            .any(|g| g.derived.as_deref() == Some(crate::derive::PREMIUM_RATIO_RAW_KVM_VMM)));
+        // The vmm view: the MMIO exits' costs, the arm64 ladder's table.
+        let v = crate::views::vmm::VmmView::build(&r);
+        assert_eq!(v.cost_per_exit[0].name, "mmio-user-write");
+        assert_eq!(v.cost_per_exit[2].value, Some(1900.0));
+        assert_eq!(v.ladder_paths, &ARM64_KERNEL_PATHS);
+        assert!(v
+            .ladder
+            .iter()
+            .any(|l| l.name == "trapline-vs-trapline-virt" && l.values[2].is_some()));
+        assert!(v.ladder.iter().any(|l| l.name == "piece:vgic"));
     }
 }

@@ -8,7 +8,7 @@
 //! met it, one whose whole range is beyond has missed it, and one whose
 //! range straddles the goal cannot be resolved by this run.
 
-use crate::derive::ladder::{self, KERNEL_PATHS, VS_TRAPLINE_PC_GOAL};
+use crate::derive::ladder::{self, VS_TRAPLINE_PC_GOAL};
 use crate::derive::{
     names, HANDLING_PER_USER_EXIT, PREMIUM_RATIO_RAW_KVM_GOAL, PREMIUM_RATIO_RAW_KVM_VMM,
     STAT_OVERHEAD_SHARE, STAT_OVERHEAD_SHARE_GOAL,
@@ -166,11 +166,24 @@ impl Spread {
     }
 }
 
-/// `pio-user-out − pio-kernel-wildcard` on `vmm`, with its spread.
+/// `pio-user-out − pio-kernel-wildcard` on `vmm`, with its spread; where
+/// there is no port I/O (arm64), `mmio-user-write − mmio-kernel-wildcard`.
 fn premium(report: &Report, vmm: &str) -> Option<Spread> {
-    let user = Spread::gross(report, vmm, names::PIO_USER_OUT)?;
-    let kernel = Spread::gross(report, vmm, names::PIO_KERNEL_WILDCARD)?;
+    let (user, kernel) = user_exit_pair(report, vmm);
+    let user = Spread::gross(report, vmm, user)?;
+    let kernel = Spread::gross(report, vmm, kernel)?;
     Some(user.minus(kernel))
+}
+
+/// The user exit and its in-kernel counterpart the premium is taken on:
+/// PIO where `vmm` has `pio-user-out`, else MMIO (arm64), as
+/// [`crate::derive::standard`] takes them.
+fn user_exit_pair(report: &Report, vmm: &str) -> (&'static str, &'static str) {
+    if report.scenario(vmm, names::PIO_USER_OUT).is_some() {
+        (names::PIO_USER_OUT, names::PIO_KERNEL_WILDCARD)
+    } else {
+        (names::MMIO_USER_WRITE, names::MMIO_KERNEL_WILDCARD)
+    }
 }
 
 /// trapline's user-exit premium over the bare KVM_RUN loop's.
@@ -196,7 +209,7 @@ fn premium_vs_raw_kvm(report: &Report) -> Option<GoalCheck> {
 /// what the premium's goal leaves it: a tenth of the bare loop's premium.
 fn own_cycles_per_exit(report: &Report) -> Option<GoalCheck> {
     let h = report
-        .scenario(TRAPLINE_VMM, names::PIO_USER_OUT)
+        .scenario(TRAPLINE_VMM, user_exit_pair(report, TRAPLINE_VMM).0)
         .filter(|s| s.is_measured())?
         .handling
         .as_ref()?;
@@ -220,6 +233,7 @@ fn path_words(path: &str) -> &str {
         "pio-kernel-wildcard" => "PIO ioeventfd",
         "mmio-kernel-wildcard" => "MMIO ioeventfd",
         "ram-read" => "RAM read",
+        "mmio-vgic-read" => "vGIC MMIO read",
         other => other,
     }
 }
@@ -227,11 +241,12 @@ fn path_words(path: &str) -> &str {
 /// trapline's gross cycles on `path` over `trapline-pc`'s.
 fn floor_gap(report: &Report, path: &str) -> Option<GoalCheck> {
     let ours = Spread::gross(report, TRAPLINE_VMM, path)?;
-    let pc = Spread::gross(report, ladder::TRAPLINE_PC, path)?;
+    let top = ladder::for_report(report);
+    let pc = Spread::gross(report, top.top, path)?;
     let (ratio, range) = ours.over(pc)?;
     let value = ladder::vs_trapline_pc(report, path).unwrap_or(ratio);
     GoalCheck::new(
-        ladder::vs_name(path),
+        top.vs_name(path),
         format!("floor gap: {}", path_words(path)),
         Amount::Ratio,
         value,
@@ -242,8 +257,9 @@ fn floor_gap(report: &Report, path: &str) -> Option<GoalCheck> {
 
 /// What the exit profile adds per user exit, as a share of the premium.
 fn stat_overhead(report: &Report) -> Option<GoalCheck> {
-    let on = Spread::gross(report, TRAPLINE_VMM, names::PIO_USER_OUT)?;
-    let off = Spread::gross(report, names::UNPROFILED_VMM, names::PIO_USER_OUT)?;
+    let user = user_exit_pair(report, TRAPLINE_VMM).0;
+    let on = Spread::gross(report, TRAPLINE_VMM, user)?;
+    let off = Spread::gross(report, names::UNPROFILED_VMM, user)?;
     let (share, range) = on.minus(off).over(premium(report, TRAPLINE_VMM)?)?;
     let value = report
         .derived(STAT_OVERHEAD_SHARE)
@@ -284,7 +300,12 @@ pub fn goal_checks(report: &Report) -> Vec<GoalCheck> {
         .into_iter()
         .flatten()
         .collect();
-    out.extend(KERNEL_PATHS.iter().filter_map(|p| floor_gap(report, p)));
+    out.extend(
+        ladder::for_report(report)
+            .kernel_paths
+            .iter()
+            .filter_map(|p| floor_gap(report, p)),
+    );
     out.extend(stat_overhead(report));
     out.extend(footprint(report));
     out

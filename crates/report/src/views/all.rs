@@ -446,7 +446,9 @@ impl AllPage<'_> {
     /// bars; `None` when no rung was measured.
     fn ladder_chart(&self) -> Option<Chart> {
         let r = self.report;
-        let rungs: Vec<&str> = ladder::RUNGS
+        let this = ladder::for_report(r);
+        let rungs: Vec<&str> = this
+            .rungs
             .iter()
             .map(|g| g.vmm)
             .filter(|v| r.scenarios.iter().any(|s| s.vmm == *v && s.is_measured()))
@@ -455,7 +457,7 @@ impl AllPage<'_> {
             return None;
         }
         let paths: Vec<&str> = std::iter::once(crate::model::BASELINE_SCENARIO)
-            .chain(ladder::KERNEL_PATHS)
+            .chain(this.kernel_paths.iter().copied())
             .collect();
         let colours = [Swatch::Grey, Swatch::Blue, Swatch::Orange, Swatch::Green];
         let series = paths

@@ -206,6 +206,15 @@ pub const EXIT_SCENARIOS: [(&str, &str); 4] = [
     (names::RAW_KVM_VMM, names::PIO_KERNEL_WILDCARD),
 ];
 
+/// [`EXIT_SCENARIOS`] on arm64 (no port I/O: the user exit and its
+/// in-kernel counterpart are MMIO writes; no in-loop floor port).
+pub const ARM64_EXIT_SCENARIOS: [(&str, &str); 4] = [
+    (TRAPLINE_VMM, names::MMIO_USER_WRITE),
+    (TRAPLINE_VMM, names::MMIO_KERNEL_WILDCARD),
+    (names::RAW_KVM_VMM, names::MMIO_USER_WRITE),
+    (names::RAW_KVM_VMM, names::MMIO_KERNEL_WILDCARD),
+];
+
 /// Derived rows of the cost table, in order, with their formula when the
 /// report cannot give one.
 pub const EXIT_DERIVED: [(&str, &str); 6] = [
@@ -306,11 +315,14 @@ pub struct VmmView {
     /// The floor ladder: what each piece of trapline's VM configuration
     /// costs per in-kernel exit (empty when no rung was measured).
     pub ladder: Vec<LadderRow>,
+    /// The ladder's in-kernel paths, its columns (the report's host's).
+    #[serde(skip)]
+    pub ladder_paths: &'static [&'static str],
 }
 
 /// One row of the ladder table: a piece (or the whole gap, or trapline
 /// against `trapline-pc`) and its cost on each in-kernel path, in
-/// [`crate::derive::ladder::KERNEL_PATHS`] order.
+/// the report's ladder's `kernel_paths` order.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct LadderRow {
     /// `piece:<piece>`, `floor-gap` or `trapline-vs-trapline-pc`.
@@ -325,13 +337,15 @@ pub struct LadderRow {
 
 impl LadderRow {
     fn rows(report: &Report) -> Vec<LadderRow> {
-        use crate::derive::ladder::{self, Cost, KERNEL_PATHS, RUNGS};
+        use crate::derive::ladder::{self, Cost};
+        let this = ladder::for_report(report);
+        let kernel_paths = this.kernel_paths;
         let mut rows = Vec::new();
-        for r in RUNGS.iter().filter(|r| r.parent.is_some()) {
+        for r in this.rungs.iter().filter(|r| r.parent.is_some()) {
             rows.push(LadderRow {
                 name: format!("piece:{}", r.piece),
                 unit: Unit::Cycles,
-                values: KERNEL_PATHS
+                values: kernel_paths
                     .iter()
                     .map(|p| ladder::piece_cost(report, r, p))
                     .collect(),
@@ -341,16 +355,16 @@ impl LadderRow {
         rows.push(LadderRow {
             name: "floor-gap".into(),
             unit: Unit::Cycles,
-            values: KERNEL_PATHS
+            values: kernel_paths
                 .iter()
                 .map(|p| ladder::gap(report, p))
                 .collect(),
             what: "trapline's net minus the bare floor's: what the pieces add up to".into(),
         });
         rows.push(LadderRow {
-            name: "trapline-vs-trapline-pc".into(),
+            name: format!("trapline-vs-{}", this.top),
             unit: Unit::Ratio,
-            values: KERNEL_PATHS
+            values: kernel_paths
                 .iter()
                 .map(|p| {
                     ladder::vs_trapline_pc(report, p).map(|v| Cost {
@@ -385,6 +399,17 @@ impl LadderRow {
     }
 }
 
+/// The ladder table's column for an in-kernel path.
+fn ladder_column(path: &str) -> &'static str {
+    match path {
+        "pio-kernel-wildcard" => "pio ioeventfd",
+        "mmio-kernel-wildcard" => "mmio ioeventfd",
+        "ram-read" => "RAM read",
+        "mmio-vgic-read" => "vGIC read",
+        _ => "path",
+    }
+}
+
 /// The footprint values as a number with its unit: `2.14 CPU-ms`.
 fn amount(v: f64, unit: Unit) -> String {
     format!("{v:.2} {unit}")
@@ -401,7 +426,12 @@ impl VmmView {
             .iter()
             .map(|g| FootprintRow::build(report, g))
             .collect();
-        let cost_per_exit = EXIT_SCENARIOS
+        let exits = if report.host.is_arm64() {
+            &ARM64_EXIT_SCENARIOS
+        } else {
+            &EXIT_SCENARIOS
+        };
+        let cost_per_exit = exits
             .iter()
             .map(|(vmm, name)| ExitCostRow::scenario(report, vmm, name))
             .chain(
@@ -417,6 +447,7 @@ impl VmmView {
             footprint,
             cost_per_exit,
             ladder: LadderRow::rows(report),
+            ladder_paths: crate::derive::ladder::for_report(report).kernel_paths,
         }
     }
 
@@ -424,21 +455,15 @@ impl VmmView {
     /// with the spread (sum of MADs), per in-kernel path.
     fn ladder_grid(&self) -> Grid {
         use Align::{Left, Right};
-        let mut g = Grid::new(&[
-            ("piece", Left),
-            ("pio ioeventfd", Right),
-            ("mmio ioeventfd", Right),
-            ("RAM read", Right),
-            ("what", Left),
-        ]);
+        let mut cols = vec![("piece", Left)];
+        cols.extend(self.ladder_paths.iter().map(|p| (ladder_column(p), Right)));
+        cols.push(("what", Left));
+        let mut g = Grid::new(&cols);
         for r in &self.ladder {
-            g.push(Row::cells(vec![
-                r.name.clone(),
-                r.cell(0),
-                r.cell(1),
-                r.cell(2),
-                r.what.clone(),
-            ]));
+            let mut cells = vec![r.name.clone()];
+            cells.extend((0..self.ladder_paths.len()).map(|i| r.cell(i)));
+            cells.push(r.what.clone());
+            g.push(Row::cells(cells));
         }
         g
     }
@@ -550,7 +575,7 @@ impl Page for VmmView {
             ]));
         }
         for r in &self.ladder {
-            for (i, path) in crate::derive::ladder::KERNEL_PATHS.iter().enumerate() {
+            for (i, path) in self.ladder_paths.iter().enumerate() {
                 let v = r.values.get(i).cloned().flatten();
                 g.push(Row::cells(vec![
                     "ladder".to_string(),

@@ -6,6 +6,7 @@ pub mod cpu;
 pub mod crash;
 pub mod gic;
 pub mod regs;
+pub mod smccc;
 pub mod vm;
 
 /// KVM_EXIT_ARM_NISV: an access KVM cannot decode, given to user space

@@ -1,9 +1,10 @@
 /*
  * The arm64 probe's scenarios whose loop is one trapping (or not)
  * instruction (ROUTINE_EXITS): the baseline, the hypercall and the
- * system-register trap served by KVM, MMIO to user space, to the in-kernel
- * vGIC and to KVM's ioeventfds, the coalesced zone, the memslots and the
- * MMIO doorbells (seed 002). Every
+ * system-register trap served by KVM, the hypercall forwarded to trapline
+ * by KVM's SMCCC filter, MMIO to user space, to the in-kernel vGIC and to
+ * KVM's ioeventfds, the coalesced zone, the memslots and the MMIO
+ * doorbells (seed 002). Every
  * address is a trapline-abi constant (VIRT_PROBE_*, VIRT_GICD_IIDR).
  */
 #include "../../probe/probe.h"
@@ -29,6 +30,15 @@ bool exits_run(u32 id, u64 n, u64 *cycles, u64 *value)
              : [n] "r"(n), [fn] "r"((u64)SMCCC_PROBE_UNKNOWN_FN)
              : "x0", "x1", "x2", "x3", "cc", "memory");
         if (v != SMCCC_RET_NOT_SUPPORTED)
+            run_status = RESULT_BAD_VALUE;
+        break;
+    case SCENARIO_HYPERCALL_USER:
+        /* The same call, with the id the lab's VM has KVM's SMCCC filter
+         * forward to trapline, which answers SMCCC_PROBE_USER_RET in x0. */
+        LOOP("mov x0, %[fn]\n\thvc #0\n\tmov %[v], x0", : [i] "+r"(i), [v] "+r"(v)
+             : [n] "r"(n), [fn] "r"((u64)SMCCC_PROBE_USER_FN)
+             : "x0", "x1", "x2", "x3", "cc", "memory");
+        if (v != SMCCC_PROBE_USER_RET)
             run_status = RESULT_BAD_VALUE;
         break;
     case SCENARIO_SYSREG_TRAP:
