@@ -140,15 +140,14 @@ pub fn scenario_uses() -> Vec<ScenarioUse> {
 
 /// The scenarios `view` reads, as `vmm:name` keys (noop, the baseline,
 /// first), when it reads a known few: a seed table's rows, the values its
-/// findings and notes read; `seeds`, every seed's; `vmm` on x86, its
-/// exit-cost rows and the floor ladder. `None` for a view that shows the
-/// whole run (`all`; `vmm` on arm64 until its floor ladder is there). The lab measures only these for
+/// findings and notes read; `seeds`, every seed's; `vmm`, its exit-cost
+/// rows and the floor ladder. `None` for `all`, which shows the whole run. The lab measures only these for
 /// `--view`.
 pub fn view_needs(view: View, arm64: bool) -> Option<Vec<String>> {
     let tables: Vec<&seed::SeedTable> = match view {
         View::Seed(id) => vec![id.table()],
         View::Seeds => seed::list::tables().collect(),
-        View::Vmm if !arm64 => return Some(vmm_view_needs()),
+        View::Vmm => return Some(vmm_view_needs(arm64)),
         _ => return None,
     };
     let mut names = vec![BASELINE_SCENARIO.to_string()];
@@ -177,11 +176,17 @@ pub fn view_needs(view: View, arm64: bool) -> Option<Vec<String>> {
     Some(keys)
 }
 
-/// What the vmm view reads on x86: its cost-per-exit rows, the standard
-/// derived values' inputs (trapline, the bare floor, the unprofiled VM
-/// that `pio-user-out` brings along) and every floor-ladder rung's kernel
-/// paths, each VM's noop baseline first. Not the rest of the catalog.
-fn vmm_view_needs() -> Vec<String> {
+/// What the vmm view reads: its cost-per-exit rows (the user exit and its
+/// in-kernel counterpart on trapline and the bare floor: port I/O on x86,
+/// MMIO on arm64), the unprofiled VM that the user-exit row brings along,
+/// and every floor-ladder rung's kernel paths, each VM's noop baseline
+/// first. Not the rest of the catalog.
+fn vmm_view_needs(arm64: bool) -> Vec<String> {
+    let (exit_rows, ladder) = if arm64 {
+        (&vmm::ARM64_EXIT_SCENARIOS, &ladder::ARM64)
+    } else {
+        (&vmm::EXIT_SCENARIOS, &ladder::X86)
+    };
     let mut keys: Vec<String> = Vec::new();
     let mut add = |vmm: &str, name: &str| {
         let key = format!("{vmm}:{name}");
@@ -190,17 +195,20 @@ fn vmm_view_needs() -> Vec<String> {
         }
     };
     add(TRAPLINE_VMM, BASELINE_SCENARIO);
-    for (vmm, name) in vmm::EXIT_SCENARIOS {
+    for (vmm, name) in exit_rows {
         add(vmm, BASELINE_SCENARIO);
         add(vmm, name);
     }
-    add(TRAPLINE_VMM, names::PIO_KERNEL_WILDCARD);
-    for path in ladder::KERNEL_PATHS {
+    if !arm64 {
+        // The user-exit premium's in-kernel side on trapline.
+        add(TRAPLINE_VMM, names::PIO_KERNEL_WILDCARD);
+    }
+    for path in ladder.kernel_paths {
         add(TRAPLINE_VMM, path);
     }
-    for r in &ladder::RUNGS {
+    for r in ladder.rungs {
         add(r.vmm, BASELINE_SCENARIO);
-        for path in ladder::KERNEL_PATHS {
+        for path in ladder.kernel_paths {
             add(r.vmm, path);
         }
     }
@@ -232,7 +240,17 @@ mod tests {
         assert!(!v.contains(&"trapline:cpuid".to_string()));
         assert!(!v.iter().any(|k| k.starts_with("trapline:pci-")));
         assert_eq!(view_needs(View::All, false), None);
-        assert_eq!(view_needs(View::Vmm, true), None);
+        // On arm64: MMIO exits and the arm64 ladder, the vGIC read included.
+        let arm = view_needs(View::Vmm, true).unwrap();
+        for k in [
+            "trapline:mmio-user-write",
+            "raw-kvm:mmio-user-write",
+            "raw-kvm:mmio-kernel-wildcard",
+            "trapline-virt:mmio-vgic-read",
+        ] {
+            assert!(arm.contains(&k.to_string()), "{k}: {arm:?}");
+        }
+        assert!(!arm.iter().any(|k| k.contains("pio-")), "{arm:?}");
     }
 
     #[test]
@@ -258,7 +276,17 @@ mod tests {
         }
         assert!(!arm.contains(&"trapline:cpuid".to_string()));
         assert_eq!(view_needs(View::All, false), None);
-        assert_eq!(view_needs(View::Vmm, true), None);
+        // On arm64: MMIO exits and the arm64 ladder, the vGIC read included.
+        let arm = view_needs(View::Vmm, true).unwrap();
+        for k in [
+            "trapline:mmio-user-write",
+            "raw-kvm:mmio-user-write",
+            "raw-kvm:mmio-kernel-wildcard",
+            "trapline-virt:mmio-vgic-read",
+        ] {
+            assert!(arm.contains(&k.to_string()), "{k}: {arm:?}");
+        }
+        assert!(!arm.iter().any(|k| k.contains("pio-")), "{arm:?}");
     }
 
     /// Within the report: a seed's findings read only scenarios its file

@@ -464,6 +464,25 @@ mod tests {
 
     #[cfg(target_arch = "aarch64")]
     #[test]
+    fn on_arm64_the_vmm_view_runs_its_exit_rows_and_the_ladder() {
+        let only = trapline_report::View::Vmm.needs(true).unwrap().join(",");
+        let vmm = dry_run(&opts(Some(&only))).unwrap();
+        let all = dry_run(&opts(None)).unwrap();
+        assert_eq!(vmm.floor_rows, all.floor_rows, "{:?}", vmm.rows);
+        let trapline: Vec<&str> = vmm
+            .rows
+            .iter()
+            .filter(|r| r.0 == "trapline")
+            .map(|r| r.1)
+            .collect();
+        for s in ["noop", "mmio-user-write", "mmio-vgic-read", "ram-read"] {
+            assert!(trapline.contains(&s), "{s}: {trapline:?}");
+        }
+        assert!(trapline.len() < 10, "{trapline:?}");
+    }
+
+    #[cfg(target_arch = "aarch64")]
+    #[test]
     fn on_arm64_the_paper_view_runs_its_arm64_scenarios_only() {
         let view: trapline_report::View = "paper".parse().unwrap();
         let only = view.needs(true).unwrap().join(",");
