@@ -38,17 +38,24 @@ pub fn find() -> Result<Kvmtool, String> {
     let binary = std::env::var_os("TRAPLINE_LKVM")
         .map(PathBuf::from)
         .unwrap_or_else(|| PathBuf::from(LKVM));
+    let missing = |why: String| {
+        format!(
+            "cannot run {} ({why}): --peer kvmtool needs kvmtool's lkvm on PATH; on Debian install \
+             the kvmtool package (apt-get install kvmtool), or point TRAPLINE_LKVM at the binary",
+            binary.display()
+        )
+    };
     let out = Command::new(&binary)
         .arg("version")
         .stdin(Stdio::null())
         .output()
-        .map_err(|e| {
-            format!(
-                "cannot run {} ({e}): --peer kvmtool needs kvmtool's lkvm on PATH; on Debian install \
-                 the kvmtool package (apt-get install kvmtool), or point TRAPLINE_LKVM at the binary",
-                binary.display()
-            )
-        })?;
+        .map_err(|e| missing(e.to_string()))?;
+    if !out.status.success() {
+        return Err(missing(format!(
+            "`lkvm version` exited with {}",
+            out.status
+        )));
+    }
     let version = String::from_utf8_lossy(&out.stdout)
         .lines()
         .next()
