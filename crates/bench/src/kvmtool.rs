@@ -73,14 +73,14 @@ impl Kvmtool {
 
     /// `lkvm run` of `kernel` with `cpus` vCPUs and `mem_mib` MiB on the
     /// serial console, ended by `timeout` (lkvm has no timeout of its
-    /// own); returns the console.
+    /// own); returns the console and lkvm's exit status.
     pub fn run(
         &self,
         kernel: &Path,
         cpus: u32,
         mem_mib: u32,
         timeout: Duration,
-    ) -> Result<String, String> {
+    ) -> Result<(String, std::process::ExitStatus), String> {
         let out = Command::new("timeout")
             .args(["-s", "KILL"])
             .arg(timeout.as_secs().max(1).to_string())
@@ -93,7 +93,10 @@ impl Kvmtool {
             .stdin(Stdio::null())
             .output()
             .map_err(|e| format!("starting {}: {e}", self.binary.display()))?;
-        Ok(String::from_utf8_lossy(&out.stdout).into_owned())
+        Ok((
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+            out.status,
+        ))
     }
 }
 

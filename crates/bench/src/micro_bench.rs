@@ -85,6 +85,9 @@ pub struct MicroBench {
     pub rows: Vec<MicroRow>,
     /// Tests it skipped (`<name> test skipped`).
     pub skipped: Vec<String>,
+    /// How the run ended when not cleanly (its timeout, a signal): the
+    /// table holds the tests that finished before.
+    pub ended_early: Option<String>,
 }
 
 /// Parse micro-bench's console output (other lines are ignored).
@@ -142,7 +145,13 @@ pub fn rows(run: &Result<MicroBench, String>, vmm: &str) -> Vec<ScenarioResult> 
     };
     let mut out = Vec::new();
     for r in &bench.rows {
-        let result = row(&r.name, vmm).with_check("micro-bench's own table line");
+        let check = match &bench.ended_early {
+            None => "micro-bench's own table line".to_string(),
+            Some(how) => {
+                format!("micro-bench's own table line (the run {how}: later tests missing)")
+            }
+        };
+        let result = row(&r.name, vmm).with_check(check);
         let result = match (r.iterations(), bench.frequency_hz) {
             (Some(n), hz) if hz > 0 => {
                 let ticks = (r.total_ns * hz as f64 / 1e9).round() as u64;
@@ -215,8 +224,8 @@ pub fn run_on_kvmtool(
     flat: &Path,
     timeout: Duration,
 ) -> Result<MicroBench, String> {
-    let console = k.run(flat, SMP, MEM_MIB, timeout)?;
-    let bench = parse(&console);
+    let (console, status) = k.run(flat, SMP, MEM_MIB, timeout)?;
+    let mut bench = parse(&console);
     if bench.rows.is_empty() {
         let last = console
             .lines()
@@ -224,8 +233,11 @@ pub fn run_on_kvmtool(
             .find(|l| !l.trim().is_empty())
             .unwrap_or("nothing");
         return Err(format!(
-            "no table on kvmtool's console (its last line: {last})"
+            "no table on kvmtool's console ({status}; its last line: {last})"
         ));
+    }
+    if !status.success() {
+        bench.ended_early = Some(format!("ended with {status}"));
     }
     Ok(bench)
 }
@@ -236,7 +248,7 @@ fn console_of(mut cmd: Command, who: &str) -> Result<MicroBench, String> {
         .output()
         .map_err(|e| format!("starting {who}: {e}"))?;
     let console = String::from_utf8_lossy(&out.stdout);
-    let bench = parse(&console);
+    let mut bench = parse(&console);
     if bench.rows.is_empty() {
         let why = String::from_utf8_lossy(&out.stderr);
         let last = why
@@ -248,6 +260,9 @@ fn console_of(mut cmd: Command, who: &str) -> Result<MicroBench, String> {
             "no table on {who}'s console ({}; {last})",
             out.status
         ));
+    }
+    if !out.status.success() {
+        bench.ended_early = Some(format!("ended with {}", out.status));
     }
     Ok(bench)
 }
@@ -274,7 +289,18 @@ mod tests {
             assert_eq!(r.iterations(), Some(65536), "{r:?}");
         }
         assert_eq!(b.rows[0].avg_ns, 607_483.0);
-        let rows = rows(&Ok(b), "trapline");
+        let rows = rows(
+            &Ok(MicroBench {
+                ended_early: Some("ended with exit status: 124".into()),
+                ..b
+            }),
+            "trapline",
+        );
+        assert!(rows[0]
+            .check
+            .as_ref()
+            .unwrap()
+            .contains("later tests missing"));
         assert_eq!(rows[1].name, "micro-bench:mmio_read_user");
         assert!(rows[1].path.contains("virtio-mmio"));
         // 119.12 s at 62.5 MHz, over 65536 iterations.
