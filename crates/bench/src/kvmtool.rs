@@ -9,7 +9,8 @@
 //! below 0x4000_0000, no PL011. trapline's probe is an ELF linked for the
 //! `virt` map (RAM from 0x4000_0000, the PL011 at 0x0900_0000, the GIC at
 //! 0x0800_0000), so no probe scenario runs there: each gets an `n/a on
-//! kvmtool` row with that reason. kvm-unit-tests' micro-bench
+//! kvmtool` row with that reason (on x86 too: the probe is a Multiboot
+//! image there, which lkvm does not load). kvm-unit-tests' micro-bench
 //! (`--micro-bench`) is tried on it, as its build allows.
 
 use std::path::{Path, PathBuf};
@@ -20,6 +21,11 @@ use std::time::Duration;
 pub const LKVM: &str = "lkvm";
 
 /// Why the probe's scenarios are not run on kvmtool.
+#[cfg(target_arch = "x86_64")]
+pub const PROBE_NOT_APPLICABLE: &str = "trapline's x86 probe is a Multiboot image ended through \
+     isa-debug-exit, neither of which kvmtool offers";
+/// Why the probe's scenarios are not run on kvmtool.
+#[cfg(target_arch = "aarch64")]
 pub const PROBE_NOT_APPLICABLE: &str = "trapline's probe is linked for the virt machine's map \
      (RAM at 0x4000_0000, PL011 at 0x0900_0000, GIC at 0x0800_0000); kvmtool's arm64 machine has \
      RAM at 0x8000_0000, an 8250 UART at 0x0100_0000 and its GIC below 0x4000_0000";
