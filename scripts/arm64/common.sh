@@ -20,9 +20,19 @@ ARM64_BUSYBOX="$ARM64_CACHE/busybox"
 ARM64_GUEST_MODULES="virtio_mmio virtio_blk"
 ARM64_GUEST_MODULES_DIR="$ARM64_CACHE/modules"
 
+# QEMU for the emulated host itself (qemu-system-aarch64 -accel kvm there,
+# the lab's `--peer qemu`): Debian's arm64 qemu-system-arm, unpacked by
+# setup.sh with the shared libraries its binary needs (and nothing else: no
+# firmware, no data files; -kernel needs none) into this folder: bin/ and
+# lib/ (with the dynamic loader). test.sh lays it into the host at
+# ARM64_PEER_QEMU_ROOT, with a wrapper as ARM64_QEMU on PATH there.
+ARM64_PEER_QEMU_DIR="$ARM64_CACHE/peer-qemu"
+ARM64_PEER_QEMU_ROOT=/opt/qemu-arm64
+
 ARM64_RUST_TARGET=aarch64-unknown-linux-gnu
 ARM64_CC=aarch64-linux-gnu-gcc
 ARM64_STRIP=aarch64-linux-gnu-strip
+ARM64_READELF=aarch64-linux-gnu-readelf
 # Where Debian's cross packages put the arm64 glibc and kernel headers.
 ARM64_SYSROOT=/usr/aarch64-linux-gnu
 ARM64_QEMU=qemu-system-aarch64

@@ -117,14 +117,19 @@ unpack_guest_modules() {
   for name in $ARM64_GUEST_MODULES; do add_module "$name"; done
 }
 
-if [ -s "$ARM64_KERNEL" ] && [ -x "$ARM64_BUSYBOX" ] && [ -f "$ARM64_GUEST_MODULES_DIR/order" ]; then
-  log "reusing the kernel ($(cat "$ARM64_KERNEL_PACKAGE_FILE" 2>/dev/null || echo '?')), its modules and busybox in $ARM64_CACHE"
-else
+# dpkg's foreign architecture arm64, once (for apt-get download of arm64 .debs).
+add_arm64_architecture() {
   if ! dpkg --print-foreign-architectures | grep -qx arm64; then
     log "adding the foreign architecture arm64 to dpkg (for apt-get download)"
     dpkg --add-architecture arm64
     apt_update || apt_failed "apt-get update failed after adding arm64"
   fi
+}
+
+if [ -s "$ARM64_KERNEL" ] && [ -x "$ARM64_BUSYBOX" ] && [ -f "$ARM64_GUEST_MODULES_DIR/order" ]; then
+  log "reusing the kernel ($(cat "$ARM64_KERNEL_PACKAGE_FILE" 2>/dev/null || echo '?')), its modules and busybox in $ARM64_CACHE"
+else
+  add_arm64_architecture
   pkg=$(kernel_package)
   if [ -z "$pkg" ]; then
     apt_update || apt_failed "apt-get update failed"
@@ -160,6 +165,79 @@ else
   mv "$ARM64_BUSYBOX.tmp" "$ARM64_BUSYBOX"
   mv "$ARM64_KERNEL.tmp" "$ARM64_KERNEL"
   log "unpacked $pkg, its modules $(tr '\n' ' ' <"$ARM64_GUEST_MODULES_DIR/order")and busybox into $ARM64_CACHE"
+fi
+
+# --- QEMU for the emulated host (the lab's --peer qemu there) -----------------
+# Debian's arm64 qemu-system-arm and the library packages it depends on
+# (recursively, lib* and zlib1g only: debconf, adduser and qemu-system-data's
+# firmware are not needed to run the binary with -kernel), downloaded as
+# .debs and unpacked into a scratch folder; only qemu-system-aarch64 and the
+# shared objects its ELF needs (DT_NEEDED, transitively, and the dynamic
+# loader) are kept, in $ARM64_PEER_QEMU_DIR/{bin,lib}. Optional: without it
+# the --peer qemu test in the host skips, so a failure is a warning.
+
+# The library packages PACKAGE:arm64 depends on (one a line, no suffix).
+library_depends() {
+  apt-cache depends --no-recommends --no-suggests --no-conflicts --no-breaks \
+    --no-replaces --no-enhances "$1:arm64" 2>/dev/null |
+    sed -n 's/^ *|\{0,1\}\(Pre\)\{0,1\}Depends: \(lib[^:<> ]*\|zlib1g\)\(:arm64\)\{0,1\}$/\2/p' | sort -u
+}
+
+# Copies the shared objects ELF (under ROOT) needs, transitively, into LIB.
+copy_needed() {
+  local root=$1 elf=$2 lib=$3 name path
+  for name in $("$ARM64_READELF" -d "$elf" | sed -n 's/.*(NEEDED).*\[\(.*\)\]$/\1/p'); do
+    [ -e "$lib/$name" ] && continue
+    path=""
+    for d in lib/aarch64-linux-gnu usr/lib/aarch64-linux-gnu lib usr/lib; do
+      if [ -e "$root/$d/$name" ]; then path="$root/$d/$name"; break; fi
+    done
+    [ -n "$path" ] || { log "WARNING: $name (needed by ${elf##*/}) is in none of the packages"; return 1; }
+    cp -L "$path" "$lib/$name"
+    copy_needed "$root" "$lib/$name" "$lib" || return 1
+  done
+}
+
+fetch_peer_qemu() {
+  local scratch=$work/peer-qemu pkgs queue pkg dep seen=" "
+  add_arm64_architecture
+  mkdir -p "$scratch/debs" "$scratch/root"
+  queue="qemu-system-arm"
+  pkgs=""
+  while [ -n "$queue" ]; do
+    pkg=${queue%% *}
+    queue=${queue#"$pkg"}
+    queue=${queue# }
+    case "$seen" in *" $pkg "*) continue ;; esac
+    seen="$seen$pkg "
+    pkgs="$pkgs $pkg:arm64"
+    for dep in $(library_depends "$pkg"); do queue="$queue${queue:+ }$dep"; done
+  done
+  log "downloading qemu-system-arm:arm64 and $(($(wc -w <<<"$pkgs") - 1)) library packages"
+  # shellcheck disable=SC2086 # one word per package
+  (cd "$scratch/debs" && apt_quiet -o APT::Sandbox::User=root download $pkgs) || return 1
+  for deb in "$scratch"/debs/*.deb; do dpkg-deb -x "$deb" "$scratch/root"; done
+  local out="$ARM64_PEER_QEMU_DIR.tmp"
+  rm -rf "$out"
+  mkdir -p "$out/bin" "$out/lib"
+  cp "$scratch/root/usr/bin/$ARM64_QEMU" "$out/bin/"
+  copy_needed "$scratch/root" "$out/bin/$ARM64_QEMU" "$out/lib" || return 1
+  cp -L "$scratch/root/lib/ld-linux-aarch64.so.1" "$out/lib/" || return 1
+  "$ARM64_STRIP" --strip-unneeded "$out"/lib/*.so* 2>/dev/null || true
+  rm -rf "$ARM64_PEER_QEMU_DIR"
+  mv "$out" "$ARM64_PEER_QEMU_DIR"
+}
+
+if [ -x "$ARM64_PEER_QEMU_DIR/bin/$ARM64_QEMU" ]; then
+  :
+else
+  [ -n "$work" ] || work=$(mktemp -d)
+  if fetch_peer_qemu; then
+    log "unpacked $ARM64_QEMU for the host and its $(find "$ARM64_PEER_QEMU_DIR/lib" -type f | wc -l) libraries ($(du -sk "$ARM64_PEER_QEMU_DIR" | cut -f 1) KiB) into $ARM64_PEER_QEMU_DIR"
+  else
+    tail -n 4 "$apt_log" >&2
+    log "WARNING: could not unpack Debian's arm64 QEMU: the --peer qemu test in the emulated host will be SKIPPED" >&2
+  fi
 fi
 
 # --- the Rust target (optional: only the cargo tests need it) ----------------

@@ -157,5 +157,21 @@ if [ "$run_cargo_tests" = 1 ]; then
   fi
 fi
 
+# --- QEMU inside the host (the lab's --peer qemu there) -------------------------
+# Debian's arm64 qemu-system-aarch64 and its libraries (setup.sh), at
+# $ARM64_PEER_QEMU_ROOT, run through its own dynamic loader by a wrapper on
+# PATH (the host has no libc of its own). Without it the test skips.
+if [ -x "$ARM64_PEER_QEMU_DIR/bin/$ARM64_QEMU" ]; then
+  mkdir -p "$stage/rootfs$ARM64_PEER_QEMU_ROOT" "$stage/rootfs/usr/bin"
+  cp -r "$ARM64_PEER_QEMU_DIR/bin" "$ARM64_PEER_QEMU_DIR/lib" "$stage/rootfs$ARM64_PEER_QEMU_ROOT/"
+  cat >"$stage/rootfs/usr/bin/$ARM64_QEMU" <<WRAPPER
+#!/bin/sh
+exec $ARM64_PEER_QEMU_ROOT/lib/ld-linux-aarch64.so.1 --library-path $ARM64_PEER_QEMU_ROOT/lib $ARM64_PEER_QEMU_ROOT/bin/$ARM64_QEMU "\$@"
+WRAPPER
+  chmod 0755 "$stage/rootfs/usr/bin/$ARM64_QEMU"
+else
+  skipped "QEMU inside the emulated host: setup.sh could not unpack it (the --peer qemu test skips)"
+fi
+
 # --- run them all in the emulated host ---------------------------------------
 exec scripts/arm64/run-host.sh "$@" "$stage"

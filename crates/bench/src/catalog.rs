@@ -109,9 +109,10 @@ pub enum Peer {
     /// Runs, with the guest's own check.
     Runs,
     /// Runs, but the value it reads back cannot be checked there: nothing
-    /// answers trapline's probe addresses on QEMU, so the read returns
-    /// all-ones (it is still an exit to QEMU's user space, which is what is
-    /// timed).
+    /// answers trapline's probe addresses on QEMU, so the read returns what
+    /// QEMU gives an unassigned address (all-ones on x86, 0 on arm64's
+    /// `virt`); it is still an exit to QEMU's user space, which is what is
+    /// timed.
     ValueUnchecked,
     /// Not run on the peer, for this reason (shown in the report).
     Skipped(&'static str),

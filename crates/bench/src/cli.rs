@@ -154,6 +154,12 @@ pub struct BenchArgs {
     /// Also run the same probe on a peer VMM, interleaved, for a side-by-side ratio.
     #[arg(long, help_heading = "Measurement", value_enum)]
     pub peer: Option<PeerArg>,
+    /// kvm-unit-tests' arm64 micro-bench (a build's `arm/micro-bench.flat`):
+    /// boot it on trapline (and on the peer with `--peer qemu`) after the
+    /// probe and add its table's lines as `micro-bench:<test>` rows
+    /// (arm64 only).
+    #[arg(long, help_heading = "Measurement", value_name = "FLAT")]
+    pub micro_bench: Option<PathBuf>,
     /// vCPUs for `--view linux-boot`, 1 to 64.
     #[arg(long, help_heading = "Measurement", value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=64))]
     pub linux_smp: u32,
@@ -170,8 +176,13 @@ pub struct BenchArgs {
 
 #[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
 pub enum PeerArg {
-    /// qemu-system-x86_64 -accel kvm (Debian's qemu-system-x86 package).
+    /// QEMU with KVM: qemu-system-x86_64 (Debian's qemu-system-x86) on x86,
+    /// qemu-system-aarch64 -M virt,gic-version=3 (qemu-system-arm) on arm64.
     Qemu,
+    /// kvmtool's lkvm found on PATH (Debian's kvmtool package): the probe
+    /// cannot run on its arm64 machine (rows say why); kvm-unit-tests'
+    /// micro-bench (`--micro-bench`) is tried on it.
+    Kvmtool,
 }
 
 fn parse_secs(s: &str) -> Result<Duration, String> {
@@ -244,6 +255,7 @@ impl BenchArgs {
             seccomp: !self.no_seccomp,
             footprint_exe: std::env::current_exe().ok(),
             peer: None,
+            kvmtool: None,
             stat: !self.no_stat,
         }
     }
@@ -316,15 +328,38 @@ pub fn main(args: BenchArgs) -> i32 {
         eprintln!("trapline bench: error: {e}");
         return status::USAGE;
     }
+    if let Some(flat) = &args.micro_bench {
+        if cfg!(not(target_arch = "aarch64")) {
+            eprintln!(
+                "trapline bench: error: --micro-bench is kvm-unit-tests' arm64 micro-bench: it runs on arm64 only"
+            );
+            return status::USAGE;
+        }
+        if !flat.is_file() {
+            eprintln!(
+                "trapline bench: error: --micro-bench {}: no such file (give a kvm-unit-tests build's arm/micro-bench.flat)",
+                flat.display()
+            );
+            return status::USAGE;
+        }
+    }
     let mut options = args.options();
-    if args.peer == Some(PeerArg::Qemu) {
-        match crate::peer::find() {
+    match args.peer {
+        Some(PeerArg::Qemu) => match crate::peer::find() {
             Ok(q) => options.peer = Some(q),
             Err(e) => {
                 eprintln!("trapline bench: error: {e}");
                 return status::USAGE;
             }
-        }
+        },
+        Some(PeerArg::Kvmtool) => match crate::kvmtool::find() {
+            Ok(k) => options.kvmtool = Some(k),
+            Err(e) => {
+                eprintln!("trapline bench: error: {e}");
+                return status::USAGE;
+            }
+        },
+        None => {}
     }
     #[cfg(target_arch = "x86_64")]
     if args.view == ViewArg::LinuxBoot {
@@ -367,7 +402,7 @@ pub fn main(args: BenchArgs) -> i32 {
             return status::NO_KVM;
         }
     };
-    let report = match run_lab(&kvm, &options) {
+    let mut report = match run_lab(&kvm, &options) {
         Ok(r) => r,
         Err(e) => {
             abandon(folder);
@@ -379,6 +414,9 @@ pub fn main(args: BenchArgs) -> i32 {
             };
         }
     };
+    if let Some(flat) = &args.micro_bench {
+        add_micro_bench(&mut report, flat, &options, args.timeout);
+    }
     let mut code = status::OK;
     let files = match folder.map(|f| keep_results(&f, &report)) {
         Some(Ok(files)) => files,
@@ -431,6 +469,38 @@ pub fn main(args: BenchArgs) -> i32 {
     }
 }
 
+/// kvm-unit-tests' micro-bench on trapline (this binary, `trapline run`)
+/// and on the peer, its lines as rows after the probe's.
+fn add_micro_bench(
+    report: &mut trapline_report::Report,
+    flat: &std::path::Path,
+    options: &crate::LabOptions,
+    timeout: Duration,
+) {
+    use crate::micro_bench;
+    let exe = std::env::current_exe().map_err(|e| format!("cannot find the trapline binary: {e}"));
+    let mut rows = micro_bench::rows(
+        &exe.and_then(|exe| micro_bench::run_on_trapline(&exe, flat, timeout)),
+        trapline_report::TRAPLINE_VMM,
+    );
+    if let Some(q) = &options.peer {
+        rows.extend(micro_bench::rows(
+            &micro_bench::run_on_qemu(q, flat, timeout),
+            "qemu",
+        ));
+    }
+    if let Some(k) = &options.kvmtool {
+        rows.extend(micro_bench::rows(
+            &micro_bench::run_on_kvmtool(k, flat, timeout),
+            "kvmtool",
+        ));
+    }
+    for mut r in rows {
+        r.compute(report.host.tsc_khz);
+        report.push(r);
+    }
+}
+
 /// Seconds since the epoch, now.
 fn now_secs() -> i64 {
     std::time::SystemTime::now()
@@ -455,10 +525,9 @@ fn keep_results(
 /// What of `args` the arm64 lab does not have yet (`None`: it runs).
 #[cfg(target_arch = "aarch64")]
 fn x86_only(args: &BenchArgs) -> Option<&'static str> {
-    match (args.view, args.peer) {
-        (ViewArg::Virtio, _) => Some("--view virtio"),
-        (ViewArg::LinuxBoot, _) => Some("--view linux-boot"),
-        (_, Some(PeerArg::Qemu)) => Some("--peer qemu"),
+    match args.view {
+        ViewArg::Virtio => Some("--view virtio"),
+        ViewArg::LinuxBoot => Some("--view linux-boot"),
         _ => None,
     }
 }

@@ -6,7 +6,8 @@
 //! architecture's scenarios, the probe payload is built for each, and the
 //! runner, checks and report are shared. What exists on x86 only: the
 //! raw-KVM floor ladder (`floor`; a stub on arm64 that measures nothing
-//! yet), the QEMU peer, `--view linux-boot` and `--view virtio`.
+//! yet), `--view linux-boot` and `--view virtio`. kvm-unit-tests' arm64
+//! `micro-bench` (`micro_bench`) is parsed into rows on arm64.
 
 pub mod catalog;
 pub mod cli;
@@ -15,9 +16,11 @@ mod error;
 pub mod floor;
 pub mod footprint;
 pub mod host;
+pub mod kvmtool;
 pub mod lab;
 #[cfg(target_arch = "x86_64")]
 pub mod linux_boot;
+pub mod micro_bench;
 pub mod outputs;
 pub mod peer;
 pub mod present;

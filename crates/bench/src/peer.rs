@@ -1,8 +1,9 @@
 //! QEMU as a peer: the identical probe binary booted on
-//! `qemu-system-x86_64 -accel kvm`, read back from its serial output (QEMU
-//! has no ucall port, so the probe's `TRAPLINE-RESULT` lines carry the
-//! numbers). Scenarios QEMU cannot serve the same way are reported n/a with
-//! the reason.
+//! `qemu-system-x86_64 -accel kvm` (x86) or `qemu-system-aarch64 -M
+//! virt,gic-version=3 -accel kvm` (arm64), read back from its serial output
+//! (QEMU has no ucall port, so the probe's `TRAPLINE-RESULT` lines carry
+//! the numbers). Scenarios QEMU cannot serve the same way are reported n/a
+//! with the reason.
 
 use std::collections::BTreeMap;
 use std::io::Read;
@@ -13,7 +14,49 @@ use std::time::{Duration, Instant};
 use crate::catalog::{MachineKind, Peer, Scenario};
 
 /// The QEMU binary the peer runs.
+#[cfg(target_arch = "x86_64")]
 pub const QEMU: &str = "qemu-system-x86_64";
+/// The QEMU binary the peer runs.
+#[cfg(target_arch = "aarch64")]
+pub const QEMU: &str = "qemu-system-aarch64";
+
+/// The Debian package with [`QEMU`] in it.
+#[cfg(target_arch = "x86_64")]
+const QEMU_PACKAGE: &str = "qemu-system-x86";
+#[cfg(target_arch = "aarch64")]
+const QEMU_PACKAGE: &str = "qemu-system-arm";
+
+/// The peer's machine: x86's default `pc` with isa-debug-exit (the probe
+/// ends through it) and pci-testdev; arm64's `virt` with a GICv3 in KVM
+/// (the probe ends with PSCI SYSTEM_OFF there). 128 MiB either way.
+#[cfg(target_arch = "x86_64")]
+const MACHINE_ARGS: &[&str] = &[
+    "-device",
+    "isa-debug-exit,iobase=0xf4,iosize=0x4",
+    "-device",
+    "pci-testdev",
+    "-m",
+    "128",
+];
+#[cfg(target_arch = "aarch64")]
+const MACHINE_ARGS: &[&str] = &["-machine", "virt,gic-version=3", "-m", "128"];
+
+/// QEMU's exit status when the probe ends well: isa-debug-exit's `(0 << 1)
+/// | 1` on x86; a PSCI SYSTEM_OFF on arm64, where QEMU's `virt` has no
+/// debug-exit device.
+#[cfg(target_arch = "x86_64")]
+const PROBE_DONE_STATUS: i32 = 1;
+#[cfg(target_arch = "aarch64")]
+const PROBE_DONE_STATUS: i32 = 0;
+
+/// The file names the payloads are written under: the x86 payloads are
+/// Multiboot `.flat` files, the arm64 ones ELF images (QEMU loads an ELF's
+/// segments where they are linked and puts its device tree at the start of
+/// RAM, where the arm64 runtime looks when x0 is 0).
+#[cfg(target_arch = "x86_64")]
+const PAYLOAD_EXT: &str = "flat";
+#[cfg(target_arch = "aarch64")]
+const PAYLOAD_EXT: &str = "elf";
 
 /// A QEMU that was found.
 #[derive(Clone, Debug)]
@@ -43,7 +86,12 @@ pub enum CpuModel {
 
 impl CpuModel {
     /// The order in which models are tried.
-    pub const PREFERENCE: [CpuModel; 3] = [CpuModel::Host, CpuModel::Max, CpuModel::Default];
+    #[cfg(target_arch = "x86_64")]
+    pub const PREFERENCE: &'static [CpuModel] = &[CpuModel::Host, CpuModel::Max, CpuModel::Default];
+    /// The order in which models are tried: QEMU's default on `virt` is a
+    /// Cortex-A15, which KVM on an arm64 host cannot run.
+    #[cfg(target_arch = "aarch64")]
+    pub const PREFERENCE: &'static [CpuModel] = &[CpuModel::Host, CpuModel::Max];
 
     /// The `-cpu` argument, or `None` for QEMU's default.
     pub fn arg(self) -> Option<&'static str> {
@@ -98,8 +146,8 @@ pub fn find() -> Result<Qemu, String> {
         .unwrap_or_else(|| PathBuf::from(QEMU));
     let out = Command::new(&binary).arg("--version").output().map_err(|e| {
         format!(
-            "cannot run {} ({e}): --peer qemu needs QEMU; on Debian install the qemu-system-x86 package \
-             (apt-get install qemu-system-x86), or point TRAPLINE_QEMU at the binary",
+            "cannot run {} ({e}): --peer qemu needs QEMU; on Debian install the {QEMU_PACKAGE} package \
+             (apt-get install {QEMU_PACKAGE}), or point TRAPLINE_QEMU at the binary",
             binary.display()
         )
     })?;
@@ -121,11 +169,11 @@ impl Qemu {
     /// A model QEMU dies with before that is recorded with the last line
     /// of its stderr. `dir` holds the kernel file.
     pub fn select_cpu(&mut self, dir: &Path, timeout: Duration) -> Result<&CpuChoice, String> {
-        let kernel = dir.join("trapline-hello.flat");
+        let kernel = dir.join(format!("trapline-hello.{PAYLOAD_EXT}"));
         std::fs::write(&kernel, trapline_guest::HELLO)
             .map_err(|e| format!("writing {}: {e}", kernel.display()))?;
         let mut rejected = Vec::new();
-        for model in CpuModel::PREFERENCE {
+        for &model in CpuModel::PREFERENCE {
             let run = self.boot(model, &kernel, "", 1, timeout)?;
             if run.serial.lines().next().is_some() {
                 return Ok(self.cpu.insert(CpuChoice { model, rejected }));
@@ -142,8 +190,33 @@ impl Qemu {
         ))
     }
 
-    /// Boot `kernel` on QEMU with the peer's machine (isa-debug-exit,
-    /// pci-testdev, 128 MiB) and wait for it to end or `timeout`.
+    /// QEMU's options for a KVM guest on the peer's machine with a console
+    /// on stdout and nothing else: `-accel kvm`, the chosen `-cpu` (`host`
+    /// until one is chosen), [`MACHINE_ARGS`]; the caller adds `-m`, `-smp`
+    /// (they come after, so they win) and `-kernel`.
+    pub fn kvm_machine_args(&self) -> Vec<String> {
+        let model = self.cpu.as_ref().map_or(CpuModel::Host, |c| c.model);
+        let mut args: Vec<String> = vec!["-accel".into(), "kvm".into()];
+        if let Some(cpu) = model.arg() {
+            args.extend(["-cpu".into(), cpu.into()]);
+        }
+        args.extend(
+            [
+                "-nodefaults",
+                "-no-reboot",
+                "-display",
+                "none",
+                "-serial",
+                "stdio",
+            ]
+            .map(String::from),
+        );
+        args.extend(MACHINE_ARGS.iter().map(|a| a.to_string()));
+        args
+    }
+
+    /// Boot `kernel` on QEMU with the peer's machine ([`MACHINE_ARGS`]) and
+    /// wait for it to end or `timeout`.
     fn boot(
         &self,
         model: CpuModel,
@@ -166,14 +239,7 @@ impl Qemu {
                 "-serial",
                 "stdio",
             ])
-            .args([
-                "-device",
-                "isa-debug-exit,iobase=0xf4,iosize=0x4",
-                "-device",
-                "pci-testdev",
-                "-m",
-                "128",
-            ])
+            .args(MACHINE_ARGS)
             .arg("-smp")
             .arg(cpus.to_string())
             .arg("-kernel")
@@ -332,14 +398,13 @@ pub fn run_probe(
     cpus: u32,
     timeout: Duration,
 ) -> Result<String, String> {
-    let kernel = dir.join("trapline-probe.flat");
+    let kernel = dir.join(format!("trapline-probe.{PAYLOAD_EXT}"));
     std::fs::write(&kernel, trapline_guest::PROBE)
         .map_err(|e| format!("writing {}: {e}", kernel.display()))?;
     let model = qemu.cpu.as_ref().map_or(CpuModel::Host, |c| c.model);
     let run = qemu.boot(model, &kernel, append, cpus, timeout)?;
-    // The probe ends with debug-exit 0: QEMU exits (0 << 1) | 1.
     match run.status {
-        Some(st) if st.code() == Some(1) => Ok(run.serial),
+        Some(st) if st.code() == Some(PROBE_DONE_STATUS) => Ok(run.serial),
         _ => Err(run.why()),
     }
 }
@@ -402,10 +467,11 @@ mod tests {
             note.contains("-cpu host (QEMU exited") && note.contains("-cpu max ("),
             "{note}"
         );
-        assert_eq!(
-            CpuModel::PREFERENCE.map(CpuModel::name),
-            ["host", "max", "default"]
-        );
+        let names: Vec<_> = CpuModel::PREFERENCE.iter().map(|m| m.name()).collect();
+        #[cfg(target_arch = "x86_64")]
+        assert_eq!(names, ["host", "max", "default"]);
+        #[cfg(target_arch = "aarch64")]
+        assert_eq!(names, ["host", "max"]);
     }
 
     #[test]

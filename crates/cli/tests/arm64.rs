@@ -321,7 +321,6 @@ fn bench_refuses_what_the_arm64_lab_does_not_have_yet() {
     for args in [
         &["bench", "--view", "virtio"][..],
         &["bench", "--view", "linux-boot"][..],
-        &["bench", "--peer", "qemu"][..],
     ] {
         let out = run(args);
         assert_eq!(out.status.code(), Some(2), "{args:?}");

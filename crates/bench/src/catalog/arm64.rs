@@ -6,11 +6,14 @@
 use super::Check::*;
 use super::MachineKind::*;
 use super::{Peer, Scenario};
+use super::{NO_PEER_COALESCED, NO_PEER_LAB_THREADS, NO_PEER_RO_MEMSLOT};
 use crate::lab::probe::ProbeRegister;
 use trapline_abi::scenario;
 use trapline_bus::ExitKind;
 
-const NO_PEER: Peer = Peer::Skipped("no peer VMM on arm64 yet");
+// Why a scenario is not run on the QEMU peer (`qemu-system-aarch64 -M virt`).
+const NO_PEER_IOEVENTFD: Peer =
+    Peer::Skipped("QEMU registers no ioeventfd on trapline's probe addresses");
 
 /// Every arm64 probe scenario, in report order.
 pub const ARM64_SCENARIOS: &[Scenario] = &[
@@ -20,7 +23,7 @@ pub const ARM64_SCENARIOS: &[Scenario] = &[
         path: "empty loop: the cost subtracted from every other scenario",
         machine: Main,
         check: NoExits,
-        peer: NO_PEER,
+        peer: Peer::Runs,
     },
     Scenario {
         id: scenario::HYPERCALL,
@@ -28,7 +31,7 @@ pub const ARM64_SCENARIOS: &[Scenario] = &[
         path: "HVC with an unknown SMCCC function id: KVM answers NOT_SUPPORTED itself (the paper's Hypercall)",
         machine: Main,
         check: NoExits,
-        peer: NO_PEER,
+        peer: Peer::Runs,
     },
     // -- armfloor: the hypercall answered by trapline (one block, to merge).
     Scenario {
@@ -37,7 +40,9 @@ pub const ARM64_SCENARIOS: &[Scenario] = &[
         path: "HVC that KVM's SMCCC filter forwards to trapline (KVM_EXIT_HYPERCALL, Linux 6.4+), answered in x0: the paper's Hypercall served by the VMM",
         machine: Main,
         check: UserExit(ExitKind::Hypercall, None),
-        peer: NO_PEER,
+        peer: Peer::Skipped(
+            "QEMU asks KVM to forward no SMCCC call to it: KVM answers the HVC itself (the hypercall row)",
+        ),
     },
     // -- end armfloor
     Scenario {
@@ -46,7 +51,7 @@ pub const ARM64_SCENARIOS: &[Scenario] = &[
         path: "MRS of ID_AA64PFR0_EL1: trapped (HCR_EL2.TID3) and emulated in the kernel, as CPUID on x86 (the paper's Trap)",
         machine: Main,
         check: NoExits,
-        peer: NO_PEER,
+        peer: Peer::Runs,
     },
     Scenario {
         id: scenario::MMIO_VGIC_READ,
@@ -54,7 +59,7 @@ pub const ARM64_SCENARIOS: &[Scenario] = &[
         path: "load of GICD_IIDR: MMIO served by KVM's in-kernel vGIC (the paper's I/O Kernel)",
         machine: Main,
         check: NoExits,
-        peer: NO_PEER,
+        peer: Peer::Runs,
     },
     Scenario {
         id: scenario::MMIO_USER_READ,
@@ -62,7 +67,7 @@ pub const ARM64_SCENARIOS: &[Scenario] = &[
         path: "load from a trapline MMIO device: exit to user space, value checked (the paper's I/O User)",
         machine: Main,
         check: UserExit(ExitKind::MmioRead, None),
-        peer: NO_PEER,
+        peer: Peer::ValueUnchecked,
     },
     Scenario {
         id: scenario::MMIO_USER_WRITE,
@@ -70,7 +75,7 @@ pub const ARM64_SCENARIOS: &[Scenario] = &[
         path: "store to a trapline MMIO device: exit to user space",
         machine: Main,
         check: UserExit(ExitKind::MmioWrite, Some(ProbeRegister::MmioUser)),
-        peer: NO_PEER,
+        peer: Peer::Runs,
     },
     Scenario {
         id: scenario::MMIO_KERNEL_WILDCARD,
@@ -78,7 +83,7 @@ pub const ARM64_SCENARIOS: &[Scenario] = &[
         path: "store to a KVM ioeventfd, length 0 (any length)",
         machine: Main,
         check: IoEvent("mmio-wildcard"),
-        peer: NO_PEER,
+        peer: NO_PEER_IOEVENTFD,
     },
     Scenario {
         id: scenario::MMIO_KERNEL_DATAMATCH,
@@ -86,7 +91,7 @@ pub const ARM64_SCENARIOS: &[Scenario] = &[
         path: "store to a KVM ioeventfd, 32-bit datamatch (seed 000's mmio_kernel, without a kernel patch)",
         machine: Main,
         check: IoEvent("mmio-datamatch"),
-        peer: NO_PEER,
+        peer: NO_PEER_IOEVENTFD,
     },
     Scenario {
         id: scenario::COALESCED_MMIO,
@@ -94,7 +99,7 @@ pub const ARM64_SCENARIOS: &[Scenario] = &[
         path: "store into a coalesced MMIO zone: queued in the ring, drained on the next exit",
         machine: Main,
         check: Coalesced(ProbeRegister::MmioCoalesced),
-        peer: NO_PEER,
+        peer: NO_PEER_COALESCED,
     },
     Scenario {
         id: scenario::RAM_READ,
@@ -102,7 +107,7 @@ pub const ARM64_SCENARIOS: &[Scenario] = &[
         path: "load from ordinary guest RAM",
         machine: Main,
         check: NoExits,
-        peer: NO_PEER,
+        peer: Peer::Runs,
     },
     Scenario {
         id: scenario::RO_MEMSLOT_READ,
@@ -110,7 +115,7 @@ pub const ARM64_SCENARIOS: &[Scenario] = &[
         path: "load from a KVM_MEM_READONLY memslot: a RAM read, value checked",
         machine: Main,
         check: NoExits,
-        peer: NO_PEER,
+        peer: NO_PEER_RO_MEMSLOT,
     },
     Scenario {
         id: scenario::RO_MEMSLOT_WRITE,
@@ -118,7 +123,7 @@ pub const ARM64_SCENARIOS: &[Scenario] = &[
         path: "store to a KVM_MEM_READONLY memslot: exits as MMIO",
         machine: Main,
         check: UserExit(ExitKind::MmioWrite, Some(ProbeRegister::RoMemslot)),
-        peer: NO_PEER,
+        peer: NO_PEER_RO_MEMSLOT,
     },
     Scenario {
         id: scenario::DOORBELL_USER_MMIO,
@@ -126,7 +131,7 @@ pub const ARM64_SCENARIOS: &[Scenario] = &[
         path: "ring = MMIO store exiting to trapline, which signals the consumer's eventfd (seed 002's qemu-mmio)",
         machine: Main,
         check: Doorbell("doorbell-user-mmio", Some(ExitKind::MmioWrite)),
-        peer: NO_PEER,
+        peer: NO_PEER_LAB_THREADS,
     },
     Scenario {
         id: scenario::DOORBELL_IOEVENTFD_MMIO,
@@ -134,7 +139,7 @@ pub const ARM64_SCENARIOS: &[Scenario] = &[
         path: "ring = MMIO store to a KVM ioeventfd (iosignalfd-mmio)",
         machine: Main,
         check: Doorbell("doorbell-mmio", None),
-        peer: NO_PEER,
+        peer: NO_PEER_LAB_THREADS,
     },
     Scenario {
         id: scenario::IPI,
@@ -142,7 +147,7 @@ pub const ARM64_SCENARIOS: &[Scenario] = &[
         path: "SGI to vCPU 1 (spinning, IRQs unmasked) through ICC_SGI1R_EL1 and wait for its handler: round trip",
         machine: Smp,
         check: NoExits,
-        peer: NO_PEER,
+        peer: Peer::Runs,
     },
     Scenario {
         id: scenario::IPI_HALT,
@@ -150,7 +155,7 @@ pub const ARM64_SCENARIOS: &[Scenario] = &[
         path: "SGI to vCPU 1 waiting in WFI: wake-up round trip",
         machine: Smp,
         check: NoExits,
-        peer: NO_PEER,
+        peer: Peer::Runs,
     },
     Scenario {
         id: scenario::SELF_IPI,
@@ -158,7 +163,7 @@ pub const ARM64_SCENARIOS: &[Scenario] = &[
         path: "SGI to this vCPU, taken by its handler",
         machine: Smp,
         check: NoExits,
-        peer: NO_PEER,
+        peer: Peer::Runs,
     },
     Scenario {
         id: scenario::EOI,
@@ -166,7 +171,7 @@ pub const ARM64_SCENARIOS: &[Scenario] = &[
         path: "the ICC_EOIR1_EL1 write in the handler (GICv3: stays in the CPU), timed inside the handler",
         machine: Smp,
         check: NoExits,
-        peer: NO_PEER,
+        peer: Peer::Runs,
     },
     Scenario {
         id: scenario::IRQFD,
@@ -174,6 +179,6 @@ pub const ARM64_SCENARIOS: &[Scenario] = &[
         path: "host thread writes an irqfd bound to an SPI (edge); latency to the guest handler (counter-offset estimate)",
         machine: Main,
         check: Irqfd,
-        peer: NO_PEER,
+        peer: NO_PEER_LAB_THREADS,
     },
 ];

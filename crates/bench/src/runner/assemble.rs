@@ -52,7 +52,11 @@ fn run_config(opts: &LabOptions, peer: &PeerSetup) -> RunConfig {
         warmup: opts.warmup as u32,
         quick: opts.quick,
         only: opts.only.clone(),
-        peer: opts.peer.as_ref().map(|q| format!("qemu ({})", q.version)),
+        peer: opts
+            .peer
+            .as_ref()
+            .map(|q| format!("qemu ({})", q.version))
+            .or_else(|| opts.kvmtool.as_ref().map(|k| k.label())),
         peer_cpu: cpu.map(|c| c.model.name().to_string()),
         peer_cpu_note: cpu.and_then(|c| c.fallback_note()),
     }
@@ -90,6 +94,17 @@ fn push_results(report: &mut Report, opts: &LabOptions, plan: &Plan, mut tally: 
                 Some(why) => r.unsupported(format!("n/a on QEMU: {why}")),
                 None => finish_result(r, tally.peer_acc.remove(s.name()).unwrap_or_default()),
             };
+            report.push(r);
+        }
+    }
+    if opts.kvmtool.is_some() {
+        for s in &plan.scenarios {
+            let r = ScenarioResult::new(s.name(), s.group, s.path)
+                .with_vmm("kvmtool")
+                .unsupported(format!(
+                    "n/a on kvmtool: {}",
+                    crate::kvmtool::PROBE_NOT_APPLICABLE
+                ));
             report.push(r);
         }
     }

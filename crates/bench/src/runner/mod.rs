@@ -60,6 +60,9 @@ pub struct LabOptions {
     pub footprint_exe: Option<std::path::PathBuf>,
     /// QEMU, to run the same probe on as a peer (`--peer qemu`).
     pub peer: Option<crate::peer::Qemu>,
+    /// kvmtool as the peer (`--peer kvmtool`): its rows say why the probe
+    /// does not run there.
+    pub kvmtool: Option<crate::kvmtool::Kvmtool>,
     /// Profile trapline's VMs (`--stat`'s machinery): each scenario gets
     /// trapline's own handling time per exit, and each repeat one more VM
     /// without the profile gives its overhead.

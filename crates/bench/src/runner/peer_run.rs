@@ -90,7 +90,7 @@ pub(super) fn absorb_peer(
         match ResultStatus::from_raw(r.status) {
             Some(ResultStatus::Ok) => {}
             Some(ResultStatus::BadValue) if crate::peer::value_unchecked(s) => {
-                a.check.get_or_insert("timed as an exit to QEMU's user space; nothing answers there, so the value read is all-ones".into());
+                a.check.get_or_insert("timed as an exit to QEMU's user space; nothing answers there, so the value read is QEMU's for an unassigned address".into());
             }
             Some(ResultStatus::BadValue) => {
                 a.failure

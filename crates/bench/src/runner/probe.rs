@@ -244,6 +244,7 @@ mod tests {
             seccomp: false,
             footprint_exe: None,
             peer: None,
+            kvmtool: None,
             stat: false,
         }
     }

@@ -388,6 +388,7 @@ mod tests {
             seccomp: false,
             footprint_exe: None,
             peer: None,
+            kvmtool: None,
             stat: true,
         }
     }
