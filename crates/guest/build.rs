@@ -276,6 +276,7 @@ const PAYLOADS_AARCH64: &[(&str, &[&str])] = &[
         &[
             "payloads/probe/harness.c",
             "payloads/aarch64/probe/exits.c",
+            "payloads/aarch64/probe/pci.c",
             "payloads/aarch64/probe/ipi.c",
             "payloads/aarch64/probe/irqfd.c",
         ],

@@ -159,6 +159,11 @@ VIRT_PROBE_RO_MEMSLOT: u64 = VIRT_TRAPLINE_BASE + 6 * VIRT_TRAPLINE_PAGE;
 VIRT_DOORBELL_MMIO_USER: u64 = VIRT_TRAPLINE_BASE + 7 * VIRT_TRAPLINE_PAGE;
 /// Doorbell page with a KVM ioeventfd (any length): KVM signals the eventfd.
 VIRT_DOORBELL_MMIO_KERNEL: u64 = VIRT_TRAPLINE_BASE + 8 * VIRT_TRAPLINE_PAGE;
+/// The paravirtual doorbell (seed 002's PV row as x86 defines it: the
+/// doorbell's identity, [`DOORBELL_PV_IDENTITY`](crate::DOORBELL_PV_IDENTITY),
+/// written to one address a 32-bit datamatch ioeventfd watches). x86 uses
+/// a port; arm64 has none, so it is this page's first word.
+VIRT_DOORBELL_PV_MMIO: u64 = VIRT_TRAPLINE_BASE + 9 * VIRT_TRAPLINE_PAGE;
 /// The first probe page.
 VIRT_PROBE_FIRST: u64 = VIRT_PROBE_MMIO_USER;
 /// The probe pages served by the lab's user-space device (user, wildcard,
@@ -176,8 +181,9 @@ VIRT_IRQFD_SPI: u32 = 64;
 VIRT_GICD_IIDR: u64 = VIRT_GIC_DIST_BASE + 0x8;
 
 // ---------------------------------------------------------------------------
-// The PCIe host bridge windows of QEMU's low map (trapline places nothing
-// else there, so a PCIe host can come later without moving anything).
+// The PCIe host bridge (QEMU's gpex: `pci-host-ecam-generic` in the device
+// tree) and its windows in QEMU's low map. Bus 0 holds the host bridge at
+// 00:00.0 and, with `--device pci-testdev`, pci-testdev at 00:02.0.
 // ---------------------------------------------------------------------------
 
 /// 32-bit PCIe MMIO window.
@@ -192,8 +198,15 @@ VIRT_PCIE_PIO_LEN: u64 = 0x1_0000;
 VIRT_PCIE_ECAM_BASE: u64 = 0x3F00_0000;
 /// Size of the low ECAM window.
 VIRT_PCIE_ECAM_LEN: u64 = 0x0100_0000;
+/// Bus numbers the low ECAM window decodes (1 MiB each: `bus-range` 0..15).
+VIRT_PCIE_BUSES: u32 = 16;
 /// SPI of INTA (INTB..INTD follow).
 VIRT_PCIE_FIRST_SPI: u32 = 3;
+/// INTx lines the host bridge swizzles onto SPIs (QEMU's PCI_NUM_PINS).
+VIRT_PCIE_INTX_PINS: u32 = 4;
+/// First port the machine gives I/O BARs (below it the PV doorbell port;
+/// Linux's arm64 PCIBIOS_MIN_IO is the same 0x1000).
+VIRT_PCIE_IO_BAR_FIRST_PORT: u64 = 0x1000;
 }
 
 contract! {
@@ -352,6 +365,18 @@ const _: () = assert!(
         && VIRT_DOORBELL_MMIO_KERNEL == VIRT_DOORBELL_MMIO_USER + VIRT_TRAPLINE_PAGE
         && VIRT_DOORBELL_MMIO_KERNEL + VIRT_TRAPLINE_PAGE <= VIRT_TRAPLINE_BASE + VIRT_TRAPLINE_LEN
 );
+const _: () = assert!(
+    VIRT_DOORBELL_PV_MMIO == VIRT_DOORBELL_MMIO_KERNEL + VIRT_TRAPLINE_PAGE
+        && VIRT_DOORBELL_PV_MMIO + VIRT_TRAPLINE_PAGE <= VIRT_TRAPLINE_BASE + VIRT_TRAPLINE_LEN
+);
+// The ECAM window holds exactly its buses; the PV doorbell port and the
+// I/O BARs fit the I/O window, the port below the BARs.
+const _: () = assert!(VIRT_PCIE_ECAM_LEN == VIRT_PCIE_BUSES as u64 * 0x10_0000);
+const _: () = assert!(
+    (crate::PV_DOORBELL_PORT as u64) + 4 <= VIRT_PCIE_IO_BAR_FIRST_PORT
+        && VIRT_PCIE_IO_BAR_FIRST_PORT < VIRT_PCIE_PIO_LEN
+);
+const _: () = assert!(VIRT_PCIE_FIRST_SPI + VIRT_PCIE_INTX_PINS <= VIRT_VIRTIO_MMIO_FIRST_SPI);
 const _: () = assert!(
     VIRT_IRQFD_SPI + GIC_SPI_INTID_BASE < VIRT_GIC_NR_IRQS
         && VIRT_IRQFD_SPI >= VIRT_VIRTIO_MMIO_FIRST_SPI + VIRT_VIRTIO_MMIO_COUNT

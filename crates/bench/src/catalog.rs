@@ -29,8 +29,11 @@ pub enum MachineKind {
 pub enum TestdevBar {
     /// BAR0, memory.
     Mem,
-    /// BAR1, I/O ports.
+    /// BAR1, I/O ports, reached with IN/OUT (x86).
     Io,
+    /// BAR1 reached through the PCI I/O window, a memory range mapped to
+    /// port space (arm64's `virt`): loads and stores, MMIO exits.
+    IoWindow,
 }
 
 impl TestdevBar {
@@ -39,6 +42,7 @@ impl TestdevBar {
         match self {
             TestdevBar::Mem => ExitKind::MmioRead,
             TestdevBar::Io => ExitKind::PioRead,
+            TestdevBar::IoWindow => ExitKind::MmioRead,
         }
     }
 }
@@ -408,13 +412,44 @@ mod tests {
             "ipi",
             "eoi",
             "irqfd",
+            "doorbell-user-mmio",
+            "doorbell-ioeventfd-mmio",
+            "doorbell-pv",
+            "pci-config-read-ecam",
+            "pci-config-read-ecam-ro",
+            "pci-scan-ecam",
+            "pci-scan-ecam-ro",
         ] {
             assert!(ARM64_SCENARIOS.iter().any(|s| s.name() == name), "{name}");
         }
-        // No port I/O, no PCI, no APIC modes on arm64.
+        // Seed 003's eight pci-testdev variants, the I/O BAR's through the
+        // PCI I/O window.
+        let testdev: Vec<_> = ARM64_SCENARIOS
+            .iter()
+            .filter(|s| matches!(s.check, Testdev(..)))
+            .collect();
+        assert_eq!(testdev.len(), 8);
+        for s in testdev {
+            let io = s.name().starts_with("portio-");
+            assert!(
+                matches!(s.check, Testdev(TestdevBar::IoWindow, _)) == io,
+                "{}",
+                s.name()
+            );
+            assert!(
+                !matches!(
+                    s.check,
+                    Testdev(TestdevBar::Io, _) | Testdev(_, Some(ExitKind::PioWrite))
+                ),
+                "{}",
+                s.name()
+            );
+        }
+        // No port I/O, no CF8/CFC, no APIC modes on arm64.
         for s in ARM64_SCENARIOS {
-            assert!(matches!(s.machine, Main | Smp), "{}", s.name());
+            assert!(matches!(s.machine, Main | Smp | EcamRo), "{}", s.name());
             assert!(!s.name().starts_with("pio-"), "{}", s.name());
+            assert!(!s.name().contains("cf8"), "{}", s.name());
         }
     }
 

@@ -52,14 +52,9 @@ fn x86_only_flag(a: &RunArgs) -> Option<&'static str> {
         ),
         (a.no_pit, "--no-pit"),
         (
-            a.devices.contains(&DeviceArg::PciTestdev),
-            "--device pci-testdev",
-        ),
-        (
             a.devices.contains(&DeviceArg::PcTestdev),
             "--device pc-testdev",
         ),
-        (a.ecam_ro, "--ecam-ro"),
     ]
     .into_iter()
     .find_map(|(set, flag)| set.then_some(flag))

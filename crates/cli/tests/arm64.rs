@@ -120,6 +120,27 @@ fn the_hostile_guest_makes_100000_accesses_and_trapline_survives() {
     assert!(out.contains("hostile: mmio=100000 aborts=0"), "{out}");
 }
 
+/// The same with pci-testdev and the read-only ECAM: random accesses to
+/// the PCIe host's ECAM and windows (VIRT_WINDOWS has them) among the rest.
+#[test]
+fn the_hostile_guest_survives_the_pcie_host_with_pci_testdev_and_ecam_ro() {
+    if !kvm_present("the_hostile_guest_survives_the_pcie_host_with_pci_testdev_and_ecam_ro") {
+        return;
+    }
+    let (status, out, err) = guest(
+        "hostile",
+        &[
+            "--device",
+            "pci-testdev",
+            "--ecam-ro",
+            "--append",
+            "n=20000 seed=11",
+        ],
+    );
+    assert_eq!(status, 0, "{err}");
+    assert!(out.contains("hostile: mmio=20000 aborts=0"), "{out}");
+}
+
 #[test]
 fn stat_counts_the_pl011_writes_by_key() {
     if !kvm_present("stat_counts_the_pl011_writes_by_key") {
@@ -154,8 +175,7 @@ fn x86_only_flags_are_refused_with_a_usage_error() {
     for flags in [
         &["--irqchip", "split"][..],
         &["--no-pit"],
-        &["--device", "pci-testdev"],
-        &["--ecam-ro"],
+        &["--device", "pc-testdev"],
         &["--cpu", "qemu64"],
     ] {
         let mut args = vec!["run", "--kernel", "builtin:hello"];
@@ -230,6 +250,19 @@ fn bench_quick_runs_every_arm64_scenario_with_its_check_green() {
         "ro-memslot-write",
         "doorbell-user-mmio",
         "doorbell-ioeventfd-mmio",
+        "doorbell-pv",
+        "mmio-no-eventfd:pci-mem",
+        "mmio-wildcard-eventfd:pci-mem",
+        "mmio-datamatch-eventfd:pci-mem",
+        "mmio-pv-eventfd:pci-mem",
+        "portio-no-eventfd:pci-io",
+        "portio-wildcard-eventfd:pci-io",
+        "portio-datamatch-eventfd:pci-io",
+        "portio-pv-eventfd:pci-io",
+        "pci-config-read-ecam",
+        "pci-config-read-ecam-ro",
+        "pci-scan-ecam",
+        "pci-scan-ecam-ro",
         "ipi",
         "ipi-halt",
         "self-ipi",

@@ -53,6 +53,13 @@ fn debian_linux_boots_on_one_vcpu_with_the_pl011_both_ways_and_vda_on_exit_line(
         "{out}"
     );
     assert!(out.contains("printk: console [ttyAMA0] enabled"), "{out}");
+    // Linux probed the PCIe host bridge the device tree describes and
+    // found bus 0's host bridge, and nothing else without pci-testdev.
+    assert_eq!(
+        after(&out, "LINUX-ARM64-PCI"),
+        Some("0000:00:00.0=0x1b36:0x0008"),
+        "{out}"
+    );
     assert_eq!(
         after(&out, "LINUX-ARM64-ECHO"),
         Some("hello-from-the-host"),
@@ -86,6 +93,8 @@ fn debian_linux_on_two_vcpus_uses_vda_on_ioeventfd_irqfd_reboots_and_stat_shows_
         "--timeout",
         "240",
         &stat_arg,
+        "--device",
+        "pci-testdev",
     ];
     let disk_args = disks.args("ioeventfd", "irqfd");
     args.extend(disk_args.iter().map(String::as_str));
@@ -99,6 +108,12 @@ fn debian_linux_on_two_vcpus_uses_vda_on_ioeventfd_irqfd_reboots_and_stat_shows_
     // /proc/interrupts' header names every online CPU.
     assert!(
         after(&out, "LINUX-ARM64-IRQS").is_some_and(|h| h.contains("CPU1")),
+        "{out}"
+    );
+    // pci-testdev beside the host bridge, on the PCIe host's bus 0.
+    assert_eq!(
+        after(&out, "LINUX-ARM64-PCI"),
+        Some("0000:00:00.0=0x1b36:0x0008 0000:00:02.0=0x1b36:0x0005"),
         "{out}"
     );
     assert_eq!(after(&out, "LINUX-ARM64-END"), Some("reboot"), "{out}");

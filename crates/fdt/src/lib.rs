@@ -85,6 +85,40 @@ pub struct MmioDevice {
     pub spi: u32,
 }
 
+/// The PCIe host bridge (QEMU's gpex, `pci-host-ecam-generic`): its ECAM
+/// window, the memory-mapped PCI I/O window (PCI port 0 at `io.base`), the
+/// 32-bit MMIO window (PCI and CPU addresses equal) and INTA..INTD on four
+/// level SPIs from `first_spi`, swizzled by slot as QEMU does. No MSIs: the
+/// node has no `msi-map`, so guests use INTx.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PcieHost {
+    /// Configuration space, 1 MiB per bus from bus 0.
+    pub ecam: Window,
+    /// The PCI I/O space as the CPU sees it.
+    pub io: Window,
+    /// The 32-bit memory window.
+    pub mmio: Window,
+    /// SPI of INTA at slot 0.
+    pub first_spi: u32,
+}
+
+impl PcieHost {
+    /// QEMU virt's low-map host bridge from `trapline-abi`.
+    pub const fn qemu_virt() -> Self {
+        Self {
+            ecam: Window::new(abi::VIRT_PCIE_ECAM_BASE, abi::VIRT_PCIE_ECAM_LEN),
+            io: Window::new(abi::VIRT_PCIE_PIO_BASE, abi::VIRT_PCIE_PIO_LEN),
+            mmio: Window::new(abi::VIRT_PCIE_MMIO_BASE, abi::VIRT_PCIE_MMIO_LEN),
+            first_spi: abi::VIRT_PCIE_FIRST_SPI,
+        }
+    }
+
+    /// Buses the ECAM window decodes.
+    pub fn buses(&self) -> u64 {
+        self.ecam.len >> 20
+    }
+}
+
 /// How the guest reaches PSCI (the `psci` node's `method`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum PsciMethod {
@@ -149,6 +183,8 @@ pub struct VirtMachine {
     pub rtc: Option<MmioDevice>,
     /// virtio-mmio transports (edge-triggered SPIs, DMA-coherent).
     pub virtio: Vec<MmioDevice>,
+    /// The PCIe host bridge.
+    pub pcie: Option<PcieHost>,
     /// The kernel command line (`chosen/bootargs`; left out when empty).
     pub bootargs: String,
     /// The initrd, if one was loaded.
@@ -158,7 +194,7 @@ pub struct VirtMachine {
 impl VirtMachine {
     /// QEMU's `virt` layout from `trapline-abi`: `ram_size` bytes of RAM at
     /// `VIRT_RAM_BASE`, a GICv3 with an ITS, the PL011 and PL031, the timer,
-    /// PSCI through HVC; no PMU, no virtio transports, no initrd.
+    /// the PCIe host bridge, PSCI through HVC; no PMU, no virtio transports, no initrd.
     pub fn qemu_virt(ram_size: u64, mpidrs: Vec<u64>) -> Self {
         Self {
             ram: Window::new(abi::VIRT_RAM_BASE, ram_size),
@@ -185,6 +221,7 @@ impl VirtMachine {
                 spi: abi::VIRT_PL031_SPI,
             }),
             virtio: Vec::new(),
+            pcie: Some(PcieHost::qemu_virt()),
             bootargs: String::new(),
             initrd: None,
         }
@@ -224,6 +261,14 @@ pub enum FdtError {
     BadWindow {
         /// Which window.
         what: &'static str,
+        /// Its base.
+        base: u64,
+        /// Its size.
+        len: u64,
+    },
+    /// An ECAM window that is not whole buses.
+    #[error("the PCIe ECAM window at {base:#x} with size {len:#x} must be 1 to 256 whole MiB-aligned buses")]
+    BadEcam {
         /// Its base.
         base: u64,
         /// Its size.
@@ -304,6 +349,27 @@ fn validate(m: &VirtMachine) -> Result<(), FdtError> {
     for v in &m.virtio {
         check_window("a virtio-mmio transport", v.window)?;
     }
+    if let Some(p) = m.pcie {
+        check_window("the PCIe ECAM window", p.ecam)?;
+        check_window("the PCI I/O window", p.io)?;
+        check_window("the PCI MMIO window", p.mmio)?;
+        if p.ecam.base % (1 << 20) != 0
+            || !(1..=256).contains(&p.buses())
+            || p.ecam.len % (1 << 20) != 0
+        {
+            return Err(FdtError::BadEcam {
+                base: p.ecam.base,
+                len: p.ecam.len,
+            });
+        }
+        if p.io.len > 1 << 32 || p.mmio.end().is_some_and(|e| e > 1 << 32) {
+            return Err(FdtError::BadWindow {
+                what: "a 32-bit PCI window",
+                base: p.mmio.base,
+                len: p.mmio.len,
+            });
+        }
+    }
     if let Some(i) = m.initrd {
         // RAM was checked above, so its end does not overflow.
         let ram_end = m.ram.base + m.ram.len;
@@ -357,6 +423,9 @@ pub fn write(m: &VirtMachine) -> Result<Vec<u8>, FdtError> {
     }
     for v in &m.virtio {
         virtio_mmio(&mut fdt, *v)?;
+    }
+    if let Some(p) = m.pcie {
+        pcie(&mut fdt, p)?;
     }
     if let Some(ppi) = m.pmu_ppi {
         let node = fdt.begin_node("pmu")?;
@@ -519,6 +588,76 @@ fn virtio_mmio(fdt: &mut FdtWriter, dev: MmioDevice) -> Result<(), FdtError> {
         &[GIC_FDT_IRQ_TYPE_SPI, dev.spi, IRQ_TYPE_EDGE_RISING],
     )?;
     fdt.property_null("dma-coherent")?;
+    fdt.end_node(node)?;
+    Ok(())
+}
+
+/// The first cell of a PCI address (the PCI bus binding's `phys.hi`):
+/// the space code in bits 25:24.
+const PCI_SPACE_IO: u32 = 0x0100_0000;
+/// See [`PCI_SPACE_IO`]: 32-bit memory.
+const PCI_SPACE_MEM32: u32 = 0x0200_0000;
+
+/// The `pci-host-ecam-generic` node, as QEMU's `create_pcie` writes it for
+/// the low map (without the high windows and MSIs).
+fn pcie(fdt: &mut FdtWriter, p: PcieHost) -> Result<(), FdtError> {
+    let node = fdt.begin_node(&node_name("pcie", p.mmio.base))?;
+    fdt.property_string("compatible", "pci-host-ecam-generic")?;
+    fdt.property_string("device_type", "pci")?;
+    fdt.property_u32("#address-cells", 3)?;
+    fdt.property_u32("#size-cells", 2)?;
+    fdt.property_u32("linux,pci-domain", 0)?;
+    fdt.property_array_u32("bus-range", &[0, (p.buses() - 1) as u32])?;
+    fdt.property_null("dma-coherent")?;
+    fdt.property_array_u64("reg", &reg(&[p.ecam]))?;
+    // (PCI address: 3 cells, CPU address: 2, size: 2) per window.
+    let hi = |v: u64| (v >> 32) as u32;
+    let lo = |v: u64| v as u32;
+    fdt.property_array_u32(
+        "ranges",
+        &[
+            PCI_SPACE_IO,
+            0,
+            0,
+            hi(p.io.base),
+            lo(p.io.base),
+            hi(p.io.len),
+            lo(p.io.len),
+            PCI_SPACE_MEM32,
+            hi(p.mmio.base),
+            lo(p.mmio.base),
+            hi(p.mmio.base),
+            lo(p.mmio.base),
+            hi(p.mmio.len),
+            lo(p.mmio.len),
+        ],
+    )?;
+    // INTx: one cell (the pin, 1..=4). A child's unit address is
+    // (devfn << 8) in phys.hi; only the slot's low two bits (mask 0x1800)
+    // and the pin pick the SPI: (pin + slot) % 4, QEMU's swizzle. Each
+    // entry then names the GIC with its two address cells (zero) and its
+    // three interrupt cells.
+    let pins = abi::VIRT_PCIE_INTX_PINS;
+    fdt.property_u32("#interrupt-cells", 1)?;
+    fdt.property_array_u32("interrupt-map-mask", &[0x1800, 0, 0, 7])?;
+    let mut map = Vec::with_capacity((pins * pins * 10) as usize);
+    for slot in 0..pins {
+        for pin in 0..pins {
+            map.extend([
+                slot << 11,
+                0,
+                0,
+                pin + 1,
+                PHANDLE_GIC,
+                0,
+                0,
+                GIC_FDT_IRQ_TYPE_SPI,
+                p.first_spi + (pin + slot) % pins,
+                IRQ_TYPE_LEVEL_HIGH,
+            ]);
+        }
+    }
+    fdt.property_array_u32("interrupt-map", &map)?;
     fdt.end_node(node)?;
     Ok(())
 }

@@ -229,12 +229,14 @@ fn a_minimal_machine_leaves_out_what_it_does_not_have() {
     let mut m = VirtMachine::qemu_virt(64 * MIB, vec![0]);
     m.uart = None;
     m.rtc = None;
+    m.pcie = None;
     let t = tree(&m);
     let chosen = node(&t, "/chosen");
     assert!(chosen.props.is_empty(), "no bootargs, stdout or initrd");
     assert!(t.at("/pl011@9000000").is_none());
     assert!(t.at("/pl031@9010000").is_none());
     assert!(!t.children.iter().any(|c| c.name.starts_with("virtio_mmio")));
+    assert!(!t.children.iter().any(|c| c.name.starts_with("pcie")));
     assert_eq!(node(&t, "/cpus").children.len(), 1);
 }
 
@@ -320,4 +322,97 @@ fn bad_descriptions_are_refused_with_a_reason() {
 #[test]
 fn the_same_description_gives_the_same_bytes() {
     assert_eq!(write(&full()).unwrap(), write(&full()).unwrap());
+}
+
+#[test]
+fn the_pcie_host_is_qemus_ecam_generic_node() {
+    let t = tree(&full());
+    let gic = node(&t, "/intc@8000000");
+    let p = node(&t, "/pcie@10000000");
+    assert_eq!(p.str("compatible"), "pci-host-ecam-generic");
+    assert_eq!(p.str("device_type"), "pci");
+    assert_eq!(p.u32("#address-cells"), 3);
+    assert_eq!(p.u32("#size-cells"), 2);
+    assert_eq!(p.u32("linux,pci-domain"), 0);
+    assert!(p.has("dma-coherent"));
+    assert!(!p.has("msi-map") && !p.has("msi-parent"), "INTx only");
+    assert_eq!(p.u32s("bus-range"), [0, 15]);
+    assert_eq!(p.u64s("reg"), [0x3f00_0000, 0x0100_0000]);
+    assert_eq!(
+        p.u32s("ranges"),
+        [
+            // I/O: PCI 0 -> CPU 0x3eff_0000, 64 KiB.
+            0x0100_0000,
+            0,
+            0,
+            0,
+            0x3eff_0000,
+            0,
+            0x1_0000,
+            // 32-bit memory, identity-mapped.
+            0x0200_0000,
+            0,
+            0x1000_0000,
+            0,
+            0x1000_0000,
+            0,
+            0x2eff_0000,
+        ]
+    );
+    assert_eq!(p.u32("#interrupt-cells"), 1);
+    assert_eq!(p.u32s("interrupt-map-mask"), [0x1800, 0, 0, 7]);
+    let map = p.u32s("interrupt-map");
+    assert_eq!(map.len(), 16 * 10);
+    let gic_phandle = gic.u32("phandle");
+    // The GIC's address cells (2) and interrupt cells (3) follow its phandle.
+    assert_eq!(gic.u32("#address-cells"), 2);
+    assert_eq!(gic.u32("#interrupt-cells"), 3);
+    for (k, e) in map.chunks(10).enumerate() {
+        let (slot, pin) = (k as u32 / 4, k as u32 % 4);
+        assert_eq!(
+            e,
+            [
+                slot << 11,
+                0,
+                0,
+                pin + 1,
+                gic_phandle,
+                0,
+                0,
+                0,
+                3 + (slot + pin) % 4,
+                4
+            ],
+            "slot {slot} pin {pin}"
+        );
+    }
+    // pci-testdev at slot 2, INTA: SPI 5, as on QEMU.
+    assert_eq!(map[(2 * 4) * 10 + 8], 5);
+}
+
+#[test]
+fn a_bad_pcie_host_is_refused() {
+    for ecam in [
+        Window::new(0x3f00_0000, 0),
+        Window::new(0x3f00_1000, 1 << 20),
+        Window::new(0x3f00_0000, 0x1234),
+        Window::new(0x1000_0000, 257 << 20),
+    ] {
+        let mut m = full();
+        m.pcie = Some(PcieHost {
+            ecam,
+            ..PcieHost::qemu_virt()
+        });
+        let e = write(&m).unwrap_err();
+        assert!(
+            matches!(e, FdtError::BadEcam { .. } | FdtError::BadWindow { .. }),
+            "{ecam:?}: {e}"
+        );
+    }
+    let mut m = full();
+    m.pcie = Some(PcieHost {
+        mmio: Window::new(0xf000_0000, 0x2000_0000),
+        ..PcieHost::qemu_virt()
+    });
+    assert!(matches!(write(&m), Err(FdtError::BadWindow { .. })));
 }

@@ -29,6 +29,9 @@ pub struct Machine {
     /// The PC platform's devices (PCI, PM, RTC: what S3 needs).
     #[cfg(target_arch = "x86_64")]
     pub(crate) platform: crate::platform::Platform,
+    /// The `virt` machine's PCIe host bridge and its functions.
+    #[cfg(target_arch = "aarch64")]
+    pub(crate) pci: trapline_devices::pci::PciDevices,
     pub(crate) vcpus: Vec<VcpuFd>,
     pub(crate) ring: Option<Arc<CoalescedRing>>,
     pub(crate) pio: Arc<Bus>,
@@ -96,8 +99,10 @@ impl Machine {
     }
 
     /// The PCI subsystem (host-side inspection: BAR assignments, pci-testdev).
-    #[cfg(target_arch = "x86_64")]
     pub fn pci(&self) -> &trapline_devices::pci::PciDevices {
-        &self.platform.pci
+        #[cfg(target_arch = "x86_64")]
+        return &self.platform.pci;
+        #[cfg(target_arch = "aarch64")]
+        return &self.pci;
     }
 }

@@ -22,6 +22,7 @@ mod extension;
 pub mod footprint;
 pub mod kvm_stats;
 mod outcome;
+mod pci;
 mod run;
 pub mod stat;
 pub mod virtio;

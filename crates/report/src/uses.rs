@@ -25,11 +25,12 @@ pub struct ScenarioUse {
 }
 
 /// The scenarios the seed views read on an arm64 host (a row's `arm64`
-/// scenario, else its own), from the seed tables that have arm64 rows.
+/// scenario, else its own, none for an `arm64_missing` row), from the seed
+/// tables that have arm64 rows (an arm64 caption or a row mapping).
 pub fn arm64_scenario_uses() -> Vec<ScenarioUse> {
     let mut out = Vec::new();
     for t in seed::list::tables() {
-        if !t.rows.iter().any(|r| r.arm64.is_some()) {
+        if t.arm64_caption.is_none() && !t.rows.iter().any(|r| r.has_arm64_mapping()) {
             continue;
         }
         let file = format!("seeds/{}.toml", t.view);

@@ -1,8 +1,9 @@
 //! Installing the lab into an arm64 `virt` machine: the probe device on
 //! the `VIRT_PROBE_*` pages of trapline's window, then the fast paths the
-//! fixtures ask for on those pages (MMIO only: arm64 has no port I/O), the
-//! irqfd on `VIRT_IRQFD_SPI` (the vGIC is initialized by then), and KVM's
-//! SMCCC filter forwarding the probe's user hypercall where KVM has one.
+//! fixtures ask for on those pages and the doorbells' (MMIO only: arm64 has
+//! no port I/O), the irqfd on `VIRT_IRQFD_SPI` (the vGIC is initialized by
+//! then), and KVM's SMCCC filter forwarding the probe's user hypercall where
+//! KVM has one.
 
 use std::sync::Arc;
 
@@ -81,15 +82,20 @@ pub(super) fn fastpaths(
         }
     }
     if fixtures.doorbells {
-        lab.ioevents.insert(
-            "doorbell-mmio",
-            IoEvent::register(
-                fd.clone(),
-                Space::Mmio,
-                abi::VIRT_DOORBELL_MMIO_KERNEL,
-                mmio_any,
-            )?,
-        );
+        // PV as x86 defines it (the doorbell's identity, matched by a
+        // 32-bit datamatch ioeventfd), on an MMIO page for want of ports.
+        let doorbells = [
+            ("doorbell-mmio", abi::VIRT_DOORBELL_MMIO_KERNEL, mmio_any),
+            (
+                "doorbell-pv",
+                abi::VIRT_DOORBELL_PV_MMIO,
+                Datamatch::U32(abi::DOORBELL_PV_IDENTITY),
+            ),
+        ];
+        for (name, addr, m) in doorbells {
+            lab.ioevents
+                .insert(name, IoEvent::register(fd.clone(), Space::Mmio, addr, m)?);
+        }
     }
     if fixtures.coalesced {
         lab._zones.push(CoalescedZone::register(

@@ -20,7 +20,7 @@ pub(super) fn add_peer_derived(report: &mut Report) {
             "pci-io-user-exit-premium",
             "portio-no-eventfd:pci-io",
             "portio-wildcard-eventfd:pci-io",
-            "pci-testdev OUTB served in user space over the same OUTB served by an ioeventfd",
+            "pci-testdev's I/O BAR byte write (OUTB; on arm64 a store through the PCI I/O window) served in user space over the same write served by an ioeventfd",
         ) else {
             continue;
         };

@@ -73,13 +73,9 @@ pub(super) fn run_probe(
     // The exit profile gives trapline's own handling time per exit,
     // measured directly (`--no-stat` measures without it).
     cfg.profile = opts.stat;
-    // pci-testdev and the read-only ECAM are x86's (the arm64 `virt`
-    // machine refuses them).
-    #[cfg(target_arch = "x86_64")]
-    {
-        cfg.pci_testdev = true;
-        cfg.ecam_ro = kind == MachineKind::EcamRo;
-    }
+    // pci-testdev on the PC's bus 0 or the virt machine's PCIe host.
+    cfg.pci_testdev = true;
+    cfg.ecam_ro = kind == MachineKind::EcamRo;
     cfg.seccomp = if opts.seccomp {
         SeccompMode::VcpusOnly
     } else {
@@ -97,10 +93,7 @@ pub(super) fn run_probe(
         }
     };
     let tsc_khz = machine.tsc_khz().unwrap_or(0) as u64;
-    #[cfg(target_arch = "x86_64")]
     let functions = machine.pci().bus.devfns().count() as u64;
-    #[cfg(target_arch = "aarch64")]
-    let functions = 0;
     let run = machine.run();
     // The machine is gone (its ucall sender with it), so the pump ends.
     let doorbells = consumer.finish();

@@ -26,6 +26,8 @@ use super::trapline;
 ///   first 16 bytes of `/dev/vda` in hex, writes `LINUX-WROTE-<tl_woff>`
 ///   at byte `tl_woff` (buffered, then fsync), and when there is a
 ///   `/dev/vdb` (the tests' read-only disk) tries one byte there;
+/// * always: `LINUX-ARM64-PCI` lists the PCI functions Linux enumerated on
+///   the PCIe host bridge (`0000:00:00.0=0x1b36:0x0008 …`);
 /// * `tl_end=reboot` reboots (PSCI SYSTEM_RESET), anything else powers off
 ///   (PSCI SYSTEM_OFF).
 ///
@@ -41,6 +43,7 @@ echo "LINUX-ARM64-INIT pid=$$ cpus=$(grep -c ^processor /proc/cpuinfo) uptime=$(
 echo "LINUX-ARM64-CMDLINE $(cat /proc/cmdline)"
 echo "LINUX-ARM64-IRQS $(head -n 1 /proc/interrupts)"
 dmesg | grep -E 'earlycon|console \[' | sed 's/^/LINUX-ARM64-DMESG /'
+echo "LINUX-ARM64-PCI $(for d in /sys/bus/pci/devices/*; do [ -e "$d" ] && printf '%s=%s:%s ' "${d##*/}" "$(cat "$d/vendor")" "$(cat "$d/device")"; done)"
 if [ -n "$tl_echo" ]; then
   echo "LINUX-ARM64-READY"
   read -r -t 120 line

@@ -69,6 +69,8 @@ mod window;
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tests_virt;
 
 use std::sync::{Arc, Mutex, MutexGuard};
 
@@ -165,6 +167,38 @@ pub struct PciLayout {
     pub io_window: Window,
     /// How memory BARs are placed.
     pub mmio_order: AllocOrder,
+    /// How the CPU reaches configuration space besides ECAM, and where
+    /// the I/O window lives.
+    pub io_space: IoSpace,
+}
+
+/// How the CPU reaches PCI port space: the only thing about the bus that
+/// differs between the PC and arm64's `virt` (config space, BARs and the
+/// devices are the same code).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum IoSpace {
+    /// x86: CPU ports are PCI ports. The machine maps CF8/CFC and the I/O
+    /// window on its port bus.
+    Ports,
+    /// arm64: no CPU ports, no CF8/CFC. PCI port `p` is MMIO at
+    /// `cpu_base + p` (QEMU virt's PCI I/O window, the device tree's
+    /// `ranges` entry of type I/O); configuration goes through ECAM only.
+    MemoryMapped {
+        /// MMIO address of PCI port 0.
+        cpu_base: u64,
+        /// Bytes of port space the MMIO window covers (from port 0).
+        len: u64,
+    },
+}
+
+impl IoSpace {
+    /// Where PCI port `port` is for the CPU: (its bus, its address).
+    pub fn cpu_address(&self, port: u64) -> (Space, u64) {
+        match *self {
+            IoSpace::Ports => (Space::Pio, port),
+            IoSpace::MemoryMapped { cpu_base, .. } => (Space::Mmio, cpu_base.wrapping_add(port)),
+        }
+    }
 }
 
 impl Default for PciLayout {
@@ -175,11 +209,35 @@ impl Default for PciLayout {
             mmio_window: Window::new(PCI_MMIO_BASE, PCI_MMIO_END - PCI_MMIO_BASE),
             io_window: Window::new(PCI_IO_BASE, PCI_IO_END - PCI_IO_BASE),
             mmio_order: AllocOrder::TopDown,
+            io_space: IoSpace::Ports,
         }
     }
 }
 
 impl PciLayout {
+    /// The `virt` machine's bus (arm64, QEMU's low map from
+    /// `trapline_abi::virt`): 16 buses of ECAM, the 32-bit MMIO window
+    /// with BARs placed upwards from its base (as Linux and kvm-unit-tests
+    /// place them there), and the memory-mapped I/O window with I/O BARs
+    /// from port 0x1000.
+    pub fn virt() -> Self {
+        use trapline_abi as abi;
+        Self {
+            ecam_base: abi::VIRT_PCIE_ECAM_BASE,
+            ecam_buses: abi::VIRT_PCIE_BUSES as u16,
+            mmio_window: Window::new(abi::VIRT_PCIE_MMIO_BASE, abi::VIRT_PCIE_MMIO_LEN),
+            io_window: Window::new(
+                abi::VIRT_PCIE_IO_BAR_FIRST_PORT,
+                abi::VIRT_PCIE_PIO_LEN - abi::VIRT_PCIE_IO_BAR_FIRST_PORT,
+            ),
+            mmio_order: AllocOrder::BottomUp,
+            io_space: IoSpace::MemoryMapped {
+                cpu_base: abi::VIRT_PCIE_PIO_BASE,
+                len: abi::VIRT_PCIE_PIO_LEN,
+            },
+        }
+    }
+
     /// Bytes of the ECAM window.
     pub fn ecam_len(&self) -> u64 {
         u64::from(self.ecam_buses.clamp(1, 256)) * ECAM_BUS_SIZE as u64
@@ -210,6 +268,19 @@ impl PciLayout {
         }
         if ecam.base < self.mmio_window.end() && self.mmio_window.base < ecam.end() {
             return bad("ECAM overlaps the MMIO window");
+        }
+        if let IoSpace::MemoryMapped { cpu_base, len } = self.io_space {
+            let io = Window::new(cpu_base, len);
+            if len == 0 || cpu_base.checked_add(len).is_none() {
+                return bad("empty or wrapping memory-mapped I/O window");
+            }
+            if self.io_window.end() > len {
+                return bad("the I/O BAR window runs past the memory-mapped I/O window");
+            }
+            let overlaps = |w: Window| io.base < w.end() && w.base < io.end();
+            if overlaps(ecam) || overlaps(self.mmio_window) {
+                return bad("the memory-mapped I/O window overlaps ECAM or the MMIO window");
+            }
         }
         Ok(())
     }
@@ -271,7 +342,12 @@ impl PciBuilder {
             config_io: Arc::new(PciConfigIo::new(bus.clone())),
             ecam: Arc::new(PciConfigMmio::new(bus.clone(), layout.ecam_buses)),
             mmio_window: Arc::new(PciMmioWindow::new(bus.clone())),
-            io_window: Arc::new(PciIoWindow::new(bus.clone())),
+            io_window: Arc::new(match layout.io_space {
+                IoSpace::Ports => PciIoWindow::new(bus.clone()),
+                IoSpace::MemoryMapped { cpu_base, .. } => {
+                    PciIoWindow::memory_mapped(bus.clone(), cpu_base)
+                }
+            }),
             shadow: ShadowHandle::new(bus.clone()),
             testdev: self.testdev,
             assignments,
@@ -292,7 +368,8 @@ pub struct PciDevices {
     pub ecam: Arc<dyn BusDevice>,
     /// MMIO over `layout.mmio_window`.
     pub mmio_window: Arc<dyn BusDevice>,
-    /// PIO over `layout.io_window`.
+    /// Over `layout.io_window`: on the port bus, or on the MMIO bus at
+    /// the ports' CPU addresses (see [`IoSpace`]).
     pub io_window: Arc<dyn BusDevice>,
     /// The ECAM read-only shadow (`--ecam-ro`).
     pub shadow: ShadowHandle,
@@ -313,18 +390,28 @@ impl std::fmt::Debug for PciDevices {
 }
 
 impl PciDevices {
-    /// Insert the four front-end devices into the machine's buses.
+    /// Insert the front-end devices into the machine's buses: ECAM and
+    /// the MMIO window; with [`IoSpace::Ports`] CF8/CFC and the I/O window
+    /// on the port bus, with [`IoSpace::MemoryMapped`] the I/O window on
+    /// the MMIO bus (ports outside it stay unmapped there).
     pub fn insert_into(&self, pio: &mut BusBuilder, mmio: &mut BusBuilder) -> Result<(), BusError> {
         let l = &self.layout;
-        pio.insert(
-            "pci-config",
-            CONFIG_ADDRESS_PORT.into(),
-            CONFIG_IO_LEN,
-            self.config_io.clone(),
-        )?;
-        pio.insert(
+        if l.io_space == IoSpace::Ports {
+            pio.insert(
+                "pci-config",
+                CONFIG_ADDRESS_PORT.into(),
+                CONFIG_IO_LEN,
+                self.config_io.clone(),
+            )?;
+        }
+        let (io_bus, io_base) = l.io_space.cpu_address(l.io_window.base);
+        let io_bus = match io_bus {
+            Space::Pio => pio,
+            Space::Mmio => &mut *mmio,
+        };
+        io_bus.insert(
             "pci-io-window",
-            l.io_window.base,
+            io_base,
             l.io_window.size,
             self.io_window.clone(),
         )?;
@@ -343,5 +430,28 @@ impl PciDevices {
     /// nothing else there (see [`PciTestDev::doorbell`]).
     pub fn pv_doorbell(&self) -> Option<Arc<dyn BusDevice>> {
         self.testdev.as_ref().map(PciTestDev::doorbell)
+    }
+
+    /// Map [`Self::pv_doorbell`] where the CPU reaches the PV doorbell
+    /// port: on the port bus, or in the memory-mapped I/O window (below
+    /// the I/O BARs' window, so nothing else is there). Does nothing
+    /// without pci-testdev.
+    pub fn insert_pv_doorbell(
+        &self,
+        pio: &mut BusBuilder,
+        mmio: &mut BusBuilder,
+    ) -> Result<(), BusError> {
+        let Some(doorbell) = self.pv_doorbell() else {
+            return Ok(());
+        };
+        let (space, addr) = self
+            .layout
+            .io_space
+            .cpu_address(trapline_abi::PV_DOORBELL_PORT.into());
+        let bus = match space {
+            Space::Pio => pio,
+            Space::Mmio => mmio,
+        };
+        bus.insert("pv-doorbell", addr, 4, doorbell)
     }
 }

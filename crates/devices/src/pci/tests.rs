@@ -44,13 +44,7 @@ impl Machine {
         let pci = b.build().unwrap();
         let (mut pio, mut mmio) = (BusBuilder::new(), BusBuilder::new());
         pci.insert_into(&mut pio, &mut mmio).unwrap();
-        pio.insert(
-            "pv-doorbell",
-            PV_DOORBELL_PORT.into(),
-            4,
-            pci.pv_doorbell().unwrap(),
-        )
-        .unwrap();
+        pci.insert_pv_doorbell(&mut pio, &mut mmio).unwrap();
         Machine {
             pci,
             reg,

@@ -49,15 +49,33 @@ impl BusDevice for PciMmioWindow {
     }
 }
 
-/// Routes port accesses inside the PCI I/O range to I/O BARs.
+/// Routes accesses inside the PCI I/O range to I/O BARs: port accesses on
+/// x86, where the window is mapped on the port bus at the ports
+/// themselves; MMIO accesses on arm64, where the PCI I/O space is a memory
+/// window (QEMU virt's `VIRT_PCIE_PIO`) and port `p` is at `cpu_base + p`.
 pub struct PciIoWindow {
     bus: Arc<PciBus>,
+    /// Subtracted from the bus address to give the port: 0 on the port
+    /// bus, the window's CPU address when memory-mapped.
+    cpu_base: u64,
 }
 
 impl PciIoWindow {
-    /// A window onto `bus`'s I/O BARs.
+    /// A window onto `bus`'s I/O BARs, mapped on the port bus.
     pub fn new(bus: Arc<PciBus>) -> Self {
-        Self { bus }
+        Self { bus, cpu_base: 0 }
+    }
+
+    /// A window onto `bus`'s I/O BARs whose port 0 is at MMIO address
+    /// `cpu_base`.
+    pub fn memory_mapped(bus: Arc<PciBus>, cpu_base: u64) -> Self {
+        Self { bus, cpu_base }
+    }
+
+    /// The port an access at bus address `addr` reaches.
+    #[inline]
+    fn port(&self, base: u64, offset: u64) -> u64 {
+        base.wrapping_add(offset).wrapping_sub(self.cpu_base)
     }
 }
 
@@ -65,13 +83,13 @@ impl BusDevice for PciIoWindow {
     #[inline]
     fn read(&self, vcpu: usize, base: u64, offset: u64, data: &mut [u8]) {
         self.bus
-            .bar_read(Space::Pio, vcpu, base.wrapping_add(offset), data);
+            .bar_read(Space::Pio, vcpu, self.port(base, offset), data);
     }
 
     #[inline]
     fn write(&self, vcpu: usize, base: u64, offset: u64, data: &[u8]) -> IoOutcome {
         self.bus
-            .bar_write(Space::Pio, vcpu, base.wrapping_add(offset), data)
+            .bar_write(Space::Pio, vcpu, self.port(base, offset), data)
     }
 
     fn access_sizes(&self) -> AccessSizes {

@@ -150,12 +150,7 @@ u8 acpi_sum(const void *p, u32 len); /* byte sum; 0 for a valid checksum */
  * As kvm-unit-tests: OUT 0x80000000 | devfn << 8 | reg (bits 1:0 included)
  * to 0xCF8, then one access of the given width at 0xCFC.
  */
-#define PCI_VENDOR_REDHAT 0x1b36
-#define PCI_DEVICE_TESTDEV 0x0005
-#define PCI_BAR0 0x10
-#define PCI_BAR_IO 0x1u
-#define PCI_BAR_IO_MASK (~0x3u)
-#define PCI_BAR_MEM_MASK (~0xfu)
+#include "pci_regs.h"
 static inline u32 pci_cf8_addr(u32 devfn, u32 reg) { return 0x80000000u | (devfn & 0xff) << 8 | (reg & 0xff); }
 u8 pci_readb(u32 devfn, u32 reg);
 u16 pci_readw(u32 devfn, u32 reg);
@@ -163,14 +158,5 @@ u32 pci_readl(u32 devfn, u32 reg);
 void pci_writel(u32 devfn, u32 reg, u32 v);
 int pci_find_dev(u16 vendor, u16 device); /* devfn, or -1 */
 
-/* pci-testdev's BAR header (QEMU hw/misc/pci-testdev.c, 1-byte granular). */
-#define PCI_TESTDEV_HDR_TEST 0
-#define PCI_TESTDEV_HDR_WIDTH 1
-#define PCI_TESTDEV_HDR_OFFSET 4
-#define PCI_TESTDEV_HDR_DATA 8
-#define PCI_TESTDEV_HDR_COUNT 12
-#define PCI_TESTDEV_HDR_NAME 16
-#define PCI_TESTDEV_MEM_BAR_SIZE 4096
-#define PCI_TESTDEV_IO_BAR_SIZE 256
 
 #endif

@@ -13,6 +13,7 @@
 #include "trapline_abi_extra.h"
 #include "layout.h"
 #include "io.h"
+#include "pci_regs.h"
 
 _Static_assert(MAX_CPUS == MAX_VCPUS, "layout.h MAX_CPUS must equal trapline-abi MAX_VCPUS");
 

@@ -18,8 +18,8 @@ extern u32 run_status;
 #if defined(__aarch64__)
 /*
  * arm64: the same harness (harness.c) with the arm64 probe's own routines
- * (payloads/aarch64/probe/): exits.c, ipi.c (the GICv3, vCPU 1, SGIs and
- * EOI) and irqfd.c. The clock is the generic timer's virtual counter
+ * (payloads/aarch64/probe/): exits.c, pci.c (pci-testdev and ECAM), ipi.c
+ * (the GICv3, vCPU 1, SGIs and EOI) and irqfd.c. The clock is the generic timer's virtual counter
  * (CNTVCT_EL0 after an ISB): "cycles" in a Result are counter ticks at
  * CNTFRQ_EL0, not CPU cycles. Every loop is the same three instructions
  * (add; cmp; b.ne) around one operation.
@@ -55,19 +55,10 @@ void irqfd_run(u64 n, u64 *cycles, u64 *value);
 void irqfd_cleanup(void);
 void irqfd_irq(void);
 
-/* No PCI on the arm64 probe yet: its scenarios report unsupported. */
-static inline u32 pci_prepare(u32 id, const char *name)
-{
-    (void)id;
-    (void)name;
-    return RESULT_UNSUPPORTED;
-}
-static inline void pci_cleanup(void) {}
-static inline bool pci_run(u32 id, u64 n, u64 *cycles, u64 *value)
-{
-    (void)id, (void)n, (void)cycles, (void)value;
-    return false;
-}
+/* pci.c: ROUTINE_PCI on the virt machine's PCIe host (ECAM, the PCI I/O window). */
+u32 pci_prepare(u32 id, const char *name);
+void pci_cleanup(void);
+bool pci_run(u32 id, u64 n, u64 *cycles, u64 *value);
 #else
 
 #define WAIT_CYCLES (1ULL << 32)    /* bound on every wait for a handler or vCPU 1 */

@@ -35,9 +35,7 @@ fn counter_khz() -> Option<u32> {
 /// Flags of `MachineConfig` that have no meaning on `virt`.
 fn refuse_x86_only(config: &MachineConfig) -> Result<(), MachineError> {
     let x86_only = [
-        (config.pci_testdev, "--device pci-testdev"),
         (config.pc_testdev, "--device pc-testdev"),
-        (config.ecam_ro, "--ecam-ro"),
         (
             config.irqchip != trapline_kvm::Irqchip::Kernel,
             "--irqchip split|none",
@@ -161,7 +159,7 @@ impl Machine {
             .map(|v| vm.mpidr(v))
             .collect::<Result<Vec<_>, _>>()?;
 
-        let pio = BusBuilder::new();
+        let mut pio = BusBuilder::new();
         let mut mmio = BusBuilder::new();
         let uart = Arc::new(Pl011::with_irq(
             config.serial,
@@ -198,6 +196,18 @@ impl Machine {
         if config.chr_testdev {
             add_chr_testdev(&vm, &mut mmio)?;
         }
+        // QEMU's gpex host bridge: always there, as on QEMU's `virt`.
+        let pci = crate::pci::build(
+            &vm,
+            trapline_devices::pci::PciLayout::virt(),
+            &crate::pci::PciOptions {
+                pci_testdev: config.pci_testdev,
+                ecam_ro: config.ecam_ro,
+                any_length: kvm.has_ioeventfd_any_length(),
+            },
+            &mut pio,
+            &mut mmio,
+        )?;
         let mut transports = Vec::new();
         for n in 0..abi::VIRT_VIRTIO_MMIO_COUNT {
             let (window, spi) = abi::virt_virtio_mmio(n).expect("n < VIRT_VIRTIO_MMIO_COUNT");
@@ -216,7 +226,6 @@ impl Machine {
                 spi,
             });
         }
-        let mut pio = pio;
         let mut ext = ExtensionContext::new(kvm, &vm, &mut pio, &mut mmio);
         let extension = match config.extension.take() {
             Some(e) => Some(e.install(&mut ext)?),
@@ -258,6 +267,7 @@ impl Machine {
             extension,
             deferred: vec![rtc_timer],
             virtio,
+            pci,
             vcpus,
             ring,
             pio: Arc::new(pio.build()),

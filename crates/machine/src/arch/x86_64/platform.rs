@@ -3,7 +3,6 @@
 //! the MC146818 RTC/CMOS with its interrupt thread, the LAPIC-page fallback
 //! and (optionally) pc-testdev.
 
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::mpsc::{channel, Receiver};
 use std::sync::Arc;
 
@@ -13,84 +12,16 @@ use trapline_devices::acpi::AcpiBuilder;
 use trapline_devices::fw_cfg::{FwCfg, FW_CFG_IO_BASE, FW_CFG_IO_LEN};
 use trapline_devices::lapic_fallback::{LapicFallback, LAPIC_PAGE_BASE, LAPIC_PAGE_LEN};
 use trapline_devices::pc_testdev::{IrqLine, PageFlusher, PcTestdev};
-use trapline_devices::pci::{
-    IoEventHandle, IoEventRegistration, IoEventRegistry, PciBuilder, PciDevices, PciLayout,
-    ShadowSink, Space,
-};
+use trapline_devices::pci::{PciDevices, PciLayout};
 use trapline_devices::pm_timer::{PmIo, PmPorts, PM_IO_BASE, PM_IO_LEN};
 use trapline_devices::rtc::timer::RtcTimer;
 use trapline_devices::rtc::{CmosMemory, Rtc, RTC_PORT, RTC_PORT_LEN};
-use trapline_fastpath::{Datamatch, IoEvent, ReadOnlyRegion};
 use trapline_kvm::Vm;
 use vm_memory::{Bytes, GuestAddress, GuestMemoryBackend};
 
 use crate::deferred::{DeferredStart, Helper};
 use crate::layout::ECAM_BASE;
 use crate::MachineError;
-
-/// KVM ioeventfds for PCI device models.
-struct KvmIoEvents {
-    vm: Arc<VmFd>,
-    any_length: bool,
-}
-
-/// One live registration; `fired` accumulates what each read of the
-/// eventfd drained.
-struct KvmIoEvent {
-    ev: IoEvent,
-    total: AtomicU64,
-}
-
-impl IoEventRegistration for KvmIoEvent {
-    fn fired(&self) -> u64 {
-        let n = self.ev.take_count();
-        self.total.fetch_add(n, Ordering::Relaxed) + n
-    }
-}
-
-impl IoEventRegistry for KvmIoEvents {
-    fn add(
-        &self,
-        space: Space,
-        addr: u64,
-        len: u32,
-        datamatch: Option<u64>,
-    ) -> Result<IoEventHandle, String> {
-        let m = match (datamatch, len) {
-            // Ports: a wildcard of the device's width, as QEMU registers
-            // them (see Datamatch::AnyOfLen for why not length 0). MMIO:
-            // length 0 ("any length", VMX's fast MMIO path) where KVM has
-            // it; without it the registration fails and the device serves
-            // the write in user space (and counts it), still correct.
-            (None, l @ (1 | 2 | 4 | 8)) if space == Space::Pio => Datamatch::AnyOfLen(l),
-            (None, _) if self.any_length || space == Space::Pio => Datamatch::Any,
-            (None, _) => return Err("KVM lacks KVM_CAP_IOEVENTFD_ANY_LENGTH".into()),
-            (Some(v), 1) => Datamatch::U8(v as u8),
-            (Some(v), 2) => Datamatch::U16(v as u16),
-            (Some(v), 4) => Datamatch::U32(v as u32),
-            (Some(v), 8) => Datamatch::U64(v),
-            (Some(_), l) => return Err(format!("datamatch of length {l} is not a KVM width")),
-        };
-        let s = match space {
-            Space::Pio => trapline_fastpath::Space::Pio,
-            Space::Mmio => trapline_fastpath::Space::Mmio,
-        };
-        let ev = IoEvent::register(self.vm.clone(), s, addr, m).map_err(|e| e.to_string())?;
-        Ok(IoEventHandle::new(Box::new(KvmIoEvent {
-            ev,
-            total: AtomicU64::new(0),
-        })))
-    }
-}
-
-/// The ECAM shadow as a read-only memslot (orphan rule: a local newtype).
-struct RoSink(ReadOnlyRegion);
-
-impl ShadowSink for RoSink {
-    fn write(&self, offset: usize, bytes: &[u8]) {
-        self.0.write(offset, bytes);
-    }
-}
 
 /// pc-testdev's "flush page": make KVM re-fault the page by taking the host
 /// mapping away and giving it back.
@@ -163,39 +94,20 @@ pub(crate) fn build(
     let cfg = vm.config();
     let cpus = cfg.vcpus;
 
-    let mut pci = PciBuilder::new(PciLayout {
-        ecam_base: ECAM_BASE,
-        ..PciLayout::default()
-    });
-    if opts.pci_testdev {
-        pci.pci_testdev(Arc::new(KvmIoEvents {
-            vm: vm.fd().clone(),
+    let pci = crate::pci::build(
+        vm,
+        PciLayout {
+            ecam_base: ECAM_BASE,
+            ..PciLayout::default()
+        },
+        &crate::pci::PciOptions {
+            pci_testdev: opts.pci_testdev,
+            ecam_ro: opts.ecam_ro,
             any_length: opts.any_length,
-        }));
-    }
-    let pci = pci
-        .build()
-        .map_err(|e| MachineError::Config(format!("PCI: {e}")))?;
-    pci.insert_into(pio, mmio)?;
-    if let Some(doorbell) = pci.pv_doorbell() {
-        pio.insert(
-            "pv-doorbell",
-            trapline_abi::PV_DOORBELL_PORT.into(),
-            4,
-            doorbell,
-        )?;
-    }
-    if opts.ecam_ro {
-        let ro = ReadOnlyRegion::map(
-            vm.fd().clone(),
-            vm.alloc_slot(),
-            ECAM_BASE,
-            pci.shadow.len(),
-        )?;
-        pci.shadow
-            .attach(Arc::new(RoSink(ro)))
-            .map_err(|e| MachineError::Config(format!("--ecam-ro: {e}")))?;
-    }
+        },
+        pio,
+        mmio,
+    )?;
 
     let fw_cfg = FwCfg::builder()
         .ram(cfg.mem_bytes)

@@ -17,7 +17,8 @@
 //!   rows) and `table = false` (CSV only);
 //! - `[[rows]]`: `label`; `scenario`, the trapline scenario measuring it, or
 //!   `missing`, why the lab has none; optional `arm64`, the scenario on an
-//!   arm64 host where it differs; `published = { <column key> = value }`
+//!   arm64 host where it differs, or `arm64_missing`, why an arm64 host
+//!   has none (no port I/O, no CF8/CFC); `published = { <column key> = value }`
 //!   (a column left out is one the seed did not run); `per`, the label of
 //!   the row its ratios divide by (default: the table's `per`, else
 //!   itself); `per_iter` (units the seed counts per iteration, default 1);
@@ -194,6 +195,7 @@ struct RawRow {
     label: String,
     scenario: Option<String>,
     arm64: Option<String>,
+    arm64_missing: Option<String>,
     missing: Option<String>,
     #[serde(default)]
     flag: bool,
@@ -534,6 +536,13 @@ fn row(r: &RawRow, t: &RowColumns) -> Result<SeedRow, String> {
     ensure(r.arm64.as_ref().is_none_or(|a| !a.is_empty()), || {
         at("`arm64` is empty".into())
     })?;
+    ensure(
+        r.arm64_missing.as_ref().is_none_or(|a| !a.is_empty()),
+        || at("`arm64_missing` is empty".into()),
+    )?;
+    ensure(r.arm64.is_none() || r.arm64_missing.is_none(), || {
+        at("has both `arm64` and `arm64_missing`".into())
+    })?;
     ensure(r.per_iter >= 1, || at("`per_iter` is 0".into()))?;
     let per = r
         .per
@@ -585,6 +594,7 @@ fn row(r: &RawRow, t: &RowColumns) -> Result<SeedRow, String> {
         label: r.label.clone(),
         scenario,
         arm64: r.arm64.clone(),
+        arm64_missing: r.arm64_missing.clone(),
         missing: r.missing.clone(),
         flag: r.flag,
         texts,

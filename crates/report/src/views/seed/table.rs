@@ -110,9 +110,10 @@ pub struct SeedRow {
     /// The trapline scenario measuring it; `None` when the lab has none
     /// ([`SeedRow::missing`] says why).
     pub scenario: Option<String>,
-    /// The scenario measuring it on an arm64 host, where that differs
-    /// (issue 27: read by nothing yet; the file format carries it).
+    /// The scenario measuring it on an arm64 host, where that differs.
     pub arm64: Option<String>,
+    /// Why an arm64 host has no scenario for it (the row is x86's).
+    pub arm64_missing: Option<String>,
     /// Why the lab has no scenario for it.
     pub missing: Option<String>,
     /// The seed's mark on the row ([`SeedTable::flag`]).
@@ -140,10 +141,24 @@ impl SeedRow {
     /// The scenario measuring it on a host of this architecture: its
     /// `arm64` one on arm64 where it has one, else its own.
     pub fn scenario_on(&self, arm64: bool) -> Option<&str> {
-        match (&self.arm64, arm64) {
-            (Some(a), true) => Some(a),
+        match (&self.arm64, &self.arm64_missing, arm64) {
+            (Some(a), _, true) => Some(a),
+            (None, Some(_), true) => None,
             _ => self.scenario(),
         }
+    }
+
+    /// Why a host of this architecture has no scenario for it.
+    pub fn missing_on(&self, arm64: bool) -> Option<&String> {
+        match (&self.arm64_missing, arm64) {
+            (Some(why), true) => Some(why),
+            _ => self.missing.as_ref(),
+        }
+    }
+
+    /// Whether the row says anything about arm64 hosts.
+    pub fn has_arm64_mapping(&self) -> bool {
+        self.arm64.is_some() || self.arm64_missing.is_some()
     }
 }
 

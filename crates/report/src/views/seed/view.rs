@@ -100,7 +100,7 @@ impl SeedView {
         let measured = |vmm: &str, row: &SeedRow| match row.scenario_on(arm64) {
             Some(scenario) => Measured::lookup(report, vmm, scenario),
             None => Measured {
-                reason: row.missing.clone(),
+                reason: row.missing_on(arm64).cloned(),
                 ..Measured::absent(String::new())
             },
         };

@@ -4,8 +4,8 @@
  * system-register trap served by KVM, the hypercall forwarded to trapline
  * by KVM's SMCCC filter, MMIO to user space, to the in-kernel vGIC and to
  * KVM's ioeventfds, the coalesced zone, the memslots and the MMIO
- * doorbells (seed 002). Every
- * address is a trapline-abi constant (VIRT_PROBE_*, VIRT_GICD_IIDR).
+ * doorbells (seed 002: user exit, ioeventfd, PV). Every address is a
+ * trapline-abi constant (VIRT_PROBE_*, VIRT_DOORBELL_*, VIRT_GICD_IIDR).
  */
 #include "../../probe/probe.h"
 
@@ -89,6 +89,12 @@ bool exits_run(u32 id, u64 n, u64 *cycles, u64 *value)
         /* The wildcard value, so a datamatch fallback (no any-length ioeventfd) matches too. */
         LOOP("str %w[val], [%[a]]", : [i] "+r"(i)
              : [n] "r"(n), [a] "r"((u64)VIRT_DOORBELL_MMIO_KERNEL), [val] "r"((u32)PROBE_WILDCARD_VALUE)
+             : "cc", "memory");
+        break;
+    case SCENARIO_DOORBELL_PV:
+        /* PV as x86 defines it: the identity, matched by a 32-bit datamatch ioeventfd. */
+        LOOP("str %w[val], [%[a]]", : [i] "+r"(i)
+             : [n] "r"(n), [a] "r"((u64)VIRT_DOORBELL_PV_MMIO), [val] "r"((u32)DOORBELL_PV_IDENTITY)
              : "cc", "memory");
         break;
     default:
