@@ -432,3 +432,22 @@ mod lab_payload_tests {
         }
     }
 }
+
+#[cfg(test)]
+mod read_kernel_tests {
+    use std::borrow::Cow;
+
+    use super::read_kernel;
+
+    #[test]
+    fn built_in_payloads_are_borrowed_from_the_binary_not_copied() {
+        let hello = trapline_guest::payload("hello").unwrap();
+        match read_kernel("builtin:hello").unwrap() {
+            Cow::Borrowed(b) => assert!(std::ptr::eq(b, hello)),
+            Cow::Owned(_) => panic!("builtin:hello was copied"),
+        }
+        assert!(read_kernel("builtin:nosuch")
+            .unwrap_err()
+            .contains("built-ins are: "));
+    }
+}
