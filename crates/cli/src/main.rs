@@ -3,6 +3,7 @@
 
 mod args;
 mod errors;
+mod lazy_args;
 mod qemu;
 mod run_cmd;
 mod tty;
@@ -54,8 +55,8 @@ fn main() -> ExitCode {
     };
     let code = match cli.command {
         Command::Run(a) => run_cmd::run(a),
-        Command::Bench(a) => trapline_bench::cli::main(a),
-        Command::Report(a) => trapline_bench::saved::main(a),
+        Command::Bench(a) => trapline_bench::cli::main(a.0),
+        Command::Report(a) => trapline_bench::saved::main(a.0),
     };
     ExitCode::from(code.clamp(0, 255) as u8)
 }

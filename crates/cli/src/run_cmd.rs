@@ -1,5 +1,6 @@
 //! `trapline run`.
 
+use std::borrow::Cow;
 use std::fs::OpenOptions;
 use std::time::Instant;
 
@@ -17,11 +18,12 @@ fn fail(code: i32, msg: impl std::fmt::Display) -> i32 {
     code
 }
 
-/// Read `--kernel`: a file, or `builtin:NAME`.
-pub fn read_kernel(spec: &str) -> Result<Vec<u8>, String> {
+/// Read `--kernel`: a file, or `builtin:NAME` (borrowed from the binary,
+/// not copied).
+pub fn read_kernel(spec: &str) -> Result<Cow<'static, [u8]>, String> {
     if let Some(name) = spec.strip_prefix("builtin:") {
         return trapline_guest::payload(name)
-            .map(<[u8]>::to_vec)
+            .map(Cow::Borrowed)
             .ok_or_else(|| {
                 let names: Vec<&str> = trapline_guest::PAYLOADS.iter().map(|(n, _)| *n).collect();
                 format!(
@@ -30,7 +32,9 @@ pub fn read_kernel(spec: &str) -> Result<Vec<u8>, String> {
                 )
             });
     }
-    std::fs::read(spec).map_err(|e| format!("cannot read guest image '{spec}': {e}"))
+    std::fs::read(spec)
+        .map(Cow::Owned)
+        .map_err(|e| format!("cannot read guest image '{spec}': {e}"))
 }
 
 /// The built-in payloads written for the lab (`builtin:probe`, and
@@ -421,5 +425,24 @@ mod lab_payload_tests {
         ] {
             assert!(!is_lab_payload(plain), "{plain}");
         }
+    }
+}
+
+#[cfg(test)]
+mod read_kernel_tests {
+    use std::borrow::Cow;
+
+    use super::read_kernel;
+
+    #[test]
+    fn built_in_payloads_are_borrowed_from_the_binary_not_copied() {
+        let hello = trapline_guest::payload("hello").unwrap();
+        match read_kernel("builtin:hello").unwrap() {
+            Cow::Borrowed(b) => assert!(std::ptr::eq(b, hello)),
+            Cow::Owned(_) => panic!("builtin:hello was copied"),
+        }
+        assert!(read_kernel("builtin:nosuch")
+            .unwrap_err()
+            .contains("built-ins are: "));
     }
 }

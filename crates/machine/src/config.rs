@@ -81,8 +81,9 @@ pub struct MachineConfig {
     pub pit: bool,
     /// The CPU model (`--cpu`; default `host`).
     pub cpu: trapline_kvm::CpuModel,
-    /// The guest image bytes.
-    pub kernel: Vec<u8>,
+    /// The guest image bytes: borrowed for a built-in payload (no copy of
+    /// what is already in the binary), owned for a file.
+    pub kernel: std::borrow::Cow<'static, [u8]>,
     /// How the image is named on the guest's command line (argv0).
     pub kernel_name: String,
     /// The rest of the guest command line.
@@ -141,7 +142,10 @@ pub struct MetricsSink {
 impl MachineConfig {
     /// A machine for `kernel` with defaults: 128 MiB, 1 vCPU, irqchip and PIT,
     /// serial to stdout, no timeout.
-    pub fn new(kernel: Vec<u8>, kernel_name: impl Into<String>) -> Self {
+    pub fn new(
+        kernel: impl Into<std::borrow::Cow<'static, [u8]>>,
+        kernel_name: impl Into<String>,
+    ) -> Self {
         Self {
             mem_mib: 128,
             vcpus: 1,
@@ -149,7 +153,7 @@ impl MachineConfig {
             // The PIT is the PC's; `virt` has none.
             pit: cfg!(target_arch = "x86_64"),
             cpu: trapline_kvm::CpuModel::default(),
-            kernel,
+            kernel: kernel.into(),
             kernel_name: kernel_name.into(),
             append: String::new(),
             initrd: None,

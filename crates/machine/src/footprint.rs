@@ -18,6 +18,20 @@ pub fn process_cpu_time() -> Duration {
     Duration::new(ts.tv_sec as u64, ts.tv_nsec as u32)
 }
 
+/// Give the heap's free pages back to the kernel. Start-up frees most of
+/// what it allocated (clap's command tree, the boot image staging, the
+/// ACPI area), but glibc keeps freed pages resident; the run itself
+/// allocates little. A few system calls, once, after the first KVM_RUN.
+pub fn release_free_heap() {
+    #[cfg(target_env = "gnu")]
+    // SAFETY: malloc_trim only returns free pages of glibc's own heap to
+    // the kernel; it takes the arena's lock, so any thread may call it
+    // while others allocate.
+    unsafe {
+        libc::malloc_trim(0);
+    }
+}
+
 /// Resident bytes of this process outside `[guest_start, guest_end)` host
 /// addresses (guest RAM), from /proc/self/smaps. `None` when smaps cannot
 /// be read.

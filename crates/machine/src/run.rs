@@ -91,6 +91,8 @@ impl Machine {
             }
         };
         self.spawn_console(&mut vcpus, ends_tx)?;
+        // Start-up's garbage, returned while the guest runs.
+        crate::footprint::release_free_heap();
         let main_filter = match self.seccomp {
             SeccompMode::All => match trapline_seccomp::filter(ThreadKind::VmmMain) {
                 Ok(f) => Some(f),
