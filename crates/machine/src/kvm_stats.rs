@@ -3,6 +3,7 @@
 //! read before the first KVM_RUN and after the last, and — for the lab's
 //! ucalls — read by the calling vCPU's thread at each BEGIN/RESULT.
 
+use std::collections::BTreeMap;
 use std::sync::{Arc, OnceLock};
 
 use kvm_ioctls::{VcpuFd, VmFd};
@@ -89,6 +90,19 @@ impl KvmStats {
             })
             .collect();
         (vm, vcpus)
+    }
+}
+
+impl KvmStats {
+    /// Every counter that grew since `start`, the VM's and all vCPUs'
+    /// summed by name (the metrics lines' `kvm` object).
+    pub(crate) fn totals_since(&self, start: &Snapshots) -> BTreeMap<String, u64> {
+        let (vm, vcpus) = self.deltas(start, &self.snapshot());
+        let mut sum = BTreeMap::new();
+        for (name, n) in std::iter::once(vm).chain(vcpus).flatten().flatten() {
+            *sum.entry(name).or_default() += n;
+        }
+        sum
     }
 }
 

@@ -113,10 +113,16 @@ impl Machine {
         lock_down_main_thread(main_filter, &mut vcpus)?;
         let deadline = self.timeout.map(|t| started + t);
         let mut metrics_lines = MetricsLines::default();
-        let (outcome, resumes) = self.control(&mut vcpus, started, deadline, &mut metrics_lines);
+        let (outcome, resumes) = self.control(
+            &mut vcpus,
+            started,
+            deadline,
+            &mut metrics_lines,
+            kvm_start.as_ref(),
+        );
         let wall = started.elapsed();
         let first_run = vcpus.first_run.clone();
-        self.wind_down(vcpus, virtio_worker, &mut metrics_lines)?;
+        self.wind_down(vcpus, virtio_worker, &mut metrics_lines, kvm_start.as_ref())?;
         let end = RunEnd {
             outcome: outcome.unwrap_or(Outcome::PowerOff),
             wall,
@@ -229,6 +235,7 @@ impl Machine {
         started: Instant,
         deadline: Option<Instant>,
         metrics_lines: &mut MetricsLines,
+        kvm_start: Option<&Snapshots>,
     ) -> (Option<Outcome>, u32) {
         let mut resumes = 0u32;
         let mut next_metrics = self.metrics.as_ref().map(|m| started + m.interval);
@@ -255,7 +262,7 @@ impl Machine {
                     outcome = Some(Outcome::Timeout)
                 }
                 Err(RecvTimeoutError::Timeout) => {
-                    self.write_due_metrics(&mut next_metrics, metrics_lines);
+                    self.write_due_metrics(&mut next_metrics, metrics_lines, kvm_start);
                     vcpus.rekick_unparked();
                 }
                 Err(RecvTimeoutError::Disconnected) => break,
@@ -266,11 +273,17 @@ impl Machine {
 
     /// The next metrics line, if it is due at `next`, and when the one
     /// after it is.
-    fn write_due_metrics(&mut self, next: &mut Option<Instant>, lines: &mut MetricsLines) {
+    fn write_due_metrics(
+        &mut self,
+        next: &mut Option<Instant>,
+        lines: &mut MetricsLines,
+        kvm_start: Option<&Snapshots>,
+    ) {
         let now = Instant::now();
         if let (Some(m), Some(at)) = (self.metrics.as_mut(), next.as_mut()) {
             if now >= *at {
-                write_metrics(m, lines, self.profiles.as_deref(), false);
+                let kvm = kvm_totals(self.kvm_stats.as_ref(), kvm_start);
+                write_metrics(m, lines, self.profiles.as_deref(), kvm.as_ref(), false);
                 *at += m.interval;
             }
         }
@@ -283,6 +296,7 @@ impl Machine {
         mut vcpus: VcpuThreads,
         virtio_worker: Option<NotifyWorker>,
         metrics_lines: &mut MetricsLines,
+        kvm_start: Option<&Snapshots>,
     ) -> Result<(), MachineError> {
         // Parked vCPU threads end when their resume channel closes.
         vcpus.resume_txs.clear();
@@ -292,7 +306,14 @@ impl Machine {
             return Err(MachineError::VcpuStuck(index));
         }
         if let Some(m) = self.metrics.as_mut() {
-            write_metrics(m, metrics_lines, self.profiles.as_deref(), true);
+            let kvm = kvm_totals(self.kvm_stats.as_ref(), kvm_start);
+            write_metrics(
+                m,
+                metrics_lines,
+                self.profiles.as_deref(),
+                kvm.as_ref(),
+                true,
+            );
         }
         Ok(())
     }
@@ -657,10 +678,20 @@ fn run_with_sleeps(
 
 /// Append one metrics line (a write error is reported once on stderr and
 /// the run goes on: metrics must not end a guest).
+/// KVM's counters that grew since the run began (VM and vCPUs summed), for
+/// a metrics line; `None` without KVM's statistics.
+fn kvm_totals(
+    kvm: Option<&crate::kvm_stats::KvmStats>,
+    start: Option<&Snapshots>,
+) -> Option<std::collections::BTreeMap<String, u64>> {
+    Some(kvm?.totals_since(start?))
+}
+
 fn write_metrics(
     sink: &mut crate::config::MetricsSink,
     lines: &mut MetricsLines,
     profiles: Option<&[Arc<trapline_bus::ExitProfile>]>,
+    kvm: Option<&std::collections::BTreeMap<String, u64>>,
     final_line: bool,
 ) {
     use std::io::Write as _;
@@ -674,7 +705,7 @@ fn write_metrics(
         .map_or(0, |d| d.as_millis());
     if let Err(e) = sink
         .file
-        .write_all(lines.line(ms, &snaps, final_line).as_bytes())
+        .write_all(lines.line(ms, &snaps, kvm, final_line).as_bytes())
     {
         eprintln!("trapline: warning: writing a metrics line failed: {e}");
     }

@@ -190,16 +190,28 @@ impl StatReport {
 
 /// Firecracker-style metrics: one JSON object per line. Field names
 /// follow Firecracker's `vcpu.exit_io_in` style; counts are deltas since
-/// the previous line, as Firecracker's flushed metrics are.
+/// the previous line, as Firecracker's flushed metrics are. Where KVM's
+/// statistics are open, a `kvm` object adds the deltas of KVM's own
+/// counters (VM and vCPUs summed: `exits`, `insn_emulation`,
+/// `mmu_pte_write`, …), so a guest's timeline (its printk timestamps) can
+/// be lined up with where the host's emulation went.
 #[derive(Debug, Default)]
 pub struct MetricsLines {
     last: BTreeMap<&'static str, u64>,
+    kvm_last: BTreeMap<String, u64>,
 }
 
 impl MetricsLines {
     /// The next line for `now` (milliseconds since the epoch), from the
-    /// cumulative profile snapshots of every vCPU.
-    pub fn line(&mut self, utc_ms: u128, vcpus: &[ProfileSnapshot], final_line: bool) -> String {
+    /// cumulative profile snapshots of every vCPU and KVM's cumulative
+    /// counters since the run began (`kvm`, where readable).
+    pub fn line(
+        &mut self,
+        utc_ms: u128,
+        vcpus: &[ProfileSnapshot],
+        kvm: Option<&BTreeMap<String, u64>>,
+        final_line: bool,
+    ) -> String {
         let mut cum: BTreeMap<&'static str, u64> = BTreeMap::new();
         for v in vcpus {
             for k in &v.keys {
@@ -244,6 +256,14 @@ impl MetricsLines {
             vcpu.insert(f.into(), json!(now.saturating_sub(before)));
         }
         let mut out = json!({ "utc_timestamp_ms": utc_ms as u64, "vcpu": vcpu });
+        if let Some(kvm) = kvm {
+            let mut moved = serde_json::Map::new();
+            for (name, &now) in kvm {
+                let before = self.kvm_last.insert(name.clone(), now).unwrap_or(0);
+                moved.insert(name.clone(), json!(now.saturating_sub(before)));
+            }
+            out["kvm"] = Value::Object(moved);
+        }
         if final_line {
             out["final"] = json!(true);
         }
@@ -341,16 +361,34 @@ mod tests {
         let p = ExitProfile::new();
         p.record(ExitKind::PioRead, 0x3f8, 5);
         let mut m = MetricsLines::default();
-        let a: Value = serde_json::from_str(&m.line(1, &[p.snapshot()], false)).unwrap();
+        let a: Value = serde_json::from_str(&m.line(1, &[p.snapshot()], None, false)).unwrap();
         assert_eq!(a["vcpu"]["exit_io_in"], 1);
+        assert!(
+            a.get("kvm").is_none(),
+            "no kvm object without KVM's statistics"
+        );
         p.record(ExitKind::PioRead, 0x3f8, 5);
         p.record(ExitKind::PioRead, 0x3f8, 5);
-        let line = m.line(2, &[p.snapshot()], true);
+        let line = m.line(2, &[p.snapshot()], None, true);
         assert!(line.ends_with('\n') && line.matches('\n').count() == 1);
         let b: Value = serde_json::from_str(&line).unwrap();
         assert_eq!(b["vcpu"]["exit_io_in"], 2);
         assert_eq!(b["vcpu"]["exit_io_out"], 0);
         assert_eq!(b["final"], true);
         assert_eq!(b["utc_timestamp_ms"], 2);
+    }
+
+    #[test]
+    fn metrics_lines_carry_kvm_counter_deltas() {
+        let mut m = MetricsLines::default();
+        let cum = |e: u64, i: u64| {
+            BTreeMap::from([("exits".to_string(), e), ("insn_emulation".to_string(), i)])
+        };
+        let a: Value = serde_json::from_str(&m.line(1, &[], Some(&cum(10, 500)), false)).unwrap();
+        assert_eq!(a["kvm"]["exits"], 10);
+        assert_eq!(a["kvm"]["insn_emulation"], 500);
+        let b: Value = serde_json::from_str(&m.line(2, &[], Some(&cum(15, 900)), true)).unwrap();
+        assert_eq!(b["kvm"]["exits"], 5);
+        assert_eq!(b["kvm"]["insn_emulation"], 400);
     }
 }

@@ -84,6 +84,8 @@ pub struct Boot {
     pub cpu: Option<Duration>,
     /// Guest timestamps at the end of each of [`phases::PHASES`].
     pub phase_ends: Vec<Option<f64>>,
+    /// Bytes and lines the guest wrote to its console.
+    pub console: (usize, usize),
     /// KVM's counters (VM and vCPUs summed), or why they are not readable.
     pub kvm: Result<BTreeMap<String, u64>, String>,
     /// Exits that reached the VMM in user space, where known (trapline).
@@ -254,6 +256,7 @@ fn boot_trapline(s: &Setup, i: u32) -> Result<Boot, String> {
         powered_off: status == Some(0),
         cpu,
         phase_ends: phases::ends(&c.text),
+        console: phases::console_size(&c.text),
         kvm,
         user_exits,
     })
@@ -317,6 +320,7 @@ fn boot_qemu(s: &Setup, q: &crate::peer::Qemu, i: u32) -> Result<Boot, String> {
         powered_off: shutdown.is_ok(),
         cpu,
         phase_ends: phases::ends(&c.text),
+        console: phases::console_size(&c.text),
         kvm,
         user_exits: None,
     })
@@ -395,6 +399,23 @@ pub fn report(boots: &[Boot], sides: &[Vmm], cpu: &str, smp: u32) {
         print!("{name:<26}");
         for v in sides {
             print!(" {:>24}", show(spread(&values(boots, *v, f))));
+        }
+        println!();
+    }
+    let sizes: [(&str, Pick); 2] = [
+        ("console output (bytes)", |b| Some(b.console.0 as f64)),
+        ("console output (lines)", |b| Some(b.console.1 as f64)),
+    ];
+    for (name, f) in sizes {
+        print!("{name:<26}");
+        for v in sides {
+            let s = spread(&values(boots, *v, f));
+            print!(
+                " {:>24}",
+                s.map_or("-".into(), |(m, lo, hi)| format!(
+                    "{m:.0} ({lo:.0}–{hi:.0})"
+                ))
+            );
         }
         println!();
     }

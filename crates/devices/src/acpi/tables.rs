@@ -258,7 +258,11 @@ pub(super) struct FadtParams {
 /// fields are filled with the same values: kvm-unit-tests reads the 32-bit
 /// ones (FIRMWARE_CTRL at 36, PM1a_EVT_BLK at 56, PM1a_CNT_BLK at 64,
 /// PM_TMR_BLK at 76), ACPI 2.0+ OSes prefer the X_ ones, and equal values
-/// are explicitly allowed.
+/// are explicitly allowed. The exception is X_FIRMWARE_CTRL, left 0 (the
+/// FACS is below 4 GiB, so FIRMWARE_CTRL alone names it, as on QEMU's
+/// machines): with both set, Linux's ACPICA installs the FACS twice and
+/// prints and reserves it twice, two more console lines through a trapping
+/// UART on every boot.
 pub(super) fn fadt(p: &FadtParams) -> Vec<u8> {
     let mut t = Table::new(b"FACP", FADT_REVISION);
     t.u32(p.facs) // 36 FIRMWARE_CTRL
@@ -302,7 +306,7 @@ pub(super) fn fadt(p: &FadtParams) -> Vec<u8> {
         .gas_none() // 116 RESET_REG (RESET_REG_SUP is clear)
         .u8(0) // 128 RESET_VALUE
         .raw(&[0; 3]) // 129 reserved
-        .u64(p.facs.into()) // 132 X_FIRMWARE_CTRL
+        .u64(0) // 132 X_FIRMWARE_CTRL: 0, FIRMWARE_CTRL names the FACS
         .u64(p.dsdt.into()) // 140 X_DSDT
         .gas_io(p.pm.pm1a_evt, PM1_EVT_LEN * 8, GAS_ACCESS_WORD) // 148
         .gas_none() // 160 X_PM1b_EVT_BLK

@@ -4,8 +4,9 @@
 //! (KVM_GET_SUPPORTED_CPUID: there is no emulated-only feature to add as
 //! QEMU's TCG `max` would); `qemu64` masks that down to QEMU's qemu64 model
 //! (SSE2-era: leaf 1 EDX's base set, SSE3 and CX16, the 64-bit extended
-//! bits, no leaf-7 features), keeping what KVM itself provides on every
-//! model (x2APIC, TSC deadline, the hypervisor bit and KVM's paravirtual
+//! bits, no leaf-7 features) and its identity (family 15, model 107,
+//! stepping 1, "QEMU Virtual CPU version 2.5+"), keeping what KVM itself
+//! provides on every model (x2APIC, the hypervisor bit and KVM's paravirtual
 //! leaves 0x40000000-0x40000001 with kvm-clock; every model gets QEMU's
 //! default paravirtual feature set, see [`QEMU_DEFAULT_KVM_FEATURES`]). Then each `+flag`/`-flag`
 //! sets or clears one named bit, for a feature a guest or a host cannot
@@ -179,9 +180,35 @@ pub fn feature_names() -> impl Iterator<Item = &'static str> {
 /// qemu64's leaf 1 EDX: fpu de pse tsc msr pae mce cx8 apic sep mtrr pge
 /// mca cmov pat pse36 clflush mmx fxsr sse sse2.
 const QEMU64_1_EDX: u32 = 0x0789_fbff;
-/// qemu64's leaf 1 ECX (sse3, cx16) plus what KVM provides on any model
-/// (x2apic, tsc-deadline, hypervisor).
-const QEMU64_1_ECX: u32 = (1 << 0) | (1 << 13) | (1 << 21) | (1 << 24) | (1 << 31);
+/// qemu64's leaf 1 ECX (sse3, cx16) plus what QEMU adds to it under KVM
+/// (x2apic, hypervisor). Not the TSC-deadline timer: QEMU's qemu64 has none,
+/// so a Linux guest drives its periodic tick with the LAPIC timer's periodic
+/// mode there instead of re-arming a one-shot deadline (a WRMSR exit) at
+/// every tick; `+tsc-deadline` brings it back.
+const QEMU64_1_ECX: u32 = (1 << 0) | (1 << 13) | (1 << 21) | (1 << 31);
+/// qemu64's leaf 1 EAX: family 15, model 107 (extended model 6, model 0xB),
+/// stepping 1, as QEMU's model reports them. The host's family and model
+/// would make Linux load model-specific drivers the peer's guest never
+/// loads (the RAPL PMU, whose probe reads MSRs, on a family-6 host).
+const QEMU64_1_EAX: u32 = (0x6 << 16) | (0xf << 8) | (0xb << 4) | 0x1;
+/// qemu64's brand string (leaves 0x80000002-0x80000004), as QEMU's.
+pub const QEMU64_MODEL_ID: &str = "QEMU Virtual CPU version 2.5+";
+/// The brand-string leaves.
+pub const BRAND_LEAVES: [u32; 3] = [0x8000_0002, 0x8000_0003, 0x8000_0004];
+
+/// `id` as the 48 bytes of the brand leaves (NUL-padded), one leaf's EAX,
+/// EBX, ECX, EDX per 16 bytes.
+fn brand_words(id: &str) -> [[u32; 4]; 3] {
+    let mut bytes = [0u8; 48];
+    let n = id.len().min(47);
+    bytes[..n].copy_from_slice(&id.as_bytes()[..n]);
+    std::array::from_fn(|leaf| {
+        std::array::from_fn(|reg| {
+            let at = leaf * 16 + reg * 4;
+            u32::from_le_bytes([bytes[at], bytes[at + 1], bytes[at + 2], bytes[at + 3]])
+        })
+    })
+}
 /// qemu64's 0x80000001 EDX: syscall, nx, lm (and the AMD copies of leaf 1's
 /// low bits, which the EDX mask above already bounds).
 const QEMU64_EXT_EDX: u32 = QEMU64_1_EDX & 0x0183_f3ff | (1 << 11) | (1 << 20) | (1 << 29);
@@ -268,6 +295,15 @@ impl CpuModel {
         }
     }
 
+    /// The leaves [`CpuModel::apply`] fills that KVM_GET_SUPPORTED_CPUID may
+    /// not list (the caller adds them, zeroed, before applying).
+    pub fn leaves_to_add(&self) -> &'static [u32] {
+        match self.base {
+            CpuBase::Qemu64 => &BRAND_LEAVES,
+            CpuBase::Host | CpuBase::Max => &[],
+        }
+    }
+
     /// Applies the model to KVM's supported CPUID (before per-vCPU patches).
     /// A `+flag` sets the bit even where the host lacks it: KVM then refuses
     /// or ignores it, as it would for QEMU's `enforce`-less models.
@@ -280,8 +316,13 @@ impl CpuModel {
             for e in entries.iter_mut() {
                 match e.function {
                     1 => {
+                        e.eax = QEMU64_1_EAX;
                         e.edx &= QEMU64_1_EDX;
                         e.ecx &= QEMU64_1_ECX;
+                    }
+                    f if BRAND_LEAVES.contains(&f) => {
+                        let i = (f - BRAND_LEAVES[0]) as usize;
+                        [e.eax, e.ebx, e.ecx, e.edx] = brand_words(QEMU64_MODEL_ID)[i];
                     }
                     7 if e.index == 0 => {
                         e.ebx = 0;
@@ -418,8 +459,33 @@ mod tests {
         assert!(feature(&e, 1, 'd', 26), "sse2");
         assert!(!feature(&e, 7, 'b', 20), "no smap");
         assert!(feature(&e, 0x8000_0001, 'd', 29), "lm");
+        assert!(!feature(&e, 1, 'c', 24), "no TSC deadline in qemu64");
+        assert_eq!(e[0].eax, 0x0006_0fb1, "family 15, model 107, stepping 1");
         assert_eq!(e[3].eax, QEMU_DEFAULT_KVM_FEATURES, "QEMU's PV set");
         assert_eq!(m.to_string(), "qemu64,-cx16,+popcnt");
+    }
+
+    #[test]
+    fn qemu64_reports_qemus_brand_string_and_plus_tsc_deadline_restores_it() {
+        let m = CpuModel::parse("qemu64,+tsc-deadline").unwrap();
+        assert_eq!(m.leaves_to_add(), &BRAND_LEAVES);
+        assert!(CpuModel::parse("host").unwrap().leaves_to_add().is_empty());
+        let mut e = all_ones();
+        e.extend(BRAND_LEAVES.iter().map(|&function| kvm_cpuid_entry2 {
+            function,
+            ..Default::default()
+        }));
+        m.apply(&mut e);
+        assert!(feature(&e, 1, 'c', 24), "+tsc-deadline");
+        let mut brand = Vec::new();
+        for x in e.iter().filter(|x| BRAND_LEAVES.contains(&x.function)) {
+            for r in [x.eax, x.ebx, x.ecx, x.edx] {
+                brand.extend_from_slice(&r.to_le_bytes());
+            }
+        }
+        assert_eq!(brand.len(), 48);
+        assert_eq!(&brand[..QEMU64_MODEL_ID.len()], QEMU64_MODEL_ID.as_bytes());
+        assert!(brand[QEMU64_MODEL_ID.len()..].iter().all(|&b| b == 0));
     }
 
     #[test]

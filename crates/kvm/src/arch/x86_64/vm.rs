@@ -98,6 +98,16 @@ impl Vm {
             .kvm()
             .get_supported_cpuid(KVM_MAX_CPUID_ENTRIES)
             .map_err(KvmError::ioctl("KVM_GET_SUPPORTED_CPUID"))?;
+        for &leaf in config.cpu.leaves_to_add() {
+            if !cpuid.as_slice().iter().any(|e| e.function == leaf) {
+                // A full table (KVM_MAX_CPUID_ENTRIES) keeps KVM's leaves;
+                // the guest then reads no brand string, as before.
+                let _ = cpuid.push(kvm_bindings::kvm_cpuid_entry2 {
+                    function: leaf,
+                    ..Default::default()
+                });
+            }
+        }
         config.cpu.apply(cpuid.as_mut_slice());
         let slots = memory.num_regions() as u32;
         Ok(Self {

@@ -253,7 +253,8 @@ impl Machine {
             },
         )?;
 
-        let kvm_stats = profiles.is_some().then(|| {
+        // Read for --stat's report and for the metrics lines' KVM counters.
+        let kvm_stats = (profiles.is_some() || config.metrics.is_some()).then(|| {
             let stats = KvmStats::open(vm.fd(), &vcpus);
             ucall_kernel.set(stats.vcpu_fds());
             stats

@@ -162,7 +162,8 @@ impl Machine {
             vcpus.push(vm.create_vcpu(i, (i == 0).then_some(&boot))?);
         }
         let tsc_khz = vcpus.first().and_then(|v| v.get_tsc_khz().ok());
-        let kvm_stats = profiles.is_some().then(|| {
+        // Read for --stat's report and for the metrics lines' KVM counters.
+        let kvm_stats = (profiles.is_some() || config.metrics.is_some()).then(|| {
             let stats = KvmStats::open(vm.fd(), &vcpus);
             ucall_kernel.set(stats.vcpu_fds());
             stats
