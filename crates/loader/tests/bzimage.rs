@@ -451,12 +451,13 @@ fn a_footprint_above_4_gib_is_refused_not_wrapped() {
 
 #[test]
 fn too_many_reserved_ranges_for_the_e820_table_are_refused() {
-    // Each separate device range below 4 GiB is one reserved entry; with
-    // RAM and the low areas that is more than boot_params holds (a PVH or
+    // Each device range with RAM between it and the next is one reserved
+    // entry (ranges with nothing between them are joined); with RAM and
+    // the low areas that is more than boot_params holds (a PVH or
     // Multiboot guest's map has room for them).
     let reserved: Vec<Reserved> = (0..E820_MAX_ENTRIES as u64)
         .map(|i| Reserved {
-            base: 0x8000_0000 + i * 0x2000,
+            base: 0x80_0000 + i * 0x2000,
             len: 0x1000,
             name: "many",
         })
