@@ -3,7 +3,7 @@
  * QEMU's) virt machine, whose map the generated trapline_abi.h gives. The
  * probe's kvmtool build (build.rs: -DTRAPLINE_MACHINE_KVMTOOL and the
  * KVMTOOL_* facts from trapline-abi) moves RAM and the GIC to where lkvm's
- * arm64 machine has them; its console is uart_8250.c. trapline's own MMIO
+ * arm64 machine has them; its console is uart_8250.h. trapline's own MMIO
  * pages (ucall, debug exit, the probe's pages) keep their virt addresses:
  * kvmtool has nothing there, so they are exits it ignores.
  */
