@@ -263,6 +263,15 @@ const RT_AARCH64: &[&str] = &[
     "arch/aarch64/start.c",
 ];
 
+/// The probe's sources (arm64), for its virt and kvmtool builds alike.
+const PROBE_AARCH64: &[&str] = &[
+    "payloads/probe/harness.c",
+    "payloads/aarch64/probe/exits.c",
+    "payloads/aarch64/probe/pci.c",
+    "payloads/aarch64/probe/ipi.c",
+    "payloads/aarch64/probe/irqfd.c",
+];
+
 /// (file name without extension, sources) of the arm64 payloads, each
 /// written to `OUT_DIR/aarch64/<name>.elf`. The names are public API.
 const PAYLOADS_AARCH64: &[(&str, &[&str])] = &[
@@ -271,16 +280,7 @@ const PAYLOADS_AARCH64: &[(&str, &[&str])] = &[
     ("hostile", &["payloads/aarch64/hostile.c"]),
     ("vblk", &["payloads/aarch64/vblk.c"]),
     // The lab's probe: the x86 probe's harness with the arm64 routines.
-    (
-        "probe",
-        &[
-            "payloads/probe/harness.c",
-            "payloads/aarch64/probe/exits.c",
-            "payloads/aarch64/probe/pci.c",
-            "payloads/aarch64/probe/ipi.c",
-            "payloads/aarch64/probe/irqfd.c",
-        ],
-    ),
+    ("probe", PROBE_AARCH64),
     ("chrtestdev", &["payloads/aarch64/chrtestdev.c"]),
     ("gic", &["payloads/aarch64/gic.c"]),
     ("its", &["payloads/aarch64/its.c"]),
@@ -320,51 +320,124 @@ const LDFLAGS_AARCH64: &[&str] = &[
     "-Wl,-z,noseparate-code",
 ];
 
-/// The arm64 payloads, as ELF64 AArch64 in `OUT_DIR/aarch64/`.
+/// The arm64 payloads, as ELF64 AArch64 in `OUT_DIR/aarch64/`, and the
+/// probe's kvmtool build (`probe-kvmtool.bin`, see [`build_probe_kvmtool`]).
 fn build_aarch64(src: &Path, out: &Path) {
     let dir = out.join("aarch64");
-    let obj = dir.join("obj");
-    fs::create_dir_all(&obj).unwrap();
     fs::write(out.join("trapline_virt_windows.h"), virt_windows_header()).unwrap();
 
     let cc =
         env::var("TRAPLINE_GUEST_AARCH64_CC").unwrap_or_else(|_| "aarch64-linux-gnu-gcc".into());
     println!("cargo:rerun-if-env-changed=TRAPLINE_GUEST_AARCH64_CC");
-    let run = |cmd: Command, step: &str, what: &str| run(cmd, &cc, step, what, AARCH64_TOOLS_HINT);
+    let virt = Aarch64Build {
+        src,
+        out,
+        cc: &cc,
+        obj: dir.join("obj"),
+        defines: Vec::new(),
+        base: trapline_abi::VIRT_PAYLOAD_BASE,
+    };
+    let runtime = virt.runtime();
+    for &(name, sources) in PAYLOADS_AARCH64 {
+        virt.link(&runtime, sources, &dir.join(format!("{name}.elf")));
+    }
+    build_probe_kvmtool(src, out, &cc, &dir);
+}
 
-    let includes = [
-        format!("-I{}", out.display()),
-        format!("-I{}", src.join("arch/aarch64").display()),
-        format!("-I{}", src.join("lib").display()),
+/// The probe again, for kvmtool's arm64 machine (`--peer kvmtool`): the
+/// runtime built with `TRAPLINE_MACHINE_KVMTOOL` (RAM and the GIC where
+/// lkvm has them, `machine.h`; the 8250 console, `console.c`), linked at
+/// `KVMTOOL_PAYLOAD_BASE` and flattened to a raw binary, which lkvm loads
+/// there (it loads no ELF). trapline itself runs `probe.elf`.
+fn build_probe_kvmtool(src: &Path, out: &Path, cc: &str, dir: &Path) {
+    use trapline_abi::{
+        KVMTOOL_GIC_DIST_BASE, KVMTOOL_GIC_REDIST_STRIDE, KVMTOOL_PAYLOAD_BASE, KVMTOOL_RAM_BASE,
+        KVMTOOL_UART_BASE, VIRT_GICD_IIDR, VIRT_GIC_DIST_BASE,
+    };
+    let defines = vec![
+        "-DTRAPLINE_MACHINE_KVMTOOL".to_string(),
+        format!("-DKVMTOOL_RAM_BASE={KVMTOOL_RAM_BASE:#x}ULL"),
+        format!("-DKVMTOOL_UART_BASE={KVMTOOL_UART_BASE:#x}ULL"),
+        format!("-DKVMTOOL_GIC_DIST_BASE={KVMTOOL_GIC_DIST_BASE:#x}ULL"),
+        format!(
+            "-DKVMTOOL_GICD_IIDR={:#x}ULL",
+            KVMTOOL_GIC_DIST_BASE + (VIRT_GICD_IIDR - VIRT_GIC_DIST_BASE)
+        ),
+        format!("-DKVMTOOL_GIC_REDIST_STRIDE={KVMTOOL_GIC_REDIST_STRIDE:#x}ULL"),
     ];
-    let compile = |rel: &str| -> PathBuf {
-        let o = obj.join(format!("{}.o", rel.replace(['/', '.'], "_")));
-        let mut cmd = Command::new(&cc);
+    let kvmtool = Aarch64Build {
+        src,
+        out,
+        cc,
+        obj: dir.join("obj-kvmtool"),
+        defines,
+        base: KVMTOOL_PAYLOAD_BASE,
+    };
+    let elf = dir.join("probe-kvmtool.elf");
+    kvmtool.link(&kvmtool.runtime(), PROBE_AARCH64, &elf);
+
+    let objcopy = env::var("TRAPLINE_GUEST_AARCH64_OBJCOPY")
+        .unwrap_or_else(|_| "aarch64-linux-gnu-objcopy".into());
+    println!("cargo:rerun-if-env-changed=TRAPLINE_GUEST_AARCH64_OBJCOPY");
+    let mut cmd = Command::new(&objcopy);
+    cmd.args(["-O", "binary"])
+        .arg(&elf)
+        .arg(dir.join("probe-kvmtool.bin"));
+    run(
+        cmd,
+        &objcopy,
+        "flatten to a raw binary",
+        "probe-kvmtool",
+        AARCH64_TOOLS_HINT,
+    );
+}
+
+/// One arm64 build: the compiler, its object folder, the machine's defines
+/// and link address.
+struct Aarch64Build<'a> {
+    src: &'a Path,
+    out: &'a Path,
+    cc: &'a str,
+    obj: PathBuf,
+    defines: Vec<String>,
+    base: u64,
+}
+
+impl Aarch64Build<'_> {
+    fn compile(&self, rel: &str) -> PathBuf {
+        fs::create_dir_all(&self.obj).unwrap();
+        let o = self.obj.join(format!("{}.o", rel.replace(['/', '.'], "_")));
+        let mut cmd = Command::new(self.cc);
         cmd.args(CFLAGS_AARCH64)
-            .args(&includes)
+            .args(&self.defines)
+            .arg(format!("-I{}", self.out.display()))
+            .arg(format!("-I{}", self.src.join("arch/aarch64").display()))
+            .arg(format!("-I{}", self.src.join("lib").display()))
             .arg("-c")
-            .arg(src.join(rel))
+            .arg(self.src.join(rel))
             .arg("-o")
             .arg(&o);
-        run(cmd, "compile", rel);
+        run(cmd, self.cc, "compile", rel, AARCH64_TOOLS_HINT);
         o
-    };
+    }
 
-    let runtime: Vec<PathBuf> = RT_AARCH64.iter().map(|s| compile(s)).collect();
-    let lds = src.join("arch/aarch64/flat.lds");
-    for &(name, sources) in PAYLOADS_AARCH64 {
-        let mut cmd = Command::new(&cc);
+    /// The runtime's objects.
+    fn runtime(&self) -> Vec<PathBuf> {
+        RT_AARCH64.iter().map(|s| self.compile(s)).collect()
+    }
+
+    fn link(&self, runtime: &[PathBuf], sources: &[&str], elf: &Path) {
+        let lds = self.src.join("arch/aarch64/flat.lds");
+        let mut cmd = Command::new(self.cc);
         cmd.args(LDFLAGS_AARCH64)
-            .arg(format!(
-                "-Wl,--defsym=PAYLOAD_BASE={:#x}",
-                trapline_abi::VIRT_PAYLOAD_BASE
-            ))
+            .arg(format!("-Wl,--defsym=PAYLOAD_BASE={:#x}", self.base))
             .arg(format!("-Wl,-T,{}", lds.display()))
             .arg("-o")
-            .arg(dir.join(format!("{name}.elf")))
-            .args(&runtime)
-            .args(sources.iter().map(|s| compile(s)));
-        run(cmd, "link", name);
+            .arg(elf)
+            .args(runtime)
+            .args(sources.iter().map(|s| self.compile(s)));
+        let name = elf.file_name().unwrap().to_string_lossy().into_owned();
+        run(cmd, self.cc, "link", &name, AARCH64_TOOLS_HINT);
     }
 }
 
@@ -445,7 +518,8 @@ const X86_TOOLS_HINT: &str = "The x86 guest payloads need gcc and binutils (objc
 const AARCH64_TOOLS_HINT: &str = "The arm64 guest payloads need gcc for aarch64: install Debian's \
      `gcc-aarch64-linux-gnu` package (`apt-get install gcc-aarch64-linux-gnu`; on an arm64 \
      host the native `gcc` package provides aarch64-linux-gnu-gcc), or point \
-     TRAPLINE_GUEST_AARCH64_CC at an aarch64 gcc.";
+     TRAPLINE_GUEST_AARCH64_CC at an aarch64 gcc (and TRAPLINE_GUEST_AARCH64_OBJCOPY at its \
+     objcopy, from the same binutils).";
 
 /// Runs one tool step; a missing or failing tool is a build error that says what to install.
 fn run(mut cmd: Command, tool: &str, step: &str, what: &str, hint: &str) {

@@ -47,7 +47,9 @@ macro_rules! c_enum {
     };
 }
 
+mod kvmtool;
 mod virt;
+pub use kvmtool::*;
 pub use virt::*;
 
 contract! {

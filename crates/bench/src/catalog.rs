@@ -139,7 +139,7 @@ const NO_PEER_LAB_THREADS: Peer =
     Peer::Skipped("needs trapline's lab host threads (irqfd injector, doorbell consumer)");
 
 mod arm64;
-pub use arm64::ARM64_SCENARIOS;
+pub use arm64::{kvmtool_peer, ARM64_SCENARIOS};
 
 /// The probe scenarios of the architecture trapline is built for.
 #[cfg(target_arch = "x86_64")]

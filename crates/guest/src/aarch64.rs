@@ -35,6 +35,13 @@ pub const VBLK: &[u8] = payload!("vblk.elf");
 /// `warmup=`, `cpus=`); times with the virtual counter (CNTVCT_EL0).
 pub const PROBE: &[u8] = payload!("probe.elf");
 
+/// The same probe built for kvmtool's arm64 machine (`--peer kvmtool`): RAM
+/// at `trapline_abi::KVMTOOL_RAM_BASE`, the console on its 8250, the GIC
+/// below 0x4000_0000; a raw binary linked at `KVMTOOL_PAYLOAD_BASE`, where
+/// `lkvm run -k` loads an image without an arm64 Image header. Not for
+/// trapline's `virt` machine.
+pub const PROBE_KVMTOOL: &[u8] = payload!("probe-kvmtool.bin");
+
 /// kvm-unit-tests' chr-testdev, driven as its lib/chr-testdev.c does
 /// (needs `--device chr-testdev`): the legacy virtio console's queues,
 /// `hello`, then `code=` (0) and `q`, which should end the VM with status

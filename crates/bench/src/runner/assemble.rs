@@ -6,7 +6,7 @@ use trapline_machine::HostKvm;
 use trapline_report::{Report, RunConfig, ScenarioResult, ToolInfo};
 
 use super::derived::{add_footprint, add_peer_derived};
-use super::peer_run::PeerSetup;
+use super::peer_run::{PeerSetup, ProbePeer};
 use super::schedule::Plan;
 use super::tally::Tally;
 use super::{finish_result, LabOptions};
@@ -87,16 +87,18 @@ fn push_results(report: &mut Report, opts: &LabOptions, plan: &Plan, mut tally: 
             .with_vmm(trapline_report::derive::names::UNPROFILED_VMM);
         report.push(finish_result(r, a));
     }
-    if opts.peer.is_some() {
+    if let Some(peer) = ProbePeer::of(opts) {
         for s in &plan.scenarios {
-            let r = ScenarioResult::new(s.name(), s.group, s.path).with_vmm("qemu");
-            let r = match crate::peer::not_applicable(s) {
-                Some(why) => r.unsupported(format!("n/a on QEMU: {why}")),
+            let r = ScenarioResult::new(s.name(), s.group, s.path).with_vmm(peer.vmm());
+            let r = match peer.not_applicable(s) {
+                Some(why) => r.unsupported(format!("n/a on {}: {why}", peer.name())),
                 None => finish_result(r, tally.peer_acc.remove(s.name()).unwrap_or_default()),
             };
             report.push(r);
         }
     }
+    // On x86 kvmtool runs no probe: every row says why.
+    #[cfg(target_arch = "x86_64")]
     if opts.kvmtool.is_some() {
         for s in &plan.scenarios {
             let r = ScenarioResult::new(s.name(), s.group, s.path)

@@ -60,8 +60,8 @@ pub struct LabOptions {
     pub footprint_exe: Option<std::path::PathBuf>,
     /// QEMU, to run the same probe on as a peer (`--peer qemu`).
     pub peer: Option<crate::peer::Qemu>,
-    /// kvmtool as the peer (`--peer kvmtool`): its rows say why the probe
-    /// does not run there.
+    /// kvmtool as the peer (`--peer kvmtool`): on arm64 it runs the probe's
+    /// kvmtool build; on x86 its rows say why the probe does not run there.
     pub kvmtool: Option<crate::kvmtool::Kvmtool>,
     /// Profile trapline's VMs (`--stat`'s machinery): each scenario gets
     /// trapline's own handling time per exit, and each repeat one more VM

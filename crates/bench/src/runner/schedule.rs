@@ -171,7 +171,7 @@ impl DryRun {
             selection.map_or_else(String::new, |p| format!(" by {p}"))
         );
         out.push_str(&format!(
-            "{} VM runs: {} per repeat × {} repeats (fresh VMs; --peer qemu adds QEMU's)\n",
+            "{} VM runs: {} per repeat × {} repeats (fresh VMs; --peer adds the peer's)\n",
             self.units_per_repeat * opts.repeat as usize,
             self.units_per_repeat,
             opts.repeat
@@ -267,10 +267,9 @@ impl Plan {
         } else {
             Vec::new()
         };
-        let peer_units = if opts.peer.is_some() {
-            peer_units(&scenarios)
-        } else {
-            Vec::new()
+        let peer_units = match super::peer_run::ProbePeer::of(opts) {
+            Some(peer) => peer_units(&scenarios, peer),
+            None => Vec::new(),
         };
         Ok(Plan {
             no_irqchip: by_machine(MachineKind::NoIrqchip),
@@ -351,10 +350,13 @@ fn rotated(list: &[&'static Scenario], rep: usize) -> Vec<&'static Scenario> {
 
 /// The scenarios QEMU can run, grouped into one unit per vCPU count and
 /// APIC mode (QEMU needs one VM for each), in order of first appearance.
-fn peer_units(scenarios: &[&'static Scenario]) -> Vec<(MachineKind, Vec<&'static Scenario>)> {
+fn peer_units(
+    scenarios: &[&'static Scenario],
+    peer: super::peer_run::ProbePeer,
+) -> Vec<(MachineKind, Vec<&'static Scenario>)> {
     let mut units: Vec<(MachineKind, Vec<&'static Scenario>)> = Vec::new();
     for s in scenarios {
-        if crate::peer::not_applicable(s).is_none() {
+        if peer.not_applicable(s).is_none() {
             let kind = match s.machine {
                 MachineKind::Smp | MachineKind::SmpX2apic => s.machine,
                 _ => MachineKind::Main,

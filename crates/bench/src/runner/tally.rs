@@ -154,7 +154,7 @@ impl Tally {
         }
     }
 
-    /// The same probe on QEMU.
+    /// The same probe on the peer (QEMU, or kvmtool's build of it).
     fn run_peer(
         &mut self,
         opts: &LabOptions,
@@ -162,18 +162,17 @@ impl Tally {
         kind: MachineKind,
         list: &[&'static Scenario],
     ) {
-        if let Some(why) = &peer.unusable {
-            absorb_peer(&mut self.peer_acc, list, Err(why.clone()));
+        let Some(who) = peer.probe_peer else { return };
+        let line = cmdline(list, kind, opts);
+        let cpus = crate::peer::cpus_for(kind);
+        let res = if let Some(why) = &peer.unusable {
+            Err(why.clone())
         } else if let Some(q) = &peer.qemu {
-            let res = crate::peer::run_probe(
-                q,
-                &peer.dir,
-                &cmdline(list, kind, opts),
-                crate::peer::cpus_for(kind),
-                opts.vm_timeout,
-            );
-            absorb_peer(&mut self.peer_acc, list, res);
-        }
+            crate::peer::run_probe(q, &peer.dir, &line, cpus, opts.vm_timeout)
+        } else {
+            run_kvmtool_probe(opts, &peer.dir, &line, cpus)
+        };
+        absorb_peer(&mut self.peer_acc, list, res, who);
     }
 
     /// One loop of the raw-KVM floor ladder, to its goal.
@@ -208,4 +207,29 @@ fn fail_all(acc: &mut BTreeMap<&'static str, Acc>, list: &[&'static Scenario], e
             .failure
             .get_or_insert_with(|| e.to_string());
     }
+}
+
+/// The probe's kvmtool build on `lkvm` (arm64).
+#[cfg(target_arch = "aarch64")]
+fn run_kvmtool_probe(
+    opts: &LabOptions,
+    dir: &std::path::Path,
+    line: &str,
+    cpus: u32,
+) -> Result<String, String> {
+    match &opts.kvmtool {
+        Some(k) => crate::kvmtool::run_probe(k, dir, line, cpus, opts.vm_timeout),
+        None => Err("no lkvm was found".into()),
+    }
+}
+
+/// kvmtool runs no probe on x86 (`ProbePeer::of` never picks it there).
+#[cfg(target_arch = "x86_64")]
+fn run_kvmtool_probe(
+    _opts: &LabOptions,
+    _dir: &std::path::Path,
+    _line: &str,
+    _cpus: u32,
+) -> Result<String, String> {
+    Err(crate::kvmtool::PROBE_NOT_APPLICABLE.into())
 }

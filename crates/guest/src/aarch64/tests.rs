@@ -92,3 +92,43 @@ fn hostile_carries_the_window_table_and_its_lines() {
     assert!(contains(HOSTILE, b"hostile: mmio=%lu aborts=%lu"));
     assert!(contains(SMP, b"smp: %u of %u cpus online"));
 }
+
+/// The kvmtool build of the probe is a raw image: lkvm enters its first
+/// byte (the runtime's `_start`, the same first instruction as the ELF
+/// probe's entry), and it carries no arm64 Image magic (`ARM\x64` at 0x38),
+/// so lkvm loads it at its default offset, where it is linked.
+#[test]
+fn the_kvmtool_probe_is_a_raw_image_entered_at_its_first_byte() {
+    let bin = PROBE_KVMTOOL;
+    assert!(bin.len() > 0x40, "probe-kvmtool.bin is {} bytes", bin.len());
+    assert_ne!(
+        &bin[..4],
+        b"\x7fELF",
+        "probe-kvmtool.bin must not be an ELF"
+    );
+    assert_ne!(&bin[0x38..0x3c], b"ARM\x64", "no arm64 Image header");
+    let entry = u64_at(PROBE, 24);
+    let (offset, _, vaddr, _, _) = loads("probe", PROBE)
+        .into_iter()
+        .find(|&(_, _, v, f, _)| v <= entry && entry < v + f)
+        .expect("the ELF probe's entry is in a PT_LOAD");
+    let at = (offset + entry - vaddr) as usize;
+    assert_eq!(&bin[..4], &PROBE[at..at + 4], "same first instruction");
+    assert_eq!(
+        trapline_abi::KVMTOOL_PAYLOAD_BASE,
+        trapline_abi::KVMTOOL_RAM_BASE + 0x8_0000
+    );
+}
+
+/// Where kvmtool's machine puts RAM and the GIC fits the runtime's identity
+/// map (layout.h: [0, 1 GiB) device memory, [1 GiB, 4 GiB) normal RAM).
+#[test]
+fn kvmtools_map_fits_the_runtimes_identity_map() {
+    use trapline_abi::{KVMTOOL_GIC_DIST_BASE, KVMTOOL_PAYLOAD_BASE, KVMTOOL_UART_BASE};
+    const DEVICE_END: u64 = 1 << 30;
+    const {
+        assert!(KVMTOOL_UART_BASE < DEVICE_END && KVMTOOL_GIC_DIST_BASE + 0x1_0000 <= DEVICE_END);
+        assert!(KVMTOOL_PAYLOAD_BASE >= DEVICE_END);
+    }
+    assert!(KVMTOOL_PAYLOAD_BASE + PROBE_KVMTOOL.len() as u64 + (2 << 20) < MAPPED_END);
+}

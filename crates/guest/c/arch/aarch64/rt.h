@@ -11,6 +11,7 @@
 #include "lib.h"
 #include "trapline_abi.h"
 #include "trapline_abi_extra.h"
+#include "machine.h"
 #include "layout.h"
 #include "io.h"
 #include "pci_regs.h"
@@ -24,7 +25,7 @@ _Static_assert(MAX_CPUS == MAX_VCPUS, "layout.h MAX_CPUS must equal trapline-abi
 int main(int argc, char **argv);
 void ap_main(u32 cpu, u64 mpidr);
 
-/* ---- console (PL011 at VIRT_PL011_BASE) ---- */
+/* ---- console: printf over the machine's UART (console.c, uart_*.h) ---- */
 void serial_putc(char c);
 void serial_reset(void);
 void console_force_unlock(void);
