@@ -28,7 +28,9 @@ const QEMU_PACKAGE: &str = "qemu-system-arm";
 
 /// The peer's machine: x86's default `pc` with isa-debug-exit (the probe
 /// ends through it) and pci-testdev; arm64's `virt` with a GICv3 in KVM
-/// (the probe ends with PSCI SYSTEM_OFF there). 128 MiB either way.
+/// (the probe ends with PSCI SYSTEM_OFF there) and pci-testdev on its PCIe
+/// host (its BARs unassigned: the probe places them). 128 MiB
+/// either way.
 #[cfg(target_arch = "x86_64")]
 const MACHINE_ARGS: &[&str] = &[
     "-device",
@@ -39,7 +41,14 @@ const MACHINE_ARGS: &[&str] = &[
     "128",
 ];
 #[cfg(target_arch = "aarch64")]
-const MACHINE_ARGS: &[&str] = &["-machine", "virt,gic-version=3", "-m", "128"];
+const MACHINE_ARGS: &[&str] = &[
+    "-machine",
+    "virt,gic-version=3",
+    "-device",
+    "pci-testdev",
+    "-m",
+    "128",
+];
 
 /// QEMU's exit status when the probe ends well: isa-debug-exit's `(0 << 1)
 /// | 1` on x86; a PSCI SYSTEM_OFF on arm64, where QEMU's `virt` has no
