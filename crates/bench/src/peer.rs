@@ -1,9 +1,9 @@
 //! QEMU as a peer: the identical probe binary booted on
 //! `qemu-system-x86_64 -accel kvm` (x86) or `qemu-system-aarch64 -M
-//! virt,gic-version=3 -accel kvm` (arm64), read back from its serial output
-//! (QEMU has no ucall port, so the probe's `TRAPLINE-RESULT` lines carry
-//! the numbers). Scenarios QEMU cannot serve the same way are reported n/a
-//! with the reason.
+//! virt,gic-version=3,highmem=off -device pci-testdev -accel kvm` (arm64),
+//! read back from its serial output (QEMU has no ucall port, so the
+//! probe's `TRAPLINE-RESULT` lines carry the numbers). Scenarios QEMU
+//! cannot serve the same way are reported n/a with the reason.
 
 use std::collections::BTreeMap;
 use std::io::Read;
@@ -28,7 +28,11 @@ const QEMU_PACKAGE: &str = "qemu-system-arm";
 
 /// The peer's machine: x86's default `pc` with isa-debug-exit (the probe
 /// ends through it) and pci-testdev; arm64's `virt` with a GICv3 in KVM
-/// (the probe ends with PSCI SYSTEM_OFF there). 128 MiB either way.
+/// (the probe ends with PSCI SYSTEM_OFF there) and pci-testdev on its PCIe
+/// host (its BARs unassigned: the probe places them); `highmem=off` keeps
+/// the ECAM window at `0x3F00_0000` where trapline's is (QEMU moves it
+/// above 4 GiB otherwise, and the probe does not read it from the device
+/// tree). 128 MiB either way.
 #[cfg(target_arch = "x86_64")]
 const MACHINE_ARGS: &[&str] = &[
     "-device",
@@ -39,7 +43,14 @@ const MACHINE_ARGS: &[&str] = &[
     "128",
 ];
 #[cfg(target_arch = "aarch64")]
-const MACHINE_ARGS: &[&str] = &["-machine", "virt,gic-version=3", "-m", "128"];
+const MACHINE_ARGS: &[&str] = &[
+    "-machine",
+    "virt,gic-version=3,highmem=off",
+    "-device",
+    "pci-testdev",
+    "-m",
+    "128",
+];
 
 /// QEMU's exit status when the probe ends well: isa-debug-exit's `(0 << 1)
 /// | 1` on x86; a PSCI SYSTEM_OFF on arm64, where QEMU's `virt` has no

@@ -82,8 +82,8 @@ impl Platform {
         }
     }
 
-    /// `-device help`. arm/run looks for virtconsole (and adds `-device
-    /// pci-testdev` only where it is listed: not on `virt`).
+    /// `-device help`. arm/run looks for virtconsole, and adds `-device
+    /// pci-testdev` where it is listed (on both machines).
     pub fn device_list(self) -> &'static str {
         match self {
             Platform::Pc => {
@@ -95,6 +95,7 @@ name \"pci-testdev\", bus PCI, desc \"PCI Test Device\"
             }
             Platform::Virt => {
                 "Misc devices:
+name \"pci-testdev\", bus PCI, desc \"PCI Test Device\"
 name \"virtio-serial-device\", bus virtio-bus, desc \"on a legacy virtio-mmio transport; one port\"
 name \"virtconsole\", bus virtio-serial-bus, desc \"its chardev a -chardev testdev (chr-testdev)\"
 "

@@ -96,14 +96,14 @@ fn arm_runs_probes_find_what_they_grep_for() {
     // `-machine virt,\? | grep -q gic-version`.
     assert_eq!(virt(&["-machine", "virt,?"]), Ok(Action::MachineOptions));
     assert!(Platform::Virt.machine_options().contains("gic-version"));
-    // `$M -device '?' | grep -q virtconsole`, and pci-testdev only where
-    // trapline has it (arm/run would add it).
+    // `$M -device '?' | grep -q virtconsole`, and pci-testdev (arm/run
+    // adds `-device pci-testdev` when it is listed).
     assert_eq!(
         virt(&["-machine", "virt,gic-version=host", "-device", "?"]),
         Ok(Action::ListDevices)
     );
     assert!(Platform::Virt.device_list().contains("virtconsole"));
-    assert!(!Platform::Virt.device_list().contains("pci-testdev"));
+    assert!(Platform::Virt.device_list().contains("pci-testdev"));
     // `$M -chardev '?' | grep -q testdev`.
     assert_eq!(virt(&["-chardev", "?"]), Ok(Action::ListChardevs));
     assert!(super::help::CHARDEV_LIST.contains("testdev"));
@@ -140,9 +140,16 @@ fn what_virt_cannot_do_is_refused_by_name() {
     assert!(e.contains("mte=on"), "{e}");
     let e = err_of(&["-machine", "pc", "-kernel", "k"]);
     assert!(e.contains("-machine virt"), "{e}");
-    // The PC's devices are not on virt.
-    let e = err_of(&["-device", "pci-testdev", "-kernel", "k"]);
-    assert!(e.contains("'pci-testdev'"), "{e}");
+    // The PC's ISA devices are not on virt.
+    let e = err_of(&["-device", "pc-testdev", "-kernel", "k"]);
+    assert!(e.contains("'pc-testdev'"), "{e}");
+    let e = err_of(&[
+        "-device",
+        "isa-debug-exit,iobase=0xf4,iosize=0x4",
+        "-kernel",
+        "k",
+    ]);
+    assert!(e.contains("'isa-debug-exit'"), "{e}");
     let e = err_of(&["-chardev", "socket,id=x", "-kernel", "k"]);
     assert!(e.contains("testdev"), "{e}");
     let e = err_of(&["-chardev", "testdev", "-kernel", "k"]);
@@ -215,4 +222,40 @@ fn the_pc_front_end_has_no_virt_spellings() {
     assert!(pc(&["-device", "virtconsole,chardev=c", "-kernel", "k"]).is_err());
     assert!(pc(&["-machine", "pc,gic-version=3", "-kernel", "k"]).is_err());
     assert_eq!(pc(&["-machine", "pc,?"]), Ok(Action::MachineOptions));
+}
+
+#[test]
+fn pci_testdev_on_virt_is_traplines_on_the_pcie_host() {
+    // arm/run's line for pci-test: the chr-testdev pieces and pci-testdev.
+    let mut args = ARM_RUN.to_vec();
+    args.extend(["-device", "pci-testdev"]);
+    let q = run_of(&args);
+    assert!(q.warnings.is_empty(), "{:?}", q.warnings);
+    let mut want = vec![DeviceArg::PciTestdev, DeviceArg::ChrTestdev];
+    want.sort_by_key(|d| format!("{d:?}"));
+    let mut got = q.into_run_args().unwrap().devices;
+    got.sort_by_key(|d| format!("{d:?}"));
+    assert_eq!(got, want);
+    // `driver=`, `id=` and a repeat are QEMU's spellings of the same one.
+    let q = run_of(&[
+        "-device",
+        "driver=pci-testdev,id=p",
+        "-device",
+        "pci-testdev",
+        "-kernel",
+        "k",
+    ]);
+    assert_eq!(q.devices, vec![DeviceArg::PciTestdev]);
+    // Its options, and a property trapline's has not.
+    assert_eq!(
+        virt(&["-device", "pci-testdev,help"]),
+        Ok(Action::DeviceOptions("pci-testdev"))
+    );
+    let e = err_of(&["-device", "pci-testdev,membar=4096", "-kernel", "k"]);
+    assert!(
+        e.contains("'membar=4096'") && e.contains("pci-testdev"),
+        "{e}"
+    );
+    let e = err_of(&["-device", "pci-testdev,addr=3", "-kernel", "k"]);
+    assert!(e.contains("'addr=3'"), "{e}");
 }

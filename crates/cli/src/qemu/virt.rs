@@ -9,6 +9,10 @@
 //! trapline has that one combination (`trapline run --device chr-testdev`);
 //! the pieces are collected in [`SerialParts`] and checked once the whole
 //! command line is read, since QEMU takes them in any order.
+//!
+//! `-device pci-testdev` is trapline's pci-testdev on the virt machine's
+//! PCIe host (`--device pci-testdev`): arm/run adds it when `-device help`
+//! lists it, for kvm-unit-tests' arm64 `pci-test`.
 
 use super::values::{is_help, split_opts, DeviceSpec};
 use crate::args::DeviceArg;
@@ -61,11 +65,18 @@ pub(super) fn parse_virt_device(
             return Ok(DeviceSpec::Options(match driver {
                 "virtconsole" => "virtconsole",
                 "virtio-serial-device" => "virtio-serial-device",
+                "pci-testdev" => "pci-testdev",
                 _ => return Err(unsupported(driver)),
             }));
         }
         match (driver, item.split_once('=')) {
             (_, Some(("id", _))) => {}
+            ("pci-testdev", _) => {
+                return Err(format!(
+                    "-device {v}: unsupported property '{item}' (trapline's pci-testdev takes \
+                     no properties but id=; it sits at 00:02.0)"
+                ))
+            }
             ("virtconsole", Some(("chardev", id))) if !id.is_empty() => {
                 chardev = Some(id.to_owned())
             }
@@ -83,6 +94,7 @@ pub(super) fn parse_virt_device(
         }
     }
     match driver {
+        "pci-testdev" => Ok(DeviceSpec::Add(Some(DeviceArg::PciTestdev))),
         "virtio-serial-device" => Ok(DeviceSpec::Serial(SerialPart::Bus)),
         "virtconsole" => match chardev {
             Some(chardev) => Ok(DeviceSpec::Serial(SerialPart::Console { chardev })),
@@ -97,8 +109,8 @@ pub(super) fn parse_virt_device(
 
 fn unsupported(driver: &str) -> String {
     format!(
-        "unsupported QEMU device '{driver}' (trapline's virt has virtio-serial-device and \
-         virtconsole, for chr-testdev; -device help lists them)"
+        "unsupported QEMU device '{driver}' (trapline's virt has pci-testdev, and \
+         virtio-serial-device and virtconsole for chr-testdev; -device help lists them)"
     )
 }
 

@@ -8,6 +8,9 @@
 
 #define PCI_VENDOR_REDHAT 0x1b36
 #define PCI_DEVICE_TESTDEV 0x0005
+#define PCI_COMMAND 0x04
+#define PCI_COMMAND_IO 0x1u
+#define PCI_COMMAND_MEMORY 0x2u
 #define PCI_BAR0 0x10
 #define PCI_BAR_IO 0x1u
 #define PCI_BAR_IO_MASK (~0x3u)

@@ -5,7 +5,11 @@
  * + p), selected through the device's header as on x86; and configuration
  * reads and bus-0 scans through ECAM (VIRT_PCIE_ECAM_BASE), the only
  * configuration access there is on arm64. Every store and load is a plain STR/LDR, so KVM can
- * decode it for user space.
+ * decode it for user space. trapline places the BARs as a firmware would;
+ * QEMU's virt without firmware leaves them at 0, so the probe assigns an
+ * unassigned one itself (BAR0 at the start of the 32-bit MMIO window, BAR1
+ * at the first I/O BAR port) and turns on memory and I/O decode, as
+ * kvm-unit-tests does there.
  */
 #include "../../probe/probe.h"
 
@@ -28,7 +32,33 @@ static struct {
 
 static u64 ecam_addr(u32 devfn, u32 reg) { return VIRT_PCIE_ECAM_BASE + ((u64)devfn << 12) + reg; }
 static u32 ecam_readl(u32 devfn, u32 reg) { return mmio_read32(ecam_addr(devfn, reg)); }
+static void ecam_writel(u32 devfn, u32 reg, u32 v) { mmio_write32(ecam_addr(devfn, reg), v); }
 static u64 port_addr(u64 port) { return VIRT_PCIE_PIO_BASE + port; }
+
+/*
+ * Gives pci-testdev's BARs an address if they have none (QEMU without
+ * firmware) and enables the decode they need; BARs trapline placed are
+ * left where they are. pci-testdev is alone in the windows here.
+ */
+static void testdev_assign(u32 devfn)
+{
+    u32 b0 = ecam_readl(devfn, PCI_BAR0);
+    u32 b1 = ecam_readl(devfn, PCI_BAR0 + 4);
+    u16 decode = 0;
+    if (!(b0 & PCI_BAR_IO) && !(b0 & 0x6)) {
+        if (!(b0 & PCI_BAR_MEM_MASK))
+            ecam_writel(devfn, PCI_BAR0, (u32)VIRT_PCIE_MMIO_BASE);
+        decode |= PCI_COMMAND_MEMORY;
+    }
+    if (b1 & PCI_BAR_IO) {
+        if (!(b1 & PCI_BAR_IO_MASK))
+            ecam_writel(devfn, PCI_BAR0 + 4, (u32)VIRT_PCIE_IO_BAR_FIRST_PORT);
+        decode |= PCI_COMMAND_IO;
+    }
+    u16 cmd = mmio_read16(ecam_addr(devfn, PCI_COMMAND));
+    if ((cmd & decode) != decode)
+        mmio_write16(ecam_addr(devfn, PCI_COMMAND), cmd | decode);
+}
 
 static void pci_probe(void)
 {
@@ -46,6 +76,7 @@ static void pci_probe(void)
         printf("probe: no pci-testdev on bus 0 (ECAM at 0x%lx)\n", (u64)VIRT_PCIE_ECAM_BASE);
         return;
     }
+    testdev_assign((u32)pci.devfn);
     u32 b0 = ecam_readl((u32)pci.devfn, PCI_BAR0);
     u32 b1 = ecam_readl((u32)pci.devfn, PCI_BAR0 + 4);
     if (!(b0 & PCI_BAR_IO) && !(b0 & 0x6)) /* memory, 32-bit */
