@@ -203,7 +203,7 @@ impl Qemu {
 
     /// QEMU's options for a KVM guest on the peer's machine with a console
     /// on stdout and nothing else: `-accel kvm`, the chosen `-cpu` (`host`
-    /// until one is chosen), [`MACHINE_ARGS`]; the caller adds `-m`, `-smp`
+    /// until one is chosen), the machine options (`MACHINE_ARGS`); the caller adds `-m`, `-smp`
     /// (they come after, so they win) and `-kernel`.
     pub fn kvm_machine_args(&self) -> Vec<String> {
         let model = self.cpu.as_ref().map_or(CpuModel::Host, |c| c.model);

@@ -4,8 +4,8 @@
 //! coalesced zone, memslots, irqfd). The names match the x86 floor's, so
 //! the runner is the same code on both.
 //!
-//! - [`code`]: the guest code, each loop word for word the probe's;
-//! - [`pieces`] and [`ladder`]: which pieces each rung has and which loops
+//! - `code`: the guest code, each loop word for word the probe's;
+//! - `pieces` and `ladder`: which pieces each rung has and which loops
 //!   it runs;
 //! - `vm` (arm64 only): a raw arm64 VM with optional pieces and a bare
 //!   KVM_RUN loop.
