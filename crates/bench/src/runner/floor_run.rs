@@ -8,6 +8,21 @@ use trapline_report::Sample;
 use super::Acc;
 use crate::floor::{self, FloorKind};
 
+/// Records the first failed check of a floor loop, with what it saw (both
+/// architectures' `absorb_floor` decide `ok` from their own loops).
+fn note_failure(a: &mut Acc, kind: FloorKind, s: &floor::FloorSample, ok: bool) {
+    if !ok {
+        a.failure.get_or_insert(format!(
+            "{}: {} user exits, eventfd count {}, value {:#x} for {} iterations",
+            kind.name(),
+            s.user_exits,
+            s.eventfd_count,
+            s.value,
+            s.iterations
+        ));
+    }
+}
+
 #[cfg(target_arch = "x86_64")]
 pub(super) fn absorb_floor(a: &mut Acc, kind: FloorKind, s: floor::FloorSample) {
     let n = s.iterations;
@@ -19,15 +34,7 @@ pub(super) fn absorb_floor(a: &mut Acc, kind: FloorKind, s: floor::FloorSample) 
         }
         FloorKind::RamRead => s.user_exits == 0 && s.value == u64::from(PROBE_READ_VALUE),
     };
-    if !ok {
-        a.failure.get_or_insert(format!(
-            "{}: {} user exits, eventfd count {}, value {:#x} for {n} iterations",
-            kind.name(),
-            s.user_exits,
-            s.eventfd_count,
-            s.value
-        ));
-    }
+    note_failure(a, kind, &s, ok);
     a.check.get_or_insert_with(|| match kind {
         FloorKind::Noop => "0 exits".into(),
         FloorKind::PioUserOut => "one user exit per iteration".into(),
@@ -53,15 +60,7 @@ pub(super) fn absorb_floor(a: &mut Acc, kind: FloorKind, s: floor::FloorSample) 
         FloorKind::RamRead => s.user_exits == 0 && s.value == u64::from(PROBE_READ_VALUE),
         FloorKind::MmioVgicRead => s.user_exits == 0,
     };
-    if !ok {
-        a.failure.get_or_insert(format!(
-            "{}: {} user exits, eventfd count {}, value {:#x} for {n} iterations",
-            kind.name(),
-            s.user_exits,
-            s.eventfd_count,
-            s.value
-        ));
-    }
+    note_failure(a, kind, &s, ok);
     a.check.get_or_insert_with(|| match kind {
         FloorKind::Noop | FloorKind::MmioVgicRead => "0 exits".into(),
         FloorKind::MmioUserWrite => "one user exit per iteration".into(),
