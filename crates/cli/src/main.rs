@@ -29,6 +29,9 @@ fn one_malloc_arena() {
 }
 
 fn main() -> ExitCode {
+    if std::env::var_os("TRAPLINE_FOOTPRINT").is_some() {
+        trapline_machine::footprint::marks::enable("main");
+    }
     one_malloc_arena();
     // QEMU's spellings (`trapline -kernel FILE -smp 2 …`, `--no-reboot …`),
     // so harnesses written for QEMU can drive trapline: see qemu/.
@@ -53,6 +56,7 @@ fn main() -> ExitCode {
             return ExitCode::from(status::USAGE as u8);
         }
     };
+    trapline_machine::footprint::marks::mark("arguments parsed");
     let code = match cli.command {
         Command::Run(a) => run_cmd::run(a),
         Command::Bench(a) => trapline_bench::cli::main(a.0),

@@ -75,10 +75,12 @@ impl Machine {
             SeccompMode::Off => None,
             _ => Some(trapline_seccomp::filter(ThreadKind::Vcpu)?),
         };
+        crate::footprint::marks::mark("vcpu filter compiled");
         // The ioeventfd path's worker, before the vCPUs can notify.
         let virtio_worker = self.virtio.spawn_worker(self.seccomp != SeccompMode::Off)?;
         let kvm_start = self.kvm_stats.as_ref().map(|k| k.snapshot());
         let started = Instant::now();
+        crate::footprint::marks::mark("worker started");
         let (mut vcpus, ends_tx) = self.spawn_vcpus(vcpu_filter)?;
         // What the guest does not wait for starts once vCPU 0 is on its
         // way into the guest (crate::deferred).
@@ -607,6 +609,7 @@ impl VcpuThread {
     fn run(mut self) {
         kick::arm(&mut self.vcpu);
         if self.ctx.index == 0 {
+            crate::footprint::marks::mark("first KVM_RUN");
             let _ = self.first_run.set(crate::footprint::process_cpu_time());
             self.controller.unpark();
         }

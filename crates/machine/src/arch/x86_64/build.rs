@@ -55,6 +55,7 @@ impl Machine {
                 cpu: config.cpu.clone(),
             },
         )?;
+        crate::footprint::marks::mark("vm created");
         let virtio_config = std::mem::take(&mut config.virtio);
         if !virtio_config.disks.is_empty() {
             // The devices are announced where Linux looks for them
@@ -67,6 +68,7 @@ impl Machine {
         }
         let boot = boot::load_image(&vm, &config)?;
 
+        crate::footprint::marks::mark("image loaded");
         let counters: Arc<[Arc<ExitCounters>]> = (0..config.vcpus)
             .map(|_| Arc::new(ExitCounters::default()))
             .collect::<Vec<_>>()
@@ -157,6 +159,7 @@ impl Machine {
         };
         let (coalesced_ring, fast_port) = (ext.coalesced_ring, ext.fast_port);
 
+        crate::footprint::marks::mark("platform built");
         let mut vcpus = Vec::with_capacity(config.vcpus as usize);
         for i in 0..config.vcpus {
             vcpus.push(vm.create_vcpu(i, (i == 0).then_some(&boot))?);
@@ -174,6 +177,7 @@ impl Machine {
             None
         };
 
+        crate::footprint::marks::mark("vcpus created");
         let deferred = platform.rtc_timer.take().into_iter().collect();
         Ok(Machine {
             extension,
