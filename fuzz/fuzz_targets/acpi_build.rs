@@ -1,14 +1,15 @@
 //! ACPI table builder round trip: `AcpiBuilder` with input-chosen vCPU
-//! count, PM ports and ECAM window, then the independent walker
-//! (`acpi::parse::parse`) over the result.
+//! count, PM ports or hardware-reduced sleep registers, and ECAM window,
+//! then the independent walker (`acpi::parse::parse`) over the result.
 //!
-//! Input: `[cpus mode][cpus][pm mode][pm ports][ecam flag][ecam base][buses]`.
+//! Input: `[cpus mode][cpus][pm mode][pm ports | sleep ports][ecam flag][ecam base][buses]`.
 //!
 //! Checks: the builder refuses exactly 0 vCPUs, malformed ECAM windows and
 //! tables that do not fit; everything it builds parses, with valid
 //! checksums, RSDT == XSDT, one enabled LAPIC per vCPU (x2APIC from 255),
-//! the IOAPIC, the FADT's PM blocks (32-bit and X_ forms), S5, the MCFG
-//! exactly when asked, and the builder's own table listing.
+//! the IOAPIC, the FADT's PM blocks (32-bit and X_ forms) or, reduced,
+//! its sleep registers and no FACS, SCI or 8259s, S5, the MCFG exactly
+//! when asked, and the builder's own table listing.
 
 #![no_main]
 
@@ -27,16 +28,27 @@ fuzz_target!(|data: &[u8]| {
         2 => u32::from(input.u16()),
         _ => input.u32(),
     };
-    let pm = match (mode >> 2) % 3 {
-        0 => PmPorts::PIIX4,
+    let hardware = match (mode >> 2) % 4 {
+        0 => AcpiHardware::Full(PmPorts::PIIX4),
         1 => match PmPorts::at(input.u16()) {
-            Some(p) => p,
+            Some(p) => AcpiHardware::Full(p),
             None => return,
         },
-        _ => PmPorts {
+        2 => AcpiHardware::Full(PmPorts {
             pm1a_evt: input.u16(),
             pm1a_cnt: input.u16(),
             pm_tmr: input.u16(),
+        }),
+        _ => AcpiHardware::Reduced {
+            sleep: SleepRegisters {
+                control: input.u16(),
+                status: input.u16(),
+            },
+            com1: Com1 {
+                port: input.u16(),
+                ports: input.u8(),
+                gsi: input.u32(),
+            },
         },
     };
     let ecam = (mode & 0x20 != 0).then(|| {
@@ -53,7 +65,11 @@ fuzz_target!(|data: &[u8]| {
         (base, buses)
     });
 
-    let mut b = AcpiBuilder::new().cpus(cpus).pm_ports(pm);
+    let mut b = AcpiBuilder::new().cpus(cpus);
+    b = match hardware {
+        AcpiHardware::Full(pm) => b.pm_ports(pm),
+        AcpiHardware::Reduced { sleep, com1 } => b.reduced(sleep, com1),
+    };
     if let Some((base, buses)) = ecam {
         b = b.ecam(base, buses);
     }
@@ -110,22 +126,42 @@ fuzz_target!(|data: &[u8]| {
     assert_eq!(m.lapic_addr, LAPIC_ADDR);
 
     let f = p.fadt.as_ref().expect("FADT");
-    assert_eq!(
-        (f.pm1a_evt_blk, f.pm1a_cnt_blk, f.pm_tmr_blk),
-        (
-            u32::from(pm.pm1a_evt),
-            u32::from(pm.pm1a_cnt),
-            u32::from(pm.pm_tmr)
-        )
-    );
-    assert_eq!(
-        (f.pm1_evt_len, f.pm1_cnt_len, f.pm_tmr_len),
-        (PM1_EVT_LEN, PM1_CNT_LEN, PM_TMR_LEN)
-    );
-    assert_eq!(f.x_pm_tmr_blk, Some(u64::from(pm.pm_tmr)));
-    assert_eq!(f.x_pm1a_evt_blk, Some(u64::from(pm.pm1a_evt)));
-    assert_eq!(f.x_pm1a_cnt_blk, Some(u64::from(pm.pm1a_cnt)));
-    assert_eq!(u32::from(SCI_IRQ), u32::from(f.sci_int));
+    match hardware {
+        AcpiHardware::Full(pm) => {
+            assert_eq!(
+                (f.pm1a_evt_blk, f.pm1a_cnt_blk, f.pm_tmr_blk),
+                (
+                    u32::from(pm.pm1a_evt),
+                    u32::from(pm.pm1a_cnt),
+                    u32::from(pm.pm_tmr)
+                )
+            );
+            assert_eq!(
+                (f.pm1_evt_len, f.pm1_cnt_len, f.pm_tmr_len),
+                (PM1_EVT_LEN, PM1_CNT_LEN, PM_TMR_LEN)
+            );
+            assert_eq!(f.x_pm_tmr_blk, Some(u64::from(pm.pm_tmr)));
+            assert_eq!(f.x_pm1a_evt_blk, Some(u64::from(pm.pm1a_evt)));
+            assert_eq!(f.x_pm1a_cnt_blk, Some(u64::from(pm.pm1a_cnt)));
+            assert_eq!(u32::from(SCI_IRQ), u32::from(f.sci_int));
+            assert_eq!(m.flags & 1, 1, "PCAT_COMPAT");
+            assert_eq!(m.overrides.len(), 2);
+            assert!(p.find("FACS").is_some());
+        }
+        AcpiHardware::Reduced { sleep, .. } => {
+            assert_ne!(f.flags & (1 << 20), 0, "HW_REDUCED_ACPI");
+            assert_eq!((f.revision, f.len), (5, 268));
+            assert_eq!(
+                (f.pm1a_evt_blk, f.pm1a_cnt_blk, f.pm_tmr_blk, f.sci_int),
+                (0, 0, 0, 0)
+            );
+            assert_eq!(f.sleep_control, Some((1, 1, u64::from(sleep.control))));
+            assert_eq!(f.sleep_status, Some((1, 1, u64::from(sleep.status))));
+            assert_eq!((m.flags & 1, m.overrides.len()), (0, 0));
+            assert!(p.find("FACS").is_none());
+            assert_eq!(p.s3_slp_typ, None);
+        }
+    }
     assert_eq!(p.s5_slp_typ, Some(S5_SLP_TYP));
 
     match ecam {

@@ -168,6 +168,12 @@ pub struct BenchArgs {
     /// README's), `host`, …
     #[arg(long, default_value = LINUX_BOOT_CPU)]
     pub linux_cpu: String,
+    /// The ACPI hardware of trapline's PC in `--view linux-boot`
+    /// (trapline's `--acpi`): `reduced` (default: hardware-reduced, the
+    /// kind of machine QEMU's microvm is) or `full` (the PC's PM timer,
+    /// SCI and 8259s).
+    #[arg(long, default_value = LINUX_BOOT_ACPI, value_parser = ["full", "reduced"])]
+    pub linux_acpi: String,
     /// Run trapline's VMs without the exit profile: no handling times per
     /// exit, and no `stat-overhead` row.
     #[arg(long, help_heading = "Measurement")]
@@ -212,6 +218,10 @@ const QUICK_GOAL: u64 = 1 << 20;
 /// `--linux-cpu` says otherwise: the one the shared Linux's README boots
 /// QEMU with.
 pub const LINUX_BOOT_CPU: &str = "qemu64,-cx16";
+
+/// trapline's `--acpi` in `--view linux-boot` unless `--linux-acpi` says
+/// otherwise: hardware-reduced, like the peer's microvm.
+pub const LINUX_BOOT_ACPI: &str = "reduced";
 
 impl BenchArgs {
     /// The scenarios `--view` needs, as an `--only` selection, when it
@@ -373,6 +383,7 @@ pub fn main(args: BenchArgs) -> i32 {
             args.linux_smp,
             repeat,
             &args.linux_cpu,
+            &args.linux_acpi,
             options.peer.as_ref(),
             timeout,
         );

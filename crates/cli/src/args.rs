@@ -94,6 +94,19 @@ pub struct RunArgs {
     /// since KVM's PIT needs its PIC).
     #[arg(long, help_heading = "Machine")]
     pub no_pit: bool,
+    /// The PC's ACPI hardware: `full` (PM timer and PM1 blocks, SCI, the
+    /// 8259s; S3 and S5: what kvm-unit-tests needs) or `reduced`
+    /// (hardware-reduced ACPI as QEMU's microvm: Linux skips the 8259s,
+    /// the PIT checks and the PM timer; COM1 in the DSDT; S5 only).
+    /// x86 only.
+    #[arg(
+        long,
+        help_heading = "Machine",
+        value_enum,
+        default_value = "full",
+        value_name = "MODEL"
+    )]
+    pub acpi: AcpiArg,
     /// Run without seccomp filters (to debug with strace or gdb).
     #[arg(long, help_heading = "Console and run")]
     pub no_seccomp: bool,
@@ -224,6 +237,25 @@ pub enum OnOff {
     On,
     /// Off.
     Off,
+}
+
+/// `--acpi`.
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum AcpiArg {
+    /// A PC's fixed ACPI hardware.
+    Full,
+    /// Hardware-reduced ACPI.
+    Reduced,
+}
+
+impl AcpiArg {
+    /// The machine's setting.
+    pub fn mode(self) -> trapline_machine::AcpiMode {
+        match self {
+            AcpiArg::Full => trapline_machine::AcpiMode::Full,
+            AcpiArg::Reduced => trapline_machine::AcpiMode::Reduced,
+        }
+    }
 }
 
 /// `--irqchip`.

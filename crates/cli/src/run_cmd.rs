@@ -55,6 +55,7 @@ fn x86_only_flag(a: &RunArgs) -> Option<&'static str> {
             "--irqchip split|none",
         ),
         (a.no_pit, "--no-pit"),
+        (a.acpi != crate::args::AcpiArg::Full, "--acpi reduced"),
         (
             a.devices.contains(&DeviceArg::PcTestdev),
             "--device pc-testdev",
@@ -195,6 +196,7 @@ pub fn run(a: RunArgs) -> i32 {
     cfg.chr_testdev = a.devices.contains(&DeviceArg::ChrTestdev);
     cfg.ecam_ro = a.ecam_ro;
     cfg.irqchip = a.irqchip.mode();
+    cfg.acpi = a.acpi.mode();
     // KVM's PIT needs its PIC: only the full irqchip has one.
     cfg.pit = !a.no_pit && cfg.irqchip.has_ioapic_and_pic();
     let footprint = std::env::var_os("TRAPLINE_FOOTPRINT").is_some();

@@ -175,6 +175,7 @@ fn x86_only_flags_are_refused_with_a_usage_error() {
     for flags in [
         &["--irqchip", "split"][..],
         &["--no-pit"],
+        &["--acpi", "reduced"],
         &["--device", "pc-testdev"],
         &["--cpu", "qemu64"],
     ] {

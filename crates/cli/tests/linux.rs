@@ -60,15 +60,32 @@ fn vmlinux(test: &str) -> Option<PathBuf> {
 /// Boots the shared kernel with the 32-bit init; returns stdout, stderr and
 /// the exit status.
 fn boot(test: &str, extra: &[&str]) -> Option<(String, String, i32)> {
+    boot_with(test, EXIT_APPEND, extra)
+}
+
+/// The command line of most boots: init ends the VM through isa-debug-exit.
+const EXIT_APPEND: &str = "console=ttyS0 panic=-1 exitport=0xf4";
+
+/// [`boot`] with the guest command line `append`.
+fn boot_with(test: &str, append: &str, extra: &[&str]) -> Option<(String, String, i32)> {
     if !kvm_present(test) {
         return None;
     }
     let kernel = vmlinux(test)?;
-    Some(boot_kernel(&kernel, extra))
+    Some(boot_kernel_with(&kernel, append, extra))
 }
 
 /// Boots `kernel` (a vmlinux or a bzImage) with the shared 32-bit init.
 fn boot_kernel(kernel: &std::path::Path, extra: &[&str]) -> (String, String, i32) {
+    boot_kernel_with(kernel, EXIT_APPEND, extra)
+}
+
+/// [`boot_kernel`] with the guest command line `append`.
+fn boot_kernel_with(
+    kernel: &std::path::Path,
+    append: &str,
+    extra: &[&str],
+) -> (String, String, i32) {
     // One boot at a time: two emulation-heavy guests on a small loaded
     // host starve each other's timers (and the tests measure nothing that
     // needs them side by side).
@@ -81,12 +98,7 @@ fn boot_kernel(kernel: &std::path::Path, extra: &[&str]) -> (String, String, i32
         .arg(kernel)
         .arg("--initrd")
         .arg(&initrd)
-        .args([
-            "--append",
-            "console=ttyS0 panic=-1 exitport=0xf4",
-            "--timeout",
-            "900",
-        ])
+        .args(["--append", append, "--timeout", "900"])
         .args(extra)
         .output()
         .expect("spawn trapline");
@@ -107,6 +119,55 @@ fn linux_boots_to_init_and_exits_through_isa_debug_exit() {
         "init echoes its command line: {out}"
     );
     assert_eq!(status, 1, "isa-debug-exit with 0 → 1\n{out}\n{err}");
+}
+
+/// `--acpi reduced`: Linux takes the hardware-reduced path (no 8259s, so
+/// no ISA IRQs preallocated and no PIT check through the IOAPIC; no PM
+/// timer), finds COM1 as the DSDT's PNP0501 device with its interrupt, and
+/// powers off through the FADT's sleep control register (status 0).
+#[test]
+fn linux_powers_off_on_the_hardware_reduced_acpi_machine() {
+    let test = "linux_powers_off_on_the_hardware_reduced_acpi_machine";
+    let Some((out, err, status)) =
+        boot_with(test, "console=ttyS0 panic=-1", &["--acpi", "reduced"])
+    else {
+        return;
+    };
+    assert!(
+        out.contains("TINYLINUX-DONE"),
+        "{out}
+{err}"
+    );
+    assert!(out.contains("preallocated irqs: 0"), "no 8259s: {out}");
+    assert!(!out.contains("..TIMER:"), "no PIT check: {out}");
+    assert!(!out.contains("PM-Timer"), "no PM timer: {out}");
+    assert!(
+        out.contains("00:00: ttyS0 at I/O 0x3f8"),
+        "COM1 found through ACPI PNP: {out}"
+    );
+    // Its interrupt works: the tty's writes are interrupt-driven, and
+    // init's /proc/interrupts shows the count.
+    let ttys0 = out
+        .lines()
+        .find(|l| l.contains("IO-APIC") && l.contains("ttyS0"))
+        .unwrap_or_default();
+    let count: u64 = ttys0
+        .split_whitespace()
+        .nth(1)
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(0);
+    assert!(
+        count > 0,
+        "ttyS0's interrupt line: {ttys0:?}
+{out}"
+    );
+    assert!(out.contains("reboot: Power down"), "{out}");
+    assert_eq!(
+        status, 0,
+        "ACPI S5 through the sleep control register
+{out}
+{err}"
+    );
 }
 
 #[test]

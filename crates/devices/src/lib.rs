@@ -4,6 +4,7 @@
 
 pub mod absent;
 pub mod acpi;
+pub mod acpi_sleep;
 pub mod debug_exit;
 pub mod fw_cfg;
 #[cfg(test)]

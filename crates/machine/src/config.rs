@@ -68,6 +68,21 @@ impl VirtioConfig {
     }
 }
 
+/// The ACPI hardware model of the PC machine.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum AcpiMode {
+    /// A PC's fixed ACPI hardware: the PM1 blocks and PM timer at 0x600,
+    /// the SCI, a FACS (S3 and S5), the 8259s and the PIT's IRQ0 override.
+    /// What kvm-unit-tests and firmware-era guests expect.
+    #[default]
+    Full,
+    /// Hardware-reduced ACPI, as QEMU's microvm: no PM blocks, PM timer,
+    /// SCI or FACS; no 8259s declared (Linux then skips them, the PIT and
+    /// their checks); COM1 declared in the DSDT; power-off through the
+    /// FADT's sleep control register. S5 only.
+    Reduced,
+}
+
 /// How to build a machine.
 pub struct MachineConfig {
     /// Guest RAM in MiB (1..=3072).
@@ -79,6 +94,9 @@ pub struct MachineConfig {
     pub irqchip: trapline_kvm::Irqchip,
     /// The in-kernel PIT (needs the full irqchip; `--no-pit` turns it off).
     pub pit: bool,
+    /// The ACPI hardware model the PC's tables describe (`--acpi`); `virt`
+    /// has no ACPI.
+    pub acpi: AcpiMode,
     /// The CPU model (`--cpu`; default `host`).
     pub cpu: trapline_kvm::CpuModel,
     /// The guest image bytes: borrowed for a built-in payload (no copy of
@@ -152,6 +170,7 @@ impl MachineConfig {
             irqchip: trapline_kvm::Irqchip::Kernel,
             // The PIT is the PC's; `virt` has none.
             pit: cfg!(target_arch = "x86_64"),
+            acpi: AcpiMode::Full,
             cpu: trapline_kvm::CpuModel::default(),
             kernel: kernel.into(),
             kernel_name: kernel_name.into(),

@@ -37,7 +37,9 @@ use arch::x86_64::{interrupts, platform};
 pub use arch::x86_64::{layout, sleep};
 
 pub use assemble::Machine;
-pub use config::{MachineConfig, MetricsSink, SeccompMode, VirtioConfig, VirtioIrq, VirtioNotify};
+pub use config::{
+    AcpiMode, MachineConfig, MetricsSink, SeccompMode, VirtioConfig, VirtioIrq, VirtioNotify,
+};
 pub use error::MachineError;
 pub use extension::{ExtensionContext, ExtensionHandle, MachineExtension};
 pub use outcome::{status, Outcome};

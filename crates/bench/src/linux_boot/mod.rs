@@ -212,6 +212,8 @@ struct Setup<'a> {
     initrd: &'a Path,
     smp: u32,
     cpu: &'a str,
+    /// trapline's `--acpi` (QEMU's microvm is always hardware-reduced).
+    acpi: &'a str,
     dir: &'a Path,
     timeout: Duration,
 }
@@ -225,7 +227,7 @@ fn boot_trapline(s: &Setup, i: u32) -> Result<Boot, String> {
         .arg("--initrd")
         .arg(s.initrd)
         .args(["--append", APPEND, "--smp", &s.smp.to_string()])
-        .args(["--cpu", s.cpu])
+        .args(["--cpu", s.cpu, "--acpi", s.acpi])
         .arg(format!("--stat={}", stat.display()))
         .args(["--stat-format", "json"])
         .args(["--timeout", &s.timeout.as_secs().to_string()]);
@@ -358,7 +360,7 @@ fn values(boots: &[Boot], vmm: Vmm, f: impl Fn(&Boot) -> Option<f64>) -> Vec<f64
 }
 
 /// Print the view's report.
-pub fn report(boots: &[Boot], sides: &[Vmm], cpu: &str, smp: u32) {
+pub fn report(boots: &[Boot], sides: &[Vmm], cpu: &str, acpi: &str, smp: u32) {
     let t = Vmm::Trapline;
     let q = Vmm::QemuMicrovm;
     let pairs = boots.iter().filter(|b| b.vmm == t).count();
@@ -367,6 +369,19 @@ pub fn report(boots: &[Boot], sides: &[Vmm], cpu: &str, smp: u32) {
         "linux-boot: Linux 6.1 (PVH vmlinux), tinit32 initramfs, {smp} vCPU(s), 128 MiB, \
          -cpu {cpu} on every VMM; {pairs} boot(s) each{}",
         if sides.len() > 1 { ", interleaved" } else { "" }
+    );
+    println!(
+        "machines: trapline's PC with {} ACPI (--acpi {acpi}){}",
+        if acpi == "reduced" {
+            "hardware-reduced"
+        } else {
+            "full"
+        },
+        if sides.len() > 1 {
+            "; QEMU microvm (hardware-reduced ACPI, no PCI)"
+        } else {
+            ""
+        }
     );
     println!(
         "host: {}; load average at the end {:.1} {:.1} {:.1} (wall times stretch with load; CPU \
@@ -524,6 +539,7 @@ pub fn main(
     smp: u32,
     repeat: u32,
     cpu: &str,
+    acpi: &str,
     peer: Option<&crate::peer::Qemu>,
     timeout: Duration,
 ) -> i32 {
@@ -555,6 +571,7 @@ pub fn main(
         initrd: &initrd,
         smp,
         cpu,
+        acpi,
         dir: &dir,
         timeout,
     };
@@ -594,7 +611,7 @@ pub fn main(
             }
         }
     }
-    report(&boots, &sides, cpu, smp);
+    report(&boots, &sides, cpu, acpi, smp);
     let _ = std::fs::remove_dir_all(&dir);
     if ok && !boots.is_empty() {
         0

@@ -1,5 +1,7 @@
-//! The few bytes of AML the DSDT needs: a named package of integers.
-//! Encodings from the ACPI spec, section 20 (AML grammar).
+//! The few bytes of AML the DSDT needs: named packages of integers, and
+//! for the hardware-reduced machine one device with an ID and a resource
+//! template. Encodings from the ACPI spec, section 20 (AML grammar), and
+//! 6.4 (resource descriptors).
 
 /// NameOp: `Name(NameString, DataRefObject)`.
 const NAME_OP: u8 = 0x08;
@@ -10,6 +12,23 @@ const ZERO_OP: u8 = 0x00;
 const ONE_OP: u8 = 0x01;
 /// BytePrefix: an 8-bit integer follows.
 const BYTE_PREFIX: u8 = 0x0A;
+/// DWordPrefix: a 32-bit integer follows.
+const DWORD_PREFIX: u8 = 0x0C;
+/// BufferOp: `Buffer(PkgLength BufferSize ByteList)`.
+const BUFFER_OP: u8 = 0x11;
+/// ExtOpPrefix, DeviceOp: `Device(PkgLength NameString TermList)`.
+const DEVICE_OP: [u8; 2] = [0x5B, 0x82];
+/// Small resource: I/O port descriptor (type 0x08, 7 bytes of data).
+const RES_IO: [u8; 1] = [0x47];
+/// I/O descriptor information: the device decodes 16 address bits.
+const RES_IO_DECODE16: u8 = 1;
+/// Large resource: extended interrupt descriptor (type 0x09).
+const RES_EXT_IRQ: u8 = 0x89;
+/// Extended interrupt flags: consumer (bit 0), edge triggered (bit 1),
+/// active high (bit 2 clear), exclusive (bit 3 clear).
+const RES_EXT_IRQ_CONSUMER_EDGE_HIGH: u8 = 0b0011;
+/// End tag; a checksum byte of 0 means "not checked".
+const RES_END: [u8; 2] = [0x79, 0x00];
 /// The longest PkgLength the one-byte encoding can express (6 bits).
 const PKG_LENGTH_ONE_BYTE_MAX: usize = 0x3F;
 /// The longest PkgLength the 2-byte encoding can express (4 + 8 bits).
@@ -54,9 +73,139 @@ pub(super) fn named_package(out: &mut Vec<u8>, name: &[u8; 4], values: &[u8]) {
     out.extend_from_slice(&body);
 }
 
+/// `Name(<name>, <DWord>)`.
+pub(super) fn named_dword(out: &mut Vec<u8>, name: &[u8; 4], value: u32) {
+    out.push(NAME_OP);
+    out.extend_from_slice(name);
+    out.push(DWORD_PREFIX);
+    out.extend_from_slice(&value.to_le_bytes());
+}
+
+/// `Name(<name>, <small integer>)`.
+pub(super) fn named_integer(out: &mut Vec<u8>, name: &[u8; 4], value: u8) {
+    out.push(NAME_OP);
+    out.extend_from_slice(name);
+    integer(out, value);
+}
+
+/// `Name(<name>, Buffer() { bytes })`. Resource templates are far shorter
+/// than the 255 bytes a BytePrefix size holds; longer input is cut there.
+pub(super) fn named_buffer(out: &mut Vec<u8>, name: &[u8; 4], bytes: &[u8]) {
+    let bytes = &bytes[..bytes.len().min(u8::MAX as usize)];
+    let mut body = vec![BYTE_PREFIX, bytes.len() as u8];
+    body.extend_from_slice(bytes);
+    out.push(NAME_OP);
+    out.extend_from_slice(name);
+    out.push(BUFFER_OP);
+    pkg_length(out, body.len());
+    out.extend_from_slice(&body);
+}
+
+/// `Device(<name>) { body }`.
+pub(super) fn device(out: &mut Vec<u8>, name: &[u8; 4], body: &[u8]) {
+    let mut inner = name.to_vec();
+    inner.extend_from_slice(body);
+    out.extend_from_slice(&DEVICE_OP);
+    pkg_length(out, inner.len());
+    out.extend_from_slice(&inner);
+}
+
+/// `EisaId("PNPxxxx")` as the 32-bit integer it compiles to: three
+/// letters of 5 bits each (A = 1) and four hex digits, stored big-endian.
+/// `None` for a malformed ID.
+pub(super) fn eisa_id(id: &[u8; 7]) -> Option<u32> {
+    let mut v: u32 = 0;
+    for &c in &id[..3] {
+        if !c.is_ascii_uppercase() {
+            return None;
+        }
+        v = v << 5 | u32::from(c - b'@');
+    }
+    for &c in &id[3..] {
+        v = v << 4 | (c as char).to_digit(16)?;
+    }
+    // 15 bits of letters and 16 of digits, high bit clear; the bytes in
+    // memory are the big-endian value, so the AML DWord is its swap.
+    Some(v.swap_bytes())
+}
+
+/// A resource template with one 16-bit-decoded I/O range of `len` ports at
+/// `port` and one exclusive, edge-triggered, active-high interrupt on
+/// `gsi`, as a PC serial port declares them (what QEMU's microvm writes
+/// for COM1).
+pub(super) fn io_and_interrupt(port: u16, len: u8, gsi: u32) -> Vec<u8> {
+    let mut r = RES_IO.to_vec();
+    r.push(RES_IO_DECODE16);
+    r.extend_from_slice(&port.to_le_bytes()); // minimum base
+    r.extend_from_slice(&port.to_le_bytes()); // maximum base
+    r.push(1); // alignment
+    r.push(len);
+    // Flags, table length, then the interrupt numbers.
+    let data = [
+        &[RES_EXT_IRQ_CONSUMER_EDGE_HIGH, 1][..],
+        &gsi.to_le_bytes()[..],
+    ]
+    .concat();
+    r.push(RES_EXT_IRQ);
+    r.extend_from_slice(&(data.len() as u16).to_le_bytes());
+    r.extend_from_slice(&data);
+    r.extend_from_slice(&RES_END);
+    r
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn eisa_ids_compile_like_iasl() {
+        // iasl: EisaId ("PNP0501") -> 0x0105D041, EisaId ("PNP0A03") -> 0x030AD041.
+        assert_eq!(eisa_id(b"PNP0501"), Some(0x0105_D041));
+        assert_eq!(eisa_id(b"PNP0A03"), Some(0x030A_D041));
+        assert_eq!(eisa_id(b"pnp0501"), None);
+        assert_eq!(eisa_id(b"PNP05G1"), None);
+    }
+
+    #[test]
+    fn com1_resources_match_iasl() {
+        // iasl compiles `IO (Decode16, 0x03F8, 0x03F8, 0x01, 0x08)` and
+        // `Interrupt (ResourceConsumer, Edge, ActiveHigh, Exclusive) {4}`
+        // to these bytes, then the end tag.
+        assert_eq!(
+            io_and_interrupt(0x3F8, 8, 4),
+            [
+                0x47, 0x01, 0xF8, 0x03, 0xF8, 0x03, 0x01, 0x08, //
+                0x89, 0x06, 0x00, 0x03, 0x01, 0x04, 0x00, 0x00, 0x00, //
+                0x79, 0x00
+            ]
+        );
+    }
+
+    #[test]
+    fn a_device_wraps_its_name_and_body() {
+        let mut body = Vec::new();
+        named_dword(&mut body, b"_HID", 0x0105_D041);
+        named_integer(&mut body, b"_UID", 0);
+        let mut out = Vec::new();
+        device(&mut out, b"COM1", &body);
+        assert_eq!(&out[..2], &DEVICE_OP);
+        assert_eq!(usize::from(out[2]), 1 + 4 + body.len());
+        assert_eq!(&out[3..7], b"COM1");
+        assert_eq!(&out[7..], &body[..]);
+        assert_eq!(
+            body,
+            [
+                0x08, b'_', b'H', b'I', b'D', 0x0C, 0x41, 0xD0, 0x05, 0x01, 0x08, b'_', b'U', b'I',
+                b'D', 0x00
+            ]
+        );
+        let mut buf = Vec::new();
+        named_buffer(&mut buf, b"_CRS", &[1, 2, 3]);
+        assert_eq!(
+            buf,
+            [0x08, b'_', b'C', b'R', b'S', 0x11, 0x06, 0x0A, 3, 1, 2, 3]
+        );
+    }
 
     #[test]
     fn s5_package_matches_iasl() {

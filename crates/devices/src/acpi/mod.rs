@@ -18,11 +18,18 @@
 //! kvm-unit-tests only reads RSDP → RSDT/XSDT → FACP.PM_TMR_BLK (and s3
 //! the PM1 blocks and FACS); the MADT and MCFG are there for guests that
 //! look (Linux, or tests written later).
+//!
+//! [`AcpiBuilder::reduced`] describes a hardware-reduced ACPI machine
+//! instead (as QEMU's microvm): a revision 5 FADT with HW_REDUCED_ACPI and
+//! sleep control/status registers, no FACS, no PM1 blocks or PM timer, no
+//! SCI; a MADT without the 8259s and their overrides; COM1 in the DSDT.
 
 mod aml;
 #[cfg(any(test, feature = "test-utils"))]
 pub mod parse;
 mod tables;
+
+pub use tables::{Com1, SleepRegisters};
 
 use crate::pm_timer::PmPorts;
 
@@ -106,11 +113,27 @@ pub struct AcpiTables {
     pub tables: Vec<TableInfo>,
 }
 
+/// The ACPI hardware model the tables describe.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum AcpiHardware {
+    /// A PC's fixed hardware: PM1 event/control blocks and the PM timer at
+    /// these ports, the SCI, a FACS, the 8259s and the PIT's override.
+    Full(PmPorts),
+    /// Hardware-reduced ACPI: sleep through these registers; COM1 is a
+    /// DSDT device.
+    Reduced {
+        /// The FADT's sleep control and status registers.
+        sleep: SleepRegisters,
+        /// The serial port the DSDT declares.
+        com1: Com1,
+    },
+}
+
 /// Parameters of the tables; see [`AcpiBuilder::build`].
 #[derive(Clone, Debug)]
 pub struct AcpiBuilder {
     cpus: u32,
-    pm: PmPorts,
+    hardware: AcpiHardware,
     ecam: Option<Ecam>,
 }
 
@@ -118,7 +141,7 @@ impl Default for AcpiBuilder {
     fn default() -> Self {
         Self {
             cpus: 1,
-            pm: PmPorts::PIIX4,
+            hardware: AcpiHardware::Full(PmPorts::PIIX4),
             ecam: None,
         }
     }
@@ -153,7 +176,13 @@ impl AcpiBuilder {
     /// The PM ports the FADT advertises (default [`PmPorts::PIIX4`], which
     /// is where [`crate::pm_timer::PmIo`] is meant to be mapped).
     pub fn pm_ports(mut self, pm: PmPorts) -> Self {
-        self.pm = pm;
+        self.hardware = AcpiHardware::Full(pm);
+        self
+    }
+
+    /// Describe a hardware-reduced ACPI machine (replaces any PM ports).
+    pub fn reduced(mut self, sleep: SleepRegisters, com1: Com1) -> Self {
+        self.hardware = AcpiHardware::Reduced { sleep, com1 };
         self
     }
 
@@ -177,14 +206,20 @@ impl AcpiBuilder {
         }
 
         // Tables whose contents do not depend on addresses.
-        let facs = tables::facs();
-        let dsdt = tables::dsdt();
+        let (facs, dsdt, legacy) = match self.hardware {
+            AcpiHardware::Full(_) => (
+                Some(tables::facs()),
+                tables::dsdt(),
+                Some(tables::LegacyIrqs { sci_irq: SCI_IRQ }),
+            ),
+            AcpiHardware::Reduced { com1, .. } => (None, tables::dsdt_reduced(&com1), None),
+        };
         let madt = tables::madt(&tables::MadtParams {
             cpus: self.cpus,
             lapic_addr: LAPIC_ADDR,
             ioapic_id: IOAPIC_ID,
             ioapic_addr: IOAPIC_ADDR,
-            sci_irq: SCI_IRQ,
+            legacy,
         });
         let mcfg = match (self.ecam, ecam_last_bus) {
             (Some(e), Some(last)) => Some(tables::mcfg(e.base, last)),
@@ -195,9 +230,15 @@ impl AcpiBuilder {
         // Addresses: sizes of the pointer tables are known up front.
         let mut layout = Layout { next: 0 };
         let at_rsdp = layout.place(tables::RSDP_LEN, TABLE_ALIGN);
-        let at_facs = layout.place(facs.len(), tables::FACS_ALIGN);
+        let at_facs = facs
+            .as_ref()
+            .map(|f| layout.place(f.len(), tables::FACS_ALIGN));
         let at_dsdt = layout.place(dsdt.len(), TABLE_ALIGN);
-        let at_fadt = layout.place(tables::FADT_LEN, TABLE_ALIGN);
+        let fadt_len = match self.hardware {
+            AcpiHardware::Full(_) => tables::FADT_LEN,
+            AcpiHardware::Reduced { .. } => tables::FADT_REDUCED_LEN,
+        };
+        let at_fadt = layout.place(fadt_len, TABLE_ALIGN);
         let at_madt = layout.place(madt.len(), TABLE_ALIGN);
         let at_mcfg = mcfg.as_ref().map(|m| layout.place(m.len(), TABLE_ALIGN));
         let at_rsdt = layout.place(tables::rsdt_len(n_entries), TABLE_ALIGN);
@@ -211,12 +252,15 @@ impl AcpiBuilder {
         let gpa = |offset: usize| ACPI_AREA_BASE + offset as u64;
         let gpa32 = |offset: usize| gpa(offset) as u32;
 
-        let fadt = tables::fadt(&tables::FadtParams {
-            facs: gpa32(at_facs),
-            dsdt: gpa32(at_dsdt),
-            pm: self.pm,
-            sci_irq: SCI_IRQ,
-        });
+        let fadt = match self.hardware {
+            AcpiHardware::Full(pm) => tables::fadt(&tables::FadtParams {
+                facs: at_facs.map_or(0, gpa32),
+                dsdt: gpa32(at_dsdt),
+                pm,
+                sci_irq: SCI_IRQ,
+            }),
+            AcpiHardware::Reduced { sleep, .. } => tables::fadt_reduced(gpa32(at_dsdt), sleep),
+        };
         let mut entries = vec![at_fadt, at_madt];
         entries.extend(at_mcfg);
         let rsdt = tables::rsdt(&entries.iter().map(|&o| gpa32(o)).collect::<Vec<_>>());
@@ -234,7 +278,9 @@ impl AcpiBuilder {
             });
         };
         put(*b"RSD ", at_rsdp, &rsdp);
-        put(*b"FACS", at_facs, &facs);
+        if let (Some(at), Some(f)) = (at_facs, &facs) {
+            put(*b"FACS", at, f);
+        }
         put(*b"DSDT", at_dsdt, &dsdt);
         put(*b"FACP", at_fadt, &fadt);
         put(*b"APIC", at_madt, &madt);

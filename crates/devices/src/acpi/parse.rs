@@ -113,6 +113,11 @@ pub struct Fadt {
     pub x_pm1a_cnt_blk: Option<u64>,
     /// Address of X_PM_TMR_BLK (GAS at 208).
     pub x_pm_tmr_blk: Option<u64>,
+    /// SLEEP_CONTROL_REG (GAS at 244, ACPI 5.0+) as (address space,
+    /// access size, address).
+    pub sleep_control: Option<(u8, u8, u64)>,
+    /// SLEEP_STATUS_REG (GAS at 256).
+    pub sleep_status: Option<(u8, u8, u64)>,
 }
 
 /// A MADT local APIC (type 0) or local x2APIC (type 9) structure.
@@ -512,6 +517,8 @@ fn decode_fadt(t: &[u8], addr: u64) -> Result<Fadt, ParseError> {
         x_pm1a_evt_blk: gas_addr(148),
         x_pm1a_cnt_blk: gas_addr(172),
         x_pm_tmr_blk: gas_addr(208),
+        sleep_control: (t.len() >= 256).then(|| (t[244], t[247], le(t, 248, 8))),
+        sleep_status: (t.len() >= 268).then(|| (t[256], t[259], le(t, 260, 8))),
     };
     // ACPI 2.0+ (revision 3+) FADTs carry the X_ fields.
     if fadt.revision >= 3 && t.len() < 244 {

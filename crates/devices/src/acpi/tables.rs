@@ -45,6 +45,17 @@ const IAPC_BOOT_ARCH: u16 = 1 << 2;
 const P_LVL2_LAT: u16 = 0x0FFF;
 const P_LVL3_LAT: u16 = 0x0FFF;
 
+/// The hardware-reduced machine's FADT: revision 5 (ACPI 5.0, the first
+/// with the sleep control and status registers), 268 bytes.
+pub(super) const FADT_REDUCED_LEN: usize = 268;
+const FADT_REDUCED_REVISION: u8 = 5;
+/// FADT flags of the hardware-reduced machine: WBINVD, PROC_C1 and
+/// HW_REDUCED_ACPI (bit 20): no PM1 blocks, PM timer, SCI, GPEs or FACS;
+/// Linux then skips the 8259s, the PIT and their checks altogether.
+pub(super) const FADT_REDUCED_FLAGS: u32 = 1 << 0 | 1 << 2 | 1 << 20;
+/// The sleep registers are bytes.
+const GAS_ACCESS_BYTE: u8 = 1;
+
 /// FACS: 64 bytes, version 1 (ACPI 2.0).
 pub(super) const FACS_LEN: usize = 64;
 /// The FACS must be 64-byte aligned.
@@ -246,6 +257,87 @@ pub(super) fn dsdt() -> Vec<u8> {
     t.finish()
 }
 
+/// The hardware-reduced machine's DSDT: `_S5` (no `_S3`: that machine
+/// does not suspend), and COM1 as a PNP0501 device with its ports and its
+/// interrupt. Without the 8259s Linux preallocates no ISA IRQs, so the
+/// serial driver finds the port's interrupt only here (as on QEMU's
+/// microvm).
+pub(super) fn dsdt_reduced(com1: &Com1) -> Vec<u8> {
+    let mut body = Vec::new();
+    aml::named_package(&mut body, b"_S5_", &[S5_SLP_TYP, S5_SLP_TYP, 0, 0]);
+    let mut dev = Vec::new();
+    // A constant: the test below pins that it encodes.
+    aml::named_dword(&mut dev, b"_HID", aml::eisa_id(b"PNP0501").unwrap_or(0));
+    aml::named_integer(&mut dev, b"_UID", 0);
+    aml::named_buffer(
+        &mut dev,
+        b"_CRS",
+        &aml::io_and_interrupt(com1.port, com1.ports, com1.gsi),
+    );
+    aml::device(&mut body, b"COM1", &dev);
+    let mut t = Table::new(b"DSDT", DSDT_REVISION);
+    t.raw(&body);
+    t.finish()
+}
+
+/// COM1 as the hardware-reduced DSDT declares it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Com1 {
+    /// First I/O port.
+    pub port: u16,
+    /// Number of ports.
+    pub ports: u8,
+    /// Its interrupt's GSI (an IOAPIC pin).
+    pub gsi: u32,
+}
+
+/// The sleep registers of a hardware-reduced FADT (I/O ports, one byte
+/// each).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SleepRegisters {
+    /// SLEEP_CONTROL_REG: SLP_TYP in bits 4:2, SLP_EN bit 5.
+    pub control: u16,
+    /// SLEEP_STATUS_REG: WAK_STS bit 7.
+    pub status: u16,
+}
+
+/// The hardware-reduced FADT (revision 5): the DSDT, the flags, and the
+/// sleep control and status registers; every PM1/PM timer/GPE block, the
+/// SCI and the FACS are absent (ACPI 6.x, 4.1 "Hardware-Reduced ACPI").
+pub(super) fn fadt_reduced(dsdt: u32, sleep: SleepRegisters) -> Vec<u8> {
+    let mut t = Table::new(b"FACP", FADT_REDUCED_REVISION);
+    t.u32(0) // 36 FIRMWARE_CTRL: no FACS
+        .u32(dsdt) // 40 DSDT
+        .u8(0) // 44 reserved
+        .u8(0) // 45 Preferred_PM_Profile: unspecified
+        .u16(0) // 46 SCI_INT: none
+        .u32(0) // 48 SMI_CMD
+        .raw(&[0; 4]) // 52 ACPI_ENABLE, ACPI_DISABLE, S4BIOS_REQ, PSTATE_CNT
+        .raw(&[0; 4 * 7]) // 56..84 PM1a/b EVT, PM1a/b CNT, PM2 CNT, PM_TMR, GPE0
+        .u32(0) // 84 GPE1_BLK
+        .raw(&[0; 8]) // 88..96 block lengths, GPE1_BASE, CST_CNT
+        .u16(P_LVL2_LAT) // 96
+        .u16(P_LVL3_LAT) // 98
+        .raw(&[0; 8]) // 100..108 FLUSH_SIZE/STRIDE, DUTY, DAY/MON_ALRM
+        .u8(RTC_CENTURY_INDEX) // 108 CENTURY
+        .u16(IAPC_BOOT_ARCH) // 109
+        .u8(0) // 111 reserved
+        .u32(FADT_REDUCED_FLAGS) // 112 Flags
+        .gas_none() // 116 RESET_REG
+        .u8(0) // 128 RESET_VALUE
+        .u16(0) // 129 ARM_BOOT_ARCH
+        .u8(0) // 131 FADT minor version
+        .u64(0) // 132 X_FIRMWARE_CTRL
+        .u64(dsdt.into()); // 140 X_DSDT
+    for _ in 0..8 {
+        // 148..244: X_PM1a/b_EVT, X_PM1a/b_CNT, X_PM2_CNT, X_PM_TMR, X_GPE0/1
+        t.gas_none();
+    }
+    t.gas_io(sleep.control, 8, GAS_ACCESS_BYTE) // 244 SLEEP_CONTROL_REG
+        .gas_io(sleep.status, 8, GAS_ACCESS_BYTE); // 256 SLEEP_STATUS_REG
+    t.finish()
+}
+
 /// What the FADT points at.
 pub(super) struct FadtParams {
     pub facs: u32,
@@ -325,6 +417,14 @@ pub(super) struct MadtParams {
     pub lapic_addr: u32,
     pub ioapic_id: u8,
     pub ioapic_addr: u32,
+    /// The PC's legacy interrupts: the 8259s (PCAT_COMPAT), the PIT's
+    /// IRQ0 -> GSI2 and the SCI's overrides. The hardware-reduced machine
+    /// has none of them.
+    pub legacy: Option<LegacyIrqs>,
+}
+
+/// See [`MadtParams::legacy`].
+pub(super) struct LegacyIrqs {
     pub sci_irq: u8,
 }
 
@@ -336,7 +436,12 @@ pub(super) struct MadtParams {
 /// structure only covers xAPIC processor UIDs).
 pub(super) fn madt(p: &MadtParams) -> Vec<u8> {
     let mut t = Table::new(b"APIC", MADT_REVISION);
-    t.u32(p.lapic_addr).u32(MADT_PCAT_COMPAT);
+    let flags = if p.legacy.is_some() {
+        MADT_PCAT_COMPAT
+    } else {
+        0
+    };
+    t.u32(p.lapic_addr).u32(flags);
     for id in 0..p.cpus {
         if id <= XAPIC_MAX_ID {
             t.u8(MADT_LAPIC).u8(MADT_LAPIC_LEN);
@@ -348,15 +453,17 @@ pub(super) fn madt(p: &MadtParams) -> Vec<u8> {
     }
     t.u8(MADT_IOAPIC).u8(MADT_IOAPIC_LEN);
     t.u8(p.ioapic_id).u8(0).u32(p.ioapic_addr).u32(0);
-    // The PIT's IRQ0 is wired to IOAPIC pin 2 on every PC (and KVM's
-    // default routing does the same).
-    t.u8(MADT_ISO).u8(MADT_ISO_LEN);
-    t.u8(ISA_BUS).u8(0).u32(2).u16(INTI_CONFORMS);
-    t.u8(MADT_ISO).u8(MADT_ISO_LEN);
-    t.u8(ISA_BUS)
-        .u8(p.sci_irq)
-        .u32(p.sci_irq.into())
-        .u16(INTI_ACTIVE_HIGH_LEVEL);
+    if let Some(legacy) = &p.legacy {
+        // The PIT's IRQ0 is wired to IOAPIC pin 2 on every PC (and KVM's
+        // default routing does the same).
+        t.u8(MADT_ISO).u8(MADT_ISO_LEN);
+        t.u8(ISA_BUS).u8(0).u32(2).u16(INTI_CONFORMS);
+        t.u8(MADT_ISO).u8(MADT_ISO_LEN);
+        t.u8(ISA_BUS)
+            .u8(legacy.sci_irq)
+            .u32(legacy.sci_irq.into())
+            .u16(INTI_ACTIVE_HIGH_LEVEL);
+    }
     t.u8(MADT_LAPIC_NMI).u8(MADT_LAPIC_NMI_LEN);
     t.u8(NMI_ALL_PROCESSORS).u16(INTI_CONFORMS).u8(NMI_LINT);
     if p.cpus > XAPIC_MAX_ID + 1 {
@@ -369,7 +476,8 @@ pub(super) fn madt(p: &MadtParams) -> Vec<u8> {
     t.finish()
 }
 
-/// Length of the MADT for `cpus` vCPUs, without building it.
+/// Length of the MADT for `cpus` vCPUs, without building it (the legacy
+/// overrides counted: the longer of the two forms).
 pub(super) fn madt_len(cpus: u32) -> usize {
     let xapic = cpus.min(XAPIC_MAX_ID + 1) as usize;
     let x2apic = cpus.saturating_sub(XAPIC_MAX_ID + 1) as usize;

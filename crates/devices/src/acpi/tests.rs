@@ -326,3 +326,112 @@ fn fadt_names_the_rtc_century_register_like_qemu() {
     let o = (fadt.gpa - t.base) as usize;
     assert_eq!(t.bytes[o + 108], 0x32);
 }
+
+fn reduced(cpus: u32) -> AcpiTables {
+    AcpiBuilder::new()
+        .cpus(cpus)
+        .ecam(0xC000_0000, 1)
+        .reduced(
+            SleepRegisters {
+                control: 0x610,
+                status: 0x611,
+            },
+            Com1 {
+                port: 0x3F8,
+                ports: 8,
+                gsi: 4,
+            },
+        )
+        .build()
+        .unwrap()
+}
+
+fn contains(haystack: &[u8], needle: &[u8]) -> bool {
+    haystack.windows(needle.len()).any(|w| w == needle)
+}
+
+#[test]
+fn hardware_reduced_fadt_has_sleep_registers_and_no_fixed_hardware() {
+    let t = reduced(2);
+    let p = parse(t.base, &t.bytes).unwrap();
+    let f = p.fadt.clone().unwrap();
+    assert_eq!((f.revision, f.len), (5, 268));
+    assert_ne!(f.flags & (1 << 20), 0, "HW_REDUCED_ACPI");
+    assert_eq!(
+        (f.firmware_ctrl, f.sci_int, f.smi_cmd),
+        (0, 0, 0),
+        "no FACS, no SCI"
+    );
+    assert_eq!(
+        (f.pm1a_evt_blk, f.pm1a_cnt_blk, f.pm_tmr_blk),
+        (0, 0, 0),
+        "no PM1 blocks, no PM timer"
+    );
+    assert_eq!((f.x_pm1a_evt_blk, f.x_pm_tmr_blk), (Some(0), Some(0)));
+    // System I/O, byte access, the two ports.
+    assert_eq!(f.sleep_control, Some((1, 1, 0x610)));
+    assert_eq!(f.sleep_status, Some((1, 1, 0x611)));
+    assert!(p.find("FACS").is_none());
+    assert!(t.tables.iter().all(|x| &x.signature != b"FACS"));
+    // S5 only: this machine does not suspend.
+    assert_eq!(p.s5_slp_typ, Some(S5_SLP_TYP));
+    assert_eq!(p.s3_slp_typ, None);
+    // The MCFG is still there for the PCI host.
+    assert!(p.find("MCFG").is_some());
+}
+
+#[test]
+fn hardware_reduced_madt_declares_no_8259s_and_no_overrides() {
+    let p = parse(reduced(3).base, &reduced(3).bytes).unwrap();
+    let m = p.madt.unwrap();
+    assert_eq!(m.flags & 1, 0, "PCAT_COMPAT clear: no 8259s");
+    assert!(m.overrides.is_empty());
+    assert_eq!(m.lapics.len(), 3);
+    assert_eq!(m.ioapics.len(), 1);
+    assert_eq!(m.nmis.len(), 1);
+    // The full machine keeps both.
+    let full = build(3);
+    let m = parse(full.base, &full.bytes).unwrap().madt.unwrap();
+    assert_eq!((m.flags & 1, m.overrides.len()), (1, 2));
+    assert!(
+        tables::madt_len(3)
+            >= reduced(3)
+                .tables
+                .iter()
+                .find(|t| &t.signature == b"APIC")
+                .unwrap()
+                .len
+    );
+}
+
+#[test]
+fn hardware_reduced_dsdt_declares_com1_with_its_ports_and_gsi() {
+    let t = reduced(1);
+    let p = parse(t.base, &t.bytes).unwrap();
+    let d = p.find("DSDT").unwrap();
+    let o = (d.addr - t.base) as usize;
+    let dsdt = &t.bytes[o..o + d.len as usize];
+    // Device (COM1) with _HID EisaId("PNP0501"), _UID 0 and a _CRS of
+    // IO(Decode16, 0x3F8, 0x3F8, 1, 8) + Interrupt(Consumer, Edge,
+    // ActiveHigh, Exclusive) {4}.
+    assert!(contains(dsdt, &[0x5B, 0x82]));
+    assert!(contains(dsdt, b"COM1"));
+    assert!(contains(
+        dsdt,
+        &[b'_', b'H', b'I', b'D', 0x0C, 0x41, 0xD0, 0x05, 0x01]
+    ));
+    assert!(contains(dsdt, &[b'_', b'U', b'I', b'D', 0x00]));
+    assert!(contains(
+        dsdt,
+        &[
+            0x47, 0x01, 0xF8, 0x03, 0xF8, 0x03, 0x01, 0x08, 0x89, 0x06, 0x00, 0x03, 0x01, 4, 0, 0,
+            0, 0x79, 0x00
+        ]
+    ));
+    // The full machine's DSDT has no devices.
+    let full = build(1);
+    let fp = parse(full.base, &full.bytes).unwrap();
+    let fd = fp.find("DSDT").unwrap();
+    let fo = (fd.addr - full.base) as usize;
+    assert!(!contains(&full.bytes[fo..fo + fd.len as usize], b"COM1"));
+}

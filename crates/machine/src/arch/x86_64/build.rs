@@ -144,6 +144,7 @@ impl Machine {
                 ecam_ro: config.ecam_ro,
                 any_length: kvm.has_ioeventfd_any_length(),
                 seccomp: config.seccomp != crate::SeccompMode::Off,
+                acpi: config.acpi,
             },
             &mut pio,
             &mut mmio,

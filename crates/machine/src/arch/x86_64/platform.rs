@@ -8,7 +8,10 @@ use std::sync::Arc;
 
 use kvm_ioctls::VmFd;
 use trapline_bus::BusBuilder;
-use trapline_devices::acpi::AcpiBuilder;
+use trapline_devices::acpi::{AcpiBuilder, Com1, SleepRegisters};
+use trapline_devices::acpi_sleep::{
+    SleepRegs, SLEEP_CONTROL_PORT, SLEEP_REGS_LEN, SLEEP_STATUS_PORT,
+};
 use trapline_devices::fw_cfg::{FwCfg, FW_CFG_IO_BASE, FW_CFG_IO_LEN};
 use trapline_devices::lapic_fallback::{LapicFallback, LAPIC_PAGE_BASE, LAPIC_PAGE_LEN};
 use trapline_devices::pc_testdev::{IrqLine, PageFlusher, PcTestdev};
@@ -16,11 +19,13 @@ use trapline_devices::pci::{PciDevices, PciLayout};
 use trapline_devices::pm_timer::{PmIo, PmPorts, PM_IO_BASE, PM_IO_LEN};
 use trapline_devices::rtc::timer::RtcTimer;
 use trapline_devices::rtc::{CmosMemory, Rtc, RTC_PORT, RTC_PORT_LEN};
+use trapline_devices::serial::UART_LEN;
 use trapline_kvm::Vm;
 use vm_memory::{Bytes, GuestAddress, GuestMemoryBackend};
 
 use crate::deferred::{DeferredStart, Helper};
 use crate::layout::ECAM_BASE;
+use crate::AcpiMode;
 use crate::MachineError;
 
 /// pc-testdev's "flush page": make KVM re-fault the page by taking the host
@@ -66,6 +71,9 @@ pub(crate) struct PlatformOptions {
     pub any_length: bool,
     /// Install the helper seccomp filter on the RTC's timer thread.
     pub seccomp: bool,
+    /// The ACPI hardware model (and so whether the PM block or the
+    /// hardware-reduced sleep registers are mapped).
+    pub acpi: AcpiMode,
 }
 
 /// What the machine keeps of the platform after building it.
@@ -119,8 +127,18 @@ pub(crate) fn build(
         FW_CFG_IO_LEN,
         Arc::new(fw_cfg),
     )?;
+    // The PM block exists either way (S3's wake state lives in it) but is
+    // on the bus only where the tables announce it.
     let pm = Arc::new(PmIo::new());
-    pio.insert("acpi-pm", PM_IO_BASE.into(), PM_IO_LEN, pm.clone())?;
+    match opts.acpi {
+        AcpiMode::Full => pio.insert("acpi-pm", PM_IO_BASE.into(), PM_IO_LEN, pm.clone())?,
+        AcpiMode::Reduced => pio.insert(
+            "acpi-sleep",
+            SLEEP_CONTROL_PORT.into(),
+            SLEEP_REGS_LEN,
+            Arc::new(SleepRegs),
+        )?,
+    }
     let rtc = Arc::new(Rtc::new(CmosMemory {
         ram_below_4g: cfg.mem_bytes,
         ram_above_4g: 0,
@@ -193,8 +211,22 @@ pub(crate) fn build(
 
     let acpi = AcpiBuilder::new()
         .cpus(cpus)
-        .pm_ports(PmPorts::PIIX4)
-        .ecam(ECAM_BASE, pci.layout.ecam_buses)
+        .ecam(ECAM_BASE, pci.layout.ecam_buses);
+    let acpi = match opts.acpi {
+        AcpiMode::Full => acpi.pm_ports(PmPorts::PIIX4),
+        AcpiMode::Reduced => acpi.reduced(
+            SleepRegisters {
+                control: SLEEP_CONTROL_PORT,
+                status: SLEEP_STATUS_PORT,
+            },
+            Com1 {
+                port: trapline_abi::COM1_PORT,
+                ports: UART_LEN as u8,
+                gsi: super::build::COM1_GSI,
+            },
+        ),
+    };
+    let acpi = acpi
         .build()
         .map_err(|e| MachineError::Config(format!("ACPI tables: {e}")))?;
     // Only the bytes the tables use: the rest of the 128 KiB area is fresh,
