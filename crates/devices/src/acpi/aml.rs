@@ -12,6 +12,8 @@ const ZERO_OP: u8 = 0x00;
 const ONE_OP: u8 = 0x01;
 /// BytePrefix: an 8-bit integer follows.
 const BYTE_PREFIX: u8 = 0x0A;
+/// StringPrefix: a NUL-terminated ASCII string follows.
+const STRING_PREFIX: u8 = 0x0D;
 /// DWordPrefix: a 32-bit integer follows.
 const DWORD_PREFIX: u8 = 0x0C;
 /// BufferOp: `Buffer(PkgLength BufferSize ByteList)`.
@@ -22,6 +24,10 @@ const DEVICE_OP: [u8; 2] = [0x5B, 0x82];
 const RES_IO: [u8; 1] = [0x47];
 /// I/O descriptor information: the device decodes 16 address bits.
 const RES_IO_DECODE16: u8 = 1;
+/// Large resource: 32-bit fixed memory range descriptor (type 0x06).
+const RES_MEM32_FIXED: u8 = 0x86;
+/// Memory range information: read/write.
+const RES_MEM_READ_WRITE: u8 = 1;
 /// Large resource: extended interrupt descriptor (type 0x09).
 const RES_EXT_IRQ: u8 = 0x89;
 /// Extended interrupt flags: consumer (bit 0), edge triggered (bit 1),
@@ -129,6 +135,36 @@ pub(super) fn eisa_id(id: &[u8; 7]) -> Option<u32> {
     Some(v.swap_bytes())
 }
 
+/// A resource template with one read/write 32-bit memory range of `len`
+/// bytes at `base` and one exclusive, edge-triggered, active-high
+/// interrupt on `gsi` (a virtio-mmio transport, as QEMU's microvm declares
+/// them, with the edge trigger the PC's ISA IRQs have).
+pub(super) fn memory_and_interrupt(base: u32, len: u32, gsi: u32) -> Vec<u8> {
+    let mut r = vec![RES_MEM32_FIXED];
+    r.extend_from_slice(&9u16.to_le_bytes());
+    r.push(RES_MEM_READ_WRITE);
+    r.extend_from_slice(&base.to_le_bytes());
+    r.extend_from_slice(&len.to_le_bytes());
+    let mut irq = interrupt(gsi);
+    r.append(&mut irq);
+    r.extend_from_slice(&RES_END);
+    r
+}
+
+/// One extended interrupt descriptor: consumer, edge, active high,
+/// exclusive, `gsi`.
+fn interrupt(gsi: u32) -> Vec<u8> {
+    let data = [
+        &[RES_EXT_IRQ_CONSUMER_EDGE_HIGH, 1][..],
+        &gsi.to_le_bytes()[..],
+    ]
+    .concat();
+    let mut r = vec![RES_EXT_IRQ];
+    r.extend_from_slice(&(data.len() as u16).to_le_bytes());
+    r.extend_from_slice(&data);
+    r
+}
+
 /// A resource template with one 16-bit-decoded I/O range of `len` ports at
 /// `port` and one exclusive, edge-triggered, active-high interrupt on
 /// `gsi`, as a PC serial port declares them (what QEMU's microvm writes
@@ -140,17 +176,18 @@ pub(super) fn io_and_interrupt(port: u16, len: u8, gsi: u32) -> Vec<u8> {
     r.extend_from_slice(&port.to_le_bytes()); // maximum base
     r.push(1); // alignment
     r.push(len);
-    // Flags, table length, then the interrupt numbers.
-    let data = [
-        &[RES_EXT_IRQ_CONSUMER_EDGE_HIGH, 1][..],
-        &gsi.to_le_bytes()[..],
-    ]
-    .concat();
-    r.push(RES_EXT_IRQ);
-    r.extend_from_slice(&(data.len() as u16).to_le_bytes());
-    r.extend_from_slice(&data);
+    r.append(&mut interrupt(gsi));
     r.extend_from_slice(&RES_END);
     r
+}
+
+/// A `_HID` that is a string, not an EISA ID (`"LNRO0005"`).
+pub(super) fn named_string(out: &mut Vec<u8>, name: &[u8; 4], value: &str) {
+    out.push(NAME_OP);
+    out.extend_from_slice(name);
+    out.push(STRING_PREFIX);
+    out.extend_from_slice(value.as_bytes());
+    out.push(0);
 }
 
 #[cfg(test)]
@@ -179,6 +216,23 @@ mod tests {
                 0x79, 0x00
             ]
         );
+    }
+
+    #[test]
+    fn virtio_mmio_resources_match_iasl() {
+        // iasl: `Memory32Fixed (ReadWrite, 0xD8000000, 0x00001000)` and
+        // `Interrupt (ResourceConsumer, Edge, ActiveHigh, Exclusive) {5}`.
+        assert_eq!(
+            memory_and_interrupt(0xD800_0000, 0x1000, 5),
+            [
+                0x86, 0x09, 0x00, 0x01, 0x00, 0x00, 0x00, 0xD8, 0x00, 0x10, 0x00, 0x00, //
+                0x89, 0x06, 0x00, 0x03, 0x01, 0x05, 0x00, 0x00, 0x00, //
+                0x79, 0x00
+            ]
+        );
+        let mut out = Vec::new();
+        named_string(&mut out, b"_HID", "LNRO0005");
+        assert_eq!(out, b"\x08_HID\x0DLNRO0005\x00");
     }
 
     #[test]

@@ -29,7 +29,7 @@ mod aml;
 pub mod parse;
 mod tables;
 
-pub use tables::{Com1, SleepRegisters};
+pub use tables::{Com1, SleepRegisters, VirtioMmioDevice};
 
 use crate::pm_timer::PmPorts;
 
@@ -119,8 +119,9 @@ pub enum AcpiHardware {
     /// A PC's fixed hardware: PM1 event/control blocks and the PM timer at
     /// these ports, the SCI, a FACS, the 8259s and the PIT's override.
     Full(PmPorts),
-    /// Hardware-reduced ACPI: sleep through these registers; COM1 is a
-    /// DSDT device.
+    /// Hardware-reduced ACPI: sleep through these registers; COM1 (and
+    /// any virtio-mmio transports: [`AcpiBuilder::virtio_mmio`]) are DSDT
+    /// devices.
     Reduced {
         /// The FADT's sleep control and status registers.
         sleep: SleepRegisters,
@@ -135,6 +136,7 @@ pub struct AcpiBuilder {
     cpus: u32,
     hardware: AcpiHardware,
     ecam: Option<Ecam>,
+    virtio: Vec<VirtioMmioDevice>,
 }
 
 impl Default for AcpiBuilder {
@@ -143,6 +145,7 @@ impl Default for AcpiBuilder {
             cpus: 1,
             hardware: AcpiHardware::Full(PmPorts::PIIX4),
             ecam: None,
+            virtio: Vec::new(),
         }
     }
 }
@@ -186,6 +189,14 @@ impl AcpiBuilder {
         self
     }
 
+    /// virtio-mmio transports for the hardware-reduced DSDT to declare
+    /// (`LNRO0005` devices); the full machine announces them on the
+    /// guest's command line instead, and ignores this.
+    pub fn virtio_mmio(mut self, devices: Vec<VirtioMmioDevice>) -> Self {
+        self.virtio = devices;
+        self
+    }
+
     /// Add an MCFG describing an ECAM window for segment 0, buses
     /// 0..buses-1. Without this call there is no MCFG.
     pub fn ecam(mut self, base: u64, buses: u16) -> Self {
@@ -212,7 +223,9 @@ impl AcpiBuilder {
                 tables::dsdt(),
                 Some(tables::LegacyIrqs { sci_irq: SCI_IRQ }),
             ),
-            AcpiHardware::Reduced { com1, .. } => (None, tables::dsdt_reduced(&com1), None),
+            AcpiHardware::Reduced { com1, .. } => {
+                (None, tables::dsdt_reduced(&com1, &self.virtio), None)
+            }
         };
         let madt = tables::madt(&tables::MadtParams {
             cpus: self.cpus,

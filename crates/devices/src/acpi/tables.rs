@@ -262,7 +262,7 @@ pub(super) fn dsdt() -> Vec<u8> {
 /// interrupt. Without the 8259s Linux preallocates no ISA IRQs, so the
 /// serial driver finds the port's interrupt only here (as on QEMU's
 /// microvm).
-pub(super) fn dsdt_reduced(com1: &Com1) -> Vec<u8> {
+pub(super) fn dsdt_reduced(com1: &Com1, virtio: &[VirtioMmioDevice]) -> Vec<u8> {
     let mut body = Vec::new();
     aml::named_package(&mut body, b"_S5_", &[S5_SLP_TYP, S5_SLP_TYP, 0, 0]);
     let mut dev = Vec::new();
@@ -275,9 +275,50 @@ pub(super) fn dsdt_reduced(com1: &Com1) -> Vec<u8> {
         &aml::io_and_interrupt(com1.port, com1.ports, com1.gsi),
     );
     aml::device(&mut body, b"COM1", &dev);
+    // virtio-mmio transports, as Linux's virtio_mmio driver matches them
+    // in ACPI (and QEMU's microvm declares them): without ISA IRQs the
+    // command line's `virtio_mmio.device=…:IRQ` cannot name their GSIs.
+    for (i, v) in virtio.iter().enumerate().take(MAX_DSDT_VIRTIO) {
+        let mut dev = Vec::new();
+        aml::named_string(&mut dev, b"_HID", VIRTIO_MMIO_HID);
+        aml::named_integer(&mut dev, b"_UID", i as u8);
+        aml::named_buffer(
+            &mut dev,
+            b"_CRS",
+            &aml::memory_and_interrupt(v.base, v.len, v.gsi),
+        );
+        aml::device(&mut body, &virtio_device_name(i), &dev);
+    }
     let mut t = Table::new(b"DSDT", DSDT_REVISION);
     t.raw(&body);
     t.finish()
+}
+
+/// The ACPI ID Linux's virtio_mmio driver binds.
+const VIRTIO_MMIO_HID: &str = "LNRO0005";
+/// Device names `VR00`..`VR99` leave room for far more transports than a
+/// machine has; more are not declared.
+const MAX_DSDT_VIRTIO: usize = 100;
+
+/// `VRnn`, the DSDT name of virtio-mmio transport `i` (< 100).
+fn virtio_device_name(i: usize) -> [u8; 4] {
+    [
+        b'V',
+        b'R',
+        b'0' + (i / 10 % 10) as u8,
+        b'0' + (i % 10) as u8,
+    ]
+}
+
+/// A virtio-mmio transport the hardware-reduced DSDT declares.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct VirtioMmioDevice {
+    /// Guest-physical base of its registers (below 4 GiB).
+    pub base: u32,
+    /// Length of its window.
+    pub len: u32,
+    /// Its interrupt's GSI.
+    pub gsi: u32,
 }
 
 /// COM1 as the hardware-reduced DSDT declares it.

@@ -435,3 +435,57 @@ fn hardware_reduced_dsdt_declares_com1_with_its_ports_and_gsi() {
     let fo = (fd.addr - full.base) as usize;
     assert!(!contains(&full.bytes[fo..fo + fd.len as usize], b"COM1"));
 }
+
+#[test]
+fn hardware_reduced_dsdt_declares_virtio_mmio_transports() {
+    let devs = vec![
+        VirtioMmioDevice {
+            base: 0xD800_0000,
+            len: 0x1000,
+            gsi: 5,
+        },
+        VirtioMmioDevice {
+            base: 0xD800_1000,
+            len: 0x1000,
+            gsi: 6,
+        },
+    ];
+    let t = AcpiBuilder::new()
+        .reduced(
+            SleepRegisters {
+                control: 0x610,
+                status: 0x611,
+            },
+            Com1 {
+                port: 0x3F8,
+                ports: 8,
+                gsi: 4,
+            },
+        )
+        .virtio_mmio(devs)
+        .build()
+        .unwrap();
+    let p = parse(t.base, &t.bytes).unwrap();
+    let d = p.find("DSDT").unwrap();
+    let o = (d.addr - t.base) as usize;
+    let dsdt = &t.bytes[o..o + d.len as usize];
+    for (name, base, gsi) in [(b"VR00", 0xD800_0000u32, 5u8), (b"VR01", 0xD800_1000, 6)] {
+        assert!(contains(dsdt, name));
+        let mut crs = vec![0x86, 0x09, 0x00, 0x01];
+        crs.extend_from_slice(&base.to_le_bytes());
+        crs.extend_from_slice(&[0x00, 0x10, 0x00, 0x00, 0x89, 0x06, 0x00, 0x03, 0x01, gsi]);
+        assert!(contains(dsdt, &crs), "{}", String::from_utf8_lossy(name));
+    }
+    assert!(contains(dsdt, b"LNRO0005\0"));
+    assert!(!contains(dsdt, b"VR02"));
+    // The full machine names them on the command line, not here.
+    let full = AcpiBuilder::new()
+        .virtio_mmio(vec![VirtioMmioDevice {
+            base: 0xD800_0000,
+            len: 0x1000,
+            gsi: 5,
+        }])
+        .build()
+        .unwrap();
+    assert!(!contains(&full.bytes, b"LNRO0005"));
+}

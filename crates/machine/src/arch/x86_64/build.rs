@@ -57,9 +57,12 @@ impl Machine {
         )?;
         crate::footprint::marks::mark("vm created");
         let virtio_config = std::mem::take(&mut config.virtio);
-        if !virtio_config.disks.is_empty() {
+        let virtio_devices = virtio_config.disks.len();
+        if virtio_devices > 0 && config.acpi == crate::AcpiMode::Full {
             // The devices are announced where Linux looks for them
-            // without firmware tables: its command line.
+            // without firmware tables: its command line. (The
+            // hardware-reduced machine declares them in its DSDT: with no
+            // ISA IRQs, a command line's IRQ number is not their GSI.)
             let words = crate::virtio::cmdline(virtio_config.disks.len());
             config.append = match config.append.trim() {
                 "" => words,
@@ -145,6 +148,7 @@ impl Machine {
                 any_length: kvm.has_ioeventfd_any_length(),
                 seccomp: config.seccomp != crate::SeccompMode::Off,
                 acpi: config.acpi,
+                virtio_devices,
             },
             &mut pio,
             &mut mmio,

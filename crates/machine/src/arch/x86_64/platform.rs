@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use kvm_ioctls::VmFd;
 use trapline_bus::BusBuilder;
-use trapline_devices::acpi::{AcpiBuilder, Com1, SleepRegisters};
+use trapline_devices::acpi::{AcpiBuilder, Com1, SleepRegisters, VirtioMmioDevice};
 use trapline_devices::acpi_sleep::{
     SleepRegs, SLEEP_CONTROL_PORT, SLEEP_REGS_LEN, SLEEP_STATUS_PORT,
 };
@@ -24,7 +24,7 @@ use trapline_kvm::Vm;
 use vm_memory::{Bytes, GuestAddress, GuestMemoryBackend};
 
 use crate::deferred::{DeferredStart, Helper};
-use crate::layout::ECAM_BASE;
+use crate::layout::{ECAM_BASE, VIRTIO_GSIS, VIRTIO_MMIO_STRIDE};
 use crate::AcpiMode;
 use crate::MachineError;
 
@@ -74,6 +74,9 @@ pub(crate) struct PlatformOptions {
     /// The ACPI hardware model (and so whether the PM block or the
     /// hardware-reduced sleep registers are mapped).
     pub acpi: AcpiMode,
+    /// How many virtio-mmio transports the machine has (the
+    /// hardware-reduced DSDT declares them).
+    pub virtio_devices: usize,
 }
 
 /// What the machine keeps of the platform after building it.
@@ -225,7 +228,21 @@ pub(crate) fn build(
                 gsi: super::build::COM1_GSI,
             },
         ),
-    };
+    }
+    .virtio_mmio(
+        // More devices than GSIs is refused when the devices are built.
+        VIRTIO_GSIS
+            .iter()
+            .take(opts.virtio_devices)
+            .enumerate()
+            .map(|(i, &gsi)| VirtioMmioDevice {
+                // The window is below 4 GiB (abi's layout asserts).
+                base: crate::virtio::device_base(i) as u32,
+                len: VIRTIO_MMIO_STRIDE as u32,
+                gsi,
+            })
+            .collect(),
+    );
     let acpi = acpi
         .build()
         .map_err(|e| MachineError::Config(format!("ACPI tables: {e}")))?;
