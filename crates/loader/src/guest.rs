@@ -17,15 +17,20 @@ pub(crate) fn write(
         .map_err(|source| LoadError::GuestMemory { what, addr, source })
 }
 
-/// Zeroes `len` bytes at `addr` in 64 KiB chunks (BSS can be 12 MiB; no need
-/// to allocate that much zero on the host).
-pub(crate) fn zero(mem: &GuestMemoryMmap, addr: u64, len: u64) -> Result<(), LoadError> {
+/// Zeroes `len` bytes of `what` at `addr` in 64 KiB chunks (BSS can be
+/// 12 MiB; no need to allocate that much zero on the host).
+pub(crate) fn zero(
+    mem: &GuestMemoryMmap,
+    what: &'static str,
+    addr: u64,
+    len: u64,
+) -> Result<(), LoadError> {
     const CHUNK: u64 = 64 * 1024;
     static ZEROS: [u8; CHUNK as usize] = [0; CHUNK as usize];
     let mut done = 0;
     while done < len {
         let n = (len - done).min(CHUNK);
-        write(mem, "zeroed BSS", addr + done, &ZEROS[..n as usize])?;
+        write(mem, what, addr + done, &ZEROS[..n as usize])?;
         done += n;
     }
     Ok(())

@@ -493,3 +493,30 @@ fn boot_structures_do_not_depend_on_previous_memory() {
         rd_bytes(&b, LOADER_AREA_START, len)
     );
 }
+
+#[test]
+fn fresh_memory_gets_only_the_boot_structures_written() {
+    // Fresh guest RAM is zero already: the loader writes the structures
+    // and leaves the rest of the area (the boot stack here) unwritten, so
+    // its pages are not faulted in on the host.
+    let image = multiboot_image();
+    let fresh = guest_mem(4 << 20);
+    let dirty = guest_mem(4 << 20);
+    let len = (LOADER_AREA_END - LOADER_AREA_START) as usize;
+    let stack = BOOT_STACK_OFFSET as usize;
+    fill(&fresh, LOADER_AREA_START + stack as u64, len - stack, 0xEE);
+    fill(&dirty, LOADER_AREA_START, len, 0xEE);
+    let fresh_req = LoadRequest {
+        fresh_memory: true,
+        ..req(&image)
+    };
+    load(&fresh, &fresh_req).unwrap();
+    load(&dirty, &req(&image)).unwrap();
+    let (f, d) = (
+        rd_bytes(&fresh, LOADER_AREA_START, len),
+        rd_bytes(&dirty, LOADER_AREA_START, len),
+    );
+    assert!(f[stack..].iter().all(|&x| x == 0xEE));
+    assert!(d[stack..].iter().all(|&x| x == 0));
+    assert_eq!(f[..stack], d[..stack]);
+}

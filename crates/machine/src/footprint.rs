@@ -82,8 +82,8 @@ pub mod marks {
 }
 
 /// Give the heap's free pages back to the kernel. Start-up frees most of
-/// what it allocated (clap's command tree, the boot image staging, the
-/// ACPI area), but glibc keeps freed pages resident; the run itself
+/// what it allocated (clap's command tree, the ACPI area), but glibc
+/// keeps freed pages resident; the run itself
 /// allocates little. A few system calls, once, after the first KVM_RUN.
 pub fn release_free_heap() {
     #[cfg(target_env = "gnu")]

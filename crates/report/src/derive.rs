@@ -9,6 +9,7 @@
 
 pub mod findings;
 pub mod ladder;
+pub mod startup;
 
 use crate::fmt::cycles;
 use crate::model::{cycles_to_ns, scenario_key, Derived, Goal, Report, ValueRange, TRAPLINE_VMM};
@@ -144,13 +145,14 @@ impl Report {
     /// iteration, net cost over each VMM's baseline (none for
     /// [`SELF_TIMED`](crate::model::SELF_TIMED) scenarios), and the standard
     /// derived values (replacing those already there; values measured
-    /// outside the scenarios, such as [`FOOTPRINT`], are kept). Idempotent.
+    /// outside the scenarios, such as [`FOOTPRINT`] and start-up's phases
+    /// ([`startup`]), are kept). Idempotent.
     pub fn finish(&mut self) {
         self.summarize();
         let kept: Vec<Derived> = self
             .derived
             .drain(..)
-            .filter(|d| FOOTPRINT.contains(&d.name.as_str()))
+            .filter(|d| FOOTPRINT.contains(&d.name.as_str()) || startup::is_phase_value(&d.name))
             .collect();
         self.derived = standard(self);
         self.derived.extend(kept);

@@ -331,3 +331,102 @@ fn the_ladder_table_shows_each_piece_with_its_spread() {
     // trapline-pc has no memslots rung below it here: no irqfd piece.
     assert!(r.derived("piece:irqfd:pio-kernel-wildcard").is_none());
 }
+
+/// A phase's two derived values as the lab writes them.
+fn phase(slug: &str, cpu_us: f64, faults: f64) -> [Derived; 2] {
+    let d = |name: String, value, unit: &str| Derived {
+        name,
+        value,
+        unit: unit.into(),
+        formula: format!("median over 5 `trapline run` processes: {slug}"),
+        note: None,
+        range: None,
+        goal: None,
+    };
+    [
+        d(format!("vmm-startup:{slug}"), cpu_us, "us"),
+        d(format!("vmm-startup-faults:{slug}"), faults, "count"),
+    ]
+}
+
+#[test]
+fn startup_phases_split_the_cpu_figure_by_group() {
+    let mut r = vmm_report();
+    // Out of order, with a mark the table does not know.
+    for (slug, cpu, faults) in [
+        ("vm", 420.0, 1.0),
+        ("exec-to-main", 450.0, 37.0),
+        ("arguments", 160.0, 27.0),
+        ("new-mark", 5.0, 0.0),
+        ("vcpus", 150.0, 0.0),
+    ] {
+        r.derived.extend(phase(slug, cpu, faults));
+    }
+    // Measured outside the scenarios: `finish` keeps them.
+    r.finish();
+    let j = json(&r);
+    let phases = j["startup"].as_array().unwrap();
+    let names: Vec<&str> = phases
+        .iter()
+        .map(|p| p["phase"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        names,
+        ["exec-to-main", "arguments", "vm", "vcpus", "new-mark"]
+    );
+    assert_eq!(phases[0]["group"], "exec-to-main");
+    assert_eq!(phases[0]["cpu_us"], 450.0);
+    assert_eq!(phases[0]["faults"], 37.0);
+    assert_eq!(phases[2]["group"], "kvm-creation");
+    assert_eq!(phases[4]["group"], "trapline");
+    let groups = j["startup_groups"].as_array().unwrap();
+    let sums: Vec<(&str, f64)> = groups
+        .iter()
+        .map(|g| (g["group"].as_str().unwrap(), g["cpu_us"].as_f64().unwrap()))
+        .collect();
+    assert_eq!(
+        sums,
+        [
+            ("exec-to-main", 450.0),
+            ("kvm-creation", 570.0),
+            ("trapline", 165.0)
+        ]
+    );
+
+    let t = render(&r, Format::Table, View::Vmm);
+    assert!(t.contains("Start-up, phase by phase"), "{t}");
+    let row = |first: &str, group: &str| {
+        t.lines()
+            .find(|l| l.split_whitespace().take(2).eq([first, group]))
+            .unwrap_or_else(|| panic!("no {first} {group} row in\n{t}"))
+    };
+    let l = row("sum", "kvm-creation");
+    assert!(l.contains("570") && l.contains("KVM"), "{l}");
+    let l = row("arguments", "trapline");
+    assert!(
+        l.contains("160") && l.contains("27") && l.contains("clap"),
+        "{l}"
+    );
+
+    let c = render(&r, Format::Csv, View::Vmm);
+    assert!(
+        c.contains("\r\nstartup-group,trapline,derived,165,us,"),
+        "{c}"
+    );
+    assert!(
+        c.contains("\r\nstartup,exec-to-main,derived,450,us,"),
+        "{c}"
+    );
+    for f in Format::ALL {
+        no_nan(&render(&r, f, View::Vmm), f.name());
+    }
+}
+
+#[test]
+fn no_startup_table_without_phases() {
+    let r = vmm_report();
+    let j = json(&r);
+    assert!(j["startup"].as_array().unwrap().is_empty());
+    assert!(j["startup_groups"].as_array().unwrap().is_empty());
+    assert!(!render(&r, Format::Table, View::Vmm).contains("Start-up, phase by phase"));
+}

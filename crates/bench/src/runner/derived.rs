@@ -64,10 +64,11 @@ pub(super) fn add_footprint(report: &mut Report, exe: &std::path::Path, runs: u3
             return;
         }
     };
-    let median = |mut v: Vec<f64>| {
-        v.sort_by(f64::total_cmp);
-        v[v.len() / 2]
-    };
+    use crate::footprint::{median, phase_medians};
+    use trapline_report::derive::startup;
+    use trapline_report::unit::Unit;
+    use trapline_report::views::vmm::FOOTPRINT_GOALS;
+    let [cpu_goal, rss_goal] = FOOTPRINT_GOALS;
     let cpu = median(f.iter().map(|x| x.cpu_ms_to_first_run).collect());
     let rss = median(f.iter().map(|x| x.rss_beyond_guest_mib).collect());
     report.derived.push(trapline_report::Derived {
@@ -77,7 +78,10 @@ pub(super) fn add_footprint(report: &mut Report, exe: &std::path::Path, runs: u3
         formula: format!(
             "median over {runs} `trapline run` processes: CPU time from exec to the first KVM_RUN"
         ),
-        note: Some("goal: at most 3 CPU-ms (Firecracker promises 8)".into()),
+        note: Some(format!(
+            "goal: at most {} CPU-ms (Firecracker promises {})",
+            cpu_goal.goal, cpu_goal.firecracker
+        )),
         range: None,
         goal: None,
     });
@@ -88,8 +92,37 @@ pub(super) fn add_footprint(report: &mut Report, exe: &std::path::Path, runs: u3
         formula: format!(
             "median over {runs} `trapline run` processes: resident memory outside guest RAM"
         ),
-        note: Some("goal: at most 4 MiB (Firecracker promises 5)".into()),
+        note: Some(format!(
+            "goal: at most {} MiB (Firecracker promises {})",
+            rss_goal.goal, rss_goal.firecracker
+        )),
         range: None,
         goal: None,
     });
+    // The same CPU time split at start-up's marks.
+    for (mark, cpu_us, faults) in phase_medians(&f) {
+        let what = startup::phase(&mark).map_or(mark.as_str(), |p| p.what);
+        report.derived.push(trapline_report::Derived {
+            name: startup::cpu_name(&mark),
+            value: cpu_us,
+            unit: Unit::Micros.as_str().into(),
+            formula: format!(
+                "median over {runs} `trapline run` processes: CPU time up to the mark \"{mark}\""
+            ),
+            note: Some(what.to_string()),
+            range: None,
+            goal: None,
+        });
+        report.derived.push(trapline_report::Derived {
+            name: startup::faults_name(&mark),
+            value: faults,
+            unit: Unit::Count.as_str().into(),
+            formula: format!(
+                "median over {runs} `trapline run` processes: minor page faults up to the mark \"{mark}\""
+            ),
+            note: Some(what.to_string()),
+            range: None,
+            goal: None,
+        });
+    }
 }

@@ -7,6 +7,7 @@
 use serde::Serialize;
 
 use super::common::{self, finite, host_caption, Measured, NOT_MEASURED};
+use crate::derive::startup::{self, GroupValue, PhaseValue};
 use crate::derive::{
     names, DISPATCH_OVERHEAD, HANDLING_PER_USER_EXIT, PREMIUM_RATIO_RAW_KVM_VMM, STAT_OVERHEAD,
     STAT_OVERHEAD_SHARE, USER_EXIT_PREMIUM, VMM_CPU_TO_FIRST_KVM_RUN, VMM_RSS_BEYOND_GUEST,
@@ -310,6 +311,12 @@ pub struct VmmView {
     pub firecracker_source: &'static str,
     /// One row per [`FOOTPRINT_GOALS`] entry.
     pub footprint: Vec<FootprintRow>,
+    /// Where the CPU time to the first KVM_RUN goes: each marked phase's
+    /// median (empty when the run recorded none).
+    pub startup: Vec<PhaseValue>,
+    /// The phases summed by group: exec to main, KVM's creation ioctls,
+    /// trapline's own work.
+    pub startup_groups: Vec<GroupValue>,
     /// Scenarios ([`EXIT_SCENARIOS`]), then derived values ([`EXIT_DERIVED`]).
     pub cost_per_exit: Vec<ExitCostRow>,
     /// The floor ladder: what each piece of trapline's VM configuration
@@ -440,11 +447,15 @@ impl VmmView {
                     .map(|(name, formula)| ExitCostRow::derived(report, name, formula)),
             )
             .collect();
+        let startup = startup::phases(report);
+        let startup_groups = startup::groups(&startup);
         Self {
             view: "vmm",
             caption: host_caption(CAPTION, &report.host),
             firecracker_source: FIRECRACKER_SOURCE,
             footprint,
+            startup,
+            startup_groups,
             cost_per_exit,
             ladder: LadderRow::rows(report),
             ladder_paths: crate::derive::ladder::for_report(report).kernel_paths,
@@ -464,6 +475,38 @@ impl VmmView {
             cells.extend((0..self.ladder_paths.len()).map(|i| r.cell(i)));
             cells.push(r.what.clone());
             g.push(Row::cells(cells));
+        }
+        g
+    }
+
+    /// Start-up's split: the groups' sums, then each phase.
+    fn startup_grid(&self) -> Grid {
+        use Align::{Left, Right};
+        let mut g = Grid::new(&[
+            ("phase", Left),
+            ("group", Left),
+            ("CPU µs", Right),
+            ("faults", Right),
+            ("what", Left),
+        ]);
+        let faults = |f: Option<f64>| f.map_or_else(|| "–".to_string(), |f| format!("{f:.0}"));
+        for r in &self.startup_groups {
+            g.push(Row::cells(vec![
+                "sum".to_string(),
+                r.group.name().to_string(),
+                format!("{:.0}", r.cpu_us),
+                faults(Some(r.faults)),
+                r.what.to_string(),
+            ]));
+        }
+        for r in &self.startup {
+            g.push(Row::cells(vec![
+                r.phase.clone(),
+                r.group.name().to_string(),
+                format!("{:.0}", r.cpu_us),
+                faults(r.faults),
+                r.what.clone(),
+            ]));
         }
         g
     }
@@ -531,7 +574,16 @@ impl Page for VmmView {
     }
 
     fn extra_grids(&self) -> Vec<(String, Grid)> {
-        let mut v = vec![("Cost per exit".to_string(), self.cost_grid())];
+        let mut v = Vec::new();
+        if !self.startup.is_empty() {
+            v.push((
+                "Start-up, phase by phase: median CPU time and page faults from exec to the \
+                 first KVM_RUN"
+                    .to_string(),
+                self.startup_grid(),
+            ));
+        }
+        v.push(("Cost per exit".to_string(), self.cost_grid()));
         if !self.ladder.is_empty() {
             v.push((
                 "The floor ladder: what each piece of the VM configuration costs per in-kernel exit"
@@ -572,6 +624,43 @@ impl Page for VmmView {
                 fmt::raw(r.firecracker),
                 r.result(),
                 r.formula.clone().unwrap_or_else(|| r.what.to_string()),
+            ]));
+        }
+        for r in &self.startup_groups {
+            g.push(Row::cells(vec![
+                "startup-group".to_string(),
+                r.group.name().to_string(),
+                "derived".to_string(),
+                fmt::raw(r.cpu_us),
+                Unit::Micros.to_string(),
+                String::new(),
+                String::new(),
+                String::new(),
+                String::new(),
+                String::new(),
+                format!(
+                    "{} (sum of its phases' medians; {} faults)",
+                    r.what,
+                    fmt::raw(r.faults)
+                ),
+            ]));
+        }
+        for r in &self.startup {
+            g.push(Row::cells(vec![
+                "startup".to_string(),
+                r.phase.clone(),
+                "derived".to_string(),
+                fmt::raw(r.cpu_us),
+                Unit::Micros.to_string(),
+                String::new(),
+                String::new(),
+                String::new(),
+                String::new(),
+                String::new(),
+                match r.faults {
+                    Some(f) => format!("{} ({}; {} faults)", r.what, r.group.name(), fmt::raw(f)),
+                    None => format!("{} ({})", r.what, r.group.name()),
+                },
             ]));
         }
         for r in &self.ladder {
@@ -629,6 +718,17 @@ impl Page for VmmView {
             if let Some(f) = &r.formula {
                 notes.push(format!("{}: {f}.", r.name));
             }
+        }
+        if !self.startup.is_empty() {
+            notes.push(
+                "Start-up's phases: each phase runs from the previous mark (exec, for the first) \
+                 to its own; CPU time of the whole process (all threads) and minor page faults, \
+                 medians over the same fresh processes. The medians of the phases need not add \
+                 up to the median total; a group's figure is the sum of its phases' medians. \
+                 exec-to-main is what any static program pays on this host; kvm-creation is \
+                 mostly KVM's own work in the creation ioctls."
+                    .to_string(),
+            );
         }
         notes.push(
             "Cost per exit: gross median cycles per loop iteration for scenarios (net subtracts \

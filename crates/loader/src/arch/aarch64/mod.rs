@@ -274,7 +274,12 @@ pub fn load(mem: &GuestMemoryMmap, req: &LoadRequest<'_>) -> Result<LoadPlan, Lo
     }
     if !req.fresh_memory {
         for seg in info.segments.iter().filter(|s| s.memsz > s.filesz) {
-            zero(mem, seg.paddr + seg.filesz, seg.memsz - seg.filesz)?;
+            zero(
+                mem,
+                "zeroed BSS",
+                seg.paddr + seg.filesz,
+                seg.memsz - seg.filesz,
+            )?;
         }
     }
     if let (Some(data), Some(range)) = (req.initrd, &initrd) {

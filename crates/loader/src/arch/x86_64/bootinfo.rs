@@ -7,8 +7,11 @@
 
 use std::ops::Range;
 
+use vm_memory::GuestMemoryMmap;
+
 use crate::arch::x86_64::layout::*;
 use crate::arch::x86_64::place::BootArea;
+use crate::error::LoadError;
 use crate::ram::{merge, reserved_range, subtract, Ram, Reserved};
 
 /// Multiboot memory map type of usable RAM.
@@ -153,13 +156,17 @@ const PTE_PRESENT: u64 = 1 << 0;
 const PTE_WRITE: u64 = 1 << 1;
 const PTE_HUGE: u64 = 1 << 7;
 
-/// The bytes of the boot area, to be written at `a.area.base()`. Every
-/// pointer inside (page tables, MBI fields) is absolute, from the area's
-/// base. The caller has checked that the command line and memory map fit
-/// their slots and that the area lies below 4 GiB.
-pub fn boot_area_bytes(a: &AreaContents<'_>) -> Vec<u8> {
+/// Writes the boot area at `a.area.base()` (`fresh`: guest memory is still
+/// zero). Every pointer inside (page tables, MBI fields) is absolute, from
+/// the area's base. The caller has checked that the command line and memory
+/// map fit their slots and that the area lies below 4 GiB.
+pub fn write_boot_area(
+    mem: &GuestMemoryMmap,
+    fresh: bool,
+    a: &AreaContents<'_>,
+) -> Result<(), LoadError> {
     let area = a.area;
-    let mut img = area.image();
+    let mut img = area.image(mem, fresh);
     // Checked by the caller: the whole area is below 4 GiB.
     let addr32 = |addr: u64| addr as u32;
 
@@ -169,10 +176,13 @@ pub fn boot_area_bytes(a: &AreaContents<'_>) -> Vec<u8> {
     for i in 0..PD_COUNT {
         let pd = area.pd(i);
         img.put64(area.pdpt() + i * 8, pd | PTE_PRESENT | PTE_WRITE);
-        for j in 0..512u64 {
-            let phys = (i << 30) | (j << 21);
-            img.put64(pd + j * 8, phys | PTE_PRESENT | PTE_WRITE | PTE_HUGE);
+        // A page directory is built whole, then written in one copy.
+        let mut table = [0u8; PAGE_SIZE as usize];
+        for (j, entry) in table.chunks_exact_mut(8).enumerate() {
+            let phys = (i << 30) | ((j as u64) << 21);
+            entry.copy_from_slice(&(phys | PTE_PRESENT | PTE_WRITE | PTE_HUGE).to_le_bytes());
         }
+        img.put(pd, &table);
     }
 
     img.put(area.cmdline(), a.cmdline); // NUL: buffer is zeroed
@@ -208,7 +218,7 @@ pub fn boot_area_bytes(a: &AreaContents<'_>) -> Vec<u8> {
     );
     img.put32(mbi + 48, addr32(area.mmap()));
     img.put32(mbi + 64, addr32(area.bootloader_name()));
-    img.into_bytes()
+    img.finish()
 }
 
 /// Most memory-map entries that fit the mmap slot.

@@ -490,40 +490,56 @@ pub fn load(mem: &GuestMemoryMmap, req: &LoadRequest<'_>) -> Result<BootSetup, L
     }
     if !req.fresh_memory {
         for seg in info.segments.iter().filter(|s| s.memsz > s.filesz) {
-            zero(mem, seg.paddr + seg.filesz, seg.memsz - seg.filesz)?;
+            zero(
+                mem,
+                "zeroed BSS",
+                seg.paddr + seg.filesz,
+                seg.memsz - seg.filesz,
+            )?;
         }
     }
     if let (Some(data), Some(range)) = (req.initrd, &initrd) {
         write(mem, "the initrd", range.start, data)?;
     }
-    let bytes = if info.kind == ImageKind::Pvh {
-        linux::pvh::boot_area_bytes(&linux::pvh::PvhArea {
-            area,
-            cmdline: cmdline.as_bytes(),
-            initrd: initrd.clone(),
-            map: &map,
-            rsdp: req.rsdp.unwrap_or(0),
-        })
+    if info.kind == ImageKind::Pvh {
+        linux::pvh::write_boot_area(
+            mem,
+            req.fresh_memory,
+            &linux::pvh::PvhArea {
+                area,
+                cmdline: cmdline.as_bytes(),
+                initrd: initrd.clone(),
+                map: &map,
+                rsdp: req.rsdp.unwrap_or(0),
+            },
+        )?;
     } else if let Some(header) = &info.bzimage {
-        linux::zeropage::boot_area_bytes(&linux::zeropage::ZeroPage {
-            area,
-            image: req.image,
-            header,
-            load_addr: info.entry,
-            cmdline: cmdline.as_bytes(),
-            initrd: initrd.clone(),
-            map: &map,
-            rsdp: req.rsdp.unwrap_or(0),
-        })
+        linux::zeropage::write_boot_area(
+            mem,
+            req.fresh_memory,
+            &linux::zeropage::ZeroPage {
+                area,
+                image: req.image,
+                header,
+                load_addr: info.entry,
+                cmdline: cmdline.as_bytes(),
+                initrd: initrd.clone(),
+                map: &map,
+                rsdp: req.rsdp.unwrap_or(0),
+            },
+        )?;
     } else {
-        bootinfo::boot_area_bytes(&AreaContents {
-            area,
-            cmdline: cmdline.as_bytes(),
-            initrd: initrd.clone(),
-            map: &map,
-        })
-    };
-    write(mem, "the boot structures", area.base(), &bytes)?;
+        bootinfo::write_boot_area(
+            mem,
+            req.fresh_memory,
+            &AreaContents {
+                area,
+                cmdline: cmdline.as_bytes(),
+                initrd: initrd.clone(),
+                map: &map,
+            },
+        )?;
+    }
 
     Ok(BootSetup {
         kind: info.kind,

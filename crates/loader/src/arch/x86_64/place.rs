@@ -22,8 +22,11 @@
 
 use std::ops::Range;
 
+use vm_memory::GuestMemoryMmap;
+
 use crate::arch::x86_64::layout::*;
 use crate::error::{LoadError, Mib};
+use crate::guest::{write, zero};
 use crate::ram::{subtract, Ram};
 
 /// Where the boot structures (GDT, page tables, Multiboot info, module list,
@@ -66,14 +69,19 @@ impl BootArea {
         self.base == LOADER_AREA_START
     }
 
-    /// The area's bytes as every boot protocol starts them: zeroed, with
-    /// the boot GDT in place. The protocol then writes its own structures
-    /// at their absolute addresses.
-    pub(crate) fn image(self) -> AreaImage {
+    /// The area as every boot protocol starts it, in guest memory: zero
+    /// (guest RAM fresh from the kernel already is: it is then not written,
+    /// so its pages are not faulted in), with the boot GDT in place. The
+    /// protocol then writes its own structures at their absolute addresses.
+    pub(crate) fn image(self, mem: &GuestMemoryMmap, fresh: bool) -> AreaImage<'_> {
         let mut image = AreaImage {
             area: self,
-            buf: vec![0u8; BOOT_AREA_SIZE as usize],
+            mem,
+            failed: None,
         };
+        if !fresh {
+            image.failed = zero(mem, "the boot structures", self.base, BOOT_AREA_SIZE).err();
+        }
         image.put(self.gdt(), &crate::arch::x86_64::gdt::gdt_bytes());
         image
     }
@@ -134,19 +142,31 @@ impl BootArea {
     }
 }
 
-/// The bytes of a [`BootArea`] being built, addressed by guest-physical
-/// address. The callers have checked that what they write fits its slot;
-/// an address outside the area is a bug in the loader and panics.
-pub(crate) struct AreaImage {
+/// A [`BootArea`] being written, addressed by guest-physical address. Its
+/// structures go straight into guest memory: a staging copy of the whole
+/// area would cost a page fault per page of it twice (the copy's and the
+/// guest's), where most of the area (stack, unused slots) stays zero. The
+/// callers have checked that what they write fits its slot; an address
+/// outside the area is a bug in the loader and panics. The first failed
+/// write is kept for [`AreaImage::finish`] (the placement checks make one
+/// impossible; nothing panics on it).
+pub(crate) struct AreaImage<'m> {
     area: BootArea,
-    buf: Vec<u8>,
+    mem: &'m GuestMemoryMmap,
+    failed: Option<LoadError>,
 }
 
-impl AreaImage {
+impl AreaImage<'_> {
     /// `bytes` at guest-physical `addr`.
     pub(crate) fn put(&mut self, addr: u64, bytes: &[u8]) {
-        let o = (addr - self.area.base()) as usize;
-        self.buf[o..o + bytes.len()].copy_from_slice(bytes);
+        let inside = addr >= self.area.base()
+            && addr
+                .checked_add(bytes.len() as u64)
+                .is_some_and(|end| end <= self.area.end());
+        assert!(inside, "boot structure at {addr:#x} outside the boot area");
+        if self.failed.is_none() {
+            self.failed = write(self.mem, "the boot structures", addr, bytes).err();
+        }
     }
 
     /// A little-endian u32 at `addr`.
@@ -159,9 +179,9 @@ impl AreaImage {
         self.put(addr, &v.to_le_bytes());
     }
 
-    /// The finished bytes, to be written at the area's base.
-    pub(crate) fn into_bytes(self) -> Vec<u8> {
-        self.buf
+    /// Done: the first write that failed, if any.
+    pub(crate) fn finish(self) -> Result<(), LoadError> {
+        self.failed.map_or(Ok(()), Err)
     }
 }
 

@@ -10,11 +10,12 @@
 use linux_loader::loader::elf::start_info::{
     hvm_memmap_table_entry, hvm_modlist_entry, hvm_start_info,
 };
-use vm_memory::ByteValued;
+use vm_memory::{ByteValued, GuestMemoryMmap};
 
 use crate::arch::x86_64::bootinfo::MemoryMap;
 use crate::arch::x86_64::layout::*;
 use crate::arch::x86_64::place::BootArea;
+use crate::error::LoadError;
 
 /// `hvm_start_info.magic`: "xEn3" with the high bit of each byte cleared.
 pub const XEN_HVM_START_MAGIC: u32 = 0x336e_c578;
@@ -91,11 +92,15 @@ pub fn memmap(map: &MemoryMap) -> Vec<hvm_memmap_table_entry> {
         .collect()
 }
 
-/// The bytes of the boot area for a PVH boot, to be written at
-/// `a.area.base()`. The caller has checked the command line and the map fit
-/// their slots.
-pub fn boot_area_bytes(a: &PvhArea<'_>) -> Vec<u8> {
-    let mut img = a.area.image();
+/// Writes the boot area for a PVH boot at `a.area.base()` (`fresh`: guest
+/// memory is still zero). The caller has checked the command line and the
+/// map fit their slots.
+pub fn write_boot_area(
+    mem: &GuestMemoryMmap,
+    fresh: bool,
+    a: &PvhArea<'_>,
+) -> Result<(), LoadError> {
+    let mut img = a.area.image(mem, fresh);
     img.put(start_info_addr(a.area), start_info(a).as_slice());
     if let Some(initrd) = &a.initrd {
         let m = hvm_modlist_entry {
@@ -112,6 +117,6 @@ pub fn boot_area_bytes(a: &PvhArea<'_>) -> Vec<u8> {
             e.as_slice(),
         );
     }
-    img.put(a.area.cmdline(), a.cmdline); // NUL: the buffer is zeroed
-    img.into_bytes()
+    img.put(a.area.cmdline(), a.cmdline); // NUL: the area is zeroed
+    img.finish()
 }

@@ -17,12 +17,13 @@
 use std::ops::Range;
 
 use linux_loader::loader::bootparam::{boot_e820_entry, boot_params, CAN_USE_HEAP};
-use vm_memory::ByteValued;
+use vm_memory::{ByteValued, GuestMemoryMmap};
 
 use super::bzimage::{BzImageHeader, SETUP_HEADER_OFFSET};
 use crate::arch::x86_64::bootinfo::MemoryMap;
 use crate::arch::x86_64::layout::*;
 use crate::arch::x86_64::place::BootArea;
+use crate::error::LoadError;
 
 /// `type_of_loader` for a boot loader without an assigned id.
 pub const LOADER_TYPE_UNDEFINED: u8 = 0xFF;
@@ -105,11 +106,16 @@ pub fn boot_params(z: &ZeroPage<'_>) -> boot_params {
     p
 }
 
-/// The bytes of the boot area for a bzImage boot, to be written at
-/// `z.area.base()`. The caller has checked the command line and the map fit.
-pub fn boot_area_bytes(z: &ZeroPage<'_>) -> Vec<u8> {
-    let mut img = z.area.image();
+/// Writes the boot area for a bzImage boot at `z.area.base()` (`fresh`:
+/// guest memory is still zero). The caller has checked the command line and
+/// the map fit.
+pub fn write_boot_area(
+    mem: &GuestMemoryMmap,
+    fresh: bool,
+    z: &ZeroPage<'_>,
+) -> Result<(), LoadError> {
+    let mut img = z.area.image(mem, fresh);
     img.put(boot_params_addr(z.area), boot_params(z).as_slice());
-    img.put(z.area.cmdline(), z.cmdline); // NUL: the buffer is zeroed
-    img.into_bytes()
+    img.put(z.area.cmdline(), z.cmdline); // NUL: the area is zeroed
+    img.finish()
 }
