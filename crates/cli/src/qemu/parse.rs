@@ -54,6 +54,8 @@ pub struct QemuRun {
     pub irqchip: Option<IrqchipArg>,
     /// `-machine pit=off`.
     pub no_pit: bool,
+    /// `-machine microvm`: the PC with hardware-reduced ACPI.
+    pub microvm: bool,
     /// The machine the options are read for.
     pub platform: Platform,
     /// Printed as `trapline: warning: …` before the run.

@@ -36,7 +36,8 @@ impl Platform {
         match self {
             Platform::Pc => {
                 "Supported machines are:\n\
-                 pc                   Standard PC (trapline's PC machine, KVM only) (default)\n"
+                 pc                   Standard PC (trapline's PC machine, KVM only) (default)\n\
+                 microvm              microvm (trapline's PC with hardware-reduced ACPI, KVM only)\n"
             }
             Platform::Virt => {
                 "Supported machines are:\n\

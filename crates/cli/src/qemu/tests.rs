@@ -92,6 +92,53 @@ fn kernel_irqchip_and_pit_map_onto_irqchip_and_no_pit() {
     }
 }
 
+/// QEMU's microvm command line (the shared tiny Linux's README boots QEMU
+/// so) runs on trapline's PC with hardware-reduced ACPI.
+#[test]
+fn microvm_is_the_hardware_reduced_pc() {
+    use crate::args::AcpiArg;
+    let a = run_of(&[
+        "-M",
+        "microvm",
+        "-nodefaults",
+        "-display",
+        "none",
+        "-serial",
+        "stdio",
+        "-accel",
+        "kvm",
+        "-cpu",
+        "qemu64,-cx16",
+        "-m",
+        "128",
+        "-no-reboot",
+        "-kernel",
+        "vmlinux",
+        "-append",
+        "console=ttyS0",
+    ])
+    .into_run_args()
+    .unwrap();
+    assert_eq!(a.acpi, AcpiArg::Reduced);
+    assert_eq!((a.mem, a.kernel.as_str()), (128, "vmlinux"));
+    for (machine, acpi, no_pit) in [
+        ("pc", AcpiArg::Full, false),
+        ("microvm,accel=kvm,acpi=on", AcpiArg::Reduced, false),
+        ("type=microvm,pit=off", AcpiArg::Reduced, true),
+    ] {
+        let a = run_of(&["-machine", machine, "-kernel", "k"])
+            .into_run_args()
+            .unwrap();
+        assert_eq!((a.acpi, a.no_pit), (acpi, no_pit), "{machine}");
+    }
+    // microvm without ACPI is a machine trapline does not have; acpi= is
+    // microvm's property only.
+    for machine in ["microvm,acpi=off", "pc,acpi=on"] {
+        let e = err_of(&["-machine", machine, "-kernel", "k"]);
+        assert!(e.contains("acpi="), "{machine}: {e}");
+    }
+}
+
 #[test]
 fn defaults_match_trapline_run() {
     let a = run_of(&["-kernel", "k"]).into_run_args().unwrap();

@@ -33,6 +33,9 @@ impl QemuRun {
         a.devices = self.devices;
         a.irqchip = self.irqchip.unwrap_or(a.irqchip);
         a.no_pit = self.no_pit;
+        if self.microvm {
+            a.acpi = crate::args::AcpiArg::Reduced;
+        }
         Ok(a)
     }
 }

@@ -301,7 +301,9 @@ pub(super) enum MachineHelp {
 }
 
 /// `-machine [type=]pc[,accel=kvm][,pit=on|off][,kernel_irqchip=on|split|off]`
-/// (on `virt`: `[type=]virt[,accel=kvm][,gic-version=…][,highmem=…]`).
+/// or `[type=]microvm[,accel=kvm][,pit=on|off][,acpi=on]` (trapline's PC with
+/// hardware-reduced ACPI: `--acpi reduced`); on `virt`:
+/// `[type=]virt[,accel=kvm][,gic-version=…][,highmem=…]`.
 pub(super) fn parse_machine(v: &str, q: &mut QemuRun) -> Result<MachineHelp, String> {
     let machine = q.platform.machine();
     for (i, item) in split_opts(v).iter().enumerate() {
@@ -314,6 +316,9 @@ pub(super) fn parse_machine(v: &str, q: &mut QemuRun) -> Result<MachineHelp, Str
         match (k, val) {
             ("type", t) if is_help(t) => return Ok(MachineHelp::Types),
             ("type", t) if t == machine => {}
+            // QEMU's microvm is a hardware-reduced ACPI PC (its defaults:
+            // ACPI on, the PIT and 8259s present but unannounced).
+            ("type", "microvm") if q.platform == Platform::Pc => q.microvm = true,
             ("type", t) => {
                 return Err(format!(
                     "unsupported machine type '{t}': trapline's machine stands in for QEMU's \
@@ -324,6 +329,7 @@ pub(super) fn parse_machine(v: &str, q: &mut QemuRun) -> Result<MachineHelp, Str
             _ if q.platform == Platform::Virt => parse_virt_machine_prop(item, k, val)?,
             ("pit", "on") => q.no_pit = false,
             ("pit", "off") => q.no_pit = true,
+            ("acpi", "on") if q.microvm => {}
             ("kernel_irqchip" | "kernel-irqchip", "on" | "true" | "yes") => {
                 q.irqchip = Some(IrqchipArg::Kernel)
             }
@@ -333,8 +339,9 @@ pub(super) fn parse_machine(v: &str, q: &mut QemuRun) -> Result<MachineHelp, Str
             }
             _ => {
                 return Err(format!(
-                    "unsupported -machine property '{item}' (trapline accepts pc, accel=kvm, \
-                     pit=on|off, kernel_irqchip=on|split|off)"
+                    "unsupported -machine property '{item}' (trapline accepts pc or microvm, \
+                     accel=kvm, pit=on|off, kernel_irqchip=on|split|off, and acpi=on with \
+                     microvm)"
                 ))
             }
         }
