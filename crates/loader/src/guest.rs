@@ -5,6 +5,7 @@
 use vm_memory::{Bytes, GuestAddress, GuestMemoryMmap};
 
 use crate::error::LoadError;
+use crate::image::LoadSegment;
 
 /// Copies `bytes` to guest-physical `addr`.
 pub(crate) fn write(
@@ -32,6 +33,28 @@ pub(crate) fn zero(
         let n = (len - done).min(CHUNK);
         write(mem, what, addr + done, &ZEROS[..n as usize])?;
         done += n;
+    }
+    Ok(())
+}
+
+/// Zeroes each segment's BSS (memory size beyond its file size), unless
+/// guest RAM is fresh (already zero: writing zeros would only fault its
+/// pages in).
+pub(crate) fn zero_bss(
+    mem: &GuestMemoryMmap,
+    segments: &[LoadSegment],
+    fresh_memory: bool,
+) -> Result<(), LoadError> {
+    if fresh_memory {
+        return Ok(());
+    }
+    for seg in segments.iter().filter(|s| s.memsz > s.filesz) {
+        zero(
+            mem,
+            "zeroed BSS",
+            seg.paddr + seg.filesz,
+            seg.memsz - seg.filesz,
+        )?;
     }
     Ok(())
 }

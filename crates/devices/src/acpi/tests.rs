@@ -327,21 +327,25 @@ fn fadt_names_the_rtc_century_register_like_qemu() {
     assert_eq!(t.bytes[o + 108], 0x32);
 }
 
+/// A hardware-reduced builder with the PC's sleep ports and COM1.
+fn reduced_builder() -> AcpiBuilder {
+    AcpiBuilder::new().reduced(
+        SleepRegisters {
+            control: 0x610,
+            status: 0x611,
+        },
+        Com1 {
+            port: 0x3F8,
+            ports: 8,
+            gsi: 4,
+        },
+    )
+}
+
 fn reduced(cpus: u32) -> AcpiTables {
-    AcpiBuilder::new()
+    reduced_builder()
         .cpus(cpus)
         .ecam(0xC000_0000, 1)
-        .reduced(
-            SleepRegisters {
-                control: 0x610,
-                status: 0x611,
-            },
-            Com1 {
-                port: 0x3F8,
-                ports: 8,
-                gsi: 4,
-            },
-        )
         .build()
         .unwrap()
 }
@@ -450,21 +454,7 @@ fn hardware_reduced_dsdt_declares_virtio_mmio_transports() {
             gsi: 6,
         },
     ];
-    let t = AcpiBuilder::new()
-        .reduced(
-            SleepRegisters {
-                control: 0x610,
-                status: 0x611,
-            },
-            Com1 {
-                port: 0x3F8,
-                ports: 8,
-                gsi: 4,
-            },
-        )
-        .virtio_mmio(devs)
-        .build()
-        .unwrap();
+    let t = reduced_builder().virtio_mmio(devs).build().unwrap();
     let p = parse(t.base, &t.bytes).unwrap();
     let d = p.find("DSDT").unwrap();
     let o = (d.addr - t.base) as usize;

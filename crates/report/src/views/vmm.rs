@@ -626,42 +626,37 @@ impl Page for VmmView {
                 r.formula.clone().unwrap_or_else(|| r.what.to_string()),
             ]));
         }
+        // A start-up row: kind, name, CPU µs, what it is; the columns
+        // between (spread, goals, verdict) do not apply.
+        let startup_row = |kind: &str, name: String, cpu_us: f64, note: String| {
+            let mut cells = vec![kind.to_string(), name, "derived".to_string()];
+            cells.extend([fmt::raw(cpu_us), Unit::Micros.to_string()]);
+            cells.extend(std::iter::repeat_n(String::new(), 5));
+            cells.push(note);
+            Row::cells(cells)
+        };
         for r in &self.startup_groups {
-            g.push(Row::cells(vec![
-                "startup-group".to_string(),
+            g.push(startup_row(
+                "startup-group",
                 r.group.name().to_string(),
-                "derived".to_string(),
-                fmt::raw(r.cpu_us),
-                Unit::Micros.to_string(),
-                String::new(),
-                String::new(),
-                String::new(),
-                String::new(),
-                String::new(),
+                r.cpu_us,
                 format!(
                     "{} (sum of its phases' medians; {} faults)",
                     r.what,
                     fmt::raw(r.faults)
                 ),
-            ]));
+            ));
         }
         for r in &self.startup {
-            g.push(Row::cells(vec![
-                "startup".to_string(),
+            g.push(startup_row(
+                "startup",
                 r.phase.clone(),
-                "derived".to_string(),
-                fmt::raw(r.cpu_us),
-                Unit::Micros.to_string(),
-                String::new(),
-                String::new(),
-                String::new(),
-                String::new(),
-                String::new(),
+                r.cpu_us,
                 match r.faults {
                     Some(f) => format!("{} ({}; {} faults)", r.what, r.group.name(), fmt::raw(f)),
                     None => format!("{} ({})", r.what, r.group.name()),
                 },
-            ]));
+            ));
         }
         for r in &self.ladder {
             for (i, path) in self.ladder_paths.iter().enumerate() {

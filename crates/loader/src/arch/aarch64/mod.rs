@@ -49,7 +49,7 @@ pub use linux_image::Arm64ImageHeader;
 use crate::detect::{self, ImageArch, ImageFormat};
 use crate::elf::{self, ElfTarget};
 use crate::error::{LoadError, Mib, Span};
-use crate::guest::{write, zero};
+use crate::guest::{write, zero_bss};
 use crate::image::LoadSegment;
 use crate::ram::{align_up, Ram};
 
@@ -272,16 +272,7 @@ pub fn load(mem: &GuestMemoryMmap, req: &LoadRequest<'_>) -> Result<LoadPlan, Lo
         let bytes = &req.image[seg.offset as usize..(seg.offset + seg.filesz) as usize];
         write(mem, "the image", seg.paddr, bytes)?;
     }
-    if !req.fresh_memory {
-        for seg in info.segments.iter().filter(|s| s.memsz > s.filesz) {
-            zero(
-                mem,
-                "zeroed BSS",
-                seg.paddr + seg.filesz,
-                seg.memsz - seg.filesz,
-            )?;
-        }
-    }
+    zero_bss(mem, &info.segments, req.fresh_memory)?;
     if let (Some(data), Some(range)) = (req.initrd, &initrd) {
         write(mem, "the initrd", range.start, data)?;
     }

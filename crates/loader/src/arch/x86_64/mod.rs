@@ -59,7 +59,7 @@ pub use place::BootArea;
 use crate::detect::{self, ImageArch};
 use crate::elf;
 use crate::error::{LoadError, Mib, Span};
-use crate::guest::{write, zero};
+use crate::guest::{write, zero_bss};
 use crate::image::{ImageInfo, ImageKind, LoadSegment};
 use crate::ram::{align_up, reserved_range, Ram, Reserved};
 
@@ -488,16 +488,7 @@ pub fn load(mem: &GuestMemoryMmap, req: &LoadRequest<'_>) -> Result<BootSetup, L
                 .map_err(LoadError::Elf64Copy)?;
         }
     }
-    if !req.fresh_memory {
-        for seg in info.segments.iter().filter(|s| s.memsz > s.filesz) {
-            zero(
-                mem,
-                "zeroed BSS",
-                seg.paddr + seg.filesz,
-                seg.memsz - seg.filesz,
-            )?;
-        }
-    }
+    zero_bss(mem, &info.segments, req.fresh_memory)?;
     if let (Some(data), Some(range)) = (req.initrd, &initrd) {
         write(mem, "the initrd", range.start, data)?;
     }
