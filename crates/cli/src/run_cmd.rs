@@ -1,12 +1,12 @@
 //! `trapline run`.
 
-use std::borrow::Cow;
 use std::fs::OpenOptions;
 use std::time::Instant;
 
 use trapline_devices::virtio::block::DiskFile;
 use trapline_machine::{
-    status, HostKvm, Machine, MachineConfig, MachineError, SerialOutput, VirtioIrq, VirtioNotify,
+    status, HostKvm, ImageBytes, Machine, MachineConfig, MachineError, SerialOutput, VirtioIrq,
+    VirtioNotify,
 };
 
 use crate::args::{
@@ -18,12 +18,13 @@ fn fail(code: i32, msg: impl std::fmt::Display) -> i32 {
     code
 }
 
-/// Read `--kernel`: a file, or `builtin:NAME` (borrowed from the binary,
-/// not copied).
-pub fn read_kernel(spec: &str) -> Result<Cow<'static, [u8]>, String> {
+/// Read `--kernel`: a file (mapped, not copied: the loader's copy into
+/// guest RAM is the only one), or `builtin:NAME` (borrowed from the
+/// binary).
+pub fn read_kernel(spec: &str) -> Result<ImageBytes, String> {
     if let Some(name) = spec.strip_prefix("builtin:") {
         return trapline_guest::payload(name)
-            .map(Cow::Borrowed)
+            .map(ImageBytes::Static)
             .ok_or_else(|| {
                 let names: Vec<&str> = trapline_guest::PAYLOADS.iter().map(|(n, _)| *n).collect();
                 format!(
@@ -32,8 +33,7 @@ pub fn read_kernel(spec: &str) -> Result<Cow<'static, [u8]>, String> {
                 )
             });
     }
-    std::fs::read(spec)
-        .map(Cow::Owned)
+    ImageBytes::map(std::path::Path::new(spec))
         .map_err(|e| format!("cannot read guest image '{spec}': {e}"))
 }
 
@@ -82,9 +82,9 @@ pub fn run(a: RunArgs) -> i32 {
         // Built-in initramfs images for Linux guests.
         #[cfg(target_arch = "x86_64")]
         Some(p) if p.as_os_str() == "builtin:vblktest" => {
-            Some(trapline_guest::linux_vblk_initramfs())
+            Some(ImageBytes::Owned(trapline_guest::linux_vblk_initramfs()))
         }
-        Some(p) => match std::fs::read(p) {
+        Some(p) => match ImageBytes::map(p) {
             Ok(b) => Some(b),
             Err(e) => {
                 return fail(
@@ -450,7 +450,7 @@ mod lab_payload_tests {
 
 #[cfg(test)]
 mod read_kernel_tests {
-    use std::borrow::Cow;
+    use trapline_machine::ImageBytes;
 
     use super::read_kernel;
 
@@ -458,8 +458,8 @@ mod read_kernel_tests {
     fn built_in_payloads_are_borrowed_from_the_binary_not_copied() {
         let hello = trapline_guest::payload("hello").unwrap();
         match read_kernel("builtin:hello").unwrap() {
-            Cow::Borrowed(b) => assert!(std::ptr::eq(b, hello)),
-            Cow::Owned(_) => panic!("builtin:hello was copied"),
+            ImageBytes::Static(b) => assert!(std::ptr::eq(b, hello)),
+            other => panic!("builtin:hello was copied: {other:?}"),
         }
         assert!(read_kernel("builtin:nosuch")
             .unwrap_err()

@@ -100,14 +100,14 @@ pub struct MachineConfig {
     /// The CPU model (`--cpu`; default `host`).
     pub cpu: trapline_kvm::CpuModel,
     /// The guest image bytes: borrowed for a built-in payload (no copy of
-    /// what is already in the binary), owned for a file.
-    pub kernel: std::borrow::Cow<'static, [u8]>,
+    /// what is already in the binary), a mapped file, or owned.
+    pub kernel: crate::ImageBytes,
     /// How the image is named on the guest's command line (argv0).
     pub kernel_name: String,
     /// The rest of the guest command line.
     pub append: String,
     /// An optional Multiboot module.
-    pub initrd: Option<Vec<u8>>,
+    pub initrd: Option<crate::ImageBytes>,
     /// Where COM1 output goes.
     pub serial: SerialOutput,
     /// Feed the process's stdin to COM1's receiver (`trapline run` with
@@ -160,10 +160,7 @@ pub struct MetricsSink {
 impl MachineConfig {
     /// A machine for `kernel` with defaults: 128 MiB, 1 vCPU, irqchip and PIT,
     /// serial to stdout, no timeout.
-    pub fn new(
-        kernel: impl Into<std::borrow::Cow<'static, [u8]>>,
-        kernel_name: impl Into<String>,
-    ) -> Self {
+    pub fn new(kernel: impl Into<crate::ImageBytes>, kernel_name: impl Into<String>) -> Self {
         Self {
             mem_mib: 128,
             vcpus: 1,

@@ -20,6 +20,7 @@ mod deferred;
 mod error;
 mod extension;
 pub mod footprint;
+mod image;
 pub mod kvm_stats;
 mod outcome;
 mod pci;
@@ -42,6 +43,7 @@ pub use config::{
 };
 pub use error::MachineError;
 pub use extension::{ExtensionContext, ExtensionHandle, MachineExtension};
+pub use image::{ImageBytes, MappedFile};
 pub use outcome::{status, Outcome};
 pub use run::RunReport;
 pub use stat::{StatReport, StatSort, TableOptions};
