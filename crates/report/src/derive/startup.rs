@@ -90,7 +90,7 @@ pub const PHASES: [Phase; 10] = [
         mark: "files opened",
         slug: "files",
         group: Group::Trapline,
-        what: "the image read (a built-in one is borrowed), /dev/kvm opened",
+        what: "the image opened (a file mapped, a built-in one borrowed), /dev/kvm opened",
     },
     Phase {
         mark: "vm created",

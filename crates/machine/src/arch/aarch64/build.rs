@@ -132,6 +132,7 @@ impl Machine {
                 cpu: config.cpu.clone(),
             },
         )?;
+        crate::footprint::marks::mark("vm created");
         let plan = trapline_loader::arch::aarch64::load(
             vm.memory(),
             &trapline_loader::arch::aarch64::LoadRequest {
@@ -141,6 +142,7 @@ impl Machine {
             },
         )?;
 
+        crate::footprint::marks::mark("image loaded");
         let counters: Arc<[Arc<ExitCounters>]> = (0..config.vcpus)
             .map(|_| Arc::new(ExitCounters::default()))
             .collect::<Vec<_>>()
@@ -158,6 +160,7 @@ impl Machine {
             .iter()
             .map(|v| vm.mpidr(v))
             .collect::<Result<Vec<_>, _>>()?;
+        crate::footprint::marks::mark("vcpus created");
 
         let mut pio = BusBuilder::new();
         let mut mmio = BusBuilder::new();
@@ -253,6 +256,10 @@ impl Machine {
             },
         )?;
 
+        // Devices, buses and the device tree: on `virt` they come after the
+        // vCPUs and the vGIC (KVM wants the vCPUs before the vGIC), so this
+        // mark follows "vcpus created".
+        crate::footprint::marks::mark("platform built");
         // Read for --stat's report and for the metrics lines' KVM counters.
         let kvm_stats = (profiles.is_some() || config.metrics.is_some()).then(|| {
             let stats = KvmStats::open(vm.fd(), &vcpus);
