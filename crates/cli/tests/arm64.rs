@@ -109,18 +109,105 @@ fn smp_starts_the_second_cpu_with_psci_cpu_on() {
     assert!(out.contains("smp: 2 of 2 cpus online"), "{out}");
 }
 
-#[test]
-fn the_hostile_guest_makes_100000_accesses_and_trapline_survives() {
-    if !kvm_present("the_hostile_guest_makes_100000_accesses_and_trapline_survives") {
-        return;
+/// How many accesses the two-vCPU hostile guest makes: 10^5 in CI's
+/// emulated host (about N minutes there), TRAPLINE_HOSTILE_N=1000000 for the
+/// full run by hand (docs/results/2026-11-29-arm64-hostile.md).
+fn hostile_count() -> u64 {
+    match std::env::var("TRAPLINE_HOSTILE_N") {
+        Ok(v) => v
+            .parse()
+            .unwrap_or_else(|_| panic!("TRAPLINE_HOSTILE_N={v:?} is not a whole number")),
+        Err(_) => 100_000,
     }
-    let (status, out, err) = guest("hostile", &["--append", "n=100000 seed=7"]);
-    assert_eq!(status, 0, "{err}");
-    // Unmapped MMIO reads all-ones and writes are dropped: no aborts.
-    assert!(out.contains("hostile: mmio=100000 aborts=0"), "{out}");
 }
 
-/// The same with pci-testdev and the read-only ECAM: random accesses to
+/// The number after `key` (e.g. "gic=") in `out`'s line starting with `line`.
+fn field(out: &str, line: &str, key: &str) -> u64 {
+    out.lines()
+        .find(|l| l.starts_with(line))
+        .and_then(|l| l.split(key).nth(1))
+        .and_then(|v| v.split_whitespace().next())
+        .and_then(|v| v.parse().ok())
+        .unwrap_or_else(|| panic!("no {key} on a line starting {line:?}:\n{out}"))
+}
+
+/// Two vCPUs make random accesses to every window of `virt` at once: the
+/// PL011, the PL031, the 32 virtio-mmio transports (transport 0 a
+/// virtio-blk disk, served by the ioeventfd worker), the PCIe ECAM and
+/// windows with pci-testdev's BARs, the GIC distributor, redistributors
+/// and ITS, and the gaps. trapline survives and stays right: the guest
+/// finishes with no abort, its UART prints, its devices' identification
+/// registers read what they must, it powers off (status 0), and every
+/// access but those to KVM's GIC frames reached trapline exactly once.
+#[test]
+fn two_vcpus_of_hostile_accesses_to_every_virt_device_leave_trapline_running_and_right() {
+    if !kvm_present(
+        "two_vcpus_of_hostile_accesses_to_every_virt_device_leave_trapline_running_and_right",
+    ) {
+        return;
+    }
+    let n = hostile_count();
+    let disk = common::tmp("hostile-disk.img");
+    std::fs::write(&disk, vec![0u8; 1 << 20]).unwrap();
+    let append = format!("n={n} seed=7 cpus=2");
+    let disk_arg = disk.display().to_string();
+    // About 1 ms an access under TCG: a generous bound, never a timing.
+    let timeout = (240 + n / 200).to_string();
+    let args = [
+        "run",
+        "--kernel",
+        "builtin:hostile",
+        "--serial",
+        "stdio",
+        "--timeout",
+        &timeout,
+        "--smp",
+        "2",
+        "--device",
+        "pci-testdev",
+        "--disk",
+        &disk_arg,
+        "--virtio-notify",
+        "ioeventfd",
+        "--stat",
+        "--append",
+        &append,
+    ];
+    let started = std::time::Instant::now();
+    let o = run(&args);
+    let (status, out, err) = (
+        o.status.code().unwrap_or(-1),
+        text(&o.stdout),
+        text(&o.stderr),
+    );
+    eprintln!(
+        "--- trapline {args:?} took {:?}\n--- stdout:\n{out}--- stderr:\n{err}",
+        started.elapsed()
+    );
+    let _ = std::fs::remove_file(&disk);
+    assert_eq!(status, 0, "{err}");
+    // Unmapped MMIO reads all-ones and writes are dropped: no aborts.
+    assert!(
+        out.contains(&format!("hostile: mmio={n} aborts=0 cpus=2 ")),
+        "{out}"
+    );
+    assert!(out.contains("hostile: devices ok"), "{out}");
+    assert!(!out.contains("CHECK FAILED"), "{out}");
+    // The accounting: each access outside the GIC is one exit to trapline
+    // (but the rare write an ioeventfd of the disk or of pci-testdev takes
+    // inside KVM); on top, the console's (about two exits a byte) and the
+    // ucalls.
+    let gic = field(&out, "hostile: mmio=", "gic=");
+    let reached = field(&err, "trapline --stat:", "wall, ");
+    assert!(gic > n / 20 && gic < n / 2, "gic={gic} of {n}");
+    assert!(
+        reached + n / 1000 >= n - gic && reached < n - gic + 4000,
+        "{reached} exits reached trapline for {} accesses outside the GIC",
+        n - gic
+    );
+}
+
+/// One vCPU with pci-testdev and the read-only ECAM: random accesses to
 /// the PCIe host's ECAM and windows (VIRT_WINDOWS has them) among the rest.
 #[test]
 fn the_hostile_guest_survives_the_pcie_host_with_pci_testdev_and_ecam_ro() {

@@ -7,7 +7,20 @@
  * Only trapline's ucall and debug-exit pages are spared: a random store
  * there would fake a message or end the run instead of testing anything.
  * A data abort (QEMU answers unassigned addresses with one) is counted and
- * skipped. Then COUNT(2, accesses, aborts), and SYSTEM_OFF.
+ * skipped.
+ *
+ * cpus=<N> (default 1) shares the n accesses among N vCPUs, started with
+ * PSCI CPU_ON, which hammer the machine at the same time (CPU i seeds its
+ * generator from seed and i; CPU 0's stream is the one-CPU stream). The
+ * boot CPU waits for the others, bounded by wait=<seconds> of the generic
+ * timer (default 3600: the emulated host is slow).
+ *
+ * Then the checks that trapline is still right: the UART is reset and
+ * prints, and the identification registers of the PL011, the PL031, the
+ * last virtio-mmio transport and the PCIe host bridge (through ECAM) read
+ * what they must. COUNT(2, accesses, aborts, gic), where gic counts the
+ * accesses to KVM's own GIC frames (which never exit to trapline), then
+ * SYSTEM_OFF; exit 1 if a check failed or a CPU did not finish.
  */
 #include "rng.h"
 #include "rt.h"
@@ -30,13 +43,35 @@ static const struct window excluded[] = {
     { "debug-exit", VIRT_DEBUG_EXIT_MMIO, VIRT_TRAPLINE_PAGE }, /* ends the VM */
 };
 
-static struct window targets[MAX_TARGETS];
+struct target {
+    struct window w;
+    bool in_kernel; /* a GIC frame: KVM answers, trapline never sees it */
+};
+
+static struct target targets[MAX_TARGETS];
 static u32 ntargets;
+
+/* What each CPU did, written by that CPU before it bumps `finished`. */
+struct tally {
+    u64 accesses, aborts, gic;
+};
+static struct tally tallies[MAX_CPUS];
+static u64 total_n, first_seed;
+static u32 ncpus;
+static volatile u32 finished;
+
+static bool starts_with(const char *s, const char *prefix)
+{
+    while (*prefix)
+        if (*s++ != *prefix++)
+            return false;
+    return true;
+}
 
 static void add_target(const char *name, u64 base, u64 end)
 {
     if (end > base && ntargets < MAX_TARGETS)
-        targets[ntargets++] = (struct window){ name, base, end - base };
+        targets[ntargets++] = (struct target){ { name, base, end - base }, starts_with(name, "gic-") };
 }
 
 /* The windows and the unmapped gaps before, between and after them, up to RAM. */
@@ -59,15 +94,17 @@ static bool is_excluded(u64 a, u64 width)
     return false;
 }
 
-static void random_mmio(struct rng *r)
+/* One random access; true when it went to a GIC frame. */
+static bool random_mmio(struct rng *r)
 {
     u64 x = rng_next(r);
     unsigned width = 1u << (x & 3);
     bool write = (x >> 8) & 1;
+    const struct target *t;
     u64 a;
     do {
-        const struct window *t = &targets[rng_below(r, ntargets)];
-        a = (t->base + rng_below(r, t->len)) & ~(u64)(width - 1);
+        t = &targets[rng_below(r, ntargets)];
+        a = (t->w.base + rng_below(r, t->w.len)) & ~(u64)(width - 1);
     } while (is_excluded(a, width));
     u64 v = rng_next(r);
 
@@ -81,28 +118,110 @@ static void random_mmio(struct rng *r)
     case 0x14: mmio_write32(a, (u32)v); break;
     case 0x18: mmio_write64(a, v); break;
     }
+    return t->in_kernel;
+}
+
+/* CPU `cpu`'s share of the n accesses, tallied; then it reports in. */
+static void hammer(u32 cpu)
+{
+    u64 share = total_n / ncpus + (cpu < total_n % ncpus);
+    struct rng r = rng_seed(first_seed + cpu * 0x9e3779b97f4a7c15ULL);
+    struct percpu *c = this_cpu();
+    struct tally t = { share, 0, 0 };
+
+    c->faults = 0;
+    c->skip_faults = 1;
+    for (u64 i = 0; i < share; i++)
+        t.gic += random_mmio(&r);
+    c->skip_faults = 0;
+    t.aborts = c->faults;
+    tallies[cpu] = t;
+    __atomic_fetch_add(&finished, 1, __ATOMIC_RELEASE);
+}
+
+void ap_main(u32 cpu, u64 mpidr)
+{
+    (void)mpidr;
+    hammer(cpu);
+}
+
+/* 0 when `got` is `want`, else 1 with a line saying what is wrong. */
+static int expect32(const char *what, u32 got, u32 want)
+{
+    if (got == want)
+        return 0;
+    printf("hostile: CHECK FAILED: %s reads 0x%x, not 0x%x\n", what, got, want);
+    return 1;
+}
+
+/* The PrimeCell IDs: PeriphID0 (the part number's low byte) and the CellID bytes. */
+static int primecell(const char *what, u64 base, u32 part)
+{
+    static const u32 cell[4] = { 0x0d, 0xf0, 0x05, 0xb1 };
+    int bad = expect32(what, mmio_read32(base + 0xfe0), part);
+    for (int i = 0; i < 4; i++)
+        bad |= expect32(what, mmio_read32(base + 0xff0 + 4 * i), cell[i]);
+    return bad;
+}
+
+/* trapline's models still answer as they must, whatever was written to them. */
+static int devices_still_right(void)
+{
+    u64 last = VIRT_VIRTIO_MMIO_BASE + (VIRT_VIRTIO_MMIO_COUNT - 1) * VIRT_VIRTIO_MMIO_STRIDE;
+    int bad = primecell("pl011 id", VIRT_PL011_BASE, 0x11);
+    bad |= primecell("pl031 id", VIRT_PL031_BASE, 0x31);
+    bad |= expect32("virtio-mmio magic", mmio_read32(last), 0x74726976); /* "virt" */
+    bad |= expect32("pcie 00:00.0 id", mmio_read32(VIRT_PCIE_ECAM_BASE), 0x0008u << 16 | PCI_VENDOR_REDHAT);
+    return bad;
 }
 
 int main(int argc, char **argv)
 {
     (void)argc;
     (void)argv;
-    u64 n = cmdline_u64("n", 1000);
-    u64 seed = cmdline_u64("seed", 1);
-    struct rng r = rng_seed(seed);
-    struct percpu *c = this_cpu();
+    total_n = cmdline_u64("n", 1000);
+    first_seed = cmdline_u64("seed", 1);
+    ncpus = (u32)cmdline_u64("cpus", 1);
+    u64 wait = cmdline_u64("wait", 3600) * counter_freq();
+    int bad = 0;
 
+    if (ncpus == 0 || ncpus > MAX_CPUS || ncpus > (dt.ncpus ? dt.ncpus : 1)) {
+        printf("hostile: cpus=%u out of range 1..%u (the vCPUs this VM has)\n", ncpus, dt.ncpus ? dt.ncpus : 1);
+        finish(2);
+    }
     build_targets();
-    printf("hostile: n=%lu seed=%lu targets=%u\n", n, seed, ntargets);
-    c->faults = 0;
-    c->skip_faults = 1;
-    for (u64 i = 0; i < n; i++)
-        random_mmio(&r);
-    c->skip_faults = 0;
-    u64 faults = c->faults;
+    printf("hostile: n=%lu seed=%lu cpus=%u targets=%u\n", total_n, first_seed, ncpus, ntargets);
+    for (u32 i = 1; i < ncpus; i++) {
+        s64 ret = smp_start_cpu(i, dt.mpidr[i]);
+        if (ret != PSCI_RET_SUCCESS) {
+            printf("hostile: CPU_ON of cpu %u failed: %ld\n", i, ret);
+            finish(1);
+        }
+    }
+    hammer(0);
+    u64 t0 = counter_now();
+    while (__atomic_load_n(&finished, __ATOMIC_ACQUIRE) < ncpus) {
+        if (counter_now() - t0 > wait) {
+            bad = 1;
+            break;
+        }
+        cpu_relax();
+    }
 
+    struct tally sum = { 0, 0, 0 };
+    u32 done = __atomic_load_n(&finished, __ATOMIC_ACQUIRE);
+    for (u32 i = 0; i < ncpus; i++) {
+        sum.accesses += tallies[i].accesses;
+        sum.aborts += tallies[i].aborts;
+        sum.gic += tallies[i].gic;
+    }
     serial_reset();
-    ucall(UCALL_COUNT, "mmio", COUNT_MMIO, n, faults);
-    printf("\nhostile: mmio=%lu aborts=%lu\n", n, faults);
-    finish(0);
+    if (bad)
+        printf("hostile: CHECK FAILED: %u of %u cpus finished\n", done, ncpus);
+    bad |= devices_still_right();
+    ucall(UCALL_COUNT, "mmio", COUNT_MMIO, sum.accesses, sum.aborts, sum.gic);
+    printf("\nhostile: mmio=%lu aborts=%lu cpus=%u gic=%lu\n", sum.accesses, sum.aborts, ncpus, sum.gic);
+    if (!bad)
+        printf("hostile: devices ok\n");
+    finish(bad);
 }
