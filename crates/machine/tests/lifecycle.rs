@@ -1,14 +1,16 @@
 //! Resource hygiene: many VMs created, run and destroyed in one process
-//! leave no file descriptors, threads or memory behind.
-#![cfg(target_arch = "x86_64")]
+//! leave no file descriptors, threads or memory behind. On x86_64 and
+//! arm64 alike (the emulated ARM64 host of scripts/arm64/test.sh runs it
+//! there); only the machine's devices and fast-path addresses differ, in
+//! `arch` below.
 
 use std::time::{Duration, Instant};
 
-use trapline_abi as abi;
+use trapline_devices::virtio::block::DiskFile;
 use trapline_fastpath::{CoalescedZone, Datamatch, IoEvent, IrqFd, ReadOnlyRegion, Space};
 use trapline_machine::{
     ExtensionContext, ExtensionHandle, HostKvm, Machine, MachineConfig, MachineError, Outcome,
-    SerialOutput,
+    SerialOutput, VirtioIrq, VirtioNotify,
 };
 
 fn open_fds() -> usize {
@@ -31,49 +33,127 @@ fn rss_kib() -> u64 {
         .unwrap_or(0)
 }
 
-fn cycle(kvm: &HostKvm, lab: bool) {
+/// What differs between the PC and `virt`: how hello ends, the optional
+/// devices, and the lab's fast-path addresses.
+#[cfg(target_arch = "x86_64")]
+mod arch {
+    use super::*;
+    use trapline_abi as abi;
+
+    /// hello ends through isa-debug-exit.
+    pub const HELLO_ENDS: Outcome = Outcome::DebugExit(0);
+
+    /// pci-testdev, the ECAM shadow and pc-testdev.
+    pub fn devices(cfg: &mut MachineConfig) {
+        cfg.pci_testdev = true;
+        cfg.ecam_ro = true;
+        cfg.pc_testdev = true;
+    }
+
+    /// One of each fast path, on the lab's probe addresses.
+    pub fn fast_paths(ctx: &mut ExtensionContext<'_>) -> Result<ExtensionHandle, MachineError> {
+        let fd = ctx.vm().fd().clone();
+        let ioevent = IoEvent::register(
+            fd.clone(),
+            Space::Pio,
+            abi::PROBE_PIO_WILDCARD_PORT.into(),
+            Datamatch::AnyOfLen(4),
+        )?;
+        let zone = CoalescedZone::register(
+            fd.clone(),
+            Space::Mmio,
+            abi::PROBE_MMIO_COALESCED,
+            abi::PROBE_PAGE_SIZE as u32,
+        )?;
+        ctx.use_coalesced_ring();
+        let irqfd = IrqFd::register(fd.clone(), abi::IRQFD_GSI)?;
+        let ro = ReadOnlyRegion::map(
+            fd,
+            ctx.vm().alloc_slot(),
+            abi::PROBE_RO_MEMSLOT,
+            abi::PROBE_PAGE_SIZE as usize,
+        )?;
+        Ok(Box::new((ioevent, zone, irqfd, ro)))
+    }
+}
+
+#[cfg(target_arch = "aarch64")]
+mod arch {
+    use super::*;
+    use trapline_abi as abi;
+
+    /// hello ends with PSCI SYSTEM_OFF.
+    pub const HELLO_ENDS: Outcome = Outcome::PowerOff;
+
+    /// pci-testdev and the ECAM shadow (pc-testdev is the PC's).
+    pub fn devices(cfg: &mut MachineConfig) {
+        cfg.pci_testdev = true;
+        cfg.ecam_ro = true;
+    }
+
+    /// One of each fast path, on the lab's `virt` probe pages (MMIO only);
+    /// the irqfd on its SPI, which the vGIC takes once initialized (it is
+    /// by the time extensions run).
+    pub fn fast_paths(ctx: &mut ExtensionContext<'_>) -> Result<ExtensionHandle, MachineError> {
+        let fd = ctx.vm().fd().clone();
+        let ioevent = IoEvent::register(
+            fd.clone(),
+            Space::Mmio,
+            abi::VIRT_PROBE_MMIO_DATAMATCH,
+            Datamatch::U32(abi::PROBE_DATAMATCH_VALUE),
+        )?;
+        let zone = CoalescedZone::register(
+            fd.clone(),
+            Space::Mmio,
+            abi::VIRT_PROBE_MMIO_COALESCED,
+            abi::VIRT_TRAPLINE_PAGE as u32,
+        )?;
+        ctx.use_coalesced_ring();
+        let irqfd = IrqFd::register(fd.clone(), abi::VIRT_IRQFD_SPI)?;
+        let ro = ReadOnlyRegion::map(
+            fd,
+            ctx.vm().alloc_slot(),
+            abi::VIRT_PROBE_RO_MEMSLOT,
+            abi::VIRT_TRAPLINE_PAGE as usize,
+        )?;
+        Ok(Box::new((ioevent, zone, irqfd, ro)))
+    }
+}
+
+/// A scratch disk for the virtio-blk cycles, removed when dropped.
+struct ScratchDisk(std::path::PathBuf);
+
+impl ScratchDisk {
+    fn new() -> Self {
+        let p = std::env::temp_dir().join(format!("trapline-lifecycle-{}.img", std::process::id()));
+        std::fs::write(&p, vec![0u8; 64 * 1024]).unwrap();
+        Self(p)
+    }
+}
+
+impl Drop for ScratchDisk {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.0);
+    }
+}
+
+fn cycle(kvm: &HostKvm, lab: bool, disk: &ScratchDisk) {
     let mut cfg = MachineConfig::new(trapline_guest::HELLO.to_vec(), "hello");
     cfg.serial = SerialOutput::Sink;
     cfg.mem_mib = 32;
     cfg.timeout = Some(Duration::from_secs(30));
     if lab {
         // Every kind of fast path (through an extension, as the lab adds
-        // them), the PCI test device and the ECAM shadow too, so their
-        // RAII teardown is exercised.
-        cfg.extension = Some(Box::new(every_fast_path));
-        cfg.pci_testdev = true;
-        cfg.ecam_ro = true;
-        cfg.pc_testdev = true;
+        // them), the optional devices and a virtio disk with its notify
+        // worker thread, so their RAII teardown is exercised.
+        cfg.extension = Some(Box::new(arch::fast_paths));
+        arch::devices(&mut cfg);
+        cfg.virtio.disks = vec![DiskFile::open(&disk.0, false).expect("the scratch disk")];
+        cfg.virtio.notify = VirtioNotify::Ioeventfd;
+        cfg.virtio.irq = VirtioIrq::Irqfd;
     }
     let r = Machine::build(kvm, cfg).expect("build").run().expect("run");
-    assert_eq!(r.outcome, Outcome::DebugExit(0));
-}
-
-/// One of each fast path, on the lab's probe addresses; handed back to
-/// the machine, which drops them with itself.
-fn every_fast_path(ctx: &mut ExtensionContext<'_>) -> Result<ExtensionHandle, MachineError> {
-    let fd = ctx.vm().fd().clone();
-    let ioevent = IoEvent::register(
-        fd.clone(),
-        Space::Pio,
-        abi::PROBE_PIO_WILDCARD_PORT.into(),
-        Datamatch::AnyOfLen(4),
-    )?;
-    let zone = CoalescedZone::register(
-        fd.clone(),
-        Space::Mmio,
-        abi::PROBE_MMIO_COALESCED,
-        abi::PROBE_PAGE_SIZE as u32,
-    )?;
-    ctx.use_coalesced_ring();
-    let irqfd = IrqFd::register(fd.clone(), abi::IRQFD_GSI)?;
-    let ro = ReadOnlyRegion::map(
-        fd,
-        ctx.vm().alloc_slot(),
-        abi::PROBE_RO_MEMSLOT,
-        abi::PROBE_PAGE_SIZE as usize,
-    )?;
-    Ok(Box::new((ioevent, zone, irqfd, ro)))
+    assert_eq!(r.outcome, arch::HELLO_ENDS);
 }
 
 /// (open fds, threads, RSS KiB) at one moment.
@@ -88,14 +168,15 @@ fn cycles(n: usize) -> Option<(Usage, Usage, Duration)> {
         return None;
     }
     let kvm = HostKvm::open().unwrap();
+    let disk = ScratchDisk::new();
     // Warm up allocator arenas, the kick handler and lazy statics first.
     for i in 0..20 {
-        cycle(&kvm, i % 2 == 0);
+        cycle(&kvm, i % 2 == 0, &disk);
     }
     let before = (open_fds(), threads(), rss_kib());
     let start = Instant::now();
     for i in 0..n {
-        cycle(&kvm, i % 2 == 0);
+        cycle(&kvm, i % 2 == 0, &disk);
     }
     let after = (open_fds(), threads(), rss_kib());
     Some((before, after, start.elapsed()))
