@@ -19,7 +19,8 @@
  * prints, and the identification registers of the PL011, the PL031, the
  * last virtio-mmio transport and the PCIe host bridge (through ECAM) read
  * what they must. COUNT(2, accesses, aborts, gic), where gic counts the
- * accesses to KVM's own GIC frames (which never exit to trapline), then
+ * accesses KVM's vGIC serves (its distributor, ITS and the redistributor
+ * frames of the VM's vCPUs: they never exit to trapline), then
  * SYSTEM_OFF; exit 1 if a check failed or a CPU did not finish.
  */
 #include "rng.h"
@@ -45,7 +46,7 @@ static const struct window excluded[] = {
 
 struct target {
     struct window w;
-    bool in_kernel; /* a GIC frame: KVM answers, trapline never sees it */
+    bool gic; /* a GIC window (KVM answers what it maps there) */
 };
 
 static struct target targets[MAX_TARGETS];
@@ -94,7 +95,19 @@ static bool is_excluded(u64 a, u64 width)
     return false;
 }
 
-/* One random access; true when it went to a GIC frame. */
+/* Whether KVM's vGIC serves `a` (so the access never exits to trapline):
+ * the distributor and ITS frames, and the redistributor frames of the
+ * vCPUs this VM has; the rest of the redistributor window is unmapped. */
+static bool gic_frame(const struct target *t, u64 a)
+{
+    if (!t->gic)
+        return false;
+    if (t->w.base != VIRT_GIC_REDIST_BASE)
+        return true;
+    return a - VIRT_GIC_REDIST_BASE < (u64)(dt.ncpus ? dt.ncpus : 1) * VIRT_GIC_REDIST_STRIDE;
+}
+
+/* One random access; true when KVM's vGIC served it. */
 static bool random_mmio(struct rng *r)
 {
     u64 x = rng_next(r);
@@ -118,7 +131,7 @@ static bool random_mmio(struct rng *r)
     case 0x14: mmio_write32(a, (u32)v); break;
     case 0x18: mmio_write64(a, v); break;
     }
-    return t->in_kernel;
+    return gic_frame(t, a);
 }
 
 /* CPU `cpu`'s share of the n accesses, tallied; then it reports in. */
