@@ -15,8 +15,9 @@
 use trapline_abi as abi;
 use vm_fdt::FdtWriter;
 
-#[cfg(test)]
-mod reader;
+/// The test-only reader; the fuzz targets read blobs back with it too.
+#[cfg(any(test, feature = "test-utils"))]
+pub mod reader;
 #[cfg(test)]
 mod tests;
 

@@ -1,6 +1,8 @@
-//! Test-only: a small, independent reader of flattened device trees (the
-//! Devicetree Specification v0.4, chapter 5), so the tests check the blob
-//! itself rather than trusting the writer.
+//! Test-only (the crate's tests, and the fuzz targets through the
+//! `test-utils` feature): a small, independent reader of flattened device
+//! trees (the Devicetree Specification v0.4, chapter 5), so the tests check
+//! the blob itself rather than trusting the writer. It panics on anything
+//! malformed.
 
 const FDT_MAGIC: u32 = 0xd00d_feed;
 const FDT_BEGIN_NODE: u32 = 1;
