@@ -86,7 +86,11 @@ impl Harness {
 
     /// A register write that must not end the run.
     fn set(&self, off: u64, v: u32) {
-        assert_eq!(self.w(off, v), IoOutcome::Continue, "write {v:#x} at {off:#x}");
+        assert_eq!(
+            self.w(off, v),
+            IoOutcome::Continue,
+            "write {v:#x} at {off:#x}"
+        );
     }
 
     fn r(&self, off: u64) -> u32 {
@@ -121,7 +125,9 @@ impl Harness {
         self.mem.write_slice(&payload, GuestAddress(BUF)).unwrap();
         // Descriptor 0: BUF, the payload's length, no flags.
         self.mem.write_obj(BUF, GuestAddress(DESC)).unwrap();
-        self.mem.write_obj(payload.len() as u32, GuestAddress(DESC + 8)).unwrap();
+        self.mem
+            .write_obj(payload.len() as u32, GuestAddress(DESC + 8))
+            .unwrap();
         // avail: flags 0, idx 1, ring[0] = 0.
         self.mem.write_obj(1u16, GuestAddress(AVAIL + 2)).unwrap();
         let outcome = self.w(QUEUE_NOTIFY, 1);

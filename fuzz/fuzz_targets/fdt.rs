@@ -46,7 +46,13 @@ fn describe(input: &mut Input<'_>) -> VirtMachine {
     let ncpus = u64::from(input.u8());
     let random_mpidrs = input.u8() & 1 != 0;
     let mpidrs = (0..ncpus)
-        .map(|i| if random_mpidrs { input.u64() } else { default_mpidr(i) })
+        .map(|i| {
+            if random_mpidrs {
+                input.u64()
+            } else {
+                default_mpidr(i)
+            }
+        })
         .collect();
     let ram = if custom {
         window(input)
@@ -59,8 +65,14 @@ fn describe(input: &mut Input<'_>) -> VirtMachine {
         m.gic.dist = window(input);
         m.gic.redist = window(input);
         m.gic.its = Some(window(input));
-        m.uart = Some(MmioDevice { window: window(input), spi: input.u32() });
-        m.rtc = Some(MmioDevice { window: window(input), spi: input.u32() });
+        m.uart = Some(MmioDevice {
+            window: window(input),
+            spi: input.u32(),
+        });
+        m.rtc = Some(MmioDevice {
+            window: window(input),
+            spi: input.u32(),
+        });
         if let Some(p) = m.pcie.as_mut() {
             p.ecam = window(input);
             p.io = window(input);
@@ -100,7 +112,10 @@ fn describe(input: &mut Input<'_>) -> VirtMachine {
             }
         })
         .collect();
-    let initrd = Initrd { start: input.u64(), end: input.u64() };
+    let initrd = Initrd {
+        start: input.u64(),
+        end: input.u64(),
+    };
     if flags & 0x10 != 0 {
         m.initrd = Some(initrd);
     }
@@ -120,7 +135,10 @@ fn read_back(m: &VirtMachine, blob: &[u8]) {
     assert!(blob.len() <= MAX_DTB_SIZE, "{} bytes", blob.len());
     let (header, root) = parse(blob);
     assert_eq!(header.totalsize as usize, blob.len());
-    assert_eq!(header.boot_cpuid_phys, (m.mpidrs[0] & MPIDR_AFFINITY_MASK) as u32);
+    assert_eq!(
+        header.boot_cpuid_phys,
+        (m.mpidrs[0] & MPIDR_AFFINITY_MASK) as u32
+    );
 
     let memory = root
         .at(&format!("/memory@{:x}", m.ram.base))
@@ -128,14 +146,26 @@ fn read_back(m: &VirtMachine, blob: &[u8]) {
     assert_eq!(memory.u64s("reg"), vec![m.ram.base, m.ram.len]);
 
     let cpus = root.at("/cpus").expect("the cpus node");
-    let cpu_nodes: Vec<&Node> = cpus.children.iter().filter(|c| c.name.starts_with("cpu@")).collect();
+    let cpu_nodes: Vec<&Node> = cpus
+        .children
+        .iter()
+        .filter(|c| c.name.starts_with("cpu@"))
+        .collect();
     assert_eq!(cpu_nodes.len(), m.mpidrs.len());
     for (i, (node, mpidr)) in cpu_nodes.iter().zip(&m.mpidrs).enumerate() {
         assert_eq!(node.name, format!("cpu@{i}"));
-        assert_eq!(cell_or_pair(node, "reg"), mpidr & MPIDR_AFFINITY_MASK, "cpu {i}");
+        assert_eq!(
+            cell_or_pair(node, "reg"),
+            mpidr & MPIDR_AFFINITY_MASK,
+            "cpu {i}"
+        );
     }
 
-    let transports = root.children.iter().filter(|c| c.name.starts_with("virtio_mmio@")).count();
+    let transports = root
+        .children
+        .iter()
+        .filter(|c| c.name.starts_with("virtio_mmio@"))
+        .count();
     assert_eq!(transports, m.virtio.len());
 
     let chosen = root.at("/chosen").expect("the chosen node");
@@ -166,7 +196,10 @@ fuzz_target!(|data: &[u8]| {
     match write(&m) {
         Ok(blob) => {
             assert!(!m.mpidrs.is_empty());
-            assert!(!m.bootargs.contains('\0'), "a NUL in the command line was written");
+            assert!(
+                !m.bootargs.contains('\0'),
+                "a NUL in the command line was written"
+            );
             read_back(&m, &blob);
         }
         Err(e) => {

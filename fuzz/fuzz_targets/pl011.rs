@@ -31,9 +31,7 @@ use std::sync::{Arc, Mutex};
 use libfuzzer_sys::fuzz_target;
 use trapline_bus::{BusDevice, IoOutcome};
 use trapline_devices::pc_testdev::IrqLine;
-use trapline_devices::pl011::{
-    Pl011, FR_BUSY, FR_RXFE, FR_RXFF, FR_TXFE, FR_TXFF, LCR_H_FEN,
-};
+use trapline_devices::pl011::{Pl011, FR_BUSY, FR_RXFE, FR_RXFF, FR_TXFE, FR_TXFF, LCR_H_FEN};
 use trapline_devices::serial::SerialOutput;
 use trapline_fuzz::{width, Input};
 
@@ -47,14 +45,14 @@ const ID: [u8; 8] = [0x11, 0x10, 0x14, 0x00, 0x0D, 0xF0, 0x05, 0xB1];
 
 /// (register, width mask, reset value) of the registers stored as written.
 const STORED: [(u64, u32, u32); 8] = [
-    (0x20, 0xFF, 0),     // ILPR
-    (0x24, 0xFFFF, 0),   // IBRD
-    (0x28, 0x3F, 0),     // FBRD
-    (LCR_H, 0xFF, 0),    // LCR_H
+    (0x20, 0xFF, 0),       // ILPR
+    (0x24, 0xFFFF, 0),     // IBRD
+    (0x28, 0x3F, 0),       // FBRD
+    (LCR_H, 0xFF, 0),      // LCR_H
     (0x30, 0xFFFF, 0x300), // CR
-    (0x34, 0x3F, 0x12),  // IFLS
-    (0x38, 0x7FF, 0),    // IMSC
-    (0x48, 0x7, 0),      // DMACR
+    (0x34, 0x3F, 0x12),    // IFLS
+    (0x38, 0x7FF, 0),      // IMSC
+    (0x48, 0x7, 0),        // DMACR
 ];
 
 /// Every level driven on the line.
@@ -119,13 +117,20 @@ impl Model {
                 let byte = *popped.get_or_insert_with(|| self.rx.pop_front());
                 Some(if lane == 0 { byte.unwrap_or(0) } else { 0 })
             } else if (ID_BASE..ID_BASE + 32).contains(&reg) {
-                Some(if lane == 0 { ID[((reg - ID_BASE) / 4) as usize] } else { 0 })
+                Some(if lane == 0 {
+                    ID[((reg - ID_BASE) / 4) as usize]
+                } else {
+                    0
+                })
             } else {
                 let i = STORED.iter().position(|&(r, _, _)| r == reg);
                 i.map(|i| (self.regs[i] >> (8 * lane)) as u8)
             };
             if let Some(w) = want {
-                assert_eq!(got, w, "PL011 byte at {addr:#x} read {got:#x}, model {w:#x}");
+                assert_eq!(
+                    got, w,
+                    "PL011 byte at {addr:#x} read {got:#x}, model {w:#x}"
+                );
             }
         }
     }
@@ -141,10 +146,24 @@ fn r32(u: &Pl011, reg: u64) -> u32 {
 /// no side effect).
 fn check(u: &Pl011, m: &Model, rec: &Recorder) {
     let fr = r32(u, FR);
-    assert_ne!(fr & FR_TXFE, 0, "FR {fr:#x}: the transmitter is always empty");
+    assert_ne!(
+        fr & FR_TXFE,
+        0,
+        "FR {fr:#x}: the transmitter is always empty"
+    );
     assert_eq!(fr & (FR_TXFF | FR_BUSY), 0, "FR {fr:#x}");
-    assert_eq!(fr & FR_RXFE != 0, m.rx.is_empty(), "FR {fr:#x}, fifo {}", m.rx.len());
-    assert_eq!(fr & FR_RXFF != 0, m.rx.len() >= m.depth(), "FR {fr:#x}, fifo {}", m.rx.len());
+    assert_eq!(
+        fr & FR_RXFE != 0,
+        m.rx.is_empty(),
+        "FR {fr:#x}, fifo {}",
+        m.rx.len()
+    );
+    assert_eq!(
+        fr & FR_RXFF != 0,
+        m.rx.len() >= m.depth(),
+        "FR {fr:#x}, fifo {}",
+        m.rx.len()
+    );
     assert_eq!(u.input_room(), m.depth() - m.rx.len());
     let mis = r32(u, MIS);
     assert_eq!(u.irq_level(), mis != 0, "line vs MIS {mis:#x}");
@@ -181,7 +200,10 @@ fuzz_target!(|data: &[u8]| {
                 let value = input.u32().to_le_bytes();
                 let mut buf: Vec<u8> = (0..len).map(|i| value[i % 4]).collect();
                 if write {
-                    assert_eq!(uart.write(0, 0x0900_0000, offset, &buf), IoOutcome::Continue);
+                    assert_eq!(
+                        uart.write(0, 0x0900_0000, offset, &buf),
+                        IoOutcome::Continue
+                    );
                     m.write(offset, &buf);
                 } else {
                     uart.read(0, 0x0900_0000, offset, &mut buf);
@@ -200,5 +222,9 @@ fuzz_target!(|data: &[u8]| {
         }
         check(&uart, &m, &rec);
     }
-    assert_eq!(*out.lock().unwrap(), m.out, "the console got other bytes than DR's");
+    assert_eq!(
+        *out.lock().unwrap(),
+        m.out,
+        "the console got other bytes than DR's"
+    );
 });

@@ -95,7 +95,9 @@ impl Model {
             IMSC => self.imsc,
             RIS => self.ris,
             MIS => self.ris & self.imsc,
-            r if (ID_BASE..ID_BASE + 32).contains(&r) => u32::from(ID[((r - ID_BASE) / 4) as usize]),
+            r if (ID_BASE..ID_BASE + 32).contains(&r) => {
+                u32::from(ID[((r - ID_BASE) / 4) as usize])
+            }
             r if r < 0x1000 => 0,
             _ => return None,
         })
@@ -173,10 +175,16 @@ fuzz_target!(|data: &[u8]| {
                     if taken {
                         let got = u32::from_le_bytes(buf[..4].try_into().unwrap());
                         if let Some(want) = m.read(offset, now) {
-                            assert_eq!(got, want, "PL031 register {offset:#x} read {got:#x}, model {want:#x}");
+                            assert_eq!(
+                                got, want,
+                                "PL031 register {offset:#x} read {got:#x}, model {want:#x}"
+                            );
                         }
                     } else {
-                        assert!(buf.iter().all(|&b| b == 0), "an access the PL031 does not take read {buf:02x?}");
+                        assert!(
+                            buf.iter().all(|&b| b == 0),
+                            "an access the PL031 does not take read {buf:02x?}"
+                        );
                     }
                 }
             }
