@@ -54,4 +54,4 @@ pub use stats::Stats;
 pub use summary::{summary, summary_header, SummaryOptions};
 pub use unit::Unit;
 pub use views::paper_pair::{render_pair, PairError};
-pub use views::{render, View};
+pub use views::{render, render_width, View};

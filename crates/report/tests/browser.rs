@@ -408,9 +408,9 @@ fn vmm_page_in_browser() {
     assert_eq!(fp.len(), 2);
     assert_eq!(
         fp[0][1..],
-        ["2.40 CPU-ms", "≤ 1 CPU-ms", "≤ 8 CPU-ms", "fail"]
+        ["2.40 CPU-ms", "≤ 1 CPU-ms", "≤ 8 CPU-ms", "missed"]
     );
-    assert_eq!(fp[1][1..], ["4.60 MiB", "≤ 2 MiB", "≤ 5 MiB", "fail"]);
+    assert_eq!(fp[1][1..], ["4.60 MiB", "≤ 2 MiB", "≤ 5 MiB", "missed"]);
     let cost = table_rows(&dom, "<h3>Cost per exit</h3>");
     assert_eq!(cost.len(), 10);
     assert_eq!(cost[0][..2], ["pio-user-out", "9,000 cyc"]);

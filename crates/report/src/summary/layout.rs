@@ -26,10 +26,48 @@ pub(crate) fn width_of(s: &str) -> usize {
     s.chars().count()
 }
 
+/// Units a number is written with: [`wrap`] keeps `28 %` or `3.4 us`
+/// on one line, as a reader expects.
+const UNITS: [&str; 17] = [
+    "%", "cycles", "cyc", "ns", "us", "µs", "ms", "s", "B", "KiB", "MiB", "GiB", "kHz", "MHz",
+    "GHz", "CPU-ms", "MADs",
+];
+
+/// Whether `word` (its closing punctuation aside) is one of [`UNITS`].
+fn is_unit(word: &str) -> bool {
+    let bare = word.trim_end_matches([',', ';', ':', '.', ')', ']']);
+    UNITS.contains(&bare)
+}
+
+/// Whether `word` ends a number (`28`, `1,020`, `(3.5`).
+fn ends_a_number(word: &str) -> bool {
+    word.chars().last().is_some_and(|c| c.is_ascii_digit())
+}
+
 /// The words of `text`: split at plain spaces, tabs and newlines, never
-/// at [`NO_BREAK`].
-fn words(text: &str) -> impl Iterator<Item = &str> {
-    text.split([' ', '\t', '\n']).filter(|w| !w.is_empty())
+/// at [`NO_BREAK`], and never between a number and its unit (`28 %` is
+/// one word, its space kept).
+pub(crate) fn words(text: &str) -> impl Iterator<Item = &str> {
+    let mut spans: Vec<(usize, usize)> = Vec::new();
+    let mut start = None;
+    for (i, c) in text.char_indices().chain([(text.len(), ' ')]) {
+        let space = matches!(c, ' ' | '\t' | '\n');
+        match (space, start) {
+            (false, None) => start = Some(i),
+            (true, Some(s)) => {
+                let word = &text[s..i];
+                match spans.last_mut() {
+                    Some(last) if is_unit(word) && ends_a_number(&text[last.0..last.1]) => {
+                        last.1 = i;
+                    }
+                    _ => spans.push((s, i)),
+                }
+                start = None;
+            }
+            _ => {}
+        }
+    }
+    spans.into_iter().map(move |(s, e)| &text[s..e])
 }
 
 /// `text` wrapped to `width` columns, the first line starting with
@@ -274,6 +312,24 @@ mod tests {
         let text = format!("1{NO_BREAK}pio-read + 1{NO_BREAK}pio-write");
         let lines: Vec<String> = wrap(&text, 12, "", "").iter().map(|l| unbreak(l)).collect();
         assert_eq!(lines, ["1 pio-read +", "1 pio-write"]);
+    }
+
+    #[test]
+    fn wrap_never_splits_a_number_from_its_unit() {
+        let text = "1 of 3 repeats far from the median of 18,296 (8,458; min–max spans 28 % of it)";
+        for width in 20..text.len() {
+            let lines = wrap(text, width, "  ", "    ");
+            for l in &lines {
+                assert!(!l.ends_with("28"), "{width}: {lines:?}");
+                assert!(!l.trim_start().starts_with('%'), "{width}: {lines:?}");
+            }
+        }
+        assert_eq!(
+            wrap("took 3.5 ms, then 12 cycles.", 14, "", ""),
+            ["took 3.5 ms,", "then 12 cycles."]
+        );
+        // Not a unit after a number, or a unit after a word: free to break.
+        assert_eq!(words("2 repeats of s").collect::<Vec<_>>(), ["2", "repeats", "of", "s"]);
     }
 
     #[test]

@@ -11,7 +11,7 @@
 //! report only, so it is tested without KVM.
 
 pub mod goals;
-mod layout;
+pub(crate) mod layout;
 
 use std::collections::BTreeMap;
 
