@@ -47,9 +47,15 @@ fn a_pipe_keeps_every_column_and_a_narrow_terminal_says_what_it_left_out() {
     assert!(!full.contains("left out"), "{full}");
     let narrow = render_width(&r, Format::Table, View::All, Some(80));
     let header = narrow.lines().nth(2).unwrap();
-    assert!(header.contains("median cyc") && header.contains("net cyc"), "{header:?}");
+    assert!(
+        header.contains("median cyc") && header.contains("net cyc"),
+        "{header:?}"
+    );
     assert!(!header.contains("max"), "{header:?}");
-    assert!(narrow.contains("(not shown at this width: ±MAD, min, max"), "{narrow}");
+    assert!(
+        narrow.contains("(not shown at this width: ±MAD, min, max"),
+        "{narrow}"
+    );
     assert!(narrow.contains("every column: --format csv"), "{narrow}");
     // Other formats ignore the width.
     assert_eq!(

@@ -120,7 +120,11 @@ fn layout(g: &Grid, cells: &[Vec<String>], shown: &[usize], width: usize) -> Opt
                 .into_iter()
                 .enumerate()
                 .map(|(n, piece)| {
-                    let lead = if n == 0 { head.clone() } else { " ".repeat(start) };
+                    let lead = if n == 0 {
+                        head.clone()
+                    } else {
+                        " ".repeat(start)
+                    };
                     format!("{lead}{piece}").trim_end().to_string()
                 })
                 .collect();
@@ -135,7 +139,11 @@ fn layout(g: &Grid, cells: &[Vec<String>], shown: &[usize], width: usize) -> Opt
             .into_iter()
             .enumerate()
             .map(|(n, piece)| {
-                let lead = if n == 0 { head.clone() } else { " ".repeat(indent) };
+                let lead = if n == 0 {
+                    head.clone()
+                } else {
+                    " ".repeat(indent)
+                };
                 format!("{lead}{piece}").trim_end().to_string()
             })
             .collect()
@@ -236,7 +244,7 @@ mod tests {
         }
         let text = f.lines.join(" ");
         assert!(text.contains("enough to wrap"), "{:#?}", f.lines);
-        assert!(text.contains("beta  not measured:"), "{:#?}", f.lines);
+        assert!(text.contains("beta   not measured:"), "{:#?}", f.lines);
     }
 
     #[test]

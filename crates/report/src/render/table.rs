@@ -145,7 +145,12 @@ pub fn render_fit(report: &Report, page: &dyn Page, width: Option<usize>) -> Str
     for part in &page.parts() {
         let title = part.page.title();
         out.push_str("\n\n");
-        fit.para(&mut out, &format!("== {title} [{}] ==", part.name), "", "   ");
+        fit.para(
+            &mut out,
+            &format!("== {title} [{}] ==", part.name),
+            "",
+            "   ",
+        );
         out.push('\n');
         head(&mut out, part.page, fit, &mut dropped);
         sections(&mut out, part.page, fit);
@@ -157,7 +162,12 @@ pub fn render_fit(report: &Report, page: &dyn Page, width: Option<usize>) -> Str
         fit.para(&mut out, &peer, "peer: ", "      ");
     }
     if let (Some(note), Some(title)) = (&report.host.nested_note, report.host.caveat_title()) {
-        fit.para(&mut out, &format!("{title}: {note}"), "caveat: ", "        ");
+        fit.para(
+            &mut out,
+            &format!("{title}: {note}"),
+            "caveat: ",
+            "        ",
+        );
     }
     if !dropped.is_empty() {
         out.push('\n');

@@ -325,11 +325,14 @@ mod tests {
             }
         }
         assert_eq!(
-            wrap("took 3.5 ms, then 12 cycles.", 14, "", ""),
+            wrap("took 3.5 ms, then 12 cycles.", 15, "", ""),
             ["took 3.5 ms,", "then 12 cycles."]
         );
         // Not a unit after a number, or a unit after a word: free to break.
-        assert_eq!(words("2 repeats of s").collect::<Vec<_>>(), ["2", "repeats", "of", "s"]);
+        assert_eq!(
+            words("2 repeats of s").collect::<Vec<_>>(),
+            ["2", "repeats", "of", "s"]
+        );
     }
 
     #[test]
