@@ -24,7 +24,25 @@ pub mod status {
     pub const NO_KVM: i32 = 6;
     /// The lab itself could not run.
     pub const LAB_ERROR: i32 = 8;
+    /// `--fail-on-regression`: the comparison's verdict is "regressed".
+    pub const REGRESSED: i32 = crate::saved::status::REGRESSED;
 }
+
+/// Defaults of the flags whose value says whether they were given.
+pub struct Defaults {
+    pub min_iters: u64,
+    pub max_iters: u64,
+    pub warmup: u64,
+    pub linux_smp: u32,
+}
+
+/// [`Defaults`]' values.
+pub const DEFAULTS: Defaults = Defaults {
+    min_iters: 16,
+    max_iters: 1 << 20,
+    warmup: 16,
+    linux_smp: 1,
+};
 
 pub use crate::outputs::FormatArg;
 
@@ -81,17 +99,17 @@ pub struct BenchArgs {
     #[arg(long, help_heading = "Measurement", value_name = "CYCLES", value_parser = clap::value_parser!(u64).range(1000..))]
     pub goal: Option<u64>,
     /// Smallest timed loop, in iterations (at least 1).
-    #[arg(long, help_heading = "Measurement", value_name = "N", default_value_t = 16, value_parser = clap::value_parser!(u64).range(1..))]
+    #[arg(long, help_heading = "Measurement", value_name = "N", default_value_t = DEFAULTS.min_iters, value_parser = clap::value_parser!(u64).range(1..))]
     pub min_iters: u64,
     /// Largest timed loop, in iterations (1 to 2^32 − 1).
-    #[arg(long, help_heading = "Measurement", value_name = "N", default_value_t = 1 << 20, value_parser = clap::value_parser!(u64).range(1..=(u32::MAX as u64)))]
+    #[arg(long, help_heading = "Measurement", value_name = "N", default_value_t = DEFAULTS.max_iters, value_parser = clap::value_parser!(u64).range(1..=(u32::MAX as u64)))]
     pub max_iters: u64,
     /// Untimed iterations before timing starts.
     #[arg(
         long,
         help_heading = "Measurement",
         value_name = "N",
-        default_value_t = 16
+        default_value_t = DEFAULTS.warmup
     )]
     pub warmup: u64,
     /// Only scenarios matching these comma-separated globs on `name` or
@@ -138,10 +156,15 @@ pub struct BenchArgs {
     /// Keep no results folder (only what --save and --html ask for).
     #[arg(long, help_heading = "Output", conflicts_with = "results_dir")]
     pub no_results: bool,
-    /// Compare with a saved report: per-scenario ratio, changes beyond the
-    /// spread flagged, and a verdict.
+    /// Compare with a saved run (its report.json, or the results folder
+    /// holding it): per-scenario ratio, changes beyond the spread flagged,
+    /// a warning when the runs' settings or hosts differ, and a verdict.
     #[arg(long, help_heading = "Output", value_name = "OLD.json")]
     pub compare: Option<PathBuf>,
+    /// With --compare: exit with status 9 when the verdict is "regressed"
+    /// (for CI).
+    #[arg(long, help_heading = "Output", requires = "compare")]
+    pub fail_on_regression: bool,
     /// Longest one probe VM may run, in seconds (more than 0, at most 86400).
     #[arg(long, help_heading = "Measurement", value_name = "SECS", default_value = "120", value_parser = parse_secs)]
     pub timeout: Duration,
@@ -161,7 +184,7 @@ pub struct BenchArgs {
     #[arg(long, help_heading = "Measurement", value_name = "FLAT")]
     pub micro_bench: Option<PathBuf>,
     /// vCPUs for `--view linux-boot`, 1 to 64.
-    #[arg(long, help_heading = "Measurement", value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=64))]
+    #[arg(long, help_heading = "Measurement", value_name = "N", default_value_t = DEFAULTS.linux_smp, value_parser = clap::value_parser!(u32).range(1..=64))]
     pub linux_smp: u32,
     /// The CPU model `--view linux-boot` gives the guest on every VMM
     /// (trapline's `--cpu`, QEMU's `-cpu`): `qemu64,-cx16` (the shared
@@ -255,7 +278,7 @@ impl BenchArgs {
             repeat: self.repeat.unwrap_or(repeat),
             goal_cycles: self.goal.unwrap_or(goal),
             min_iters: self.min_iters,
-            max_iters: self.max_iters.max(self.min_iters),
+            max_iters: self.max_iters,
             warmup: self.warmup,
             only: self.only.clone().or_else(|| self.view_selection()),
             quick: self.quick,
@@ -281,8 +304,13 @@ fn view(v: ViewArg) -> View {
     }
 }
 
-/// `--list`: what the options select, as a dry run.
+/// `--list`: what this invocation would run, as a dry run: the view's own
+/// experiment, or the probe scenarios the options select.
 fn list(args: &BenchArgs) -> i32 {
+    if let Some(text) = experiment_list(args) {
+        print!("{text}");
+        return status::OK;
+    }
     let options = args.options();
     let plan = match dry_run(&options) {
         Ok(p) => p,
@@ -304,10 +332,56 @@ fn list(args: &BenchArgs) -> i32 {
     status::OK
 }
 
+/// `--list` of `--view linux-boot` and `--view virtio` (`None`: a probe
+/// run's view). Their repeats and lengths are the ones [`main`] gives them.
+#[cfg(target_arch = "aarch64")]
+fn experiment_list(_: &BenchArgs) -> Option<String> {
+    // Refused before --list on arm64 (see `x86_only`).
+    None
+}
+
+/// `--list` of `--view linux-boot` and `--view virtio` (`None`: a probe
+/// run's view). Their repeats and lengths are the ones [`main`] gives them.
+#[cfg(target_arch = "x86_64")]
+fn experiment_list(args: &BenchArgs) -> Option<String> {
+    match args.view {
+        ViewArg::LinuxBoot => Some(
+            crate::list::linux_boot(
+                args.repeat.unwrap_or(if args.quick { 1 } else { 5 }),
+                args.linux_smp,
+                &args.linux_cpu,
+                &args.linux_acpi,
+                args.peer == Some(PeerArg::Qemu),
+            )
+            .text("linux-boot"),
+        ),
+        ViewArg::Virtio => {
+            let linux = match std::env::var_os("TRAPLINE_LINUX_KERNEL") {
+                None => Err("TRAPLINE_LINUX_KERNEL is not set".to_string()),
+                Some(_) => crate::peer::find().map(|_| if args.quick { 1 } else { 3 }),
+            };
+            Some(
+                crate::list::virtio(
+                    &crate::virtio::PATHS,
+                    if args.quick { 100 } else { 500 },
+                    args.repeat.unwrap_or(if args.quick { 1 } else { 3 }),
+                    linux,
+                )
+                .text("virtio"),
+            )
+        }
+        ViewArg::Report(_) => None,
+    }
+}
+
 /// Run `trapline bench`; returns the process exit status.
 pub fn main(args: BenchArgs) -> i32 {
-    if args.list {
-        return list(&args);
+    if let Some(why) = crate::flags::contradiction(&args) {
+        eprintln!("trapline bench: error: {why}");
+        return status::USAGE;
+    }
+    for w in crate::flags::ignored(&args) {
+        eprintln!("trapline bench: warning: {w}");
     }
     #[cfg(target_arch = "aarch64")]
     if let Some(what) = x86_only(&args) {
@@ -317,6 +391,9 @@ pub fn main(args: BenchArgs) -> i32 {
         );
         return status::USAGE;
     }
+    if args.list {
+        return list(&args);
+    }
     #[cfg(target_arch = "x86_64")]
     if args.view == ViewArg::Virtio {
         return virtio_view(&args);
@@ -324,7 +401,7 @@ pub fn main(args: BenchArgs) -> i32 {
     // Read the old report and check every output path first: a bad file
     // should fail before minutes of measuring, not after.
     let old = match &args.compare {
-        Some(p) => match Report::load(p) {
+        Some(p) => match crate::saved::load(p) {
             Ok(r) => Some(r),
             Err(e) => {
                 eprintln!("trapline bench: error: --compare {}: {e}", p.display());
@@ -339,12 +416,6 @@ pub fn main(args: BenchArgs) -> i32 {
         return status::USAGE;
     }
     if let Some(flat) = &args.micro_bench {
-        if cfg!(not(target_arch = "aarch64")) {
-            eprintln!(
-                "trapline bench: error: --micro-bench is kvm-unit-tests' arm64 micro-bench: it runs on arm64 only"
-            );
-            return status::USAGE;
-        }
         if !flat.is_file() {
             eprintln!(
                 "trapline bench: error: --micro-bench {}: no such file (give a kvm-unit-tests build's arm/micro-bench.flat)",
@@ -459,9 +530,9 @@ pub fn main(args: BenchArgs) -> i32 {
             return status::USAGE;
         }
     }
-    if let Some(old) = old {
-        present::print_comparison(&report, &old, args.format.format());
-    }
+    let regressed = old.is_some_and(|old| {
+        present::print_comparison(&report, &old, args.format.format(), args.verbose)
+    });
     let failed: Vec<&str> = report
         .scenarios
         .iter()
@@ -469,6 +540,12 @@ pub fn main(args: BenchArgs) -> i32 {
         .map(|s| s.name.as_str())
         .collect();
     if failed.is_empty() {
+        if regressed && args.fail_on_regression && code == status::OK {
+            eprintln!(
+                "trapline bench: the comparison's verdict is regressed (--fail-on-regression)"
+            );
+            return status::REGRESSED;
+        }
         code
     } else {
         eprintln!(

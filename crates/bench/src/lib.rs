@@ -13,6 +13,7 @@ pub mod catalog;
 pub mod cli;
 pub mod doorbell;
 mod error;
+mod flags;
 pub mod floor;
 pub mod footprint;
 pub mod host;
@@ -20,6 +21,7 @@ pub mod kvmtool;
 pub mod lab;
 #[cfg(target_arch = "x86_64")]
 pub mod linux_boot;
+mod list;
 pub mod micro_bench;
 pub mod outputs;
 pub mod peer;

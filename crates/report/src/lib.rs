@@ -36,7 +36,7 @@ pub mod uses;
 pub mod views;
 
 pub use compare::{
-    compare, CompareEntry, CompareVerdict, Comparison, Unmeasured, SIGNIFICANCE_RULE,
+    compare, differences, CompareEntry, CompareVerdict, Comparison, Unmeasured, SIGNIFICANCE_RULE,
 };
 /// The floor ladder's rungs and derived values (also at this path, for the lab).
 pub use derive::ladder;
@@ -47,7 +47,7 @@ pub use model::{
     ScenarioResult, Status, ToolInfo, ValueRange, Verdict, BASELINE_SCENARIO, SCHEMA, SELF_TIMED,
     TRAPLINE_VMM,
 };
-pub use render::compare::render_comparison;
+pub use render::compare::{render_comparison, render_comparison_with, CompareDetail};
 pub use render::html::DATA_ID as HTML_DATA_ID;
 pub use render::Format;
 pub use stats::Stats;
