@@ -121,8 +121,10 @@ pub struct BenchArgs {
     /// Fewer repeats and shorter loops (about a minute on a small host).
     #[arg(long, help_heading = "Selection")]
     pub quick: bool,
-    /// A dry run: list what --only / --view select, the VM runs they take
-    /// and an estimate of the time, then exit.
+    /// A dry run: list what this invocation would run (the scenarios
+    /// --only / --view select and the VM runs they take, or the boots and
+    /// runs of --view linux-boot / virtio) and an estimate of the time,
+    /// then exit (no /dev/kvm needed).
     #[arg(long, help_heading = "Selection")]
     pub list: bool,
     /// Output format on stdout (`table`: a one-screen summary; see --verbose).

@@ -73,7 +73,14 @@ pub fn print_comparison(report: &Report, old: &Report, format: Format, verbose: 
     println!();
     print!(
         "{}",
-        render_comparison_with(&c, format, CompareDetail { verbose })
+        render_comparison_with(
+            &c,
+            format,
+            CompareDetail {
+                verbose,
+                width: crate::terminal::view_columns(),
+            }
+        )
     );
     matches!(c.verdict(), CompareVerdict::Regressed { .. })
 }

@@ -52,6 +52,9 @@ fn a_pipe_keeps_every_column_and_a_narrow_terminal_says_what_it_left_out() {
         "{header:?}"
     );
     assert!(!header.contains("max"), "{header:?}");
+    // The summary sends readers to the noise column: it is the last to go.
+    let at_100 = render_width(&r, Format::Table, View::All, Some(100));
+    assert!(at_100.lines().nth(2).unwrap().contains("noise"), "{at_100}");
     assert!(
         narrow.contains("(not shown at this width: ±MAD, min, max"),
         "{narrow}"

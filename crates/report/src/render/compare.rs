@@ -2,7 +2,7 @@
 
 use super::grid::{Align, Grid, Row};
 use super::kut::KutLine;
-use super::{bmf, csv, html, kut, markdown, table, tap, Format};
+use super::{bmf, csv, fit, html, kut, markdown, table, tap, Format};
 use crate::compare::{Comparison, SIGNIFICANCE_RULE};
 use crate::fmt::{cycles, opt};
 
@@ -12,6 +12,9 @@ pub struct CompareDetail {
     /// Every scenario only one run has, one row each (else one line
     /// counting them).
     pub verbose: bool,
+    /// The terminal's width for the table format (`None`: every line
+    /// whole, for a pipe or a file).
+    pub width: Option<usize>,
 }
 
 /// The lines before the table: what was compared, and how the two runs
@@ -49,8 +52,32 @@ fn only_line(c: &Comparison) -> Option<String> {
     })
 }
 
+/// `text`'s lines wider than `width` wrapped at words (the table's own
+/// lines already fit).
+fn fit_text(text: &str, width: usize) -> String {
+    let mut out = String::new();
+    for line in text.lines() {
+        if crate::summary::layout::width_of(line) <= width {
+            out.push_str(line);
+            out.push('\n');
+        } else {
+            for piece in crate::summary::layout::wrap(line, width, "", "  ") {
+                out.push_str(&piece);
+                out.push('\n');
+            }
+        }
+    }
+    out
+}
+
 fn comparison_grid(c: &Comparison) -> Grid {
-    comparison_grid_with(c, CompareDetail { verbose: true })
+    comparison_grid_with(
+        c,
+        CompareDetail {
+            verbose: true,
+            width: None,
+        },
+    )
 }
 
 fn comparison_grid_with(c: &Comparison, detail: CompareDetail) -> Grid {
@@ -108,7 +135,14 @@ fn comparison_grid_with(c: &Comparison, detail: CompareDetail) -> Grid {
 /// Renders `c` in `format`, every scenario only one run has in a row of
 /// its own (see [`render_comparison_with`]).
 pub fn render_comparison(c: &Comparison, format: Format) -> String {
-    render_comparison_with(c, format, CompareDetail { verbose: true })
+    render_comparison_with(
+        c,
+        format,
+        CompareDetail {
+            verbose: true,
+            width: None,
+        },
+    )
 }
 
 /// Renders `c` in `format`; in the table and markdown formats, without
@@ -120,11 +154,21 @@ pub fn render_comparison_with(c: &Comparison, format: Format, detail: CompareDet
     let only = if detail.verbose { None } else { only_line(c) };
     let only = only.map_or_else(String::new, |l| format!("{l}\n"));
     match format {
-        Format::Table => format!(
-            "{header}\n{}{only}\nSignificant: {SIGNIFICANCE_RULE}.\n{}\n",
-            table::grid(&comparison_grid_with(c, detail)),
-            c.verdict()
-        ),
+        Format::Table => {
+            let g = comparison_grid_with(c, detail);
+            let text = format!(
+                "{header}\n{}{only}\nSignificant: {SIGNIFICANCE_RULE}.\n{}\n",
+                match detail.width {
+                    None => table::grid(&g),
+                    Some(w) => fit::grid(&g, w).lines.join("\n") + "\n",
+                },
+                c.verdict()
+            );
+            match detail.width {
+                None => text,
+                Some(w) => fit_text(&text, w),
+            }
+        }
         Format::Markdown => format!(
             "## trapline comparison\n\n- new: {}\n- old: {}\n{}\n{}{only}\nSignificant: {SIGNIFICANCE_RULE}.\n\n**{}**\n",
             c.new_label,

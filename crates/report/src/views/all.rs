@@ -133,7 +133,8 @@ impl Page for AllPage<'_> {
             }
         }
         // On a narrow terminal: the spread's details first, the exits and
-        // noise last (the scenario, status, median and net cycles stay).
+        // noise last (the scenario, status, median and net cycles stay);
+        // noise goes last of all, the summary sends readers to it.
         g.droppable(&[
             "min",
             "max",
@@ -141,8 +142,8 @@ impl Page for AllPage<'_> {
             "KVM exits/iter",
             "own cyc/exit",
             "±MAD",
-            "noise",
             "exits/iter",
+            "noise",
         ]);
         g
     }
