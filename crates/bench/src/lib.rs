@@ -21,6 +21,8 @@ pub mod kvmtool;
 pub mod lab;
 #[cfg(target_arch = "x86_64")]
 pub mod linux_boot;
+// The experiments it lists are x86's (arm64 refuses them).
+#[cfg(target_arch = "x86_64")]
 mod list;
 pub mod micro_bench;
 pub mod outputs;
