@@ -260,6 +260,40 @@ impl BenchArgs {
         }
     }
 
+    /// `--view linux-boot`'s boots per VMM: five interleaved pairs by
+    /// default, enough for a median and a range that say something on a
+    /// host whose load drifts.
+    #[cfg(target_arch = "x86_64")]
+    fn linux_boot_repeat(&self) -> u32 {
+        self.repeat.unwrap_or(if self.quick { 1 } else { 5 })
+    }
+
+    /// `--view virtio`: requests of each kind per `builtin:vblk` run.
+    #[cfg(target_arch = "x86_64")]
+    fn virtio_reps(&self) -> u64 {
+        if self.quick {
+            100
+        } else {
+            500
+        }
+    }
+
+    /// `--view virtio`: runs per path (their medians are shown).
+    #[cfg(target_arch = "x86_64")]
+    fn virtio_repeat(&self) -> u32 {
+        self.repeat.unwrap_or(if self.quick { 1 } else { 3 })
+    }
+
+    /// `--view virtio`: seconds of I/O per Linux + vblktest boot.
+    #[cfg(target_arch = "x86_64")]
+    fn linux_io_secs(&self) -> u64 {
+        if self.quick {
+            1
+        } else {
+            3
+        }
+    }
+
     /// The files to write besides stdout.
     fn outputs(&self) -> Outputs {
         Outputs {
@@ -349,7 +383,7 @@ fn experiment_list(args: &BenchArgs) -> Option<String> {
     match args.view {
         ViewArg::LinuxBoot => Some(
             crate::list::linux_boot(
-                args.repeat.unwrap_or(if args.quick { 1 } else { 5 }),
+                args.linux_boot_repeat(),
                 args.linux_smp,
                 &args.linux_cpu,
                 &args.linux_acpi,
@@ -360,13 +394,13 @@ fn experiment_list(args: &BenchArgs) -> Option<String> {
         ViewArg::Virtio => {
             let linux = match std::env::var_os("TRAPLINE_LINUX_KERNEL") {
                 None => Err("TRAPLINE_LINUX_KERNEL is not set".to_string()),
-                Some(_) => crate::peer::find().map(|_| if args.quick { 1 } else { 3 }),
+                Some(_) => crate::peer::find().map(|_| args.linux_io_secs()),
             };
             Some(
                 crate::list::virtio(
                     &crate::virtio::PATHS,
-                    if args.quick { 100 } else { 500 },
-                    args.repeat.unwrap_or(if args.quick { 1 } else { 3 }),
+                    args.virtio_reps(),
+                    args.virtio_repeat(),
                     linux,
                 )
                 .text("virtio"),
@@ -446,9 +480,7 @@ pub fn main(args: BenchArgs) -> i32 {
     }
     #[cfg(target_arch = "x86_64")]
     if args.view == ViewArg::LinuxBoot {
-        // Five interleaved pairs by default: enough for a median and a
-        // range that say something on a host whose load drifts.
-        let repeat = args.repeat.unwrap_or(if args.quick { 1 } else { 5 });
+        let repeat = args.linux_boot_repeat();
         // A boot takes ~20 s on an idle host: give the default VM timeout
         // room for a loaded one.
         let timeout = args.timeout.max(Duration::from_secs(600));
@@ -635,8 +667,8 @@ fn virtio_view(args: &BenchArgs) -> i32 {
     }
     let opts = crate::virtio::VirtioOptions {
         exe,
-        reps: if args.quick { 100 } else { 500 },
-        repeat: args.repeat.unwrap_or(if args.quick { 1 } else { 3 }),
+        reps: args.virtio_reps(),
+        repeat: args.virtio_repeat(),
         timeout: args.timeout,
         seccomp: !args.no_seccomp,
     };
@@ -695,7 +727,7 @@ fn qemu_rows(
     let f = std::fs::File::create(&disk).map_err(|e| format!("{}: {e}", disk.display()))?;
     f.set_len(64 << 20)
         .map_err(|e| format!("{}: {e}", disk.display()))?;
-    let secs = if args.quick { 1 } else { 3 };
+    let secs = args.linux_io_secs();
     // A boot takes tens of seconds of emulated kernel code on these hosts.
     let timeout = opts.timeout.max(Duration::from_secs(900));
     let rows = [true, false]
@@ -725,7 +757,7 @@ fn linux_rows(
     let f = std::fs::File::create(&disk).map_err(|e| format!("{}: {e}", disk.display()))?;
     f.set_len(64 << 20)
         .map_err(|e| format!("{}: {e}", disk.display()))?;
-    let secs = if args.quick { 1 } else { 3 };
+    let secs = args.linux_io_secs();
     let timeout = opts.timeout.max(Duration::from_secs(900));
     let rows = crate::virtio::PATHS
         .into_iter()
