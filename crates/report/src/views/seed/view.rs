@@ -488,7 +488,7 @@ impl SeedView {
             }));
         }
         // A narrow terminal leaves the published columns out before this
-        // host's, in the seed's order.
+        // host's, in the seed's order, then the scenario names.
         let published_titles: Vec<String> = published.iter().map(|c| c.title.clone()).collect();
         if !t.published_last {
             cols.append(&mut published);
@@ -572,7 +572,12 @@ impl SeedView {
         for r in &self.rows {
             g.push_cells(cols.iter().map(|c| (c.cell)(r)).collect());
         }
-        let droppable: Vec<&str> = published_titles.iter().map(String::as_str).collect();
+        // Then the scenario names (the notes map rows to scenarios).
+        let droppable: Vec<&str> = published_titles
+            .iter()
+            .map(String::as_str)
+            .chain(["scenario"])
+            .collect();
         g.droppable(&droppable);
         g
     }
