@@ -679,7 +679,10 @@ fn virtio_view(args: &BenchArgs) -> i32 {
                 Ok(_) => "below (Linux's virtio-blk driver and vblktest: another guest than builtin:vblk, compare paths within a VMM)".to_string(),
                 Err(e) => format!("not run: {e}"),
             };
-            print!("{}", crate::virtio::render(&results, &opts, &note));
+            // Its prose fits the terminal; pipes keep every line whole.
+            let fit =
+                |text: String| trapline_report::fit_text(&text, crate::terminal::view_columns());
+            print!("{}", fit(crate::virtio::render(&results, &opts, &note)));
             if let Ok(rows) = qemu {
                 let rows: Vec<_> = rows
                     .into_iter()
@@ -688,13 +691,16 @@ fn virtio_view(args: &BenchArgs) -> i32 {
                 println!();
                 print!(
                     "{}",
-                    crate::virtio::render_linux("QEMU microvm + Linux", &rows)
+                    fit(crate::virtio::render_linux("QEMU microvm + Linux", &rows))
                 );
                 // The same guest on trapline's paths.
                 match linux_rows(args, &opts) {
                     Ok(rows) => {
                         println!();
-                        print!("{}", crate::virtio::render_linux("trapline + Linux", &rows));
+                        print!(
+                            "{}",
+                            fit(crate::virtio::render_linux("trapline + Linux", &rows))
+                        );
                     }
                     Err(e) => println!("\ntrapline + Linux: not run: {e}"),
                 }

@@ -51,6 +51,7 @@ pub use render::compare::{render_comparison, render_comparison_with, CompareDeta
 pub use render::html::DATA_ID as HTML_DATA_ID;
 pub use render::Format;
 pub use stats::Stats;
+pub use summary::layout::fit_text;
 pub use summary::{summary, summary_header, SummaryOptions};
 pub use unit::Unit;
 pub use views::paper_pair::{render_pair, PairError};

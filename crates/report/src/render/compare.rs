@@ -52,24 +52,6 @@ fn only_line(c: &Comparison) -> Option<String> {
     })
 }
 
-/// `text`'s lines wider than `width` wrapped at words (the table's own
-/// lines already fit).
-fn fit_text(text: &str, width: usize) -> String {
-    let mut out = String::new();
-    for line in text.lines() {
-        if crate::summary::layout::width_of(line) <= width {
-            out.push_str(line);
-            out.push('\n');
-        } else {
-            for piece in crate::summary::layout::wrap(line, width, "", "  ") {
-                out.push_str(&piece);
-                out.push('\n');
-            }
-        }
-    }
-    out
-}
-
 fn comparison_grid(c: &Comparison) -> Grid {
     comparison_grid_with(
         c,
@@ -166,7 +148,7 @@ pub fn render_comparison_with(c: &Comparison, format: Format, detail: CompareDet
             );
             match detail.width {
                 None => text,
-                Some(w) => fit_text(&text, w),
+                Some(w) => crate::summary::layout::fit_text(&text, Some(w)),
             }
         }
         Format::Markdown => format!(

@@ -115,6 +115,79 @@ pub(crate) fn wrap(text: &str, width: usize, first: &str, rest: &str) -> Vec<Str
     lines
 }
 
+/// `line`, a row of space-aligned columns, with its gaps (two spaces or
+/// more) narrowed, down to two spaces, so that it fits `width`: the first
+/// gap by the whole excess when it is wide enough, else each by the same
+/// count; `None` if it cannot. Rows of one table (equally wide) lose the
+/// same spaces at the same gaps, so their columns stay aligned.
+fn narrow_gaps(line: &str, width: usize) -> Option<String> {
+    let excess = width_of(line).checked_sub(width)?;
+    let body = line.trim_start();
+    let indent = &line[..line.len() - body.len()];
+    let mut cells: Vec<&str> = Vec::new();
+    let mut gaps: Vec<usize> = Vec::new();
+    let mut rest = body;
+    while let Some(at) = rest.find("  ") {
+        cells.push(&rest[..at]);
+        let after = rest[at..].trim_start_matches(' ');
+        gaps.push(rest.len() - at - after.len());
+        rest = after;
+    }
+    cells.push(rest);
+    if gaps.is_empty() {
+        return None;
+    }
+    // The first gap (after a left-aligned label, wide in every row) takes
+    // the whole cut when it can, else every gap an equal share.
+    let cuts: Vec<usize> = if gaps[0] >= excess + 2 {
+        std::iter::once(excess)
+            .chain(std::iter::repeat(0))
+            .take(gaps.len())
+            .collect()
+    } else {
+        let cut = excess.div_ceil(gaps.len());
+        if gaps.iter().any(|&g| g < cut + 2) {
+            return None;
+        }
+        vec![cut; gaps.len()]
+    };
+    let mut out = indent.to_string();
+    for (i, cell) in cells.iter().enumerate() {
+        out.push_str(cell);
+        if let (Some(g), Some(c)) = (gaps.get(i), cuts.get(i)) {
+            out.push_str(&" ".repeat(g - c));
+        }
+    }
+    Some(out)
+}
+
+/// `text` with every line wider than `width` made to fit: a row of
+/// space-aligned columns by narrowing its gaps, other lines wrapped at
+/// words (a number kept with its unit) with continuation lines indented
+/// by two spaces; lines that fit are kept as they are. `None`: `text`
+/// unchanged (a pipe or a file keeps every line whole).
+pub fn fit_text(text: &str, width: Option<usize>) -> String {
+    let Some(width) = width else {
+        return text.to_string();
+    };
+    let mut out = String::new();
+    for line in text.lines() {
+        if width_of(line) <= width {
+            out.push_str(line);
+            out.push('\n');
+        } else if let Some(row) = narrow_gaps(line, width) {
+            out.push_str(&row);
+            out.push('\n');
+        } else {
+            for piece in wrap(line, width, "", "  ") {
+                out.push_str(&unbreak(&piece));
+                out.push('\n');
+            }
+        }
+    }
+    out
+}
+
 /// `line` cut into pieces of at most `width` columns (the last resort that
 /// keeps every line within the width, whatever it holds).
 pub(crate) fn hard_wrap(line: &str, width: usize) -> Vec<String> {
@@ -333,6 +406,22 @@ mod tests {
             words("2 repeats of s").collect::<Vec<_>>(),
             ["2", "repeats", "of", "s"]
         );
+    }
+
+    #[test]
+    fn fit_text_wraps_only_the_lines_that_do_not_fit() {
+        let text = "short\na line that is much too long for ten\n";
+        assert_eq!(fit_text(text, None), text);
+        let fitted = fit_text(text, Some(12));
+        assert!(
+            fitted.starts_with("short\na line that\n  is much"),
+            "{fitted}"
+        );
+        assert!(fitted.lines().all(|l| width_of(l) <= 12), "{fitted}");
+        // Table rows lose the same spaces per gap and stay aligned.
+        let table = "path        a      b\nexit      1.0    2.0\n";
+        let fitted = fit_text(table, Some(18));
+        assert_eq!(fitted, "path      a      b\nexit    1.0    2.0\n");
     }
 
     #[test]
