@@ -213,6 +213,12 @@ pub fn run(a: RunArgs) -> i32 {
         // lab scenario turns on, not what the payload needs to run.
         cfg.extension = Some(Box::new(trapline_bench::lab::LabFixtures::default()));
     }
+    // SIGINT, SIGTERM and SIGHUP now end the run as a timeout does: the
+    // --stat profile and the last metrics line are written, and the status
+    // is 128 + the signal's number (a second signal ends it at once).
+    if let Err(e) = trapline_machine::signals::watch() {
+        eprintln!("trapline: warning: cannot handle stop signals (they will end the run without its --stat profile): {e}");
+    }
     let machine = match Machine::build(&kvm, cfg) {
         Ok(m) => m,
         Err(e) => return fail(error_status(&e), e),

@@ -25,6 +25,7 @@ pub mod kvm_stats;
 mod outcome;
 mod pci;
 mod run;
+pub mod signals;
 pub mod stat;
 pub mod virtio;
 

@@ -46,6 +46,9 @@ pub enum Outcome {
     },
     /// The timeout expired first.
     Timeout,
+    /// SIGINT, SIGTERM or SIGHUP (this number) asked the process to stop
+    /// (see [`crate::signals`]).
+    Signal(i32),
     /// The guest touched a device the VM was built without.
     AbsentDevice {
         /// Which vCPU.
@@ -133,6 +136,7 @@ impl Outcome {
             Outcome::PowerOff | Outcome::Reset => status::POWER_OFF,
             Outcome::TripleFault { .. } => status::TRIPLE_FAULT,
             Outcome::Timeout | Outcome::TimeoutAsleep => status::TIMEOUT,
+            Outcome::Signal(sig) => crate::signals::exit_status(*sig),
             Outcome::KvmFailure { .. } => status::KVM_FAILURE,
             Outcome::AbsentDevice { .. } => status::ABSENT_DEVICE,
         }
@@ -159,6 +163,11 @@ impl Outcome {
                 format!("guest triple-faulted on vCPU {vcpu}")
             }
             Outcome::Timeout => "timeout expired before the guest exited".into(),
+            Outcome::Signal(sig) => format!(
+                "stopped by {} (status {})",
+                crate::signals::name(*sig),
+                self.exit_status()
+            ),
             Outcome::TimeoutAsleep => "timeout expired while the guest was suspended (ACPI S3) \
                 waiting for a wake event: it enables the RTC alarm with RTC_EN in PM1_EN (and \
                 AIE in the RTC), or the PM timer with TMR_EN"
