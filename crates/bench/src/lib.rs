@@ -10,6 +10,7 @@
 //! `micro-bench` (`micro_bench`) is parsed into rows on arm64.
 
 pub mod catalog;
+mod child;
 pub mod cli;
 pub mod doorbell;
 mod error;
