@@ -20,8 +20,9 @@ fn fail(code: i32, msg: impl std::fmt::Display) -> i32 {
 
 /// Read `--kernel`: a file (mapped, not copied: the loader's copy into
 /// guest RAM is the only one), or `builtin:NAME` (borrowed from the
-/// binary).
-pub fn read_kernel(spec: &str) -> Result<ImageBytes, String> {
+/// binary). A file or pipe longer than `max` bytes (the guest RAM it must
+/// fit in) is refused before it is read past that.
+pub fn read_kernel(spec: &str, max: u64) -> Result<ImageBytes, String> {
     if let Some(name) = spec.strip_prefix("builtin:") {
         return trapline_guest::payload(name)
             .map(ImageBytes::Static)
@@ -33,8 +34,19 @@ pub fn read_kernel(spec: &str) -> Result<ImageBytes, String> {
                 )
             });
     }
-    ImageBytes::map(std::path::Path::new(spec))
+    ImageBytes::map(std::path::Path::new(spec), max)
         .map_err(|e| format!("cannot read guest image '{spec}': {e}"))
+}
+
+/// The longest `--append` any guest can get, if the architecture has a
+/// fixed slot for it: on x86 the loader's command-line slot (less its NUL;
+/// a bzImage may take less, which the loader says). arm64 puts it in the
+/// device tree, whose own limit the loader checks.
+fn max_append() -> Option<usize> {
+    #[cfg(target_arch = "x86_64")]
+    return Some(trapline_machine::CMDLINE_CAPACITY as usize - 1);
+    #[cfg(not(target_arch = "x86_64"))]
+    None
 }
 
 /// The built-in payloads written for the lab (`builtin:probe`, and
@@ -74,7 +86,22 @@ pub fn run(a: RunArgs) -> i32 {
             format!("{flag} is x86-only: the arm64 virt machine has no such device or mode"),
         );
     }
-    let kernel = match read_kernel(&a.kernel) {
+    // The command line has a slot of its own among the boot structures: a
+    // longer one is a bad flag, said before any image is read.
+    if let Some(max) = max_append() {
+        if a.append.len() > max {
+            return fail(
+                status::USAGE,
+                format!(
+                    "--append is {} bytes; the guest command line holds at most {max}",
+                    a.append.len()
+                ),
+            );
+        }
+    }
+    // Neither image can be larger than the guest RAM it is loaded into.
+    let ram = a.mem << 20;
+    let kernel = match read_kernel(&a.kernel, ram) {
         Ok(k) => k,
         Err(e) => return fail(status::BAD_IMAGE, e),
     };
@@ -84,7 +111,7 @@ pub fn run(a: RunArgs) -> i32 {
         Some(p) if p.as_os_str() == "builtin:vblktest" => {
             Some(ImageBytes::Owned(trapline_guest::linux_vblk_initramfs()))
         }
-        Some(p) => match ImageBytes::map(p) {
+        Some(p) => match ImageBytes::map(p, ram.saturating_sub(kernel.len() as u64)) {
             Ok(b) => Some(b),
             Err(e) => {
                 return fail(
@@ -463,11 +490,11 @@ mod read_kernel_tests {
     #[test]
     fn built_in_payloads_are_borrowed_from_the_binary_not_copied() {
         let hello = trapline_guest::payload("hello").unwrap();
-        match read_kernel("builtin:hello").unwrap() {
+        match read_kernel("builtin:hello", 1 << 20).unwrap() {
             ImageBytes::Static(b) => assert!(std::ptr::eq(b, hello)),
             other => panic!("builtin:hello was copied: {other:?}"),
         }
-        assert!(read_kernel("builtin:nosuch")
+        assert!(read_kernel("builtin:nosuch", 1 << 20)
             .unwrap_err()
             .contains("built-ins are: "));
     }

@@ -44,10 +44,13 @@ pub use config::{
 };
 pub use error::MachineError;
 pub use extension::{ExtensionContext, ExtensionHandle, MachineExtension};
-pub use image::{ImageBytes, MappedFile};
+pub use image::{ImageBytes, ImageReadError, MappedFile};
 pub use outcome::{status, Outcome};
 pub use run::RunReport;
 pub use stat::{StatReport, StatSort, TableOptions};
+/// Bytes the guest command line's slot holds, its NUL included.
+#[cfg(target_arch = "x86_64")]
+pub use trapline_loader::arch::x86_64::layout::CMDLINE_CAPACITY;
 pub use virtio::VirtioReadout;
 
 pub use trapline_devices::serial::SerialOutput;

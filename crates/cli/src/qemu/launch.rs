@@ -79,7 +79,9 @@ fn launch(q: QemuRun) -> i32 {
 fn check_kernel(spec: &str) -> Result<(), String> {
     let fail = |why: &dyn Display| format!("could not load kernel '{spec}': {why}");
     if spec.starts_with("builtin:") {
-        return run_cmd::read_kernel(spec).map(drop).map_err(|e| fail(&e));
+        return run_cmd::read_kernel(spec, u64::MAX)
+            .map(drop)
+            .map_err(|e| fail(&e));
     }
     match std::fs::metadata(spec) {
         Err(e) => Err(fail(&e)),
