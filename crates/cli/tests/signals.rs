@@ -347,3 +347,37 @@ fn bench_stopped_during_its_first_vm_run_leaves_no_empty_folder() {
     assert!(run_folders(&parent).is_empty(), "{err}");
     let _ = std::fs::remove_dir_all(&parent);
 }
+
+#[test]
+fn a_guest_asleep_in_s3_is_stopped_by_a_signal_too() {
+    if !kvm_present("S3 sleep on signals") {
+        return;
+    }
+    // The guest never enables a wake event: it sleeps until the timeout,
+    // or until the signal.
+    let mut child = trapline()
+        .args(["run", "--kernel", "builtin:s3", "--append", "rtc-wake=0"])
+        .args(["--timeout", "600", "--stat=-"])
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let out = child.stdout.take().unwrap();
+    let (tx, rx) = channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(out).lines().map_while(Result::ok) {
+            let _ = tx.send(line);
+        }
+    });
+    let (_, all) = stderr_lines(&mut child);
+    wait_for_line(&rx, "s3: entering S3");
+    // Entering is printed just before the PM1 write: give it a moment to
+    // be asleep (either way the signal must end the run the same).
+    std::thread::sleep(Duration::from_millis(300));
+    send(&child, libc::SIGTERM);
+    let code = status_of(&mut child);
+    let err = all.join().unwrap();
+    assert_eq!(code, 143, "{err}");
+    assert!(err.contains("stopped by SIGTERM"), "{err}");
+}

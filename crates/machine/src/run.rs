@@ -408,8 +408,10 @@ impl Machine {
             rtc_alarms: &self.platform.rtc_alarms,
         };
         sleeper.enter();
-        if sleeper.wait(deadline) == SleepEnd::Deadline {
-            return Some(Outcome::TimeoutAsleep);
+        match sleeper.wait(deadline) {
+            SleepEnd::Deadline => return Some(Outcome::TimeoutAsleep),
+            SleepEnd::Signal(sig) => return Some(Outcome::Signal(sig)),
+            SleepEnd::Woke(_) => {}
         }
         let vector = sleep::waking_vector(self.vm.memory(), self.platform.facs);
         if vector == 0 {
