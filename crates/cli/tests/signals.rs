@@ -146,6 +146,66 @@ fn run_writes_its_stat_profile_and_last_metrics_line_on_each_stop_signal() {
     assert!(!table.is_empty() && table.contains("exits"), "{table:?}");
 }
 
+/// timeout(1) sends its signal to the process, then to its process group:
+/// the same SIGTERM twice in a row is one request, and the profile is kept
+/// (what run_tests.sh's and a user's `timeout` do to a guest that runs too
+/// long).
+#[test]
+fn run_under_timeout_keeps_its_profile() {
+    if !kvm_present("run under timeout(1)") {
+        return;
+    }
+    let stat = tmp("under-timeout.stat");
+    let _ = std::fs::remove_file(&stat);
+    let o = std::process::Command::new("timeout")
+        .arg("2")
+        .arg(env!("CARGO_BIN_EXE_trapline"))
+        .args(["run", "--kernel", "builtin:spin", "--serial", "none"])
+        .args(["--timeout", "600", "--stat-format", "json"])
+        .arg(format!("--stat={}", stat.display()))
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    let err = stderr(&o);
+    // 124: timeout's own status when it had to stop the command.
+    assert_eq!(o.status.code(), Some(124), "{err}");
+    assert!(err.contains("stopped by SIGTERM"), "{err}");
+    assert!(!err.contains("second stop signal"), "{err}");
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&stat).unwrap()).unwrap();
+    assert_eq!(v["schema"], "trapline-stat/1");
+    // The same signal twice back to back, sent by hand: one request too.
+    let (code, json, _, err) = {
+        let stat = tmp("twice.stat");
+        let mut child = trapline()
+            .args(["run", "--kernel", "builtin:spin", "--serial", "none"])
+            .args(["--timeout", "600", "--stat-format", "json"])
+            .arg(format!("--stat={}", stat.display()))
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let (_, all) = stderr_lines(&mut child);
+        wait_for_vcpu(&mut child);
+        send(&child, libc::SIGTERM);
+        send(&child, libc::SIGTERM);
+        let code = status_of(&mut child);
+        (
+            code,
+            std::fs::read_to_string(&stat).unwrap_or_default(),
+            (),
+            all.join().unwrap(),
+        )
+    };
+    assert_eq!(code, 143, "{err}");
+    assert!(
+        json.contains("trapline-stat/1"),
+        "{err}
+{json:?}"
+    );
+}
+
 #[test]
 fn a_second_signal_ends_run_at_once() {
     if !kvm_present("run, second signal") {

@@ -9,14 +9,17 @@
 //! the way a timeout does, and the run ends with [`Outcome::Signal`]), the
 //! lab between VM runs. A second signal ends the process at once with
 //! 128 + its number, through `write` (one fixed line on stderr) and `_exit`,
-//! both async-signal-safe and allowed on every filtered thread.
+//! both async-signal-safe and allowed on every filtered thread — unless it
+//! is the same signal again within [`REPEAT_WINDOW`]: timeout(1) sends its
+//! signal to the process and then to its process group, so a run under
+//! `timeout 60 trapline …` gets SIGTERM twice in a row for one request.
 //!
 //! The flag is process-wide and never cleared: once asked to stop, a
 //! process builds no more VMs.
 //!
 //! [`Outcome::Signal`]: crate::Outcome::Signal
 
-use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU64, Ordering};
 use std::time::Duration;
 
 /// The signals that end a run cleanly.
@@ -26,16 +29,46 @@ pub const STOPPING: [libc::c_int; 3] = [libc::SIGINT, libc::SIGTERM, libc::SIGHU
 /// longest a run goes on after the first signal (its wind-down aside).
 pub const POLL: Duration = Duration::from_millis(100);
 
+/// How soon the same signal again is taken for the same request, not a
+/// second one (a person's second Ctrl-C comes later; the first has
+/// usually ended the run by then anyway).
+pub const REPEAT_WINDOW: Duration = Duration::from_millis(500);
+
 /// The first stopping signal received (0: none yet).
 static RECEIVED: AtomicI32 = AtomicI32::new(0);
+/// When it came, in CLOCK_MONOTONIC nanoseconds (0: not yet).
+static RECEIVED_AT: AtomicU64 = AtomicU64::new(0);
+
+/// CLOCK_MONOTONIC in nanoseconds, at least 1 (clock_gettime is
+/// async-signal-safe, and allowed on every filtered thread).
+fn monotonic_ns() -> u64 {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: a valid timespec for clock_gettime to fill.
+    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
+    (ts.tv_sec as u64)
+        .saturating_mul(1_000_000_000)
+        .saturating_add(ts.tv_nsec as u64)
+        .max(1)
+}
 /// Whether [`watch`] installed the handler.
 static WATCHING: AtomicBool = AtomicBool::new(false);
 
 extern "C" fn on_signal(sig: libc::c_int) {
-    if RECEIVED
-        .compare_exchange(0, sig, Ordering::SeqCst, Ordering::SeqCst)
-        .is_ok()
-    {
+    // The time first: a repeat handled at the same moment on another
+    // thread then finds it set (or sets it, just as well).
+    let now = monotonic_ns();
+    let first_at = match RECEIVED_AT.compare_exchange(0, now, Ordering::SeqCst, Ordering::SeqCst) {
+        Ok(_) => now,
+        Err(t) => t,
+    };
+    let first = match RECEIVED.compare_exchange(0, sig, Ordering::SeqCst, Ordering::SeqCst) {
+        Ok(_) => return,
+        Err(s) => s,
+    };
+    if first == sig && now.saturating_sub(first_at) < REPEAT_WINDOW.as_nanos() as u64 {
         return;
     }
     const MSG: &[u8] = b"trapline: a second stop signal: ending at once\n";
