@@ -97,8 +97,14 @@ impl Partial {
     /// One line for people: `partial run: stopped by SIGINT after 12 of 40
     /// VM runs; not run (3): a, b, c`.
     pub fn note(&self) -> String {
+        format!("partial run: {}", self.detail())
+    }
+
+    /// [`note`](Self::note) without its `partial run: ` (for a page that
+    /// titles it).
+    pub fn detail(&self) -> String {
         let mut s = format!(
-            "partial run: stopped by {} after {} of {} VM runs",
+            "stopped by {} after {} of {} VM runs",
             self.stopped_by, self.runs_done, self.runs_planned
         );
         if self.not_run.is_empty() {

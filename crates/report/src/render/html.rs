@@ -291,7 +291,7 @@ fn method(out: &mut String, report: &Report, contents: &mut Contents) {
         let _ = writeln!(
             out,
             "<p class=\"caveat\"><strong>Partial run.</strong> {}</p>",
-            esc(&sentence(&p.note()))
+            esc(&sentence(&p.detail()))
         );
     }
 }
