@@ -354,6 +354,15 @@ fn bench_stopped_after_its_first_vm_run_keeps_a_partial_report() {
             "{}",
             stdout(&o)
         );
+        // A format with no place for it says so on stderr.
+        let o = run(&[
+            "report",
+            parent.join("latest").to_str().unwrap(),
+            "--format",
+            "csv",
+        ]);
+        assert_eq!(code_of(&o), 0, "{}", stderr(&o));
+        assert!(stderr(&o).contains("note: partial run"), "{}", stderr(&o));
         let _ = std::fs::remove_dir_all(&parent);
     }
 }
