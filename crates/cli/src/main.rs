@@ -49,7 +49,11 @@ fn main() -> ExitCode {
             // errors to stderr with status 2, which is our usage status;
             // its errors are reworded (see errors.rs).
             if !e.use_stderr() {
-                let _ = e.print();
+                // A closed pipe (`trapline --help | head -1`) ends quietly.
+                if let Err(err) = e.print() {
+                    let code = trapline_bench::out::failure_status(&err);
+                    return ExitCode::from(code as u8);
+                }
                 return ExitCode::from(0);
             }
             eprint!("{}", errors::in_words(&e.render().to_string()));

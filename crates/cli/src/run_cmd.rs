@@ -14,8 +14,20 @@ use crate::args::{
 };
 
 fn fail(code: i32, msg: impl std::fmt::Display) -> i32 {
-    eprintln!("trapline: error: {msg}");
+    eprintln!(
+        "trapline: error: {}",
+        trapline_machine::words::clean(&msg.to_string())
+    );
     code
+}
+
+/// Where `--serial` sends the guest's console, as the user named it.
+fn serial_name(s: &SerialSpec) -> String {
+    match s {
+        SerialSpec::Stdio => "stdout".into(),
+        SerialSpec::None => "--serial none".into(),
+        SerialSpec::File(p) => format!("--serial file:{}", p.display()),
+    }
 }
 
 /// Read `--kernel`: a file (mapped, not copied: the loader's copy into
@@ -264,6 +276,14 @@ pub fn run(a: RunArgs) -> i32 {
                 }
             }
             let o = &report.outcome;
+            if let trapline_machine::Outcome::OutputFailed { .. } = o {
+                // Once, naming the sink; the guest's output after this
+                // point is what was lost.
+                return fail(
+                    o.exit_status(),
+                    format!("{}: {}", serial_name(&a.serial), o.describe()),
+                );
+            }
             if !matches!(
                 o,
                 trapline_machine::Outcome::DebugExit(_) | trapline_machine::Outcome::PowerOff

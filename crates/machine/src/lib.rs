@@ -27,6 +27,7 @@ mod pci;
 mod run;
 pub mod stat;
 pub mod virtio;
+pub mod words;
 
 #[cfg(target_arch = "aarch64")]
 pub use arch::aarch64::layout;

@@ -3,7 +3,6 @@
 
 use std::ffi::OsString;
 use std::fmt::Display;
-use std::io::Write;
 
 use trapline_machine::status;
 
@@ -89,8 +88,7 @@ fn check_kernel(spec: &str) -> Result<(), String> {
 }
 
 fn print_out(text: &str) -> i32 {
-    // A closed pipe (`… | grep -q`) is not an error worth a panic.
-    let mut out = std::io::stdout().lock();
-    let _ = out.write_all(text.as_bytes()).and_then(|_| out.flush());
+    // A closed pipe (`… | grep -q`) ends trapline quietly, as it ends QEMU.
+    trapline_bench::out::write_all(text);
     0
 }
