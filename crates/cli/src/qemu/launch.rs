@@ -36,8 +36,8 @@ pub fn main(argv: impl IntoIterator<Item = OsString>) -> i32 {
     };
     match action {
         Action::Run(q) => launch(q),
-        Action::Help => print_out(&help_text()),
-        Action::Version => print_out(&version_text()),
+        Action::Help(s) => print_out(&help_text(s)),
+        Action::Version(s) => print_out(&version_text(s)),
         Action::ListDevices => print_out(Platform::HOST.device_list()),
         Action::DeviceOptions(name) => print_out(&device_options(name)),
         Action::ListMachines => print_out(Platform::HOST.machine_list()),
