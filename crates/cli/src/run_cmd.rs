@@ -57,6 +57,15 @@ fn is_lab_payload(kernel: &str) -> bool {
     matches!(kernel, "builtin:probe" | "builtin:ringer")
 }
 
+/// Whether `kernel` is a built-in payload that checks the pc-testdev ports
+/// (`builtin:compat`: kvm-unit-tests' x86/run always adds that device), so
+/// `trapline run` adds the device for it, as it adds the lab's devices for
+/// the lab's payloads.
+#[cfg_attr(target_arch = "aarch64", allow(dead_code))]
+fn needs_pc_testdev(kernel: &str) -> bool {
+    kernel == "builtin:compat"
+}
+
 /// Flags with no meaning on the arm64 `virt` machine, if any is set: the
 /// message names the first.
 #[cfg_attr(target_arch = "x86_64", allow(dead_code))]
@@ -204,7 +213,8 @@ pub fn run(a: RunArgs) -> i32 {
     cfg.serial = serial;
     cfg.timeout = a.timeout;
     cfg.pci_testdev = a.devices.contains(&DeviceArg::PciTestdev);
-    cfg.pc_testdev = a.devices.contains(&DeviceArg::PcTestdev);
+    cfg.pc_testdev = a.devices.contains(&DeviceArg::PcTestdev)
+        || (cfg!(target_arch = "x86_64") && needs_pc_testdev(&a.kernel));
     cfg.chr_testdev = a.devices.contains(&DeviceArg::ChrTestdev);
     cfg.ecam_ro = a.ecam_ro;
     cfg.irqchip = a.irqchip.mode();
