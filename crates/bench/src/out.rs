@@ -6,6 +6,11 @@
 //!
 //! [`outln!`](crate::outln) and [`out!`](crate::out) are `println!` and
 //! `print!` through [`write_fmt`].
+//!
+//! Standard error too: this module's `eprintln!`, declared before every
+//! other module of the crate, stands in for std's in all of them. It prints
+//! the same line with every "(os error N)" taken out (errors in words, see
+//! `trapline_machine::words`), and a closed stderr is not a panic.
 
 use std::io::{self, Write};
 
@@ -30,6 +35,14 @@ pub fn write_all(text: &str) {
     }
 }
 
+/// One line on stderr, in words; a failed write is ignored (there is
+/// nowhere left to say it).
+pub fn error_line(args: std::fmt::Arguments<'_>) {
+    let mut line = trapline_machine::words::clean(&args.to_string());
+    line.push('\n');
+    let _ = io::stderr().lock().write_all(line.as_bytes());
+}
+
 /// Ends the program after a failed write to stdout.
 fn end_on(e: &io::Error) -> ! {
     let code = failure_status(e);
@@ -50,6 +63,17 @@ pub fn failure_status(e: &io::Error) -> i32 {
     } else {
         status::VMM_ERROR
     }
+}
+
+/// std's `eprintln!`, in words (see the module's doc): every `eprintln!`
+/// of this crate.
+macro_rules! eprintln {
+    () => {
+        $crate::out::error_line(format_args!(""))
+    };
+    ($($arg:tt)*) => {
+        $crate::out::error_line(format_args!($($arg)*))
+    };
 }
 
 /// `println!` that ends the program quietly on a closed pipe (see

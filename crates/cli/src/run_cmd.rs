@@ -414,7 +414,10 @@ impl StatSink {
             None => std::io::stderr().write_all(text.as_bytes()),
         };
         if let Err(e) = res {
-            eprintln!("trapline: warning: writing the --stat report failed: {e}");
+            eprintln!(
+                "trapline: warning: writing the --stat report failed: {}",
+                trapline_machine::words::io(&e)
+            );
         }
     }
 }

@@ -185,7 +185,10 @@ fn builtin_compat_runs_alone_and_a_machine_without_pc_testdev_is_named() {
     // The built-in brings the device it checks.
     let o = run(&["run", "--kernel", "builtin:compat", "--timeout", "240"]);
     let out = String::from_utf8_lossy(&o.stdout);
-    assert!(out.contains("PASS: pctestdev") && !out.contains("FAIL"), "{out}");
+    assert!(
+        out.contains("PASS: pctestdev") && !out.contains("FAIL"),
+        "{out}"
+    );
     assert_eq!(o.status.code(), Some(1), "{out}");
     // The same payload from a file runs on the machine as asked: without
     // the device, the failure says which device and how to add it.
@@ -201,8 +204,10 @@ fn builtin_compat_runs_alone_and_a_machine_without_pc_testdev_is_named() {
     ]);
     let out = String::from_utf8_lossy(&o.stdout);
     assert!(
-        out.contains("FAIL: pctestdev: nothing at port 0xe0 (it reads all-ones): the machine has \
-             no pc-testdev; add it with --device pc-testdev"),
+        out.contains(
+            "FAIL: pctestdev: nothing at port 0xe0 (it reads all-ones): the machine has \
+             no pc-testdev; add it with --device pc-testdev"
+        ),
         "{out}"
     );
     assert_eq!(o.status.code(), Some(3), "{out}");

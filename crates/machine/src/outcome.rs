@@ -132,7 +132,7 @@ impl Outcome {
                 vcpu,
                 detail: format!(
                     "KVM_RUN failed: {}",
-                    std::io::Error::from_raw_os_error(errno)
+                    crate::words::io(&std::io::Error::from_raw_os_error(errno))
                 ),
             },
         })

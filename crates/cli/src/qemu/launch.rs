@@ -63,7 +63,10 @@ fn launch(q: QemuRun) -> i32 {
     // (the same command line with `-kernel _NO_FILE_4Uhere_`) must see
     // "could not load kernel" only when everything before it would work.
     if let Err(e) = trapline_machine::HostKvm::open_from_env() {
-        eprintln!("trapline: error: {e}");
+        eprintln!(
+            "trapline: error: {}",
+            trapline_machine::words::clean(&e.to_string())
+        );
         return status::NO_KVM;
     }
     if let Err(e) = check_kernel(&a.kernel) {
@@ -76,7 +79,12 @@ fn launch(q: QemuRun) -> i32 {
 /// Whether the kernel can be opened, in the words run_tests.sh greps for
 /// (`could not load kernel '<path>'`, on one line with the path).
 fn check_kernel(spec: &str) -> Result<(), String> {
-    let fail = |why: &dyn Display| format!("could not load kernel '{spec}': {why}");
+    let fail = |why: &dyn Display| {
+        format!(
+            "could not load kernel '{spec}': {}",
+            trapline_machine::words::clean(&why.to_string())
+        )
+    };
     if spec.starts_with("builtin:") {
         return run_cmd::read_kernel(spec).map(drop).map_err(|e| fail(&e));
     }
