@@ -92,3 +92,34 @@ fn the_stat_json_has_null_where_an_address_is_only_a_marker() {
     }
     assert!(keys.iter().any(|k| k["addr"].is_u64()), "{text}");
 }
+
+#[test]
+fn a_full_metrics_or_stat_file_is_one_warning_in_words() {
+    if !kvm_present("a_full_metrics_or_stat_file_is_one_warning_in_words") {
+        return;
+    }
+    for (flag, warning) in [
+        (
+            "--metrics-path=/dev/full",
+            "trapline: warning: writing a metrics line failed: No space left on device\n",
+        ),
+        (
+            "--stat=/dev/full",
+            "trapline: warning: writing the --stat report failed: No space left on device\n",
+        ),
+    ] {
+        let o = run(&[
+            "run",
+            "--kernel",
+            "builtin:hello",
+            "--timeout",
+            "60",
+            "--serial",
+            "none",
+            flag,
+        ]);
+        // The guest's own status stands: the profile is beside the point.
+        assert_eq!(code(&o), 1, "{flag}: {}", stderr(&o));
+        assert_eq!(stderr(&o), warning, "{flag}");
+    }
+}

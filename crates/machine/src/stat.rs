@@ -204,6 +204,8 @@ impl StatReport {
 pub struct MetricsLines {
     last: BTreeMap<&'static str, u64>,
     kvm_last: BTreeMap<String, u64>,
+    /// A write of a line failed and was reported: the warning is said once.
+    pub(crate) write_failed: bool,
 }
 
 impl MetricsLines {
