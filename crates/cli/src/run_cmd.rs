@@ -61,7 +61,6 @@ fn is_lab_payload(kernel: &str) -> bool {
 /// (`builtin:compat`: kvm-unit-tests' x86/run always adds that device), so
 /// `trapline run` adds the device for it, as it adds the lab's devices for
 /// the lab's payloads.
-#[cfg_attr(target_arch = "aarch64", allow(dead_code))]
 fn needs_pc_testdev(kernel: &str) -> bool {
     kernel == "builtin:compat"
 }

@@ -222,3 +222,23 @@ fn a_full_serial_file_is_reported_once_with_a_non_zero_status() {
     assert_eq!(code(&o), 8, "{}", stderr(&o));
     assert_eq!(stderr(&o).matches("no space left on device").count(), 1);
 }
+
+#[test]
+fn a_full_stdout_is_one_error_line_and_status_8() {
+    let path = tmp("full-report.json");
+    std::fs::write(&path, sample::full_report().to_json()).unwrap();
+    let full = std::fs::OpenOptions::new()
+        .write(true)
+        .open("/dev/full")
+        .unwrap();
+    let o = report_cmd(&[path.to_str().unwrap(), "--format", "json"])
+        .stdout(full)
+        .stderr(Stdio::piped())
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(8), "{}", stderr(&o));
+    assert_eq!(
+        stderr(&o),
+        "trapline: error: cannot write to standard output: No space left on device\n"
+    );
+}
