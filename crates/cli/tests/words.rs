@@ -7,7 +7,7 @@ use common::*;
 #[test]
 fn errors_about_files_are_words_without_os_error_numbers() {
     let missing = "/nonexistent/trapline-words";
-    let cases: Vec<Vec<String>> = vec![
+    let mut cases: Vec<Vec<String>> = vec![
         vec!["report".into(), missing.into()],
         vec!["report".into(), "/".into()],
         vec![
@@ -39,8 +39,11 @@ fn errors_about_files_are_words_without_os_error_numbers() {
             "--serial".into(),
             format!("file:{missing}/console"),
         ],
-        vec!["-kernel".into(), missing.into()],
     ];
+    // QEMU's spelling (x86's: arm64's needs -machine first).
+    if cfg!(target_arch = "x86_64") {
+        cases.push(vec!["-kernel".into(), missing.into()]);
+    }
     for args in cases {
         let o = trapline().args(&args).output().unwrap();
         let err = stderr(&o);
@@ -57,6 +60,9 @@ fn errors_about_files_are_words_without_os_error_numbers() {
     }
 }
 
+// The x86 hostile guest's ports overflow the key table; arm64's has no
+// ports.
+#[cfg(target_arch = "x86_64")]
 #[test]
 fn the_stat_json_has_null_where_an_address_is_only_a_marker() {
     if !kvm_present("the_stat_json_has_null_where_an_address_is_only_a_marker") {
@@ -118,8 +124,10 @@ fn a_full_metrics_or_stat_file_is_one_warning_in_words() {
             "none",
             flag,
         ]);
-        // The guest's own status stands: the profile is beside the point.
-        assert_eq!(code(&o), 1, "{flag}: {}", stderr(&o));
+        // The guest's own status stands: the profile is beside the point
+        // (hello's exit 0 is isa-debug-exit's 1 on x86, a power-off on arm64).
+        let hello = if cfg!(target_arch = "x86_64") { 1 } else { 0 };
+        assert_eq!(code(&o), hello, "{flag}: {}", stderr(&o));
         assert_eq!(stderr(&o), warning, "{flag}");
     }
 }

@@ -400,6 +400,17 @@ mod tests {
         (u, buf, rec)
     }
 
+    #[test]
+    fn a_failed_write_asks_the_machine_to_stop() {
+        let full = std::fs::File::options()
+            .write(true)
+            .open("/dev/full")
+            .unwrap();
+        let u = Pl011::new(SerialOutput::File(full));
+        assert!(crate::serial::tests::storage_full(u.write(0, 0, DR, b"h")));
+        assert!(crate::serial::tests::storage_full(u.write(0, 0, DR, b"i")));
+    }
+
     fn r32(u: &Pl011, off: u64) -> u32 {
         let mut d = [0u8; 4];
         u.read(0, 0, off, &mut d);

@@ -203,7 +203,7 @@ impl BusDevice for Uart {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
     fn uart() -> (Uart, Arc<Mutex<Vec<u8>>>) {
@@ -221,6 +221,24 @@ mod tests {
             assert_eq!(u.write(0, 0x3f8, 0, &[*b]), IoOutcome::Continue);
         }
         assert_eq!(&*buf.lock().unwrap(), b"hi\n");
+    }
+
+    /// The stop a write to a full disk asks for.
+    pub(crate) fn storage_full(outcome: IoOutcome) -> bool {
+        matches!(outcome, IoOutcome::Stop(StopReason::OutputFailed { errno })
+            if io::Error::from_raw_os_error(errno).kind() == io::ErrorKind::StorageFull)
+    }
+
+    #[test]
+    fn a_failed_write_asks_the_machine_to_stop() {
+        let full = File::options().write(true).open("/dev/full").unwrap();
+        let u = Uart::new(SerialOutput::File(full));
+        // The failure is kept, and every later write asks again (the bytes
+        // are dropped: the failure is already on its way).
+        assert!(storage_full(u.write(0, 0x3f8, 0, b"x")));
+        assert!(storage_full(u.write(0, 0x3f8, 0, b"y")));
+        let (ok, _) = uart();
+        assert_eq!(ok.write(0, 0x3f8, 0, b"x"), IoOutcome::Continue);
     }
 
     #[test]
