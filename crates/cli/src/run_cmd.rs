@@ -321,8 +321,7 @@ fn error_status(e: &MachineError) -> i32 {
 /// An I/O error in words: Rust's text without its `(os error N)` suffix,
 /// in lower case ("no such file or directory").
 fn io_words(e: &std::io::Error) -> String {
-    let text = e.to_string();
-    let text = text.split(" (os error").next().unwrap_or_default();
+    let text = trapline_machine::words::io(e);
     let mut chars = text.chars();
     chars.next().map_or_else(String::new, |c| {
         c.to_lowercase().chain(chars).collect::<String>()
