@@ -599,7 +599,7 @@ fn virtio_view(args: &BenchArgs) -> i32 {
 
 /// QEMU microvm with Linux and vblktest, ioeventfd on and off: needs QEMU
 /// and a Linux kernel (`TRAPLINE_LINUX_KERNEL`, an uncompressed vmlinux
-/// with PVH entry, like ../shared/guests/linux/vmlinux.xz).
+/// with PVH entry, like the project's tiny Linux of docs/linux.md).
 #[cfg(target_arch = "x86_64")]
 fn qemu_rows(
     args: &BenchArgs,
@@ -608,7 +608,7 @@ fn qemu_rows(
     let qemu = crate::peer::find()?;
     let kernel = std::env::var_os("TRAPLINE_LINUX_KERNEL")
         .map(PathBuf::from)
-        .ok_or("set TRAPLINE_LINUX_KERNEL to a vmlinux with a PVH entry (e.g. ../shared/guests/linux/vmlinux.xz, decompressed)")?;
+        .ok_or("set TRAPLINE_LINUX_KERNEL to an uncompressed x86 vmlinux with a PVH entry (docs/linux.md says what it holds)")?;
     let disk = std::env::temp_dir().join(format!(
         "trapline-bench-qemu-disk-{}.img",
         std::process::id()

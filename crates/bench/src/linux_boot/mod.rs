@@ -92,10 +92,13 @@ pub struct Boot {
     pub user_exits: Option<u64>,
 }
 
-/// Where `../shared/guests/linux` is: `TRAPLINE_LINUX_DIR`, else beside
-/// the current directory or one of the executable's ancestors.
+/// Where the Linux for this experiment is (`vmlinux.xz` and
+/// `initramfs-tinit32.cpio.gz`): `TRAPLINE_LINUX_DIR`, else the project's
+/// shared guests folder when it sits beside the current directory or one of
+/// the executable's ancestors (a development checkout; a clone elsewhere
+/// names the folder by the variable).
 pub fn linux_dir() -> Option<PathBuf> {
-    if let Some(d) = std::env::var_os("TRAPLINE_LINUX_DIR") {
+    if let Some(d) = std::env::var_os("TRAPLINE_LINUX_DIR").filter(|d| !d.is_empty()) {
         return Some(PathBuf::from(d));
     }
     let mut roots: Vec<PathBuf> = std::env::current_dir().into_iter().collect();
@@ -545,7 +548,9 @@ pub fn main(
 ) -> i32 {
     let Some(src) = linux_dir() else {
         eprintln!(
-            "trapline bench: error: no ../shared/guests/linux/vmlinux.xz here (set TRAPLINE_LINUX_DIR)"
+            "trapline bench: error: the linux-boot experiment needs an x86 Linux with a PVH entry: \
+             set TRAPLINE_LINUX_DIR to a folder holding its vmlinux.xz and an \
+             initramfs-tinit32.cpio.gz (docs/linux.md says what they hold)"
         );
         return 2;
     };
