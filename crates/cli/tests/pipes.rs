@@ -143,6 +143,10 @@ fn head_dash_1_of_a_long_output_ends_quietly() {
         );
         assert_quiet_end(&what, &o);
     }
+    // x86's list is longer than a pipe's page; arm64's is not.
+    if cfg!(target_arch = "aarch64") {
+        return;
+    }
     let (first, o) = read_one_line_then_close(cmd(&["bench", "--list"]));
     assert!(first.contains("noop"), "{first}");
     let whole = cmd(&["bench", "--list"]).output().unwrap();
