@@ -11,7 +11,7 @@ use common::*;
 #[path = "../../report/tests/common/mod.rs"]
 mod sample;
 
-use std::io::{BufRead, BufReader, Write};
+use std::io::{BufRead, BufReader};
 use std::process::{Command, Output, Stdio};
 
 use trapline_report::Format;
@@ -189,6 +189,7 @@ fn head_dash_1_of_a_guest_that_goes_on_printing_stops_it() {
     if !kvm_present("head_dash_1_of_a_guest_that_goes_on_printing_stops_it") {
         return;
     }
+    use std::io::Write as _;
     let mut c = cmd(&["run", "--kernel", "builtin:echo", "--timeout", "60"]);
     c.stdin(Stdio::piped());
     let (reader, writer) = small_pipe();
