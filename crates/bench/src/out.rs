@@ -36,11 +36,9 @@ pub fn write_all(text: &str) {
 }
 
 /// One line on stderr, in words; a failed write is ignored (there is
-/// nowhere left to say it).
+/// nowhere left to say it): [`trapline_machine::words::to_stderr`].
 pub fn error_line(args: std::fmt::Arguments<'_>) {
-    let mut line = trapline_machine::words::clean(&args.to_string());
-    line.push('\n');
-    let _ = io::stderr().lock().write_all(line.as_bytes());
+    trapline_machine::words::to_stderr(format_args!("{args}\n"));
 }
 
 /// Ends the program after a failed write to stdout.

@@ -179,6 +179,18 @@ fn run_to_a_closed_pipe_stops_the_guest_and_says_so_once() {
     // The profile of the run so far is still written.
     let profile = std::fs::read_to_string(&stat).unwrap();
     assert!(profile.contains("exits reached trapline"), "{profile}");
+
+    // With stderr on the closed pipe too (`2>&1 | head`): the same status,
+    // no panic.
+    let (reader, writer) = std::io::pipe().unwrap();
+    drop(reader);
+    let status = cmd(&["run", "--kernel", "builtin:hello", "--timeout", "60"])
+        .stdin(Stdio::null())
+        .stderr(writer.try_clone().unwrap())
+        .stdout(writer)
+        .status()
+        .unwrap();
+    assert_eq!(status.code(), Some(CLOSED_PIPE));
 }
 
 /// `| head -1` on a guest that goes on printing: the echo guest (x86)
@@ -256,4 +268,27 @@ fn a_full_stdout_is_one_error_line_and_status_8() {
         stderr(&o),
         "trapline: error: cannot write to standard output: No space left on device\n"
     );
+}
+
+#[test]
+fn with_stderr_on_the_closed_pipe_too_the_status_still_says_what_happened() {
+    // `trapline … 2>&1 | head -1`: nowhere is left to write, and the
+    // status is the one the run would have had.
+    let both_closed = |args: &[&str]| {
+        let (reader, writer) = std::io::pipe().unwrap();
+        drop(reader);
+        let mut c = cmd(args);
+        c.env("TRAPLINE_KVM", "/nonexistent/kvm")
+            .stdin(Stdio::null())
+            .stderr(writer.try_clone().unwrap())
+            .stdout(writer);
+        let status = c.status().unwrap();
+        drop(c);
+        status.code()
+    };
+    assert_eq!(both_closed(&["bench", "--list"]), Some(CLOSED_PIPE));
+    assert_eq!(both_closed(&["report", "/nonexistent/r.json"]), Some(2));
+    assert_eq!(both_closed(&["run", "--kernel", "/nonexistent/k"]), Some(4));
+    assert_eq!(both_closed(&["run", "--smp", "0"]), Some(2));
+    assert_eq!(both_closed(&["-kernel", "/nonexistent/k"]), Some(6));
 }

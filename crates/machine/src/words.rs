@@ -1,6 +1,18 @@
 //! Errors in words: what the OS says ("No such file or directory"),
 //! without the "(os error 2)" Rust appends, which means nothing to a user.
-//! Every place trapline prints an error passes it through [`clean`].
+//! Every place trapline prints an error passes it through [`clean`]:
+//! each crate that prints to stderr (this one, the lab, the binary) has
+//! its `eprintln!` stand for [`to_stderr`].
+
+/// Writes `args` to stderr in words ([`clean`]). A failed write is
+/// ignored: with stderr gone (`trapline … 2>&1 | head -1`) there is nowhere
+/// left to say anything, and std's `eprintln!` would panic and lose the
+/// exit status.
+pub fn to_stderr(args: std::fmt::Arguments<'_>) {
+    use std::io::Write as _;
+    let text = clean(&args.to_string());
+    let _ = std::io::stderr().lock().write_all(text.as_bytes());
+}
 
 /// An I/O error in words: Rust's text without its `(os error N)` suffix.
 pub fn io(e: &std::io::Error) -> String {
