@@ -291,15 +291,15 @@ fn list(args: &BenchArgs) -> i32 {
         }
     };
     for (vmm, name, group, path) in &plan.rows {
-        println!("{vmm:<10} {name:<24} {group:<10} {path}");
+        outln!("{vmm:<10} {name:<24} {group:<10} {path}");
     }
-    println!();
+    outln!();
     let selection = match (&args.only, args.view_selection()) {
         (Some(only), _) => Some(format!("--only {only:?}")),
         (None, Some(_)) => Some(format!("--view {}", view(args.view))),
         (None, None) => None,
     };
-    print!("{}", plan.summary(&options, selection.as_deref()));
+    out!("{}", plan.summary(&options, selection.as_deref()));
     status::OK
 }
 
@@ -600,24 +600,24 @@ fn virtio_view(args: &BenchArgs) -> i32 {
                 Ok(_) => "below (Linux's virtio-blk driver and vblktest: another guest than builtin:vblk, compare paths within a VMM)".to_string(),
                 Err(e) => format!("not run: {e}"),
             };
-            print!("{}", crate::virtio::render(&results, &opts, &note));
+            out!("{}", crate::virtio::render(&results, &opts, &note));
             if let Ok(rows) = qemu {
                 let rows: Vec<_> = rows
                     .into_iter()
                     .map(|(on, r)| (format!("ioeventfd={}", if on { "on" } else { "off" }), r))
                     .collect();
-                println!();
-                print!(
+                outln!();
+                out!(
                     "{}",
                     crate::virtio::render_linux("QEMU microvm + Linux", &rows)
                 );
                 // The same guest on trapline's paths.
                 match linux_rows(args, &opts) {
                     Ok(rows) => {
-                        println!();
-                        print!("{}", crate::virtio::render_linux("trapline + Linux", &rows));
+                        outln!();
+                        out!("{}", crate::virtio::render_linux("trapline + Linux", &rows));
                     }
-                    Err(e) => println!("\ntrapline + Linux: not run: {e}"),
+                    Err(e) => outln!("\ntrapline + Linux: not run: {e}"),
                 }
             }
             status::OK

@@ -168,7 +168,7 @@ fn beside(report: &Report, other: &std::path::Path, args: &ReportArgs) -> i32 {
     };
     match trapline_report::render_pair(report, &other, args.format.format()) {
         Ok(text) => {
-            print!("{text}");
+            out!("{text}");
             status::OK
         }
         Err(e) => {

@@ -14,8 +14,20 @@ use crate::args::{
 };
 
 fn fail(code: i32, msg: impl std::fmt::Display) -> i32 {
-    eprintln!("trapline: error: {msg}");
+    eprintln!(
+        "trapline: error: {}",
+        trapline_machine::words::clean(&msg.to_string())
+    );
     code
+}
+
+/// Where `--serial` sends the guest's console, as the user named it.
+fn serial_name(s: &SerialSpec) -> String {
+    match s {
+        SerialSpec::Stdio => "stdout".into(),
+        SerialSpec::None => "--serial none".into(),
+        SerialSpec::File(p) => format!("--serial file:{}", p.display()),
+    }
 }
 
 /// Read `--kernel`: a file (mapped, not copied: the loader's copy into
@@ -55,6 +67,14 @@ fn max_append() -> Option<usize> {
 #[cfg_attr(target_arch = "aarch64", allow(dead_code))]
 fn is_lab_payload(kernel: &str) -> bool {
     matches!(kernel, "builtin:probe" | "builtin:ringer")
+}
+
+/// Whether `kernel` is a built-in payload that checks the pc-testdev ports
+/// (`builtin:compat`: kvm-unit-tests' x86/run always adds that device), so
+/// `trapline run` adds the device for it, as it adds the lab's devices for
+/// the lab's payloads.
+fn needs_pc_testdev(kernel: &str) -> bool {
+    kernel == "builtin:compat"
 }
 
 /// Flags with no meaning on the arm64 `virt` machine, if any is set: the
@@ -219,7 +239,8 @@ pub fn run(a: RunArgs) -> i32 {
     cfg.serial = serial;
     cfg.timeout = a.timeout;
     cfg.pci_testdev = a.devices.contains(&DeviceArg::PciTestdev);
-    cfg.pc_testdev = a.devices.contains(&DeviceArg::PcTestdev);
+    cfg.pc_testdev = a.devices.contains(&DeviceArg::PcTestdev)
+        || (cfg!(target_arch = "x86_64") && needs_pc_testdev(&a.kernel));
     cfg.chr_testdev = a.devices.contains(&DeviceArg::ChrTestdev);
     cfg.ecam_ro = a.ecam_ro;
     cfg.irqchip = a.irqchip.mode();
@@ -297,6 +318,14 @@ pub fn run(a: RunArgs) -> i32 {
                 }
             }
             let o = &report.outcome;
+            if let trapline_machine::Outcome::OutputFailed { .. } = o {
+                // Once, naming the sink; the guest's output after this
+                // point is what was lost.
+                return fail(
+                    o.exit_status(),
+                    format!("{}: {}", serial_name(&a.serial), o.describe()),
+                );
+            }
             if !matches!(
                 o,
                 trapline_machine::Outcome::DebugExit(_) | trapline_machine::Outcome::PowerOff
@@ -325,8 +354,7 @@ fn error_status(e: &MachineError) -> i32 {
 /// An I/O error in words: Rust's text without its `(os error N)` suffix,
 /// in lower case ("no such file or directory").
 fn io_words(e: &std::io::Error) -> String {
-    let text = e.to_string();
-    let text = text.split(" (os error").next().unwrap_or_default();
+    let text = trapline_machine::words::io(e);
     let mut chars = text.chars();
     chars.next().map_or_else(String::new, |c| {
         c.to_lowercase().chain(chars).collect::<String>()
@@ -417,7 +445,10 @@ impl StatSink {
             None => std::io::stderr().write_all(text.as_bytes()),
         };
         if let Err(e) = res {
-            eprintln!("trapline: warning: writing the --stat report failed: {e}");
+            eprintln!(
+                "trapline: warning: writing the --stat report failed: {}",
+                trapline_machine::words::io(&e)
+            );
         }
     }
 }

@@ -12,6 +12,15 @@
 //! QEMU's `virt`); the run loop, statistics, console and extension point are
 //! shared.
 
+/// std's `eprintln!` for every module of this crate (declared before them
+/// all): the line in words, and no panic when stderr is gone (see
+/// [`words::to_stderr`]).
+macro_rules! eprintln {
+    ($($arg:tt)*) => {
+        $crate::words::to_stderr(format_args!("{}\n", format_args!($($arg)*)))
+    };
+}
+
 mod arch;
 mod assemble;
 mod config;
@@ -28,6 +37,7 @@ mod run;
 pub mod signals;
 pub mod stat;
 pub mod virtio;
+pub mod words;
 
 #[cfg(target_arch = "aarch64")]
 pub use arch::aarch64::layout;

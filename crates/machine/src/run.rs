@@ -726,6 +726,11 @@ fn write_metrics(
         .file
         .write_all(lines.line(ms, &snaps, kvm, final_line).as_bytes())
     {
-        eprintln!("trapline: warning: writing a metrics line failed: {e}");
+        if !std::mem::replace(&mut lines.write_failed, true) {
+            eprintln!(
+                "trapline: warning: writing a metrics line failed: {}",
+                crate::words::io(&e)
+            );
+        }
     }
 }
