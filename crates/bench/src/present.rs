@@ -28,7 +28,7 @@ pub fn print(report: &Report, how: Presentation, files: &[String]) {
     // every column (see `terminal::view_columns`).
     let fit = crate::terminal::view_columns();
     if how.format != Format::Table || how.view != View::All {
-        print!("{}", render_width(report, how.format, how.view, fit));
+        out!("{}", render_width(report, how.format, how.view, fit));
         for f in files {
             eprintln!("{}: wrote {f}", how.command);
         }
@@ -36,15 +36,15 @@ pub fn print(report: &Report, how: Presentation, files: &[String]) {
     }
     let width = crate::terminal::stdout_columns();
     if how.verbose {
-        print!("{}", summary_header(report, width));
-        println!();
-        print!("{}", render_width(report, Format::Table, View::All, fit));
+        out!("{}", summary_header(report, width));
+        outln!();
+        out!("{}", render_width(report, Format::Table, View::All, fit));
         if !files.is_empty() {
-            println!("\nFull report: {}", files.join(", "));
+            outln!("\nFull report: {}", files.join(", "));
         }
         return;
     }
-    print!(
+    out!(
         "{}",
         summary(
             report,
@@ -70,8 +70,8 @@ pub fn print_comparison(report: &Report, old: &Report, format: Format, verbose: 
             c.differences.join("; ")
         );
     }
-    println!();
-    print!(
+    outln!();
+    out!(
         "{}",
         render_comparison_with(
             &c,

@@ -287,6 +287,13 @@ fn method(out: &mut String, report: &Report, contents: &mut Contents) {
             esc(&sentence(note))
         );
     }
+    if let Some(p) = &report.partial {
+        let _ = writeln!(
+            out,
+            "<p class=\"caveat\"><strong>Partial run.</strong> {}</p>",
+            esc(&sentence(&p.detail()))
+        );
+    }
 }
 
 /// `note` as a sentence: capital first letter, full stop at the end.

@@ -178,6 +178,9 @@ pub fn render_fit(report: &Report, page: &dyn Page, width: Option<usize>) -> Str
             "  ",
         );
     }
+    if let Some(p) = &report.partial {
+        out.push_str(&format!("{}\n", p.note()));
+    }
     out
 }
 
