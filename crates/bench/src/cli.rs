@@ -580,7 +580,13 @@ pub fn main(args: BenchArgs) -> i32 {
         }
     }
     let regressed = old.is_some_and(|old| {
-        present::print_comparison(&report, &old, args.format.format(), args.verbose)
+        present::print_comparison(
+            &report,
+            &old,
+            args.format.format(),
+            args.verbose,
+            "trapline bench",
+        )
     });
     if let Some(p) = &report.partial {
         let at = files.first().map_or_else(

@@ -61,12 +61,18 @@ pub fn print(report: &Report, how: Presentation, files: &[String]) {
 /// scenarios only one run has, one per row with `verbose`, else counted);
 /// a warning on stderr when the runs' settings or hosts differ. Returns
 /// whether the verdict is "regressed".
-pub fn print_comparison(report: &Report, old: &Report, format: Format, verbose: bool) -> bool {
+pub fn print_comparison(
+    report: &Report,
+    old: &Report,
+    format: Format,
+    verbose: bool,
+    command: &str,
+) -> bool {
     let c = compare(report, old);
     if !c.differences.is_empty() && !matches!(format, Format::Table | Format::Markdown) {
         // People's formats carry it in their text; machines' on stderr.
         eprintln!(
-            "trapline: warning: the compared runs differ ({})",
+            "{command}: warning: the compared runs differ ({})",
             c.differences.join("; ")
         );
     }

@@ -171,7 +171,7 @@ pub fn main(args: ReportArgs) -> i32 {
         }
     }
     let regressed = old.is_some_and(|old| {
-        present::print_comparison(&report, &old, args.format.format(), args.verbose)
+        present::print_comparison(&report, &old, args.format.format(), args.verbose, COMMAND)
     });
     if regressed && args.fail_on_regression {
         eprintln!("{COMMAND}: the comparison's verdict is regressed (--fail-on-regression)");
