@@ -174,6 +174,17 @@ fn compare_reads_a_folder_warns_when_runs_differ_and_can_fail_ci() {
     let only = out.matches("only in").count();
     assert_eq!(only, 1, "one line counts them:\n{out}");
     assert!(out.contains("scenarios only in the new run"), "{out}");
+    // Machines' formats keep stdout parseable: the warning is on stderr.
+    let o = no_kvm(
+        &["report", s(&same), "--compare", s(&dir), "--format", "csv"],
+        None,
+    );
+    assert!(
+        stderr(&o).contains("trapline report: warning: the compared runs differ (--quick"),
+        "{}",
+        stderr(&o)
+    );
+    assert!(!stdout(&o).contains("warning"), "{}", stdout(&o));
     let verbose = no_kvm(
         &["report", s(&same), "--compare", s(&dir), "--verbose"],
         None,
