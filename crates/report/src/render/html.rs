@@ -29,6 +29,10 @@ table.grid td.r,table.grid th.r{text-align:right;font-variant-numeric:tabular-nu
 table.grid td.span{color:#8a4b00;font-style:italic;min-width:16em}
 table.grid td.prose{min-width:12em}
 details.table{margin:.6em 0}details.table>summary{cursor:pointer;color:#1f4e80}
+details.table div.grid{max-height:85vh;overflow:auto;border-bottom:1px solid #ccc}
+table.grid thead th{position:sticky;top:0;z-index:1}
+table.grid tr>:first-child{position:sticky;left:0;background:#fff}
+table.grid thead th:first-child{z-index:2;background:#f4f6f8}
 .caveat{background:#fff4e0;border-left:4px solid #e69a2e;padding:.6em 1em}
 figure{margin:1.2em 0}figure svg{max-width:100%;height:auto;border:1px solid #eee}
 figcaption{color:#555;font-size:.92em}
@@ -46,7 +50,7 @@ nav.toc li li:not(:last-child)::after{content:', '}
 .noise{background:#fdecea;border-left:4px solid #c0392b;padding:.4em 1em}
 .noise p{margin:.3em 0}.noise li{margin:.2em 0}
 details.fold summary{cursor:pointer;font-weight:600}
-@media print{div.grid{overflow:visible}table.grid{font-size:.75em}nav.toc{display:none}figure{break-inside:avoid}}
+@media print{div.grid,details.table div.grid{overflow:visible;max-height:none}table.grid{font-size:.75em}nav.toc{display:none}figure{break-inside:avoid}}
 ";
 
 /// Cells of at most this many characters count as short (see
@@ -207,7 +211,8 @@ pub fn grid(g: &Grid) -> String {
 
 /// The grid as [`grid`] does, folded into a `<details>` when it has more
 /// than [`FOLD_ROWS`] rows; the fold's summary line names it (`what`), its
-/// row count and its columns.
+/// row count and its columns. Opened, it scrolls in a box of most of the
+/// window's height, its header row and first column kept in view.
 fn table(out: &mut String, g: &Grid, what: &str) {
     if g.rows.len() <= FOLD_ROWS {
         out.push_str(&grid(g));
