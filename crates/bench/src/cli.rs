@@ -1,6 +1,5 @@
 //! `trapline bench`.
 
-use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -145,7 +144,7 @@ pub struct BenchArgs {
     /// Longest one probe VM may run, in seconds (more than 0, at most 86400).
     #[arg(long, help_heading = "Measurement", value_name = "SECS", default_value = "120", value_parser = parse_secs)]
     pub timeout: Duration,
-    /// No progress bar on stderr.
+    /// No progress on stderr (a bar on a terminal, else a line per VM run).
     #[arg(long, help_heading = "Output")]
     pub no_progress: bool,
     /// Run the VMs without seccomp filters (to debug with strace or gdb).
@@ -261,7 +260,7 @@ impl BenchArgs {
             quick: self.quick,
             vm_timeout: self.timeout,
             hypercall_timeout: Duration::from_secs(if self.quick { 1 } else { 2 }),
-            progress: !self.no_progress && std::io::stderr().is_terminal(),
+            progress: !self.no_progress,
             seccomp: !self.no_seccomp,
             footprint_exe: std::env::current_exe().ok(),
             peer: None,
@@ -292,15 +291,15 @@ fn list(args: &BenchArgs) -> i32 {
         }
     };
     for (vmm, name, group, path) in &plan.rows {
-        println!("{vmm:<10} {name:<24} {group:<10} {path}");
+        outln!("{vmm:<10} {name:<24} {group:<10} {path}");
     }
-    println!();
+    outln!();
     let selection = match (&args.only, args.view_selection()) {
         (Some(only), _) => Some(format!("--only {only:?}")),
         (None, Some(_)) => Some(format!("--view {}", view(args.view))),
         (None, None) => None,
     };
-    print!("{}", plan.summary(&options, selection.as_deref()));
+    out!("{}", plan.summary(&options, selection.as_deref()));
     status::OK
 }
 
@@ -388,6 +387,11 @@ pub fn main(args: BenchArgs) -> i32 {
             timeout,
         );
     }
+    // From here on SIGINT, SIGTERM and SIGHUP stop the lab between VM runs
+    // and keep what it measured (docs/bench.md#stopping-a-run).
+    if let Err(e) = trapline_machine::signals::watch() {
+        eprintln!("trapline bench: warning: cannot handle stop signals (one would end the run keeping nothing): {e}");
+    }
     // Before any VM: a results folder that cannot be made fails now.
     let folder = if args.no_results {
         None
@@ -418,14 +422,25 @@ pub fn main(args: BenchArgs) -> i32 {
         Err(e) => {
             abandon(folder);
             eprintln!("trapline bench: error: {e}");
-            return if e.is_usage() {
+            return if let Some(sig) = trapline_machine::signals::received() {
+                trapline_machine::signals::exit_status(sig)
+            } else if e.is_usage() {
                 status::USAGE
             } else {
                 status::LAB_ERROR
             };
         }
     };
-    if let Some(flat) = &args.micro_bench {
+    // Stopped before anything finished: no report, and no empty folder.
+    if let (Some(p), true) = (&report.partial, report.scenarios.is_empty()) {
+        abandon(folder);
+        eprintln!(
+            "trapline bench: stopped by {} before any scenario finished: nothing to report, no results folder kept",
+            p.stopped_by
+        );
+        return stop_status().unwrap_or(status::LAB_ERROR);
+    }
+    if let (Some(flat), None) = (&args.micro_bench, &report.partial) {
         add_micro_bench(&mut report, flat, &options, args.timeout);
     }
     let mut code = status::OK;
@@ -461,6 +476,18 @@ pub fn main(args: BenchArgs) -> i32 {
     }
     if let Some(old) = old {
         present::print_comparison(&report, &old, args.format.format());
+    }
+    if let Some(p) = &report.partial {
+        let at = files.first().map_or_else(
+            || "not kept (--no-results)".to_string(),
+            |f| format!("in {f}"),
+        );
+        eprintln!("trapline bench: {}; the partial report is {at}", p.note());
+    }
+    // A signal that came after the last VM run still ends the process
+    // with its status: the caller asked it to stop.
+    if let Some(s) = stop_status() {
+        return s;
     }
     let failed: Vec<&str> = report
         .scenarios
@@ -510,6 +537,11 @@ fn add_micro_bench(
         r.compute(report.host.tsc_khz);
         report.push(r);
     }
+}
+
+/// 128 + the stop signal received, if one was.
+fn stop_status() -> Option<i32> {
+    trapline_machine::signals::received().map(trapline_machine::signals::exit_status)
 }
 
 /// Seconds since the epoch, now.
@@ -568,24 +600,24 @@ fn virtio_view(args: &BenchArgs) -> i32 {
                 Ok(_) => "below (Linux's virtio-blk driver and vblktest: another guest than builtin:vblk, compare paths within a VMM)".to_string(),
                 Err(e) => format!("not run: {e}"),
             };
-            print!("{}", crate::virtio::render(&results, &opts, &note));
+            out!("{}", crate::virtio::render(&results, &opts, &note));
             if let Ok(rows) = qemu {
                 let rows: Vec<_> = rows
                     .into_iter()
                     .map(|(on, r)| (format!("ioeventfd={}", if on { "on" } else { "off" }), r))
                     .collect();
-                println!();
-                print!(
+                outln!();
+                out!(
                     "{}",
                     crate::virtio::render_linux("QEMU microvm + Linux", &rows)
                 );
                 // The same guest on trapline's paths.
                 match linux_rows(args, &opts) {
                     Ok(rows) => {
-                        println!();
-                        print!("{}", crate::virtio::render_linux("trapline + Linux", &rows));
+                        outln!();
+                        out!("{}", crate::virtio::render_linux("trapline + Linux", &rows));
                     }
-                    Err(e) => println!("\ntrapline + Linux: not run: {e}"),
+                    Err(e) => outln!("\ntrapline + Linux: not run: {e}"),
                 }
             }
             status::OK
@@ -599,7 +631,7 @@ fn virtio_view(args: &BenchArgs) -> i32 {
 
 /// QEMU microvm with Linux and vblktest, ioeventfd on and off: needs QEMU
 /// and a Linux kernel (`TRAPLINE_LINUX_KERNEL`, an uncompressed vmlinux
-/// with PVH entry, like ../shared/guests/linux/vmlinux.xz).
+/// with PVH entry, like the project's tiny Linux of docs/linux.md).
 #[cfg(target_arch = "x86_64")]
 fn qemu_rows(
     args: &BenchArgs,
@@ -608,7 +640,7 @@ fn qemu_rows(
     let qemu = crate::peer::find()?;
     let kernel = std::env::var_os("TRAPLINE_LINUX_KERNEL")
         .map(PathBuf::from)
-        .ok_or("set TRAPLINE_LINUX_KERNEL to a vmlinux with a PVH entry (e.g. ../shared/guests/linux/vmlinux.xz, decompressed)")?;
+        .ok_or("set TRAPLINE_LINUX_KERNEL to an uncompressed x86 vmlinux with a PVH entry (docs/linux.md says what it holds)")?;
     let disk = std::env::temp_dir().join(format!(
         "trapline-bench-qemu-disk-{}.img",
         std::process::id()

@@ -9,7 +9,10 @@
 //! yet), `--view linux-boot` and `--view virtio`. kvm-unit-tests' arm64
 //! `micro-bench` (`micro_bench`) is parsed into rows on arm64.
 
+#[macro_use]
+pub mod out;
 pub mod catalog;
+mod child;
 pub mod cli;
 pub mod doorbell;
 mod error;

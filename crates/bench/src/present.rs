@@ -25,7 +25,7 @@ pub struct Presentation {
 /// named in the summary (or on stderr, out of a machine-readable output).
 pub fn print(report: &Report, how: Presentation, files: &[String]) {
     if how.format != Format::Table || how.view != View::All {
-        print!("{}", render(report, how.format, how.view));
+        out!("{}", render(report, how.format, how.view));
         for f in files {
             eprintln!("{}: wrote {f}", how.command);
         }
@@ -33,15 +33,15 @@ pub fn print(report: &Report, how: Presentation, files: &[String]) {
     }
     let width = crate::terminal::stdout_columns();
     if how.verbose {
-        print!("{}", summary_header(report, width));
-        println!();
-        print!("{}", render(report, Format::Table, View::All));
+        out!("{}", summary_header(report, width));
+        outln!();
+        out!("{}", render(report, Format::Table, View::All));
         if !files.is_empty() {
-            println!("\nFull report: {}", files.join(", "));
+            outln!("\nFull report: {}", files.join(", "));
         }
         return;
     }
-    print!(
+    out!(
         "{}",
         summary(
             report,
@@ -56,6 +56,6 @@ pub fn print(report: &Report, how: Presentation, files: &[String]) {
 /// Prints the comparison of `report` with `old` in `format` (its
 /// significance rule and a verdict line last, for people's formats).
 pub fn print_comparison(report: &Report, old: &Report, format: Format) {
-    println!();
-    print!("{}", render_comparison(&compare(report, old), format));
+    outln!();
+    out!("{}", render_comparison(&compare(report, old), format));
 }

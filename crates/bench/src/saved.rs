@@ -5,7 +5,7 @@
 
 use std::path::PathBuf;
 
-use trapline_report::{Report, View};
+use trapline_report::{Format, Report, View};
 
 use crate::outputs::{parse_export, Export, FormatArg, Outputs};
 use crate::present::{self, Presentation};
@@ -117,6 +117,12 @@ pub fn main(args: ReportArgs) -> i32 {
         return status::USAGE;
     }
     let view = args.view.0;
+    // CSV, kvm-unit-tests', BMF and TAP lines have no place for it.
+    if let (Some(p), Format::Csv | Format::Kut | Format::Bmf | Format::Tap) =
+        (&report.partial, args.format.format())
+    {
+        eprintln!("{COMMAND}: note: {}", p.note());
+    }
     present::print(
         &report,
         Presentation {
@@ -162,7 +168,7 @@ fn beside(report: &Report, other: &std::path::Path, args: &ReportArgs) -> i32 {
     };
     match trapline_report::render_pair(report, &other, args.format.format()) {
         Ok(text) => {
-            print!("{text}");
+            out!("{text}");
             status::OK
         }
         Err(e) => {

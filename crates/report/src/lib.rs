@@ -43,9 +43,9 @@ pub use derive::ladder;
 pub use describe::host_line;
 pub use error::ReportError;
 pub use model::{
-    cycles_to_ns, scenario_key, Derived, Goal, Handling, HostInfo, Report, RunConfig, Sample,
-    ScenarioResult, Status, ToolInfo, ValueRange, Verdict, BASELINE_SCENARIO, SCHEMA, SELF_TIMED,
-    TRAPLINE_VMM,
+    cycles_to_ns, scenario_key, Derived, Goal, Handling, HostInfo, Partial, Report, RunConfig,
+    Sample, ScenarioResult, Status, ToolInfo, ValueRange, Verdict, BASELINE_SCENARIO,
+    MAX_REPORT_BYTES, SCHEMA, SELF_TIMED, TRAPLINE_VMM,
 };
 pub use render::compare::render_comparison;
 pub use render::html::DATA_ID as HTML_DATA_ID;

@@ -420,6 +420,13 @@ fn caveat(out: &mut String, report: &Report) {
             markup(&sentence(note))
         );
     }
+    if let Some(p) = &report.partial {
+        let _ = writeln!(
+            out,
+            "<p class=\"caveat\"><strong>Partial run.</strong> {}</p>",
+            esc(&sentence(&p.detail()))
+        );
+    }
 }
 
 /// `note` as a sentence: capital first letter, full stop at the end.

@@ -98,5 +98,8 @@ pub fn render(report: &Report, page: &dyn Page) -> String {
     if let (Some(note), Some(title)) = (&report.host.nested_note, report.host.caveat_title()) {
         out.push_str(&format!("caveat: {title}: {note}\n"));
     }
+    if let Some(p) = &report.partial {
+        out.push_str(&format!("{}\n", p.note()));
+    }
     out
 }

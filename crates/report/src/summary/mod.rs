@@ -163,6 +163,9 @@ fn header_lines(report: &Report, width: usize) -> Vec<String> {
         };
         out.extend(wrap(caveat, width, "caveat: ", "        "));
     }
+    if let Some(p) = &report.partial {
+        out.extend(wrap(&p.note(), width, "", "  "));
+    }
     let checked: Vec<&ScenarioResult> = report
         .scenarios
         .iter()
