@@ -424,7 +424,7 @@ fn caveat(out: &mut String, report: &Report) {
         let _ = writeln!(
             out,
             "<p class=\"caveat\"><strong>Partial run.</strong> {}</p>",
-            esc(&sentence(&p.detail()))
+            markup(&sentence(&p.detail()))
         );
     }
 }
