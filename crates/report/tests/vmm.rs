@@ -135,7 +135,7 @@ fn cost_per_exit_table() {
     assert!(t.contains("Cost per exit:"));
     let l = line(&t, "pio-user-out ");
     assert!(
-        l.contains("9,000 cyc") && l.contains("8,900") && l.contains("3000.0"),
+        l.contains("9,000 cyc") && l.contains("8,900") && l.contains("3,000"),
         "{l}"
     );
     let l = line(&t, "premium-ratio-vs-raw-kvm");
