@@ -406,6 +406,128 @@ fn virtio_blk(dir: &Path) {
     write(dir, "virtio_blk", "get-id", &request(false, 8, 3));
 }
 
+/// Seeds for pl011: Linux's amba-pl011 set-up and a line printed, the
+/// receiver with its interrupts, kvm-unit-tests' byte writes.
+fn pl011(dir: &Path) {
+    // An access op: tag (bit 0 write, bits 2..4 width selector, bit 5 a
+    // register byte follows), the register, a u32 value.
+    let reg = |e: &mut Enc, write: bool, sel: u8, reg: u8, v: u32| {
+        e.u8(u8::from(write) | sel << 2 | 0x20).u8(reg).u32(v);
+    };
+    let mut e = Enc::new();
+    reg(&mut e, false, 2, 0xFE0 / 4, 0); // PeriphID0
+    reg(&mut e, true, 2, 0x30 / 4, 0); // CR off
+    reg(&mut e, true, 2, 0x24 / 4, 13); // IBRD
+    reg(&mut e, true, 2, 0x28 / 4, 1); // FBRD
+    reg(&mut e, true, 2, 0x2C / 4, 0x70); // LCR_H: 8N1, FIFOs
+    reg(&mut e, true, 2, 0x38 / 4, 0x50); // IMSC: RX, RT
+    reg(&mut e, true, 2, 0x30 / 4, 0x301); // CR: UARTEN, TXE, RXE
+    for c in b"ok\n" {
+        reg(&mut e, false, 2, 0x18 / 4, 0); // FR
+        reg(&mut e, true, 2, 0, u32::from(*c)); // DR
+    }
+    e.u8(2).u8(5).bytes(b"hello"); // typed input
+    reg(&mut e, false, 2, 0x40 / 4, 0); // MIS
+    for _ in 0..3 {
+        reg(&mut e, false, 2, 0, 0); // DR
+    }
+    reg(&mut e, true, 2, 0x2C / 4, 0); // FIFOs off: one byte kept
+    reg(&mut e, true, 2, 0x44 / 4, 0x7FF); // ICR
+    e.u8(3);
+    write(dir, "pl011", "linux", &e.0);
+    // Byte writes to DR (kvm-unit-tests' puts), a halfword, a wide read.
+    let mut e = Enc::new();
+    for c in b"hi" {
+        reg(&mut e, true, 0, 0, u32::from(*c));
+    }
+    reg(&mut e, true, 1, 0x24 / 4, 0xABCD);
+    e.u8(7 << 2).u16(64).u16(0xFE0).u32(0); // 64-byte read over the IDs
+    write(dir, "pl011", "bytes", &e.0);
+}
+
+/// Seeds for pl031: Linux's rtc-pl031 reading the time, an alarm armed
+/// and reached, the counter loaded near its wrap.
+fn pl031(dir: &Path) {
+    let reg = |e: &mut Enc, write: bool, reg: u16, v: u32| {
+        e.u8(u8::from(write) | 2 << 2 | 0x20).u16(reg).u32(v);
+    };
+    let mut e = Enc::new();
+    e.u64(1_764_000_000).u64(5_000_000_000); // UTC seconds, clock start
+    reg(&mut e, false, 0xFE0 / 4, 0);
+    reg(&mut e, false, 0, 0); // DR
+    reg(&mut e, true, 0x10 / 4, 1); // IMSC
+    reg(&mut e, true, 0x04 / 4, 1_764_000_003); // MR: 3 s ahead
+    e.u8(2).u32(3500); // 3.5 s later
+    reg(&mut e, false, 0x18 / 4, 0); // MIS
+    reg(&mut e, true, 0x1C / 4, 1); // ICR
+    reg(&mut e, true, 0x08 / 4, u32::MAX); // LR near the wrap
+    e.u8(2 | 20 << 2).u32(1000); // 2^20 s later
+    reg(&mut e, false, 0, 0);
+    e.u8(3);
+    write(dir, "pl031", "alarm", &e.0);
+    // Accesses it refuses: a byte, a misaligned word, past the page.
+    let mut e = Enc::new();
+    e.u64(0).u64(u64::MAX - 1);
+    e.u8(1).u16(0x10).u32(1); // a 1-byte write to IMSC
+    e.u8(2 << 2).u16(0x0A).u32(0); // a misaligned read
+    e.u8(1 | 2 << 2).u16(0x1008).u32(7); // past the page
+    reg(&mut e, false, 0, 0);
+    write(dir, "pl031", "refused", &e.0);
+}
+
+/// Seeds for fdt: trapline's own machine (1 and 2 vCPUs, a disk, an
+/// initrd, Linux's command line) and odd descriptions.
+fn fdt(dir: &Path) {
+    let mut e = Enc::new();
+    // ITS, PL011, PL031, PCIe, initrd; 2 vCPUs, KVM's MPIDRs; 256 MiB.
+    e.u8(0x1F).u8(2).u8(0).u32(0x1_0000);
+    e.u8(2).u8(0).u8(0); // 2 transports in QEMU's slots
+    e.u64(0x4800_0000).u64(0x4810_0000); // initrd
+    e.bytes(b"console=ttyAMA0 earlycon quiet");
+    write(dir, "fdt", "trapline-linux", &e.0);
+    let mut e = Enc::new();
+    // hello's machine: 1 vCPU, 64 MiB, 32 transports, no command line.
+    e.u8(0x0F).u8(1).u8(0).u32(0x4000).u8(32);
+    for _ in 0..32 {
+        e.u8(0);
+    }
+    e.u64(0).u64(0);
+    write(dir, "fdt", "hello-32-transports", &e.0);
+    let mut e = Enc::new();
+    // Input-chosen MPIDRs with an Aff3 (two-cell reg), PMU, SMC.
+    e.u8(0x2E | 0x40)
+        .u8(2)
+        .u8(1)
+        .u64(0x1_0000_0000)
+        .u64(0x8000_0101);
+    e.u32(0x100).u8(23).u8(0).u64(0).u64(0);
+    write(dir, "fdt", "aff3-pmu-smc", &e.0);
+}
+
+/// Seeds for chr_testdev: kvm-unit-tests' exit(0) and exit(1), a packet in
+/// pieces, and registers poked by hand.
+fn chr_testdev(dir: &Path) {
+    let mut e = Enc::new();
+    e.u8(4).u8(2).bytes(b"0q");
+    write(dir, "chr_testdev", "exit-0", &e.0);
+    let mut e = Enc::new();
+    e.u8(4).u8(6).bytes(b"12 \n1q");
+    e.u8(4).u8(4).bytes(b"  42");
+    e.u8(4).u8(1).bytes(b"q");
+    write(dir, "chr_testdev", "packets", &e.0);
+    let mut e = Enc::new();
+    e.u8(0).u8(0x28 / 4).u32(4096); // GuestPageSize
+    e.u8(0).u8(0x30 / 4).u32(1); // QueueSel 1
+    e.u8(0).u8(0x38 / 4).u32(128); // QueueNum
+    e.u8(0).u8(0x3C / 4).u32(4096); // QueueAlign
+    e.u8(0).u8(0x40 / 4).u32(1); // QueuePFN
+    e.u8(2).u16(0x8000).u8(2).bytes(b"7q");
+    e.u8(3).u32(1); // notify: an empty ring
+    e.u8(1).u16(0x34).u8(2).u32(0); // QueueNumMax
+    e.u8(0).u8(0x70 / 4).u32(0); // reset
+    write(dir, "chr_testdev", "by-hand", &e.0);
+}
+
 fn main() {
     let dir = std::env::args()
         .nth(1)
@@ -422,6 +544,10 @@ fn main() {
     loader(&dir);
     loader_arm64(&dir);
     virtio_blk(&dir);
+    pl011(&dir);
+    pl031(&dir);
+    fdt(&dir);
+    chr_testdev(&dir);
     let _ = encode_width;
     println!("seeds written under {}", dir.display());
 }
