@@ -415,7 +415,7 @@ fn pl011(dir: &Path) {
         e.u8(u8::from(write) | sel << 2 | 0x20).u8(reg).u32(v);
     };
     let mut e = Enc::new();
-    reg(&mut e, false, 2, 0xFE0 / 4, 0); // PeriphID0
+    e.u8(2 << 2).u16(0xFE0).u32(0); // PeriphID0 (a u16 offset)
     reg(&mut e, true, 2, 0x30 / 4, 0); // CR off
     reg(&mut e, true, 2, 0x24 / 4, 13); // IBRD
     reg(&mut e, true, 2, 0x28 / 4, 1); // FBRD
