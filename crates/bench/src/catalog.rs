@@ -24,6 +24,21 @@ pub enum MachineKind {
     SmpX2apic,
 }
 
+impl MachineKind {
+    /// What progress lines call this machine: its kind in the words of
+    /// docs/bench.md and of `trapline run`'s flags, never the Rust type.
+    pub fn name(self) -> &'static str {
+        match self {
+            MachineKind::Main => "main",
+            MachineKind::NoIrqchip => "no-irqchip",
+            MachineKind::Hypercall => "hypercall",
+            MachineKind::EcamRo => "ecam-ro",
+            MachineKind::Smp => "2-vCPU",
+            MachineKind::SmpX2apic => "2-vCPU x2APIC",
+        }
+    }
+}
+
 /// Which pci-testdev BAR a scenario drives (and reads `count` back from).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum TestdevBar {

@@ -1,6 +1,5 @@
 //! `trapline bench`.
 
-use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -24,7 +23,25 @@ pub mod status {
     pub const NO_KVM: i32 = 6;
     /// The lab itself could not run.
     pub const LAB_ERROR: i32 = 8;
+    /// `--fail-on-regression`: the comparison's verdict is "regressed".
+    pub const REGRESSED: i32 = crate::saved::status::REGRESSED;
 }
+
+/// Defaults of the flags whose value says whether they were given.
+pub struct Defaults {
+    pub min_iters: u64,
+    pub max_iters: u64,
+    pub warmup: u64,
+    pub linux_smp: u32,
+}
+
+/// [`Defaults`]' values.
+pub const DEFAULTS: Defaults = Defaults {
+    min_iters: 16,
+    max_iters: 1 << 20,
+    warmup: 16,
+    linux_smp: 1,
+};
 
 pub use crate::outputs::FormatArg;
 
@@ -81,17 +98,17 @@ pub struct BenchArgs {
     #[arg(long, help_heading = "Measurement", value_name = "CYCLES", value_parser = clap::value_parser!(u64).range(1000..))]
     pub goal: Option<u64>,
     /// Smallest timed loop, in iterations (at least 1).
-    #[arg(long, help_heading = "Measurement", value_name = "N", default_value_t = 16, value_parser = clap::value_parser!(u64).range(1..))]
+    #[arg(long, help_heading = "Measurement", value_name = "N", default_value_t = DEFAULTS.min_iters, value_parser = clap::value_parser!(u64).range(1..))]
     pub min_iters: u64,
     /// Largest timed loop, in iterations (1 to 2^32 − 1).
-    #[arg(long, help_heading = "Measurement", value_name = "N", default_value_t = 1 << 20, value_parser = clap::value_parser!(u64).range(1..=(u32::MAX as u64)))]
+    #[arg(long, help_heading = "Measurement", value_name = "N", default_value_t = DEFAULTS.max_iters, value_parser = clap::value_parser!(u64).range(1..=(u32::MAX as u64)))]
     pub max_iters: u64,
     /// Untimed iterations before timing starts.
     #[arg(
         long,
         help_heading = "Measurement",
         value_name = "N",
-        default_value_t = 16
+        default_value_t = DEFAULTS.warmup
     )]
     pub warmup: u64,
     /// Only scenarios matching these comma-separated globs on `name` or
@@ -103,8 +120,10 @@ pub struct BenchArgs {
     /// Fewer repeats and shorter loops (about a minute on a small host).
     #[arg(long, help_heading = "Selection")]
     pub quick: bool,
-    /// A dry run: list what --only / --view select, the VM runs they take
-    /// and an estimate of the time, then exit.
+    /// A dry run: list what this invocation would run (the scenarios
+    /// --only / --view select and the VM runs they take, or the boots and
+    /// runs of --view linux-boot / virtio) and an estimate of the time,
+    /// then exit (no /dev/kvm needed).
     #[arg(long, help_heading = "Selection")]
     pub list: bool,
     /// Output format on stdout (`table`: a one-screen summary; see --verbose).
@@ -138,14 +157,19 @@ pub struct BenchArgs {
     /// Keep no results folder (only what --save and --html ask for).
     #[arg(long, help_heading = "Output", conflicts_with = "results_dir")]
     pub no_results: bool,
-    /// Compare with a saved report: per-scenario ratio, changes beyond the
-    /// spread flagged, and a verdict.
+    /// Compare with a saved run (its report.json, or the results folder
+    /// holding it): per-scenario ratio, changes beyond the spread flagged,
+    /// a warning when the runs' settings or hosts differ, and a verdict.
     #[arg(long, help_heading = "Output", value_name = "OLD.json")]
     pub compare: Option<PathBuf>,
+    /// With --compare: exit with status 9 when the verdict is "regressed"
+    /// (for CI).
+    #[arg(long, help_heading = "Output", requires = "compare")]
+    pub fail_on_regression: bool,
     /// Longest one probe VM may run, in seconds (more than 0, at most 86400).
     #[arg(long, help_heading = "Measurement", value_name = "SECS", default_value = "120", value_parser = parse_secs)]
     pub timeout: Duration,
-    /// No progress bar on stderr.
+    /// No progress on stderr (a bar on a terminal, else a line per VM run).
     #[arg(long, help_heading = "Output")]
     pub no_progress: bool,
     /// Run the VMs without seccomp filters (to debug with strace or gdb).
@@ -161,7 +185,7 @@ pub struct BenchArgs {
     #[arg(long, help_heading = "Measurement", value_name = "FLAT")]
     pub micro_bench: Option<PathBuf>,
     /// vCPUs for `--view linux-boot`, 1 to 64.
-    #[arg(long, help_heading = "Measurement", value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=64))]
+    #[arg(long, help_heading = "Measurement", value_name = "N", default_value_t = DEFAULTS.linux_smp, value_parser = clap::value_parser!(u32).range(1..=64))]
     pub linux_smp: u32,
     /// The CPU model `--view linux-boot` gives the guest on every VMM
     /// (trapline's `--cpu`, QEMU's `-cpu`): `qemu64,-cx16` (the shared
@@ -235,6 +259,40 @@ impl BenchArgs {
         }
     }
 
+    /// `--view linux-boot`'s boots per VMM: five interleaved pairs by
+    /// default, enough for a median and a range that say something on a
+    /// host whose load drifts.
+    #[cfg(target_arch = "x86_64")]
+    fn linux_boot_repeat(&self) -> u32 {
+        self.repeat.unwrap_or(if self.quick { 1 } else { 5 })
+    }
+
+    /// `--view virtio`: requests of each kind per `builtin:vblk` run.
+    #[cfg(target_arch = "x86_64")]
+    fn virtio_reps(&self) -> u64 {
+        if self.quick {
+            100
+        } else {
+            500
+        }
+    }
+
+    /// `--view virtio`: runs per path (their medians are shown).
+    #[cfg(target_arch = "x86_64")]
+    fn virtio_repeat(&self) -> u32 {
+        self.repeat.unwrap_or(if self.quick { 1 } else { 3 })
+    }
+
+    /// `--view virtio`: seconds of I/O per Linux + vblktest boot.
+    #[cfg(target_arch = "x86_64")]
+    fn linux_io_secs(&self) -> u64 {
+        if self.quick {
+            1
+        } else {
+            3
+        }
+    }
+
     /// The files to write besides stdout.
     fn outputs(&self) -> Outputs {
         Outputs {
@@ -255,13 +313,13 @@ impl BenchArgs {
             repeat: self.repeat.unwrap_or(repeat),
             goal_cycles: self.goal.unwrap_or(goal),
             min_iters: self.min_iters,
-            max_iters: self.max_iters.max(self.min_iters),
+            max_iters: self.max_iters,
             warmup: self.warmup,
             only: self.only.clone().or_else(|| self.view_selection()),
             quick: self.quick,
             vm_timeout: self.timeout,
             hypercall_timeout: Duration::from_secs(if self.quick { 1 } else { 2 }),
-            progress: !self.no_progress && std::io::stderr().is_terminal(),
+            progress: !self.no_progress,
             seccomp: !self.no_seccomp,
             footprint_exe: std::env::current_exe().ok(),
             peer: None,
@@ -281,8 +339,13 @@ fn view(v: ViewArg) -> View {
     }
 }
 
-/// `--list`: what the options select, as a dry run.
+/// `--list`: what this invocation would run, as a dry run: the view's own
+/// experiment, or the probe scenarios the options select.
 fn list(args: &BenchArgs) -> i32 {
+    if let Some(text) = experiment_list(args) {
+        out!("{text}");
+        return status::OK;
+    }
     let options = args.options();
     let plan = match dry_run(&options) {
         Ok(p) => p,
@@ -292,22 +355,68 @@ fn list(args: &BenchArgs) -> i32 {
         }
     };
     for (vmm, name, group, path) in &plan.rows {
-        println!("{vmm:<10} {name:<24} {group:<10} {path}");
+        outln!("{vmm:<10} {name:<24} {group:<10} {path}");
     }
-    println!();
+    outln!();
     let selection = match (&args.only, args.view_selection()) {
         (Some(only), _) => Some(format!("--only {only:?}")),
         (None, Some(_)) => Some(format!("--view {}", view(args.view))),
         (None, None) => None,
     };
-    print!("{}", plan.summary(&options, selection.as_deref()));
+    out!("{}", plan.summary(&options, selection.as_deref()));
     status::OK
+}
+
+/// `--list` of `--view linux-boot` and `--view virtio` (`None`: a probe
+/// run's view). Their repeats and lengths are the ones [`main`] gives them.
+#[cfg(target_arch = "aarch64")]
+fn experiment_list(_: &BenchArgs) -> Option<String> {
+    // Refused before --list on arm64 (see `x86_only`).
+    None
+}
+
+/// `--list` of `--view linux-boot` and `--view virtio` (`None`: a probe
+/// run's view). Their repeats and lengths are the ones [`main`] gives them.
+#[cfg(target_arch = "x86_64")]
+fn experiment_list(args: &BenchArgs) -> Option<String> {
+    match args.view {
+        ViewArg::LinuxBoot => Some(
+            crate::list::linux_boot(
+                args.linux_boot_repeat(),
+                args.linux_smp,
+                &args.linux_cpu,
+                &args.linux_acpi,
+                args.peer == Some(PeerArg::Qemu),
+            )
+            .text("linux-boot"),
+        ),
+        ViewArg::Virtio => {
+            let linux = match std::env::var_os("TRAPLINE_LINUX_KERNEL") {
+                None => Err("TRAPLINE_LINUX_KERNEL is not set".to_string()),
+                Some(_) => crate::peer::find().map(|_| args.linux_io_secs()),
+            };
+            Some(
+                crate::list::virtio(
+                    &crate::virtio::PATHS,
+                    args.virtio_reps(),
+                    args.virtio_repeat(),
+                    linux,
+                )
+                .text("virtio"),
+            )
+        }
+        ViewArg::Report(_) => None,
+    }
 }
 
 /// Run `trapline bench`; returns the process exit status.
 pub fn main(args: BenchArgs) -> i32 {
-    if args.list {
-        return list(&args);
+    if let Some(why) = crate::flags::contradiction(&args) {
+        eprintln!("trapline bench: error: {why}");
+        return status::USAGE;
+    }
+    for w in crate::flags::ignored(&args) {
+        eprintln!("trapline bench: warning: {w}");
     }
     #[cfg(target_arch = "aarch64")]
     if let Some(what) = x86_only(&args) {
@@ -317,6 +426,9 @@ pub fn main(args: BenchArgs) -> i32 {
         );
         return status::USAGE;
     }
+    if args.list {
+        return list(&args);
+    }
     #[cfg(target_arch = "x86_64")]
     if args.view == ViewArg::Virtio {
         return virtio_view(&args);
@@ -324,7 +436,7 @@ pub fn main(args: BenchArgs) -> i32 {
     // Read the old report and check every output path first: a bad file
     // should fail before minutes of measuring, not after.
     let old = match &args.compare {
-        Some(p) => match Report::load(p) {
+        Some(p) => match crate::saved::load(p) {
             Ok(r) => Some(r),
             Err(e) => {
                 eprintln!("trapline bench: error: --compare {}: {e}", p.display());
@@ -339,12 +451,6 @@ pub fn main(args: BenchArgs) -> i32 {
         return status::USAGE;
     }
     if let Some(flat) = &args.micro_bench {
-        if cfg!(not(target_arch = "aarch64")) {
-            eprintln!(
-                "trapline bench: error: --micro-bench is kvm-unit-tests' arm64 micro-bench: it runs on arm64 only"
-            );
-            return status::USAGE;
-        }
         if !flat.is_file() {
             eprintln!(
                 "trapline bench: error: --micro-bench {}: no such file (give a kvm-unit-tests build's arm/micro-bench.flat)",
@@ -373,9 +479,7 @@ pub fn main(args: BenchArgs) -> i32 {
     }
     #[cfg(target_arch = "x86_64")]
     if args.view == ViewArg::LinuxBoot {
-        // Five interleaved pairs by default: enough for a median and a
-        // range that say something on a host whose load drifts.
-        let repeat = args.repeat.unwrap_or(if args.quick { 1 } else { 5 });
+        let repeat = args.linux_boot_repeat();
         // A boot takes ~20 s on an idle host: give the default VM timeout
         // room for a loaded one.
         let timeout = args.timeout.max(Duration::from_secs(600));
@@ -387,6 +491,11 @@ pub fn main(args: BenchArgs) -> i32 {
             options.peer.as_ref(),
             timeout,
         );
+    }
+    // From here on SIGINT, SIGTERM and SIGHUP stop the lab between VM runs
+    // and keep what it measured (docs/bench.md#stopping-a-run).
+    if let Err(e) = trapline_machine::signals::watch() {
+        eprintln!("trapline bench: warning: cannot handle stop signals (one would end the run keeping nothing): {e}");
     }
     // Before any VM: a results folder that cannot be made fails now.
     let folder = if args.no_results {
@@ -418,14 +527,25 @@ pub fn main(args: BenchArgs) -> i32 {
         Err(e) => {
             abandon(folder);
             eprintln!("trapline bench: error: {e}");
-            return if e.is_usage() {
+            return if let Some(sig) = trapline_machine::signals::received() {
+                trapline_machine::signals::exit_status(sig)
+            } else if e.is_usage() {
                 status::USAGE
             } else {
                 status::LAB_ERROR
             };
         }
     };
-    if let Some(flat) = &args.micro_bench {
+    // Stopped before anything finished: no report, and no empty folder.
+    if let (Some(p), true) = (&report.partial, report.scenarios.is_empty()) {
+        abandon(folder);
+        eprintln!(
+            "trapline bench: stopped by {} before any scenario finished: nothing to report, no results folder kept",
+            p.stopped_by
+        );
+        return stop_status().unwrap_or(status::LAB_ERROR);
+    }
+    if let (Some(flat), None) = (&args.micro_bench, &report.partial) {
         add_micro_bench(&mut report, flat, &options, args.timeout);
     }
     let mut code = status::OK;
@@ -459,8 +579,26 @@ pub fn main(args: BenchArgs) -> i32 {
             return status::USAGE;
         }
     }
-    if let Some(old) = old {
-        present::print_comparison(&report, &old, args.format.format());
+    let regressed = old.is_some_and(|old| {
+        present::print_comparison(
+            &report,
+            &old,
+            args.format.format(),
+            args.verbose,
+            "trapline bench",
+        )
+    });
+    if let Some(p) = &report.partial {
+        let at = files.first().map_or_else(
+            || "not kept (--no-results)".to_string(),
+            |f| format!("in {f}"),
+        );
+        eprintln!("trapline bench: {}; the partial report is {at}", p.note());
+    }
+    // A signal that came after the last VM run still ends the process
+    // with its status: the caller asked it to stop.
+    if let Some(s) = stop_status() {
+        return s;
     }
     let failed: Vec<&str> = report
         .scenarios
@@ -469,6 +607,12 @@ pub fn main(args: BenchArgs) -> i32 {
         .map(|s| s.name.as_str())
         .collect();
     if failed.is_empty() {
+        if regressed && args.fail_on_regression && code == status::OK {
+            eprintln!(
+                "trapline bench: the comparison's verdict is regressed (--fail-on-regression)"
+            );
+            return status::REGRESSED;
+        }
         code
     } else {
         eprintln!(
@@ -510,6 +654,11 @@ fn add_micro_bench(
         r.compute(report.host.tsc_khz);
         report.push(r);
     }
+}
+
+/// 128 + the stop signal received, if one was.
+fn stop_status() -> Option<i32> {
+    trapline_machine::signals::received().map(trapline_machine::signals::exit_status)
 }
 
 /// Seconds since the epoch, now.
@@ -556,8 +705,8 @@ fn virtio_view(args: &BenchArgs) -> i32 {
     }
     let opts = crate::virtio::VirtioOptions {
         exe,
-        reps: if args.quick { 100 } else { 500 },
-        repeat: args.repeat.unwrap_or(if args.quick { 1 } else { 3 }),
+        reps: args.virtio_reps(),
+        repeat: args.virtio_repeat(),
         timeout: args.timeout,
         seccomp: !args.no_seccomp,
     };
@@ -568,24 +717,30 @@ fn virtio_view(args: &BenchArgs) -> i32 {
                 Ok(_) => "below (Linux's virtio-blk driver and vblktest: another guest than builtin:vblk, compare paths within a VMM)".to_string(),
                 Err(e) => format!("not run: {e}"),
             };
-            print!("{}", crate::virtio::render(&results, &opts, &note));
+            // Its prose fits the terminal; pipes keep every line whole.
+            let fit =
+                |text: String| trapline_report::fit_text(&text, crate::terminal::view_columns());
+            out!("{}", fit(crate::virtio::render(&results, &opts, &note)));
             if let Ok(rows) = qemu {
                 let rows: Vec<_> = rows
                     .into_iter()
                     .map(|(on, r)| (format!("ioeventfd={}", if on { "on" } else { "off" }), r))
                     .collect();
-                println!();
-                print!(
+                outln!();
+                out!(
                     "{}",
-                    crate::virtio::render_linux("QEMU microvm + Linux", &rows)
+                    fit(crate::virtio::render_linux("QEMU microvm + Linux", &rows))
                 );
                 // The same guest on trapline's paths.
                 match linux_rows(args, &opts) {
                     Ok(rows) => {
-                        println!();
-                        print!("{}", crate::virtio::render_linux("trapline + Linux", &rows));
+                        outln!();
+                        out!(
+                            "{}",
+                            fit(crate::virtio::render_linux("trapline + Linux", &rows))
+                        );
                     }
-                    Err(e) => println!("\ntrapline + Linux: not run: {e}"),
+                    Err(e) => outln!("\ntrapline + Linux: not run: {e}"),
                 }
             }
             status::OK
@@ -599,7 +754,7 @@ fn virtio_view(args: &BenchArgs) -> i32 {
 
 /// QEMU microvm with Linux and vblktest, ioeventfd on and off: needs QEMU
 /// and a Linux kernel (`TRAPLINE_LINUX_KERNEL`, an uncompressed vmlinux
-/// with PVH entry, like ../shared/guests/linux/vmlinux.xz).
+/// with PVH entry, like the project's tiny Linux of docs/linux.md).
 #[cfg(target_arch = "x86_64")]
 fn qemu_rows(
     args: &BenchArgs,
@@ -608,7 +763,7 @@ fn qemu_rows(
     let qemu = crate::peer::find()?;
     let kernel = std::env::var_os("TRAPLINE_LINUX_KERNEL")
         .map(PathBuf::from)
-        .ok_or("set TRAPLINE_LINUX_KERNEL to a vmlinux with a PVH entry (e.g. ../shared/guests/linux/vmlinux.xz, decompressed)")?;
+        .ok_or("set TRAPLINE_LINUX_KERNEL to an uncompressed x86 vmlinux with a PVH entry (docs/linux.md says what it holds)")?;
     let disk = std::env::temp_dir().join(format!(
         "trapline-bench-qemu-disk-{}.img",
         std::process::id()
@@ -616,7 +771,7 @@ fn qemu_rows(
     let f = std::fs::File::create(&disk).map_err(|e| format!("{}: {e}", disk.display()))?;
     f.set_len(64 << 20)
         .map_err(|e| format!("{}: {e}", disk.display()))?;
-    let secs = if args.quick { 1 } else { 3 };
+    let secs = args.linux_io_secs();
     // A boot takes tens of seconds of emulated kernel code on these hosts.
     let timeout = opts.timeout.max(Duration::from_secs(900));
     let rows = [true, false]
@@ -646,7 +801,7 @@ fn linux_rows(
     let f = std::fs::File::create(&disk).map_err(|e| format!("{}: {e}", disk.display()))?;
     f.set_len(64 << 20)
         .map_err(|e| format!("{}: {e}", disk.display()))?;
-    let secs = if args.quick { 1 } else { 3 };
+    let secs = args.linux_io_secs();
     let timeout = opts.timeout.max(Duration::from_secs(900));
     let rows = crate::virtio::PATHS
         .into_iter()

@@ -97,18 +97,14 @@ impl Kvmtool {
         args: Vec<String>,
         timeout: Duration,
     ) -> Result<(String, std::process::ExitStatus), String> {
-        let out = Command::new("timeout")
-            .args(["-s", "KILL"])
-            .arg(timeout.as_secs().max(1).to_string())
-            .arg(&self.binary)
-            .args(args)
-            .stdin(Stdio::null())
-            .output()
-            .map_err(|e| format!("starting {}: {e}", self.binary.display()))?;
-        Ok((
-            String::from_utf8_lossy(&out.stdout).into_owned(),
-            out.status,
-        ))
+        crate::child::stdout_and_status(
+            Command::new("timeout")
+                .args(["-s", "KILL"])
+                .arg(timeout.as_secs().max(1).to_string())
+                .arg(&self.binary)
+                .args(args),
+        )
+        .map_err(|e| format!("starting {}: {e}", self.binary.display()))
     }
 }
 

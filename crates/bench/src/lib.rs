@@ -9,10 +9,14 @@
 //! yet), `--view linux-boot` and `--view virtio`. kvm-unit-tests' arm64
 //! `micro-bench` (`micro_bench`) is parsed into rows on arm64.
 
+#[macro_use]
+pub mod out;
 pub mod catalog;
+mod child;
 pub mod cli;
 pub mod doorbell;
 mod error;
+mod flags;
 pub mod floor;
 pub mod footprint;
 pub mod host;
@@ -20,6 +24,9 @@ pub mod kvmtool;
 pub mod lab;
 #[cfg(target_arch = "x86_64")]
 pub mod linux_boot;
+// The experiments it lists are x86's (arm64 refuses them).
+#[cfg(target_arch = "x86_64")]
+mod list;
 pub mod micro_bench;
 pub mod outputs;
 pub mod peer;

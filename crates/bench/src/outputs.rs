@@ -178,14 +178,9 @@ impl Outputs {
     }
 }
 
-/// An I/O error in words, without Rust's `(os error N)` suffix.
+/// An I/O error in words, in lower case.
 fn reason(e: &io::Error) -> String {
-    let text = e.to_string();
-    match text.find(" (os error") {
-        Some(i) => text[..i].to_string(),
-        None => text,
-    }
-    .to_lowercase()
+    trapline_machine::words::io(e).to_lowercase()
 }
 
 #[cfg(test)]

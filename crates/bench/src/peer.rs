@@ -287,7 +287,12 @@ impl Qemu {
         let status = loop {
             match child.try_wait() {
                 Ok(Some(st)) => break Some(st),
-                Ok(None) if Instant::now() < deadline => {
+                // A stop signal ends QEMU too (a SIGTERM sent to trapline
+                // alone does not reach it).
+                Ok(None)
+                    if Instant::now() < deadline
+                        && trapline_machine::signals::received().is_none() =>
+                {
                     std::thread::sleep(Duration::from_millis(20))
                 }
                 _ => {

@@ -1,19 +1,26 @@
-//! A progress bar on stderr while the lab runs (only on a terminal).
+//! Progress on stderr while the lab runs: a bar on a terminal, one line
+//! per step elsewhere (a log, or a harness watching how far a run got).
 //!
-//! indicatif draws it: it knows the terminal's width, so a long step name
-//! that would wrap is cut instead of leaving stale lines behind.
+//! indicatif draws the bar: it knows the terminal's width, so a long step
+//! name that would wrap is cut instead of leaving stale lines behind.
+
+use std::io::IsTerminal;
 
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
-/// Draws `[=====     ] 7/20 what` on one stderr line.
+/// Draws `[=====     ] 7/20 what` on one stderr line, or prints
+/// `trapline bench: step 7/20: what` lines.
 pub struct Progress {
     bar: ProgressBar,
+    /// One line per step (stderr is no terminal).
+    lines: bool,
 }
 
 impl Progress {
-    /// A bar for `total` steps; silent unless `on`.
+    /// Progress over `total` steps; silent unless `on`.
     pub fn new(on: bool, total: usize) -> Self {
-        let target = if on {
+        let terminal = std::io::stderr().is_terminal();
+        let target = if on && terminal {
             ProgressDrawTarget::stderr()
         } else {
             ProgressDrawTarget::hidden()
@@ -24,13 +31,23 @@ impl Progress {
         if let Ok(style) = ProgressStyle::with_template("[{bar:24}] {pos}/{len} {wide_msg}") {
             bar.set_style(style.progress_chars("= "));
         }
-        Self { bar }
+        Self {
+            bar,
+            lines: on && !terminal,
+        }
     }
 
     /// Start the next step (the counter shows the step being run).
     pub fn step(&mut self, what: &str) {
         self.bar.set_message(what.to_owned());
         self.bar.inc(1);
+        if self.lines {
+            eprintln!(
+                "trapline bench: step {}/{}: {what}",
+                self.bar.position(),
+                self.bar.length().unwrap_or(0)
+            );
+        }
     }
 
     /// Clear the line.

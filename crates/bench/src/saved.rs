@@ -5,7 +5,7 @@
 
 use std::path::PathBuf;
 
-use trapline_report::{Report, View};
+use trapline_report::{Format, Report, View};
 
 use crate::outputs::{parse_export, Export, FormatArg, Outputs};
 use crate::present::{self, Presentation};
@@ -17,8 +17,11 @@ const COMMAND: &str = "trapline report";
 pub mod status {
     /// Rendered and written.
     pub const OK: i32 = 0;
-    /// Bad command line, unreadable report or unwritable output.
+    /// Bad command line, unreadable or empty report, or unwritable output.
     pub const USAGE: i32 = 2;
+    /// `--fail-on-regression`: the comparison's verdict is "regressed"
+    /// (`trapline bench` uses it too).
+    pub const REGRESSED: i32 = 9;
 }
 
 /// `--view`: one of the report's views.
@@ -65,10 +68,16 @@ pub struct ReportArgs {
     /// csv:r.csv --export md:r.md`).
     #[arg(long, value_name = "FORMAT:FILE", value_parser = parse_export)]
     pub export: Vec<Export>,
-    /// Compare with an older saved run: each scenario's ratio, changes
-    /// beyond the spread flagged, and a verdict.
+    /// Compare with an older saved run (its report.json, or the results
+    /// folder holding it): each scenario's ratio, changes beyond the spread
+    /// flagged, a warning when the runs' settings or hosts differ, and a
+    /// verdict.
     #[arg(long, value_name = "OLD.json")]
     pub compare: Option<PathBuf>,
+    /// With --compare: exit with status 9 when the verdict is "regressed"
+    /// (for CI).
+    #[arg(long, requires = "compare")]
+    pub fail_on_regression: bool,
     /// With `--view paper`: a saved run of the other architecture, shown as
     /// Table 3's other side (one x86_64 run and one arm64 run, either
     /// order; table, md, csv or json).
@@ -76,13 +85,30 @@ pub struct ReportArgs {
     pub beside: Option<PathBuf>,
 }
 
-/// Reads a saved run: `path`, or `path/report.json` for a folder.
-fn load(path: &std::path::Path) -> Result<Report, trapline_report::ReportError> {
-    if path.is_dir() {
-        Report::load(path.join(crate::results::JSON_FILE))
+/// Why a saved run cannot be read or shown.
+#[derive(Debug, thiserror::Error)]
+pub enum LoadError {
+    /// Unreadable, not JSON, or another schema.
+    #[error(transparent)]
+    Report(#[from] trapline_report::ReportError),
+    /// A run that measured nothing.
+    #[error("the run holds no scenarios (nothing was measured in it), so there is nothing to show or compare")]
+    Empty,
+}
+
+/// Reads a saved run: `path`, or `path/report.json` for a folder (a
+/// results folder, `trapline-results/latest`); a run without any scenario
+/// is refused. `trapline bench --compare` reads its old run so too.
+pub fn load(path: &std::path::Path) -> Result<Report, LoadError> {
+    let report = if path.is_dir() {
+        Report::load(path.join(crate::results::JSON_FILE))?
     } else {
-        Report::load(path)
+        Report::load(path)?
+    };
+    if report.scenarios.is_empty() {
+        return Err(LoadError::Empty);
     }
+    Ok(report)
 }
 
 /// Runs `trapline report`; returns the exit status.
@@ -117,6 +143,12 @@ pub fn main(args: ReportArgs) -> i32 {
         return status::USAGE;
     }
     let view = args.view.0;
+    // CSV, kvm-unit-tests', BMF and TAP lines have no place for it.
+    if let (Some(p), Format::Csv | Format::Kut | Format::Bmf | Format::Tap) =
+        (&report.partial, args.format.format())
+    {
+        eprintln!("{COMMAND}: note: {}", p.note());
+    }
     present::print(
         &report,
         Presentation {
@@ -138,8 +170,12 @@ pub fn main(args: ReportArgs) -> i32 {
             return status::USAGE;
         }
     }
-    if let Some(old) = old {
-        present::print_comparison(&report, &old, args.format.format());
+    let regressed = old.is_some_and(|old| {
+        present::print_comparison(&report, &old, args.format.format(), args.verbose, COMMAND)
+    });
+    if regressed && args.fail_on_regression {
+        eprintln!("{COMMAND}: the comparison's verdict is regressed (--fail-on-regression)");
+        return status::REGRESSED;
     }
     status::OK
 }
@@ -162,7 +198,7 @@ fn beside(report: &Report, other: &std::path::Path, args: &ReportArgs) -> i32 {
     };
     match trapline_report::render_pair(report, &other, args.format.format()) {
         Ok(text) => {
-            print!("{text}");
+            out!("{text}");
             status::OK
         }
         Err(e) => {

@@ -14,6 +14,25 @@ pub fn stdout_columns() -> usize {
     columns(window, std::env::var("COLUMNS").ok().as_deref())
 }
 
+/// Columns for a view in the table format: the terminal's width when
+/// standard output is one (its window size, else `COLUMNS`), `COLUMNS`
+/// when output goes to a pipe or a file and it is set, else `None`: every
+/// line whole, for `less -S`, files and scripts.
+pub fn view_columns() -> Option<usize> {
+    let tty = std::io::stdout().is_terminal();
+    let window = if tty { window_columns() } else { None };
+    view_width(window, std::env::var("COLUMNS").ok().as_deref())
+}
+
+/// The view width rule on its inputs: the window's width, else a
+/// positive `COLUMNS`, else no limit.
+fn view_width(window: Option<usize>, env: Option<&str>) -> Option<usize> {
+    window.or_else(|| {
+        env.and_then(|v| v.trim().parse::<usize>().ok())
+            .filter(|&c| c > 0)
+    })
+}
+
 /// The width rule on its inputs: the window's width, else `COLUMNS`, else
 /// [`MAX_WIDTH`]; at most [`MAX_WIDTH`].
 fn columns(window: Option<usize>, env: Option<&str>) -> usize {
@@ -47,5 +66,13 @@ mod tests {
         assert_eq!(columns(None, Some("0")), 100);
         assert_eq!(columns(Some(250), None), 100);
         assert_eq!(columns(None, Some("300")), 100);
+    }
+
+    #[test]
+    fn a_view_takes_the_window_then_columns_else_its_full_width() {
+        assert_eq!(view_width(Some(80), Some("60")), Some(80));
+        assert_eq!(view_width(None, Some("300")), Some(300));
+        assert_eq!(view_width(None, Some("0")), None);
+        assert_eq!(view_width(None, None), None);
     }
 }

@@ -20,6 +20,13 @@ pub enum StopReason {
     /// machine waits for a wake event and resumes the guest at its FACS
     /// waking vector. Not the end of the run.
     Suspend,
+    /// The guest's console output could not be written (its reader closed
+    /// the pipe, the disk is full): the OS error number. Nothing more
+    /// the guest prints could be kept, so the run ends and says so.
+    OutputFailed {
+        /// The OS error number of the failed write.
+        errno: i32,
+    },
 }
 
 /// An interrupt controller or timer a VM may be built without.

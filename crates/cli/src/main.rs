@@ -1,6 +1,21 @@
 //! `trapline`: run a guest on /dev/kvm, or measure what its device
 //! accesses cost.
 
+/// std's `eprintln!` and `eprint!` for every module of this binary
+/// (declared before them all): the text in words, without "(os error N)",
+/// and no panic when stderr is gone (`trapline … 2>&1 | head -1`): see
+/// `trapline_machine::words::to_stderr`.
+macro_rules! eprintln {
+    ($($arg:tt)*) => {
+        trapline_machine::words::to_stderr(format_args!("{}\n", format_args!($($arg)*)))
+    };
+}
+macro_rules! eprint {
+    ($($arg:tt)*) => {
+        trapline_machine::words::to_stderr(format_args!($($arg)*))
+    };
+}
+
 mod args;
 mod errors;
 mod lazy_args;
@@ -49,7 +64,11 @@ fn main() -> ExitCode {
             // errors to stderr with status 2, which is our usage status;
             // its errors are reworded (see errors.rs).
             if !e.use_stderr() {
-                let _ = e.print();
+                // A closed pipe (`trapline --help | head -1`) ends quietly.
+                if let Err(err) = e.print() {
+                    let code = trapline_bench::out::failure_status(&err);
+                    return ExitCode::from(code as u8);
+                }
                 return ExitCode::from(0);
             }
             eprint!("{}", errors::in_words(&e.render().to_string()));

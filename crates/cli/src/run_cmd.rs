@@ -14,14 +14,27 @@ use crate::args::{
 };
 
 fn fail(code: i32, msg: impl std::fmt::Display) -> i32 {
-    eprintln!("trapline: error: {msg}");
+    eprintln!(
+        "trapline: error: {}",
+        trapline_machine::words::clean(&msg.to_string())
+    );
     code
+}
+
+/// Where `--serial` sends the guest's console, as the user named it.
+fn serial_name(s: &SerialSpec) -> String {
+    match s {
+        SerialSpec::Stdio => "stdout".into(),
+        SerialSpec::None => "--serial none".into(),
+        SerialSpec::File(p) => format!("--serial file:{}", p.display()),
+    }
 }
 
 /// Read `--kernel`: a file (mapped, not copied: the loader's copy into
 /// guest RAM is the only one), or `builtin:NAME` (borrowed from the
-/// binary).
-pub fn read_kernel(spec: &str) -> Result<ImageBytes, String> {
+/// binary). A file or pipe longer than `max` bytes (the guest RAM it must
+/// fit in) is refused before it is read past that.
+pub fn read_kernel(spec: &str, max: u64) -> Result<ImageBytes, String> {
     if let Some(name) = spec.strip_prefix("builtin:") {
         return trapline_guest::payload(name)
             .map(ImageBytes::Static)
@@ -33,8 +46,19 @@ pub fn read_kernel(spec: &str) -> Result<ImageBytes, String> {
                 )
             });
     }
-    ImageBytes::map(std::path::Path::new(spec))
+    ImageBytes::map(std::path::Path::new(spec), max)
         .map_err(|e| format!("cannot read guest image '{spec}': {e}"))
+}
+
+/// The longest `--append` any guest can get, if the architecture has a
+/// fixed slot for it: on x86 the loader's command-line slot (less its NUL;
+/// a bzImage may take less, which the loader says). arm64 puts it in the
+/// device tree, whose own limit the loader checks.
+fn max_append() -> Option<usize> {
+    #[cfg(target_arch = "x86_64")]
+    return Some(trapline_machine::CMDLINE_CAPACITY as usize - 1);
+    #[cfg(not(target_arch = "x86_64"))]
+    None
 }
 
 /// The built-in payloads written for the lab (`builtin:probe`, and
@@ -43,6 +67,14 @@ pub fn read_kernel(spec: &str) -> Result<ImageBytes, String> {
 #[cfg_attr(target_arch = "aarch64", allow(dead_code))]
 fn is_lab_payload(kernel: &str) -> bool {
     matches!(kernel, "builtin:probe" | "builtin:ringer")
+}
+
+/// Whether `kernel` is a built-in payload that checks the pc-testdev ports
+/// (`builtin:compat`: kvm-unit-tests' x86/run always adds that device), so
+/// `trapline run` adds the device for it, as it adds the lab's devices for
+/// the lab's payloads.
+fn needs_pc_testdev(kernel: &str) -> bool {
+    kernel == "builtin:compat"
 }
 
 /// Flags with no meaning on the arm64 `virt` machine, if any is set: the
@@ -74,7 +106,22 @@ pub fn run(a: RunArgs) -> i32 {
             format!("{flag} is x86-only: the arm64 virt machine has no such device or mode"),
         );
     }
-    let kernel = match read_kernel(&a.kernel) {
+    // The command line has a slot of its own among the boot structures: a
+    // longer one is a bad flag, said before any image is read.
+    if let Some(max) = max_append() {
+        if a.append.len() > max {
+            return fail(
+                status::USAGE,
+                format!(
+                    "--append is {} bytes; the guest command line holds at most {max}",
+                    a.append.len()
+                ),
+            );
+        }
+    }
+    // Neither image can be larger than the guest RAM it is loaded into.
+    let ram = a.mem << 20;
+    let kernel = match read_kernel(&a.kernel, ram) {
         Ok(k) => k,
         Err(e) => return fail(status::BAD_IMAGE, e),
     };
@@ -84,7 +131,7 @@ pub fn run(a: RunArgs) -> i32 {
         Some(p) if p.as_os_str() == "builtin:vblktest" => {
             Some(ImageBytes::Owned(trapline_guest::linux_vblk_initramfs()))
         }
-        Some(p) => match ImageBytes::map(p) {
+        Some(p) => match ImageBytes::map(p, ram.saturating_sub(kernel.len() as u64)) {
             Ok(b) => Some(b),
             Err(e) => {
                 return fail(
@@ -192,7 +239,8 @@ pub fn run(a: RunArgs) -> i32 {
     cfg.serial = serial;
     cfg.timeout = a.timeout;
     cfg.pci_testdev = a.devices.contains(&DeviceArg::PciTestdev);
-    cfg.pc_testdev = a.devices.contains(&DeviceArg::PcTestdev);
+    cfg.pc_testdev = a.devices.contains(&DeviceArg::PcTestdev)
+        || (cfg!(target_arch = "x86_64") && needs_pc_testdev(&a.kernel));
     cfg.chr_testdev = a.devices.contains(&DeviceArg::ChrTestdev);
     cfg.ecam_ro = a.ecam_ro;
     cfg.irqchip = a.irqchip.mode();
@@ -212,6 +260,12 @@ pub fn run(a: RunArgs) -> i32 {
         // gets a machine without them. No fast paths: those are what a
         // lab scenario turns on, not what the payload needs to run.
         cfg.extension = Some(Box::new(trapline_bench::lab::LabFixtures::default()));
+    }
+    // SIGINT, SIGTERM and SIGHUP now end the run as a timeout does: the
+    // --stat profile and the last metrics line are written, and the status
+    // is 128 + the signal's number (a second signal ends it at once).
+    if let Err(e) = trapline_machine::signals::watch() {
+        eprintln!("trapline: warning: cannot handle stop signals (they will end the run without its --stat profile): {e}");
     }
     let machine = match Machine::build(&kvm, cfg) {
         Ok(m) => m,
@@ -264,6 +318,14 @@ pub fn run(a: RunArgs) -> i32 {
                 }
             }
             let o = &report.outcome;
+            if let trapline_machine::Outcome::OutputFailed { .. } = o {
+                // Once, naming the sink; the guest's output after this
+                // point is what was lost.
+                return fail(
+                    o.exit_status(),
+                    format!("{}: {}", serial_name(&a.serial), o.describe()),
+                );
+            }
             if !matches!(
                 o,
                 trapline_machine::Outcome::DebugExit(_) | trapline_machine::Outcome::PowerOff
@@ -292,8 +354,7 @@ fn error_status(e: &MachineError) -> i32 {
 /// An I/O error in words: Rust's text without its `(os error N)` suffix,
 /// in lower case ("no such file or directory").
 fn io_words(e: &std::io::Error) -> String {
-    let text = e.to_string();
-    let text = text.split(" (os error").next().unwrap_or_default();
+    let text = trapline_machine::words::io(e);
     let mut chars = text.chars();
     chars.next().map_or_else(String::new, |c| {
         c.to_lowercase().chain(chars).collect::<String>()
@@ -384,7 +445,10 @@ impl StatSink {
             None => std::io::stderr().write_all(text.as_bytes()),
         };
         if let Err(e) = res {
-            eprintln!("trapline: warning: writing the --stat report failed: {e}");
+            eprintln!(
+                "trapline: warning: writing the --stat report failed: {}",
+                trapline_machine::words::io(&e)
+            );
         }
     }
 }
@@ -457,11 +521,11 @@ mod read_kernel_tests {
     #[test]
     fn built_in_payloads_are_borrowed_from_the_binary_not_copied() {
         let hello = trapline_guest::payload("hello").unwrap();
-        match read_kernel("builtin:hello").unwrap() {
+        match read_kernel("builtin:hello", 1 << 20).unwrap() {
             ImageBytes::Static(b) => assert!(std::ptr::eq(b, hello)),
             other => panic!("builtin:hello was copied: {other:?}"),
         }
-        assert!(read_kernel("builtin:nosuch")
+        assert!(read_kernel("builtin:nosuch", 1 << 20)
             .unwrap_err()
             .contains("built-ins are: "));
     }

@@ -176,3 +176,39 @@ fn every_machine_requirement_checks_out() {
     );
     assert_eq!(o.status.code(), Some(1), "{out}");
 }
+
+#[test]
+fn builtin_compat_runs_alone_and_a_machine_without_pc_testdev_is_named() {
+    if !kvm_present("compat alone") {
+        return;
+    }
+    // The built-in brings the device it checks.
+    let o = run(&["run", "--kernel", "builtin:compat", "--timeout", "240"]);
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        out.contains("PASS: pctestdev") && !out.contains("FAIL"),
+        "{out}"
+    );
+    assert_eq!(o.status.code(), Some(1), "{out}");
+    // The same payload from a file runs on the machine as asked: without
+    // the device, the failure says which device and how to add it.
+    let k = payload_file("compat");
+    let o = run(&[
+        "run",
+        "--kernel",
+        k.to_str().unwrap(),
+        "--append",
+        "pctestdev",
+        "--timeout",
+        "240",
+    ]);
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        out.contains(
+            "FAIL: pctestdev: nothing at port 0xe0 (it reads all-ones): the machine has \
+             no pc-testdev; add it with --device pc-testdev"
+        ),
+        "{out}"
+    );
+    assert_eq!(o.status.code(), Some(3), "{out}");
+}

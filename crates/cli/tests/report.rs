@@ -17,6 +17,8 @@ use trapline_report::{render, Format, Report, View};
 fn report(args: &[&str]) -> Output {
     trapline()
         .env("TRAPLINE_KVM", "/nonexistent/kvm")
+        // A pipe without COLUMNS: every view at its full width.
+        .env_remove("COLUMNS")
         .arg("report")
         .args(args)
         .output()

@@ -173,11 +173,19 @@ fn missing_or_unreadable_disks_are_usage_errors() {
     std::fs::create_dir_all(&dir).unwrap();
     let empty = tmp("empty.img");
     std::fs::write(&empty, b"").unwrap();
+    // A FIFO nobody writes: opening it read-only would wait for a writer.
+    let fifo = tmp("disk.fifo");
+    let _ = std::fs::remove_file(&fifo);
+    let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+    // SAFETY: a valid NUL-terminated path.
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
     for (arg, says) in [
         (missing.display().to_string(), "cannot open disk file"),
         (format!("{},ro", missing.display()), "read-only"),
         (dir.display().to_string(), "disk file"),
         (empty.display().to_string(), "at least one 512-byte sector"),
+        (format!("{},ro", fifo.display()), "not a regular file"),
+        ("/dev/zero".to_string(), "not a regular file"),
     ] {
         let o = run(&["run", "--kernel", "builtin:hello", "--disk", &arg]);
         let err = stderr(&o);

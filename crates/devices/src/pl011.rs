@@ -211,8 +211,8 @@ impl State {
         match reg {
             // Only bits 7:0 carry a character.
             DR if mask & 0xFF != 0 => {
-                // A closed stdout or a full disk must not stop the guest:
-                // the byte is lost, as on a real wire.
+                // A failed write (a closed stdout, a full disk) is kept by
+                // the writer, which asks for the stop (see `Pl011::write`).
                 let _ = self.out.write_all(&[value as u8]);
                 let _ = self.out.flush();
                 self.ris |= INT_TX;
@@ -369,7 +369,10 @@ impl BusDevice for Pl011 {
             s.write(reg, u32::from_le_bytes(bytes), mask);
         }
         self.update_line(&mut s);
-        IoOutcome::Continue
+        match s.out.stop() {
+            Some(stop) => IoOutcome::Stop(stop),
+            None => IoOutcome::Continue,
+        }
     }
 }
 
@@ -395,6 +398,17 @@ mod tests {
         let rec = Arc::new(Recorder::default());
         let u = Pl011::with_irq(SerialOutput::Capture(buf.clone()), rec.clone(), SPI);
         (u, buf, rec)
+    }
+
+    #[test]
+    fn a_failed_write_asks_the_machine_to_stop() {
+        let full = std::fs::File::options()
+            .write(true)
+            .open("/dev/full")
+            .unwrap();
+        let u = Pl011::new(SerialOutput::File(full));
+        assert!(crate::serial::tests::storage_full(u.write(0, 0, DR, b"h")));
+        assert!(crate::serial::tests::storage_full(u.write(0, 0, DR, b"i")));
     }
 
     fn r32(u: &Pl011, off: u64) -> u32 {

@@ -11,7 +11,7 @@ use std::fs::File;
 use std::io::{self, Write};
 use std::sync::{Arc, Mutex};
 
-use trapline_bus::{fill_all_ones, AccessSizes, BusDevice, IoOutcome};
+use trapline_bus::{fill_all_ones, AccessSizes, BusDevice, IoOutcome, StopReason};
 use vm_superio::{Serial, Trigger};
 use vmm_sys_util::eventfd::EventFd;
 
@@ -41,19 +41,46 @@ impl std::fmt::Debug for SerialOutput {
     }
 }
 
-/// The writer behind a [`SerialOutput`].
-pub struct SerialWriter(SerialOutput);
+/// The writer behind a [`SerialOutput`]. It remembers the first failed
+/// write (a closed pipe, a full disk) as its OS error number, without
+/// allocating or logging on the vCPU's exit path; the UART then asks the
+/// machine to stop ([`StopReason::OutputFailed`]) and the run's end reports
+/// it once. Later bytes are dropped: the failure is already on its way.
+pub struct SerialWriter {
+    out: SerialOutput,
+    failed: Option<i32>,
+}
+
+/// The error number recorded for a failure the OS gave none for (EIO).
+const EIO: i32 = 5;
 
 impl SerialWriter {
     /// A writer sending to `out` (also the PL011's sink).
     pub fn new(out: SerialOutput) -> Self {
-        Self(out)
+        Self { out, failed: None }
+    }
+
+    /// The stop to ask for once a write has failed.
+    pub fn stop(&self) -> Option<StopReason> {
+        self.failed.map(|errno| StopReason::OutputFailed { errno })
+    }
+
+    fn note<T>(&mut self, r: io::Result<T>) -> io::Result<T> {
+        if let Err(e) = &r {
+            if e.kind() != io::ErrorKind::Interrupted && self.failed.is_none() {
+                self.failed = Some(e.raw_os_error().unwrap_or(EIO));
+            }
+        }
+        r
     }
 }
 
 impl Write for SerialWriter {
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-        match &mut self.0 {
+        if self.failed.is_some() {
+            return Ok(buf.len());
+        }
+        let r = match &mut self.out {
             SerialOutput::Stdout => io::stdout().lock().write(buf),
             SerialOutput::File(f) => f.write(buf),
             SerialOutput::Capture(v) => {
@@ -63,15 +90,20 @@ impl Write for SerialWriter {
                 Ok(buf.len())
             }
             SerialOutput::Sink => Ok(buf.len()),
-        }
+        };
+        self.note(r)
     }
 
     fn flush(&mut self) -> io::Result<()> {
-        match &mut self.0 {
+        if self.failed.is_some() {
+            return Ok(());
+        }
+        let r = match &mut self.out {
             SerialOutput::Stdout => io::stdout().lock().flush(),
             SerialOutput::File(f) => f.flush(),
             _ => Ok(()),
-        }
+        };
+        self.note(r)
     }
 }
 
@@ -98,7 +130,7 @@ impl Uart {
     /// A UART writing to `out`, its interrupt line not connected.
     pub fn new(out: SerialOutput) -> Self {
         Self {
-            inner: Mutex::new(Serial::new(UartIrq(None), SerialWriter(out))),
+            inner: Mutex::new(Serial::new(UartIrq(None), SerialWriter::new(out))),
         }
     }
 
@@ -106,7 +138,7 @@ impl Uart {
     /// `irq` (an eventfd registered as an irqfd on the UART's GSI).
     pub fn with_irq(out: SerialOutput, irq: EventFd) -> Self {
         Self {
-            inner: Mutex::new(Serial::new(UartIrq(Some(irq)), SerialWriter(out))),
+            inner: Mutex::new(Serial::new(UartIrq(Some(irq)), SerialWriter::new(out))),
         }
     }
 
@@ -151,13 +183,13 @@ impl BusDevice for Uart {
     fn write(&self, _vcpu: usize, _base: u64, offset: u64, data: &[u8]) -> IoOutcome {
         if offset < UART_LEN {
             if let Some(&value) = data.first() {
-                // An output error (a closed stdout, a full disk) must not
-                // stop the guest; the byte is lost, as on a real wire.
-                let _ = self
-                    .inner
-                    .lock()
-                    .unwrap_or_else(|e| e.into_inner())
-                    .write(offset as u8, value);
+                let mut s = self.inner.lock().unwrap_or_else(|e| e.into_inner());
+                // A failed write (a closed stdout, a full disk) is kept by
+                // the writer, which asks for the stop.
+                let _ = s.write(offset as u8, value);
+                if let Some(stop) = s.writer().stop() {
+                    return IoOutcome::Stop(stop);
+                }
             }
         }
         IoOutcome::Continue
@@ -171,7 +203,7 @@ impl BusDevice for Uart {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
     fn uart() -> (Uart, Arc<Mutex<Vec<u8>>>) {
@@ -189,6 +221,24 @@ mod tests {
             assert_eq!(u.write(0, 0x3f8, 0, &[*b]), IoOutcome::Continue);
         }
         assert_eq!(&*buf.lock().unwrap(), b"hi\n");
+    }
+
+    /// The stop a write to a full disk asks for.
+    pub(crate) fn storage_full(outcome: IoOutcome) -> bool {
+        matches!(outcome, IoOutcome::Stop(StopReason::OutputFailed { errno })
+            if io::Error::from_raw_os_error(errno).kind() == io::ErrorKind::StorageFull)
+    }
+
+    #[test]
+    fn a_failed_write_asks_the_machine_to_stop() {
+        let full = File::options().write(true).open("/dev/full").unwrap();
+        let u = Uart::new(SerialOutput::File(full));
+        // The failure is kept, and every later write asks again (the bytes
+        // are dropped: the failure is already on its way).
+        assert!(storage_full(u.write(0, 0x3f8, 0, b"x")));
+        assert!(storage_full(u.write(0, 0x3f8, 0, b"y")));
+        let (ok, _) = uart();
+        assert_eq!(ok.write(0, 0x3f8, 0, b"x"), IoOutcome::Continue);
     }
 
     #[test]

@@ -5,11 +5,59 @@
 //! only one (page cache → guest RAM). For a 32 MiB Linux image that is one
 //! 32 MiB memcpy and 8,192 page faults fewer — seconds under an emulated
 //! host (docs/run.md#guest-images).
+//!
+//! Every image has a limit, the guest RAM it must fit in, checked before
+//! the host's memory is at risk: a larger file is refused from its length,
+//! a pipe is read one byte past the limit and no further, and a character
+//! device (`/dev/zero`, a terminal) is refused by name — it holds no image.
 
 use std::fs::File;
+use std::io::Read;
 use std::ops::Deref;
 use std::os::fd::AsRawFd;
+use std::os::unix::fs::FileTypeExt;
 use std::path::Path;
+
+/// Why an image file could not be read.
+#[derive(Debug, thiserror::Error)]
+pub enum ImageReadError {
+    /// Opening, mapping or reading it failed.
+    #[error("{}", io_words(.0))]
+    Io(#[from] std::io::Error),
+    /// A character device: endless (`/dev/zero`), empty (`/dev/null`) or
+    /// interactive (a terminal); never an image.
+    #[error("it is a character device, not an image file: give a file, or a pipe such as <(xzcat image.xz)")]
+    CharDevice,
+    /// A file longer than the limit.
+    #[error("it is {} MiB, more than the {} MiB of guest RAM left for it: give the VM more memory with --mem", mib_up(*.len), .max >> 20)]
+    TooLarge {
+        /// Its length in bytes.
+        len: u64,
+        /// The limit in bytes.
+        max: u64,
+    },
+    /// A pipe (or other stream) that gave more than the limit.
+    #[error("it gave more than the {} MiB of guest RAM left for it, and was read no further (a stream that never ends?): give a smaller image, or the VM more memory with --mem", .max >> 20)]
+    StreamTooLarge {
+        /// The limit in bytes.
+        max: u64,
+    },
+}
+
+/// MiB, rounded up (a 1-byte-too-long file is not "128 MiB").
+fn mib_up(bytes: u64) -> u64 {
+    bytes.div_ceil(1 << 20)
+}
+
+/// An I/O error in words: without Rust's `(os error N)` suffix.
+fn io_words(e: &std::io::Error) -> String {
+    let text = e.to_string();
+    let text = text.split(" (os error").next().unwrap_or_default();
+    let mut chars = text.chars();
+    chars.next().map_or_else(String::new, |c| {
+        c.to_lowercase().chain(chars).collect::<String>()
+    })
+}
 
 /// Image bytes; derefs to `[u8]`.
 pub enum ImageBytes {
@@ -24,11 +72,21 @@ pub enum ImageBytes {
 impl ImageBytes {
     /// Map the file at `path`; read it instead where it cannot be mapped
     /// (a pipe such as `<(xzcat …)`, a file system without mmap). An empty
-    /// file is an empty image.
-    pub fn map(path: &Path) -> std::io::Result<ImageBytes> {
-        use std::io::Read;
-        let mut file = File::open(path)?;
+    /// file is an empty image. An image longer than `max` bytes (the guest
+    /// RAM it must fit in) is refused before it is read, a stream is read
+    /// no further than `max` + 1 bytes, and a character device is refused.
+    pub fn map(path: &Path, max: u64) -> Result<ImageBytes, ImageReadError> {
+        let file = File::open(path)?;
         let meta = file.metadata()?;
+        if meta.file_type().is_char_device() {
+            return Err(ImageReadError::CharDevice);
+        }
+        if meta.is_file() && meta.len() > max {
+            return Err(ImageReadError::TooLarge {
+                len: meta.len(),
+                max,
+            });
+        }
         let len = usize::try_from(meta.len()).ok().filter(|&l| l > 0);
         if let (true, Some(len)) = (meta.is_file(), len) {
             if let Ok(m) = MappedFile::new(&file, len) {
@@ -36,7 +94,10 @@ impl ImageBytes {
             }
         }
         let mut v = Vec::new();
-        file.read_to_end(&mut v)?;
+        file.take(max.saturating_add(1)).read_to_end(&mut v)?;
+        if v.len() as u64 > max {
+            return Err(ImageReadError::StreamTooLarge { max });
+        }
         Ok(ImageBytes::Owned(v))
     }
 }
@@ -152,19 +213,52 @@ mod tests {
         let f = dir.join("img");
         let data: Vec<u8> = (0..10_000u32).map(|i| (i * 7) as u8).collect();
         std::fs::write(&f, &data).unwrap();
-        let m = ImageBytes::map(&f).unwrap();
+        let m = ImageBytes::map(&f, 10_000).unwrap();
         assert!(matches!(m, ImageBytes::Mapped(_)));
         assert_eq!(&m[..], &data[..]);
         // An empty file is an empty image; a missing one an error.
         let e = dir.join("empty");
         std::fs::write(&e, b"").unwrap();
-        assert!(ImageBytes::map(&e).unwrap().is_empty());
-        assert!(ImageBytes::map(&dir.join("none")).is_err());
-        // A directory is refused as read() refuses it; a pipe is read.
-        assert!(ImageBytes::map(&dir).is_err());
-        let p = ImageBytes::map(Path::new("/dev/null")).unwrap();
-        assert!(matches!(p, ImageBytes::Owned(_)) && p.is_empty());
+        assert!(ImageBytes::map(&e, 1).unwrap().is_empty());
+        assert!(ImageBytes::map(&dir.join("none"), 1).is_err());
+        // A directory is refused as read() refuses it.
+        assert!(ImageBytes::map(&dir, 1).is_err());
+        // One byte over the limit is refused from the length alone.
+        let big = ImageBytes::map(&f, 9_999).unwrap_err();
+        assert!(matches!(big, ImageReadError::TooLarge { len: 10_000, .. }));
         let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn character_devices_are_refused_and_streams_read_to_the_limit() {
+        for dev in ["/dev/zero", "/dev/null", "/dev/urandom"] {
+            let e = ImageBytes::map(Path::new(dev), 1 << 20).unwrap_err();
+            assert!(matches!(e, ImageReadError::CharDevice), "{dev}: {e}");
+            assert!(e.to_string().contains("character device"), "{e}");
+        }
+        // A pipe that never ends: read to the limit and one byte, no more.
+        let (r, mut w) = std::io::pipe().unwrap();
+        let writer = std::thread::spawn(move || {
+            use std::io::Write as _;
+            let chunk = [7u8; 4096];
+            while w.write_all(&chunk).is_ok() {}
+        });
+        let path = format!("/proc/self/fd/{}", r.as_raw_fd());
+        let e = ImageBytes::map(Path::new(&path), 1 << 20).unwrap_err();
+        assert!(matches!(e, ImageReadError::StreamTooLarge { .. }), "{e}");
+        assert!(e.to_string().contains("1 MiB"), "{e}");
+        drop(r);
+        writer.join().unwrap();
+        // A pipe within the limit is the image.
+        let (r, mut w) = std::io::pipe().unwrap();
+        {
+            use std::io::Write as _;
+            w.write_all(b"image").unwrap();
+        }
+        drop(w);
+        let path = format!("/proc/self/fd/{}", r.as_raw_fd());
+        let b = ImageBytes::map(Path::new(&path), 5).unwrap();
+        assert_eq!(&b[..], b"image");
     }
 
     #[test]

@@ -12,6 +12,15 @@
 //! QEMU's `virt`); the run loop, statistics, console and extension point are
 //! shared.
 
+/// std's `eprintln!` for every module of this crate (declared before them
+/// all): the line in words, and no panic when stderr is gone (see
+/// [`words::to_stderr`]).
+macro_rules! eprintln {
+    ($($arg:tt)*) => {
+        $crate::words::to_stderr(format_args!("{}\n", format_args!($($arg)*)))
+    };
+}
+
 mod arch;
 mod assemble;
 mod config;
@@ -25,8 +34,10 @@ pub mod kvm_stats;
 mod outcome;
 mod pci;
 mod run;
+pub mod signals;
 pub mod stat;
 pub mod virtio;
+pub mod words;
 
 #[cfg(target_arch = "aarch64")]
 pub use arch::aarch64::layout;
@@ -43,10 +54,13 @@ pub use config::{
 };
 pub use error::MachineError;
 pub use extension::{ExtensionContext, ExtensionHandle, MachineExtension};
-pub use image::{ImageBytes, MappedFile};
+pub use image::{ImageBytes, ImageReadError, MappedFile};
 pub use outcome::{status, Outcome};
 pub use run::RunReport;
 pub use stat::{StatReport, StatSort, TableOptions};
+/// Bytes the guest command line's slot holds, its NUL included.
+#[cfg(target_arch = "x86_64")]
+pub use trapline_loader::arch::x86_64::layout::CMDLINE_CAPACITY;
 pub use virtio::VirtioReadout;
 
 pub use trapline_devices::serial::SerialOutput;

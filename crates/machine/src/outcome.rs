@@ -26,6 +26,13 @@ pub mod status {
     pub const ABSENT_DEVICE: i32 = 14;
     /// `--timeout` expired.
     pub const TIMEOUT: i32 = 124;
+    /// Standard output was a pipe its reader closed (`trapline … | head`):
+    /// 128 + SIGPIPE, the status the shell shows for a C tool (cat, grep,
+    /// QEMU) cut off the same way, so a `set -o pipefail` script sees
+    /// trapline as it sees those, and a caller can tell that not all the
+    /// output was delivered. Every subcommand ends with it, quietly, except
+    /// `trapline run`, whose guest output was cut: it says so once.
+    pub const CLOSED_PIPE: i32 = 141;
 }
 
 /// How a machine's run ended.
@@ -46,6 +53,9 @@ pub enum Outcome {
     },
     /// The timeout expired first.
     Timeout,
+    /// SIGINT, SIGTERM or SIGHUP (this number) asked the process to stop
+    /// (see [`crate::signals`]).
+    Signal(i32),
     /// The guest touched a device the VM was built without.
     AbsentDevice {
         /// Which vCPU.
@@ -64,6 +74,12 @@ pub enum Outcome {
         /// failed entry) the vCPU's registers and the code at RIP.
         detail: String,
     },
+    /// The guest's console output could not be written (a closed pipe, a
+    /// full disk), so the run was stopped.
+    OutputFailed {
+        /// The OS error number of the failed write.
+        errno: i32,
+    },
 }
 
 impl Outcome {
@@ -78,6 +94,7 @@ impl Outcome {
             VcpuEnd::Device(StopReason::AbsentDevice(device)) => {
                 Outcome::AbsentDevice { vcpu, device }
             }
+            VcpuEnd::Device(StopReason::OutputFailed { errno }) => Outcome::OutputFailed { errno },
             VcpuEnd::TripleFault { rip } => Outcome::TripleFault { vcpu, rip },
             VcpuEnd::InternalError {
                 suberror,
@@ -118,7 +135,7 @@ impl Outcome {
                 vcpu,
                 detail: format!(
                     "KVM_RUN failed: {}",
-                    std::io::Error::from_raw_os_error(errno)
+                    crate::words::io(&std::io::Error::from_raw_os_error(errno))
                 ),
             },
         })
@@ -133,8 +150,11 @@ impl Outcome {
             Outcome::PowerOff | Outcome::Reset => status::POWER_OFF,
             Outcome::TripleFault { .. } => status::TRIPLE_FAULT,
             Outcome::Timeout | Outcome::TimeoutAsleep => status::TIMEOUT,
+            Outcome::Signal(sig) => crate::signals::exit_status(*sig),
             Outcome::KvmFailure { .. } => status::KVM_FAILURE,
             Outcome::AbsentDevice { .. } => status::ABSENT_DEVICE,
+            Outcome::OutputFailed { errno } if *errno == libc::EPIPE => status::CLOSED_PIPE,
+            Outcome::OutputFailed { .. } => status::VMM_ERROR,
         }
     }
 
@@ -159,6 +179,11 @@ impl Outcome {
                 format!("guest triple-faulted on vCPU {vcpu}")
             }
             Outcome::Timeout => "timeout expired before the guest exited".into(),
+            Outcome::Signal(sig) => format!(
+                "stopped by {} (status {})",
+                crate::signals::name(*sig),
+                self.exit_status()
+            ),
             Outcome::TimeoutAsleep => "timeout expired while the guest was suspended (ACPI S3) \
                 waiting for a wake event: it enables the RTC alarm with RTC_EN in PM1_EN (and \
                 AIE in the RTC), or the PM timer with TMR_EN"
@@ -168,6 +193,10 @@ impl Outcome {
                 "vCPU {vcpu} touched {}, which this VM was built without: run it with {}",
                 device.what(),
                 device.remedy()
+            ),
+            Outcome::OutputFailed { errno } => format!(
+                "the guest's console output could not be written ({}): the run was stopped",
+                crate::words::io(&std::io::Error::from_raw_os_error(*errno)).to_lowercase()
             ),
         }
     }

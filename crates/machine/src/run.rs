@@ -263,6 +263,12 @@ impl Machine {
                 Err(RecvTimeoutError::Timeout) if deadline.is_some_and(|d| Instant::now() >= d) => {
                     outcome = Some(Outcome::Timeout)
                 }
+                // A stop signal: end as a timeout does (the vCPUs are
+                // stopped in wind_down), so the profile and the last
+                // metrics line are still written.
+                Err(RecvTimeoutError::Timeout) if crate::signals::received().is_some() => {
+                    outcome = crate::signals::received().map(Outcome::Signal)
+                }
                 Err(RecvTimeoutError::Timeout) => {
                     self.write_due_metrics(&mut next_metrics, metrics_lines, kvm_start);
                     vcpus.rekick_unparked();
@@ -402,8 +408,10 @@ impl Machine {
             rtc_alarms: &self.platform.rtc_alarms,
         };
         sleeper.enter();
-        if sleeper.wait(deadline) == SleepEnd::Deadline {
-            return Some(Outcome::TimeoutAsleep);
+        match sleeper.wait(deadline) {
+            SleepEnd::Deadline => return Some(Outcome::TimeoutAsleep),
+            SleepEnd::Signal(sig) => return Some(Outcome::Signal(sig)),
+            SleepEnd::Woke(_) => {}
         }
         let vector = sleep::waking_vector(self.vm.memory(), self.platform.facs);
         if vector == 0 {
@@ -483,17 +491,25 @@ impl VcpuThreads {
 
     /// The next end a thread reports, or a timeout at whichever comes
     /// first: the deadline, the next metrics line, re-kicking vCPUs not
-    /// yet parked for S3.
+    /// yet parked for S3, looking for a stop signal (a signal handler
+    /// cannot send on the channel: see crate::signals).
     fn next_event(
         &self,
         deadline: Option<Instant>,
         next_metrics: Option<Instant>,
     ) -> Result<(usize, VcpuEnd), RecvTimeoutError> {
+        if crate::signals::received().is_some() {
+            return Err(RecvTimeoutError::Timeout);
+        }
         let rekick = self
             .suspending
             .load(Ordering::Acquire)
             .then(|| Instant::now() + REKICK);
-        let wake = [deadline, next_metrics, rekick].into_iter().flatten().min();
+        let signal_poll = crate::signals::watching().then(|| Instant::now() + crate::signals::POLL);
+        let wake = [deadline, next_metrics, rekick, signal_poll]
+            .into_iter()
+            .flatten()
+            .min();
         match wake {
             Some(w) => self
                 .ends
@@ -710,6 +726,11 @@ fn write_metrics(
         .file
         .write_all(lines.line(ms, &snaps, kvm, final_line).as_bytes())
     {
-        eprintln!("trapline: warning: writing a metrics line failed: {e}");
+        if !std::mem::replace(&mut lines.write_failed, true) {
+            eprintln!(
+                "trapline: warning: writing a metrics line failed: {}",
+                crate::words::io(&e)
+            );
+        }
     }
 }

@@ -144,7 +144,12 @@ impl StatReport {
                     json!({
                         "key": st.key(),
                         "reason": st.kind.perf_name(),
-                        "addr": st.kind.has_address().then_some(st.addr),
+                        // null for a reason without an address, and for the
+                        // key that counts addresses past the table (`*:POUT`),
+                        // whose stored address is only a marker.
+                        "addr": (st.kind.has_address()
+                            && st.addr != trapline_bus::profile::OVERFLOW_ADDR)
+                            .then_some(st.addr),
                         "device": (!k.device.is_empty()).then_some(&k.device),
                         "count": st.count,
                         "total_cycles": st.total_cycles,
@@ -199,6 +204,8 @@ impl StatReport {
 pub struct MetricsLines {
     last: BTreeMap<&'static str, u64>,
     kvm_last: BTreeMap<String, u64>,
+    /// A write of a line failed and was reported: the warning is said once.
+    pub(crate) write_failed: bool,
 }
 
 impl MetricsLines {
@@ -354,6 +361,33 @@ mod tests {
             .unwrap();
         assert_eq!(hist.len(), 12); // 2000 cycles: bucket 11
         assert_eq!(hist[11], 3);
+    }
+
+    #[test]
+    fn the_key_for_addresses_past_the_table_has_a_null_address() {
+        let p = ExitProfile::new();
+        for port in 0..600u64 {
+            p.record(ExitKind::PioWrite, port, 10);
+        }
+        p.record(ExitKind::Hlt, 0, 10);
+        let pio = trapline_bus::BusBuilder::new().build();
+        let mmio = trapline_bus::BusBuilder::new().build();
+        let r = StatReport {
+            wall: Duration::from_millis(1),
+            tsc_khz: None,
+            vcpus: vec![VcpuStat::from_snapshot(p.snapshot(), &pio, &mmio)],
+            kvm_vm: Err("none".into()),
+        };
+        let j = r.json();
+        let keys = j["vcpus"][0]["keys"].as_array().unwrap();
+        let key = |k: &str| keys.iter().find(|e| e["key"] == k).unwrap();
+        assert!(key("*:POUT")["addr"].is_null(), "{}", key("*:POUT"));
+        assert!(key("HLT")["addr"].is_null());
+        assert_eq!(key("0x5:POUT")["addr"], 5);
+        assert!(
+            !j.to_string().contains(&u64::MAX.to_string()),
+            "no sentinel integer anywhere"
+        );
     }
 
     #[test]

@@ -56,6 +56,10 @@ pub struct Comparison {
     pub only_new: Vec<String>,
     /// Keys only in the old report.
     pub only_old: Vec<String>,
+    /// How the two runs' settings and hosts differ, one phrase each
+    /// (`--quick: new yes, old no`); empty when they match.
+    #[serde(default)]
+    pub differences: Vec<String>,
 }
 
 /// The rule [`CompareEntry::significant`] applies, in words.
@@ -173,12 +177,65 @@ fn label(r: &Report) -> String {
     }
 }
 
+/// How `new` and `old` were run differently: the settings that change
+/// what a scenario measures (`--quick`, repeats, the loop's goal and
+/// bounds, the selection, the peer) and the host (CPU model, kernel, CPU
+/// count, architecture), one phrase each, new value first.
+pub fn differences(new: &Report, old: &Report) -> Vec<String> {
+    fn yes(b: bool) -> String {
+        if b { "yes" } else { "no" }.to_string()
+    }
+    fn or_all(s: &Option<String>) -> String {
+        s.clone().unwrap_or_else(|| "all".to_string())
+    }
+    fn or_none(s: &Option<String>) -> String {
+        s.clone().unwrap_or_else(|| "none".to_string())
+    }
+    let (n, o) = (&new.config, &old.config);
+    let (nh, oh) = (&new.host, &old.host);
+    let pairs: [(&str, String, String); 11] = [
+        ("--quick", yes(n.quick), yes(o.quick)),
+        ("repeats", n.repeat.to_string(), o.repeat.to_string()),
+        (
+            "--goal",
+            n.goal_cycles.to_string(),
+            o.goal_cycles.to_string(),
+        ),
+        (
+            "--min-iters",
+            n.min_iters.to_string(),
+            o.min_iters.to_string(),
+        ),
+        (
+            "--max-iters",
+            n.max_iters.to_string(),
+            o.max_iters.to_string(),
+        ),
+        ("selection (--only)", or_all(&n.only), or_all(&o.only)),
+        ("peer", or_none(&n.peer), or_none(&o.peer)),
+        ("CPU", nh.cpu_model.clone(), oh.cpu_model.clone()),
+        ("kernel", nh.kernel.clone(), oh.kernel.clone()),
+        ("CPUs", nh.nproc.to_string(), oh.nproc.to_string()),
+        (
+            "architecture",
+            nh.arch.clone().unwrap_or_else(|| "x86_64".to_string()),
+            oh.arch.clone().unwrap_or_else(|| "x86_64".to_string()),
+        ),
+    ];
+    pairs
+        .into_iter()
+        .filter(|(_, a, b)| a != b)
+        .map(|(what, a, b)| format!("{what}: new {a}, old {b}"))
+        .collect()
+}
+
 /// Compares gross medians of every scenario present in both reports
 /// (matched by VMM and name).
 pub fn compare(new: &Report, old: &Report) -> Comparison {
     let mut c = Comparison {
         new_label: label(new),
         old_label: label(old),
+        differences: differences(new, old),
         ..Comparison::default()
     };
     for n in &new.scenarios {

@@ -99,11 +99,11 @@ pub fn difference(
         return None;
     }
     let mut note = format!(
-        "{meaning}; spread ±{:.0} cycles (sum of MADs)",
-        sa.mad + sb.mad
+        "{meaning}; spread ±{} cyc (sum of MADs)",
+        crate::fmt::grouped(sa.mad + sb.mad)
     );
     if let Some(ns) = cycles_to_ns(value, report.host.tsc_khz) {
-        note.push_str(&format!("; ≈ {ns:.1} ns"));
+        note.push_str(&format!("; ≈ {}", crate::fmt::time_ns(ns)));
     }
     Some(Derived {
         name: scenario_key(vmm, name),
@@ -277,12 +277,13 @@ fn profile_values(report: &Report, standard: &[Derived]) -> Vec<Derived> {
     {
         let mut note = format!(
             "trapline's own cycles per {what} exit to user space, {clock} from KVM_RUN's return to the next \
-             KVM_RUN, median of {} samples; spread ±{:.0} (MAD)",
-            h.n, h.mad,
+             KVM_RUN, median of {} samples; spread ±{} cyc (MAD)",
+            h.n,
+            crate::fmt::grouped(h.mad),
             clock = report.host.counter.as_deref().unwrap_or("TSC"),
         );
         if let Some(ns) = cycles_to_ns(h.median, report.host.tsc_khz) {
-            note.push_str(&format!("; ≈ {ns:.1} ns"));
+            note.push_str(&format!("; ≈ {}", crate::fmt::time_ns(ns)));
         }
         out.push(Derived {
             name: HANDLING_PER_USER_EXIT.into(),
@@ -316,8 +317,8 @@ fn profile_values(report: &Report, standard: &[Derived]) -> Vec<Derived> {
                     scenario_key(names::UNPROFILED_VMM, user_name)
                 ),
                 note: Some(format!(
-                    "what the exit profile (`--stat`) adds per user exit; spread ±{:.0} cycles (sum of MADs)",
-                    a.mad + b.mad
+                    "what the exit profile (`--stat`) adds per user exit; spread ±{} cyc (sum of MADs)",
+                    crate::fmt::grouped(a.mad + b.mad)
                 )),
                 range: ValueRange::around(a.median - b.median, a.mad + b.mad),
                 goal: None,

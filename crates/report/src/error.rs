@@ -14,6 +14,14 @@ pub enum ReportError {
         #[source]
         source: std::io::Error,
     },
+    /// The file (or pipe) holds more than any report can.
+    #[error("cannot read report {}: it is larger than {max_mib} MiB, more than any saved run holds (is it a report?)", path.display())]
+    TooLarge {
+        /// The file asked for.
+        path: PathBuf,
+        /// The limit, in MiB.
+        max_mib: u64,
+    },
     /// The text is not JSON, or not a report of this schema's shape.
     #[error("report is not valid JSON for schema {expected}: {source}")]
     Json {

@@ -36,9 +36,10 @@ pub fn opt(v: Option<f64>, f: impl Fn(f64) -> String) -> String {
     v.map(f).unwrap_or_else(|| "–".to_string())
 }
 
-/// Nanoseconds with one decimal.
+/// Nanoseconds as cycles are shown: grouped integers from 100 up
+/// (`140,073`), one decimal below (`87.3`).
 pub fn ns(v: f64) -> String {
-    format!("{v:.1}")
+    cycles(v)
 }
 
 /// A raw number for machine-readable output: shortest round-trip form.
@@ -59,28 +60,58 @@ pub fn exits(map: &std::collections::BTreeMap<String, f64>) -> String {
         .join(" ")
 }
 
-/// A derived value with its unit: `6,000 cycles`, `1.50x`.
-pub fn derived_value(value: f64, unit: &str) -> String {
-    match Unit::parse(unit) {
-        Some(Unit::Ratio) => format!("{value:.2}x"),
-        Some(Unit::Cycles) => format!("{} cycles", cycles(value)),
-        _ => format!("{value:.2} {unit}"),
+/// A count: grouped when whole (`33`, `1,234`), two significant digits at
+/// least otherwise (`33.5`, a median between two counts).
+fn count(v: f64) -> String {
+    if v.fract() == 0.0 {
+        grouped(v)
+    } else {
+        significant(v)
     }
 }
 
-/// A derived value's range with its unit once: `5,400..6,600 cycles`,
-/// `0.61..1.58x`, `0.61x..` (open at the top).
-pub fn range(r: crate::model::ValueRange, unit: &str) -> String {
-    let bare = |v: f64| match Unit::parse(unit) {
+/// A derived value's number without its unit (see [`unit_suffix`]).
+fn derived_number(v: f64, unit: Option<Unit>) -> String {
+    match unit {
         Some(Unit::Ratio) => significant(v),
         Some(Unit::Cycles) => cycles(v),
+        Some(Unit::Count) => count(v),
+        Some(Unit::Micros | Unit::PerSecond) => significant(v),
         _ => format!("{v:.2}"),
-    };
-    let suffix = match Unit::parse(unit) {
+    }
+}
+
+/// How a unit follows a number as people write it: `x` and `/s` close up,
+/// cycles are `cyc` as in the tables' headers, microseconds `µs`, a count
+/// has none.
+fn unit_suffix(unit: Option<Unit>, text: &str) -> String {
+    match unit {
         Some(Unit::Ratio) => "x".to_string(),
-        Some(Unit::Cycles) => " cycles".to_string(),
-        _ => format!(" {unit}"),
-    };
+        Some(Unit::PerSecond) => "/s".to_string(),
+        Some(Unit::Cycles) => " cyc".to_string(),
+        Some(Unit::Micros) => " µs".to_string(),
+        Some(Unit::Count) => String::new(),
+        Some(u) => format!(" {u}"),
+        None => format!(" {text}"),
+    }
+}
+
+/// A derived value with its unit as people write it: `6,000 cyc`, `1.50x`,
+/// `458 µs`, `33` (a count), `4.60 MiB`.
+pub fn derived_value(value: f64, unit: &str) -> String {
+    let u = Unit::parse(unit);
+    match u {
+        Some(Unit::Ratio) => format!("{value:.2}x"),
+        _ => format!("{}{}", derived_number(value, u), unit_suffix(u, unit)),
+    }
+}
+
+/// A derived value's range with its unit once: `5,400..6,600 cyc`,
+/// `0.61..1.58x`, `0.61x..` (open at the top).
+pub fn range(r: crate::model::ValueRange, unit: &str) -> String {
+    let u = Unit::parse(unit);
+    let bare = |v: f64| derived_number(v, u);
+    let suffix = unit_suffix(u, unit);
     match r.high {
         Some(h) => format!("{}..{}{suffix}", bare(r.low), bare(h)),
         None => format!("{}{suffix}..", bare(r.low)),
@@ -149,6 +180,22 @@ pub fn seconds(v: f64) -> String {
     let magnitude = v.abs().log10().floor();
     let decimals = (2.0 - magnitude).clamp(3.0, 12.0) as usize;
     format!("{v:.decimals$}")
+}
+
+/// A time given in nanoseconds, in the unit that suits it, with three
+/// significant digits: `95.3 ns`, `3.52 µs`, `458 µs`, `1.39 ms`.
+pub fn time_ns(ns: f64) -> String {
+    let a = ns.abs();
+    let (v, unit) = if a < 1e3 {
+        (ns, "ns")
+    } else if a < 1e6 {
+        (ns / 1e3, "µs")
+    } else if a < 1e9 {
+        (ns / 1e6, "ms")
+    } else {
+        (ns / 1e9, "s")
+    };
+    format!("{} {unit}", significant(v))
 }
 
 /// Microseconds with two decimals, no unit: `9.09`.
@@ -238,6 +285,31 @@ mod tests {
         assert_eq!(seconds(0.0), "0.000");
         assert_eq!(seconds(f64::INFINITY), "–");
         assert_eq!(micros(9.0909), "9.09");
+        assert_eq!(time_ns(95.3), "95.3 ns");
+        assert_eq!(time_ns(-3520.1), "-3.52 µs");
+        assert_eq!(time_ns(458_070.0), "458 µs");
+        assert_eq!(time_ns(1_390_000.0), "1.39 ms");
+    }
+
+    #[test]
+    fn derived_values_as_people_write_them() {
+        assert_eq!(derived_value(33.0, "count"), "33");
+        assert_eq!(derived_value(1234.0, "count"), "1,234");
+        assert_eq!(derived_value(33.5, "count"), "33.5");
+        assert_eq!(derived_value(458.07, "us"), "458 µs");
+        assert_eq!(derived_value(9.0909, "us"), "9.09 µs");
+        assert_eq!(derived_value(6000.0, "cycles"), "6,000 cyc");
+        assert_eq!(derived_value(1.5039, "x"), "1.50x");
+        assert_eq!(derived_value(4.6, "MiB"), "4.60 MiB");
+        assert_eq!(derived_value(2.4, "CPU-ms"), "2.40 CPU-ms");
+        assert_eq!(derived_value(12345.0, "/s"), "12,345/s");
+        assert_eq!(derived_value(2.0, "furlongs"), "2.00 furlongs");
+        let r = |low, high| crate::model::ValueRange { low, high };
+        assert_eq!(range(r(5880.0, Some(6120.0)), "cycles"), "5,880..6,120 cyc");
+        assert_eq!(range(r(0.61, Some(1.58)), "x"), "0.61..1.58x");
+        assert_eq!(range(r(0.61, None), "x"), "0.61x..");
+        assert_eq!(range(r(30.0, Some(36.0)), "count"), "30..36");
+        assert_eq!(range(r(440.2, Some(470.9)), "us"), "440..471 µs");
     }
 
     #[test]

@@ -36,22 +36,23 @@ pub mod uses;
 pub mod views;
 
 pub use compare::{
-    compare, CompareEntry, CompareVerdict, Comparison, Unmeasured, SIGNIFICANCE_RULE,
+    compare, differences, CompareEntry, CompareVerdict, Comparison, Unmeasured, SIGNIFICANCE_RULE,
 };
 /// The floor ladder's rungs and derived values (also at this path, for the lab).
 pub use derive::ladder;
 pub use describe::host_line;
 pub use error::ReportError;
 pub use model::{
-    cycles_to_ns, scenario_key, Derived, Goal, Handling, HostInfo, Report, RunConfig, Sample,
-    ScenarioResult, Status, ToolInfo, ValueRange, Verdict, BASELINE_SCENARIO, SCHEMA, SELF_TIMED,
-    TRAPLINE_VMM,
+    cycles_to_ns, scenario_key, Derived, Goal, Handling, HostInfo, Partial, Report, RunConfig,
+    Sample, ScenarioResult, Status, ToolInfo, ValueRange, Verdict, BASELINE_SCENARIO,
+    MAX_REPORT_BYTES, SCHEMA, SELF_TIMED, TRAPLINE_VMM,
 };
-pub use render::compare::render_comparison;
+pub use render::compare::{render_comparison, render_comparison_with, CompareDetail};
 pub use render::html::DATA_ID as HTML_DATA_ID;
 pub use render::Format;
 pub use stats::Stats;
+pub use summary::layout::fit_text;
 pub use summary::{summary, summary_header, SummaryOptions};
 pub use unit::Unit;
 pub use views::paper_pair::{render_pair, PairError};
-pub use views::{render, View};
+pub use views::{render, render_width, View};

@@ -22,6 +22,12 @@ use crate::stats::Stats;
 /// The schema identifier this crate writes and reads.
 pub const SCHEMA: &str = "trapline-bench/1";
 
+/// The largest saved report [`Report::load`] reads. A default run's
+/// report is under a megabyte and grows with `--repeat` (a sample is a few
+/// hundred bytes): 128 MiB holds every run the flags allow with room to
+/// spare, and a pipe or device that never ends is refused after it.
+pub const MAX_REPORT_BYTES: u64 = 128 << 20;
+
 /// The scenario whose median is subtracted from every scenario of the same
 /// VMM to give its net cost.
 pub const BASELINE_SCENARIO: &str = "noop";
@@ -62,6 +68,65 @@ pub struct Report {
     /// Wall-clock duration of the whole run.
     #[serde(default)]
     pub wall_seconds: f64,
+    /// Set when a stop signal ended the run before it measured everything:
+    /// what it ran and what it did not. `None`: the run is complete.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub partial: Option<Partial>,
+}
+
+/// What a run stopped early (SIGINT, SIGTERM or SIGHUP) measured and left
+/// out. The report holds every scenario with a result; those without one
+/// are named here instead.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Partial {
+    /// The signal that stopped it: `SIGINT`, `SIGTERM` or `SIGHUP`.
+    pub stopped_by: String,
+    /// VM runs (and raw-KVM floor loops) that ran to their end and were
+    /// kept; the one the signal cut short is not counted.
+    pub runs_done: u32,
+    /// VM runs the whole run would have taken.
+    pub runs_planned: u32,
+    /// Scenarios left with no result, by key (`name`, `vmm:name`).
+    pub not_run: Vec<String>,
+}
+
+/// How many names of a long list a one-line note shows before "and N more".
+const NOTE_NAMES: usize = 8;
+
+impl Partial {
+    /// One line for people: `partial run: stopped by SIGINT after 12 of 40
+    /// VM runs; not run (3): a, b, c`.
+    pub fn note(&self) -> String {
+        format!("partial run: {}", self.detail())
+    }
+
+    /// [`note`](Self::note) without its `partial run: ` (for a page that
+    /// titles it).
+    pub fn detail(&self) -> String {
+        let mut s = format!(
+            "stopped by {} after {} of {} VM runs",
+            self.stopped_by, self.runs_done, self.runs_planned
+        );
+        if self.not_run.is_empty() {
+            s.push_str("; every scenario has a result, some from fewer repeats");
+        } else {
+            let shown: Vec<&str> = self
+                .not_run
+                .iter()
+                .take(NOTE_NAMES)
+                .map(String::as_str)
+                .collect();
+            s.push_str(&format!(
+                "; not run ({}): {}",
+                self.not_run.len(),
+                shown.join(", ")
+            ));
+            if self.not_run.len() > NOTE_NAMES {
+                s.push_str(&format!(" and {} more", self.not_run.len() - NOTE_NAMES));
+            }
+        }
+        s
+    }
 }
 
 /// Name and version of the program that wrote a report.
@@ -653,6 +718,7 @@ impl Report {
             derived: Vec::new(),
             started_at: String::new(),
             wall_seconds: 0.0,
+            partial: None,
         }
     }
 
@@ -730,13 +796,32 @@ impl Report {
         })
     }
 
-    /// Reads and parses a report file.
+    /// Reads and parses a report file (a pipe or a device too), refusing
+    /// one larger than [`MAX_REPORT_BYTES`] before reading past it.
     pub fn load(path: impl AsRef<Path>) -> Result<Self, ReportError> {
+        use std::io::Read as _;
         let path = path.as_ref();
-        let text = std::fs::read_to_string(path).map_err(|source| ReportError::Io {
+        let io = |source| ReportError::Io {
             path: path.to_path_buf(),
             source,
-        })?;
+        };
+        let too_large = || ReportError::TooLarge {
+            path: path.to_path_buf(),
+            max_mib: MAX_REPORT_BYTES >> 20,
+        };
+        let file = std::fs::File::open(path).map_err(io)?;
+        if file.metadata().map_err(io)?.len() > MAX_REPORT_BYTES {
+            return Err(too_large());
+        }
+        // A pipe or a character device has no length: read one byte past
+        // the limit to know it is over.
+        let mut text = String::new();
+        file.take(MAX_REPORT_BYTES + 1)
+            .read_to_string(&mut text)
+            .map_err(io)?;
+        if text.len() as u64 > MAX_REPORT_BYTES {
+            return Err(too_large());
+        }
         Self::from_json(&text)
     }
 }

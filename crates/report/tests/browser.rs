@@ -4,6 +4,14 @@
 //! sees: title, host and method sections, the results tables' rows, one
 //! `<svg>` with bars per chart, and the embedded JSON parsing back.
 //!
+//! And how it is laid out: a copy of each page with a measuring script
+//! (the report itself runs none) is loaded at 1400×900, 1280×800 and
+//! 800×900; the script writes what it measured into the DOM, which
+//! `--dump-dom` returns. No word in a table cell is broken across lines or
+//! wider than its cell, nothing is wider than the window (a wide table
+//! scrolls in its own box), the first chart starts within the first two
+//! screens, and no backtick is left as text.
+//!
 //! Without a Chromium binary (`chromium`, `chromium-browser`,
 //! `google-chrome` on PATH) each test says SKIPPED and returns;
 //! `scripts/test.sh` installs Debian's `chromium` where it can. Set
@@ -167,7 +175,160 @@ fn load(browser: &Path, report: &Report, view: View) -> (String, String) {
         );
         assert!(shot.exists(), "no screenshot at {}", shot.display());
     }
+    check_layout(browser, &html, view.name());
     (html, dom)
+}
+
+/// Window sizes a reader uses: a desktop window, a laptop, a narrow
+/// window.
+const WINDOWS: [(u32, u32); 3] = [(1400, 900), (1280, 800), (800, 900)];
+
+/// Measures the page as laid out and writes the result, as JSON, into a
+/// `<pre id="layout">` the dumped DOM carries back. Page width and the
+/// first chart's place are measured as the page opens (long tables
+/// folded), the cells with every fold opened.
+const MEASURE: &str = r#"(function () {
+  var root = document.documentElement;
+  var r = { width: innerWidth, height: innerHeight };
+  var svg = document.querySelector('figure svg');
+  r.firstChart = svg ? Math.round(svg.getBoundingClientRect().top + scrollY) : null;
+  r.pageWidth = root.scrollWidth;
+  r.pageHeight = root.scrollHeight;
+  document.querySelectorAll('details').forEach(function (d) { d.open = true; });
+  r.pageWidthOpen = root.scrollWidth;
+  r.broken = []; r.overflowing = []; r.cells = 0; r.words = 0;
+  document.querySelectorAll('table td, table th').forEach(function (cell) {
+    r.cells++;
+    var cs = getComputedStyle(cell);
+    var inner = cell.clientWidth - parseFloat(cs.paddingLeft) - parseFloat(cs.paddingRight);
+    var walk = document.createTreeWalker(cell, NodeFilter.SHOW_TEXT);
+    for (var n = walk.nextNode(); n; n = walk.nextNode()) {
+      var re = /\S+/g, m;
+      while ((m = re.exec(n.data))) {
+        r.words++;
+        var range = document.createRange();
+        range.setStart(n, m.index);
+        range.setEnd(n, m.index + m[0].length);
+        var rects = range.getClientRects(), lines = {};
+        for (var i = 0; i < rects.length; i++) lines[Math.round(rects[i].top)] = 1;
+        var w = range.getBoundingClientRect().width;
+        if (Object.keys(lines).length > 1 || w > inner + 1) {
+          r.broken.push(m[0] + ' (' + Object.keys(lines).length + ' lines, ' +
+            Math.round(w) + ' px in a cell ' + Math.round(inner) + ' px wide)');
+        }
+      }
+    }
+    if (cell.scrollWidth > cell.clientWidth + 1) r.overflowing.push(cell.textContent.slice(0, 60));
+  });
+  r.scrollingTables = 0;
+  document.querySelectorAll('div.grid').forEach(function (box) {
+    if (box.scrollWidth > box.clientWidth + 1) r.scrollingTables++;
+  });
+  r.backticks = (document.body.innerText.match(/`/g) || []).length;
+  var pre = document.createElement('pre');
+  pre.id = 'layout';
+  pre.textContent = JSON.stringify(r);
+  document.body.appendChild(pre);
+})();"#;
+
+/// What [`MEASURE`] found at one window size.
+struct Layout {
+    json: serde_json::Value,
+}
+
+impl Layout {
+    fn num(&self, key: &str) -> f64 {
+        self.json[key]
+            .as_f64()
+            .unwrap_or_else(|| panic!("{key} not measured: {}", self.json))
+    }
+
+    fn list(&self, key: &str) -> Vec<String> {
+        self.json[key]
+            .as_array()
+            .unwrap_or_else(|| panic!("{key} not measured: {}", self.json))
+            .iter()
+            .map(|v| v.as_str().unwrap_or_default().to_string())
+            .collect()
+    }
+}
+
+/// Loads `html` with [`MEASURE`] added in a `width`×`height` window.
+fn measure(browser: &Path, html: &str, name: &str, (width, height): (u32, u32)) -> Layout {
+    let tmp = TempDir::new(&format!("layout-{name}-{width}"));
+    let page = tmp.0.join(format!("{name}.html"));
+    let measured = html.replacen("</body>", &format!("<script>{MEASURE}</script></body>"), 1);
+    std::fs::write(&page, measured).expect("write the page");
+    let dom = run_browser(
+        browser,
+        &page,
+        &[
+            "--dump-dom".to_string(),
+            format!("--window-size={width},{height}"),
+        ],
+    );
+    let json = between(&dom, "<pre id=\"layout\">", "</pre>")
+        .replace("&lt;", "<")
+        .replace("&gt;", ">")
+        .replace("&quot;", "\"")
+        .replace("&amp;", "&");
+    Layout {
+        json: serde_json::from_str(&json).unwrap_or_else(|e| panic!("{e}: {json}")),
+    }
+}
+
+/// The page `html` (called `name`) reads well at every size in
+/// [`WINDOWS`]; returns what was measured, widest window first.
+fn check_layout(browser: &Path, html: &str, name: &str) -> Vec<Layout> {
+    let mut all = Vec::new();
+    for window in WINDOWS {
+        let l = measure(browser, html, name, window);
+        let at = format!("{name} at {}x{}", window.0, window.1);
+        let (width, height) = (l.num("width"), l.num("height"));
+        assert!(
+            l.num("cells") > 0.0 && l.num("words") > 0.0,
+            "{at}: no cells measured"
+        );
+        // (a) No cell narrower than its longest word.
+        let broken = l.list("broken");
+        assert!(
+            broken.is_empty(),
+            "{at}: {} words broken or wider than their cell, e.g. {:?}",
+            broken.len(),
+            &broken[..broken.len().min(8)]
+        );
+        let over = l.list("overflowing");
+        assert!(over.is_empty(), "{at}: cells overflowing: {over:?}");
+        // (b) Nothing wider than the window, folded or open.
+        for key in ["pageWidth", "pageWidthOpen"] {
+            assert!(
+                l.num(key) <= width,
+                "{at}: the page is {} px wide ({key}) in a {width} px window",
+                l.num(key)
+            );
+        }
+        // (c) The first chart within the first two screens.
+        if let Some(top) = l.json["firstChart"].as_f64() {
+            assert!(
+                top <= 2.0 * height,
+                "{at}: the first chart starts at {top} px, below two screens of {height} px \
+                 (the page is {} px tall)",
+                l.num("pageHeight")
+            );
+        }
+        // At 1400 px and on a laptop every table fits the page (none cut
+        // at the right edge); narrower, a wide one scrolls in its own box.
+        if width >= 1280.0 {
+            assert_eq!(
+                l.num("scrollingTables"),
+                0.0,
+                "{at}: a table wider than the page"
+            );
+        }
+        assert_eq!(l.num("backticks"), 0.0, "{at}: backticks shown as text");
+        all.push(l);
+    }
+    all
 }
 
 /// The text between the first `open` and the next `close` after it.
@@ -249,7 +410,7 @@ fn check_host_and_method(dom: &str) {
     for want in [
         "<dt>CPU</dt><dd>Intel(R) Xeon(R) Test CPU @ 3.00GHz (GenuineIntel)</dd>",
         "<dt>Kernel</dt><dd>6.8.0-test</dd>",
-        "<dt>TSC</dt><dd>3000000 kHz (measured 2999870 kHz)</dd>",
+        "<dt>TSC</dt><dd>3,000,000 kHz (measured 2,999,870 kHz)</dd>",
         "<dt>Peer VMM</dt><dd>qemu, -cpu host</dd>",
     ] {
         assert!(
@@ -268,6 +429,20 @@ fn check_host_and_method(dom: &str) {
     assert!(dom.contains("running under &lt;L0&gt; \"KVM\""));
 }
 
+/// `html` without its tags (a cell's `<span>`s, `<wbr>`s and `<code>`);
+/// entities stay as they are.
+fn strip_tags(html: &str) -> String {
+    let mut out = String::new();
+    let mut rest = html;
+    while let Some(open) = rest.find('<') {
+        out.push_str(&rest[..open]);
+        rest = &rest[open..];
+        rest = &rest[rest.find('>').map_or(rest.len(), |c| c + 1)..];
+    }
+    out.push_str(rest);
+    out
+}
+
 /// The body rows of the first `<table class="grid">` after `anchor`, each
 /// as its cells' text.
 fn table_rows(dom: &str, anchor: &str) -> Vec<Vec<String>> {
@@ -282,7 +457,7 @@ fn table_rows(dom: &str, anchor: &str) -> Vec<Vec<String>> {
                 .skip(1)
                 .map(|cell| {
                     let text = &cell[cell.find('>').unwrap() + 1..];
-                    text[..text.find("</td>").unwrap()].to_string()
+                    strip_tags(&text[..text.find("</td>").unwrap()])
                 })
                 .collect()
         })
@@ -318,15 +493,38 @@ fn all_page_in_browser() {
     );
     assert!(dom.contains("<td class=\"span\" colspan=\"10\">"));
     // The derived values as a table, each with its range and verdict.
-    let derived = table_rows(&dom, "<h3>Derived values</h3>");
+    // Under its heading, or its fold's summary line when long.
+    let derived = table_rows(&dom, "Derived values</");
     let d = |name: &str| derived.iter().find(|c| c[0] == name).unwrap().clone();
     assert_eq!(
         d("user-exit-premium")[1..3],
-        ["6,000 cycles", "5,880..6,120 cycles"]
+        ["6,000 cyc", "5,880..6,120 cyc"]
     );
     assert_eq!(
         d("vmm-rss-beyond-guest")[1..5],
         ["4.60 MiB", "", "≤ 2.00 MiB", "missed"]
+    );
+    // The charts come before the long tables, which are folded with a
+    // summary line saying what they hold.
+    let results = dom.find("<h2 id=\"results\">").expect("results heading");
+    assert!(dom.find("<figure>").expect("a chart") < results);
+    let summary = between(
+        &dom[results..],
+        "<details class=\"table\"><summary>",
+        "</summary>",
+    );
+    assert_eq!(
+        summary,
+        format!(
+            "<strong>The results table</strong>: {} rows (scenario, status, median cyc, net cyc, \
+             ±MAD, min, max, ns, own cyc/exit, KVM exits/iter, exits/iter, noise)",
+            r.scenarios.len()
+        )
+    );
+    // Backtick spans are code.
+    assert!(
+        dom.contains("median over 5 <code>trapline run</code> processes"),
+        "no <code> in the derived values' formulas"
     );
     // Passing checks are folded away.
     assert!(dom.contains("<details class=\"fold\"><summary>Checks ("));
@@ -408,9 +606,9 @@ fn vmm_page_in_browser() {
     assert_eq!(fp.len(), 2);
     assert_eq!(
         fp[0][1..],
-        ["2.40 CPU-ms", "≤ 1 CPU-ms", "≤ 8 CPU-ms", "fail"]
+        ["2.40 CPU-ms", "≤ 1 CPU-ms", "≤ 8 CPU-ms", "missed"]
     );
-    assert_eq!(fp[1][1..], ["4.60 MiB", "≤ 2 MiB", "≤ 5 MiB", "fail"]);
+    assert_eq!(fp[1][1..], ["4.60 MiB", "≤ 2 MiB", "≤ 5 MiB", "missed"]);
     let cost = table_rows(&dom, "<h3>Cost per exit</h3>");
     assert_eq!(cost.len(), 10);
     assert_eq!(cost[0][..2], ["pio-user-out", "9,000 cyc"]);

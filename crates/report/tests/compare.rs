@@ -118,3 +118,54 @@ fn a_comparison_states_its_rule_and_ends_with_a_verdict() {
     );
     assert!(render_comparison(&c, Format::Html).contains("verdict: improved"));
 }
+
+/// Runs made differently are named before the table, scenarios only one
+/// run has are one counted line unless verbose, and a narrow terminal gets
+/// a table that fits.
+#[test]
+fn differing_runs_are_named_and_one_sided_scenarios_counted() {
+    use trapline_report::{differences, render_comparison_with, CompareDetail};
+    let old = common::sample_report();
+    let mut new = old.clone();
+    new.scenarios.retain(|s| s.name != "pio-kernel-pic");
+    assert!(differences(&new, &old).is_empty());
+    new.config.quick = !old.config.quick;
+    new.host.kernel = "6.99-other".into();
+    let d = differences(&new, &old);
+    assert_eq!(d.len(), 2, "{d:?}");
+    assert!(d[0].starts_with("--quick: new "), "{d:?}");
+    assert!(d[1].starts_with("kernel: new 6.99-other, old "), "{d:?}");
+    let c = compare(&new, &old);
+    assert_eq!(c.differences, d);
+    let brief = CompareDetail {
+        verbose: false,
+        width: None,
+    };
+    let t = render_comparison_with(&c, Format::Table, brief);
+    assert!(t.contains("warning: the two runs differ (--quick"), "{t}");
+    assert!(
+        t.contains("Not compared: 1 scenario only in the old run"),
+        "{t}"
+    );
+    assert!(!t.contains("only in old\n"), "{t}");
+    let all = render_comparison_with(
+        &c,
+        Format::Table,
+        CompareDetail {
+            verbose: true,
+            width: None,
+        },
+    );
+    assert!(all.contains("only in old"), "{all}");
+    let narrow = render_comparison_with(
+        &c,
+        Format::Table,
+        CompareDetail {
+            verbose: false,
+            width: Some(60),
+        },
+    );
+    assert!(narrow.lines().all(|l| l.chars().count() <= 60), "{narrow}");
+    let j = render_comparison(&c, Format::Json);
+    assert!(j.contains("\"differences\""), "{j}");
+}

@@ -80,15 +80,18 @@ fn footprint_against_goals_and_firecracker() {
     assert_eq!(fp[1]["goal"], 2.0);
     assert_eq!(fp[1]["firecracker"], 5.0);
     assert_eq!(fp[1]["passes_goal"], false);
+    // The summary's verdict words, in the view's JSON too.
+    assert_eq!(fp[0]["verdict"], "met");
+    assert_eq!(fp[1]["verdict"], "missed");
     assert_eq!(fp[1]["within_firecracker"], true);
 
     let t = render(&r, Format::Table, View::Vmm);
     let cpu = line(&t, "CPU time from exec to the first KVM_RUN");
-    for want in ["0.75 CPU-ms", "≤ 1 CPU-ms", "≤ 8 CPU-ms", "pass"] {
+    for want in ["0.75 CPU-ms", "≤ 1 CPU-ms", "≤ 8 CPU-ms", "met"] {
         assert!(cpu.contains(want), "{want} missing in {cpu:?}");
     }
     let rss = line(&t, "resident memory beyond guest RAM");
-    for want in ["4.50 MiB", "≤ 2 MiB", "≤ 5 MiB", "fail"] {
+    for want in ["4.50 MiB", "≤ 2 MiB", "≤ 5 MiB", "missed"] {
         assert!(rss.contains(want), "{want} missing in {rss:?}");
     }
     assert!(t.contains("Firecracker"));
@@ -132,7 +135,7 @@ fn cost_per_exit_table() {
     assert!(t.contains("Cost per exit:"));
     let l = line(&t, "pio-user-out ");
     assert!(
-        l.contains("9,000 cyc") && l.contains("8,900") && l.contains("3000.0"),
+        l.contains("9,000 cyc") && l.contains("8,900") && l.contains("3,000"),
         "{l}"
     );
     let l = line(&t, "premium-ratio-vs-raw-kvm");
@@ -151,7 +154,7 @@ fn cost_per_exit_table() {
 fn markdown_csv_and_html() {
     let r = vmm_report();
     let m = render(&r, Format::Markdown, View::Vmm);
-    assert!(m.contains("| measure | trapline | goal | Firecracker | result |"));
+    assert!(m.contains("| measure | trapline | goal | Firecracker | verdict |"));
     assert!(m.contains("### Cost per exit"));
     assert!(m.contains("| cost | value | net cyc | ns | status | what |"));
 
@@ -162,8 +165,8 @@ fn markdown_csv_and_html() {
         "table,name,kind,value,unit,net_cycles,ns,goal,firecracker,result,what"
     );
     assert_eq!(lines.len(), 1 + 2 + 10);
-    assert!(lines[1].starts_with("footprint,vmm-cpu-to-first-kvm-run,derived,0.75,ms,,,1,8,pass,"));
-    assert!(lines[2].starts_with("footprint,vmm-rss-beyond-guest,derived,4.5,MiB,,,2,5,fail,"));
+    assert!(lines[1].starts_with("footprint,vmm-cpu-to-first-kvm-run,derived,0.75,ms,,,1,8,met,"));
+    assert!(lines[2].starts_with("footprint,vmm-rss-beyond-guest,derived,4.5,MiB,,,2,5,missed,"));
     assert!(lines
         .iter()
         .any(|l| l.starts_with("cost-per-exit,pio-user-out,scenario,9000,cycles,8900,3000,,,ok,")));

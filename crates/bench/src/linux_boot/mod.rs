@@ -92,10 +92,13 @@ pub struct Boot {
     pub user_exits: Option<u64>,
 }
 
-/// Where `../shared/guests/linux` is: `TRAPLINE_LINUX_DIR`, else beside
-/// the current directory or one of the executable's ancestors.
+/// Where the Linux for this experiment is (`vmlinux.xz` and
+/// `initramfs-tinit32.cpio.gz`): `TRAPLINE_LINUX_DIR`, else the project's
+/// shared guests folder when it sits beside the current directory or one of
+/// the executable's ancestors (a development checkout; a clone elsewhere
+/// names the folder by the variable).
 pub fn linux_dir() -> Option<PathBuf> {
-    if let Some(d) = std::env::var_os("TRAPLINE_LINUX_DIR") {
+    if let Some(d) = std::env::var_os("TRAPLINE_LINUX_DIR").filter(|d| !d.is_empty()) {
         return Some(PathBuf::from(d));
     }
     let mut roots: Vec<PathBuf> = std::env::current_dir().into_iter().collect();
@@ -365,12 +368,12 @@ pub fn report(boots: &[Boot], sides: &[Vmm], cpu: &str, acpi: &str, smp: u32) {
     let q = Vmm::QemuMicrovm;
     let pairs = boots.iter().filter(|b| b.vmm == t).count();
     let load = crate::host::load_avg();
-    println!(
+    outln!(
         "linux-boot: Linux 6.1 (PVH vmlinux), tinit32 initramfs, {smp} vCPU(s), 128 MiB, \
          -cpu {cpu} on every VMM; {pairs} boot(s) each{}",
         if sides.len() > 1 { ", interleaved" } else { "" }
     );
-    println!(
+    outln!(
         "machines: trapline's PC with {} ACPI (--acpi {acpi}){}",
         if acpi == "reduced" {
             "hardware-reduced"
@@ -383,7 +386,7 @@ pub fn report(boots: &[Boot], sides: &[Vmm], cpu: &str, acpi: &str, smp: u32) {
             ""
         }
     );
-    println!(
+    outln!(
         "host: {}; load average at the end {:.1} {:.1} {:.1} (wall times stretch with load; CPU \
          times and counts much less)",
         crate::host::this_cpu_model(),
@@ -391,12 +394,12 @@ pub fn report(boots: &[Boot], sides: &[Vmm], cpu: &str, acpi: &str, smp: u32) {
         load[1],
         load[2]
     );
-    println!("\nmedian (min–max)");
-    print!("{:<26}", "");
+    outln!("\nmedian (min–max)");
+    out!("{:<26}", "");
     for v in sides {
-        print!(" {:>24}", v.name());
+        out!(" {:>24}", v.name());
     }
-    println!();
+    outln!();
     type Pick = fn(&Boot) -> Option<f64>;
     let rows: [(&str, Pick); 3] = [
         ("to init, wall (s)", |b| b.to_init.map(|d| d.as_secs_f64())),
@@ -411,31 +414,31 @@ pub fn report(boots: &[Boot], sides: &[Vmm], cpu: &str, acpi: &str, smp: u32) {
         }),
     ];
     for (name, f) in rows {
-        print!("{name:<26}");
+        out!("{name:<26}");
         for v in sides {
-            print!(" {:>24}", show(spread(&values(boots, *v, f))));
+            out!(" {:>24}", show(spread(&values(boots, *v, f))));
         }
-        println!();
+        outln!();
     }
     let sizes: [(&str, Pick); 2] = [
         ("console output (bytes)", |b| Some(b.console.0 as f64)),
         ("console output (lines)", |b| Some(b.console.1 as f64)),
     ];
     for (name, f) in sizes {
-        print!("{name:<26}");
+        out!("{name:<26}");
         for v in sides {
             let s = spread(&values(boots, *v, f));
-            print!(
+            out!(
                 " {:>24}",
                 s.map_or("-".into(), |(m, lo, hi)| format!(
                     "{m:.0} ({lo:.0}–{hi:.0})"
                 ))
             );
         }
-        println!();
+        outln!();
     }
     for b in boots.iter().filter(|b| !b.powered_off) {
-        println!("  ({} boot did not power off: left out)", b.vmm.name());
+        outln!("  ({} boot did not power off: left out)", b.vmm.name());
     }
     if sides.contains(&q) {
         let ts: Vec<&Boot> = boots.iter().filter(|b| b.vmm == t).collect();
@@ -456,33 +459,33 @@ pub fn report(boots: &[Boot], sides: &[Vmm], cpu: &str, acpi: &str, smp: u32) {
                 .collect::<Vec<_>>()
                 .join(" ")
         };
-        println!(
+        outln!(
             "trapline / QEMU to power-off, wall: median {} (pairs: {})",
             spread(&per_pair).map_or("-".into(), |s| format!("{:.2}", s.0)),
             list(&per_pair)
         );
-        println!(
+        outln!(
             "trapline / QEMU CPU time: median {} (pairs: {})",
             spread(&per_pair_cpu).map_or("-".into(), |s| format!("{:.2}", s.0)),
             list(&per_pair_cpu)
         );
     }
 
-    println!("\nthe guest's phases, median seconds on its own clock (printk timestamps):");
-    print!("{:<56}", "phase (ends at)");
+    outln!("\nthe guest's phases, median seconds on its own clock (printk timestamps):");
+    out!("{:<56}", "phase (ends at)");
     for v in sides {
-        print!(" {:>13}", v.name());
+        out!(" {:>13}", v.name());
     }
     if sides.len() > 1 {
-        print!(" {:>7}", "ratio");
+        out!(" {:>7}", "ratio");
     }
-    println!();
+    outln!();
     let durations: Vec<(Vmm, Vec<Option<f64>>)> = boots
         .iter()
         .map(|b| (b.vmm, phases::durations(&b.phase_ends)))
         .collect();
     for (i, p) in phases::PHASES.iter().enumerate() {
-        print!("{:<56}", p.name);
+        out!("{:<56}", p.name);
         let mut medians = Vec::new();
         for v in sides {
             let d: Vec<f64> = durations
@@ -492,36 +495,36 @@ pub fn report(boots: &[Boot], sides: &[Vmm], cpu: &str, acpi: &str, smp: u32) {
                 .collect();
             let m = spread(&d).map(|s| s.0);
             medians.push(m);
-            print!(" {:>13}", m.map_or("-".into(), |m| format!("{m:.2}")));
+            out!(" {:>13}", m.map_or("-".into(), |m| format!("{m:.2}")));
         }
         if let [Some(a), Some(b)] = medians[..] {
-            print!(" {:>7.2}", a / b.max(1e-9));
+            out!(" {:>7.2}", a / b.max(1e-9));
         }
-        println!();
+        outln!();
     }
 
-    println!("\nKVM's counters per boot, median (trapline: --stat; QEMU: QMP query-stats):");
-    print!("{:<18}", "counter");
+    outln!("\nKVM's counters per boot, median (trapline: --stat; QEMU: QMP query-stats):");
+    out!("{:<18}", "counter");
     for v in sides {
-        print!(" {:>14}", v.name());
+        out!(" {:>14}", v.name());
     }
-    println!("  what");
+    outln!("  what");
     for (name, what) in COUNTERS {
-        print!("{name:<18}");
+        out!("{name:<18}");
         for v in sides {
             let n = values(boots, *v, |b| {
                 b.kvm.as_ref().ok()?.get(name).map(|&n| n as f64)
             });
-            print!(
+            out!(
                 " {:>14}",
                 spread(&n).map_or("-".into(), |s| format!("{:.0}", s.0))
             );
         }
-        println!("  {what}");
+        outln!("  {what}");
     }
     let user = values(boots, t, |b| b.user_exits.map(|n| n as f64));
     if let Some(s) = spread(&user) {
-        println!(
+        outln!(
             "{:<18} {:>14}  exits that reached trapline's user space",
             "user exits",
             format!("{:.0}", s.0)
@@ -529,7 +532,7 @@ pub fn report(boots: &[Boot], sides: &[Vmm], cpu: &str, acpi: &str, smp: u32) {
     }
     for v in sides {
         if let Some(Err(why)) = boots.iter().rev().find(|b| b.vmm == *v).map(|b| &b.kvm) {
-            println!("{}: KVM's counters not readable: {why}", v.name());
+            outln!("{}: KVM's counters not readable: {why}", v.name());
         }
     }
 }
@@ -545,7 +548,9 @@ pub fn main(
 ) -> i32 {
     let Some(src) = linux_dir() else {
         eprintln!(
-            "trapline bench: error: no ../shared/guests/linux/vmlinux.xz here (set TRAPLINE_LINUX_DIR)"
+            "trapline bench: error: the linux-boot experiment needs an x86 Linux with a PVH entry: \
+             set TRAPLINE_LINUX_DIR to a folder holding its vmlinux.xz and an \
+             initramfs-tinit32.cpio.gz (docs/linux.md says what they hold)"
         );
         return 2;
     };

@@ -3,7 +3,7 @@
 //! values derived across them.
 
 use trapline_machine::HostKvm;
-use trapline_report::{Report, RunConfig, ScenarioResult, ToolInfo};
+use trapline_report::{Partial, Report, RunConfig, ScenarioResult, ToolInfo};
 
 use super::derived::{add_footprint, add_peer_derived};
 use super::peer_run::{PeerSetup, ProbePeer};
@@ -12,8 +12,20 @@ use super::tally::Tally;
 use super::{finish_result, LabOptions};
 use crate::floor;
 
+/// How a lab run that a stop signal ended early got on.
+pub(super) struct Stopped {
+    /// The signal.
+    pub(super) signal: i32,
+    /// Units that ran to their end and were kept.
+    pub(super) runs_done: usize,
+    /// Units the whole run would have taken.
+    pub(super) runs_planned: usize,
+}
+
 /// The report of a lab run that started at `started_at`; removes the
-/// peer's scratch folder once its results are in.
+/// peer's scratch folder once its results are in. A run `stopped` early
+/// is marked partial: rows with no result are left out and named instead,
+/// and the footprint (more child processes) is not measured.
 pub(super) fn assemble_report(
     kvm: &HostKvm,
     opts: &LabOptions,
@@ -21,6 +33,7 @@ pub(super) fn assemble_report(
     peer: &PeerSetup,
     tally: Tally,
     started_at: String,
+    stopped: Option<Stopped>,
 ) -> Report {
     let host = crate::host::collect(kvm, tally.tsc_khz);
     let mut report = Report::new(
@@ -31,9 +44,17 @@ pub(super) fn assemble_report(
     report.started_at = started_at;
     push_results(&mut report, opts, plan, tally);
     peer.clean_up();
+    if let Some(s) = stopped {
+        report.partial = Some(Partial {
+            stopped_by: trapline_machine::signals::name(s.signal),
+            runs_done: s.runs_done as u32,
+            runs_planned: s.runs_planned as u32,
+            not_run: without_results(&mut report),
+        });
+    }
     report.finish();
     add_peer_derived(&mut report);
-    if let Some(exe) = &opts.footprint_exe {
+    if let (Some(exe), None) = (&opts.footprint_exe, &report.partial) {
         add_footprint(&mut report, exe, opts.repeat.clamp(3, 11));
     }
     // The footprint values came after `finish`: judge them too.
@@ -110,4 +131,18 @@ fn push_results(report: &mut Report, opts: &LabOptions, plan: &Plan, mut tally: 
             report.push(r);
         }
     }
+}
+
+/// Takes the rows a stopped run left without any result (no sample, no
+/// verdict) out of `report`; returns their keys.
+fn without_results(report: &mut Report) -> Vec<String> {
+    let mut not_run = Vec::new();
+    report.scenarios.retain(|s| {
+        let empty = s.samples.is_empty() && s.reason.is_none();
+        if empty {
+            not_run.push(s.key());
+        }
+        !empty
+    });
+    not_run
 }

@@ -50,7 +50,7 @@ pub struct LabOptions {
     /// Longest the hypercall VM may run before the hypercall is declared
     /// not to return.
     pub hypercall_timeout: Duration,
-    /// Draw a progress bar on stderr.
+    /// Show progress on stderr (a bar on a terminal, else a line per step).
     pub progress: bool,
     /// Seccomp filters on the VMs' vCPU threads (the lab's main thread goes
     /// on building VMs, so it stays unfiltered).

@@ -1,13 +1,16 @@
 //! A lab run, phase by phase: choose what it measures, make the QEMU peer
 //! ready, run every repeat's units into the accumulators, assemble the
-//! report.
+//! report. A stop signal (SIGINT, SIGTERM, SIGHUP: see
+//! `trapline_machine::signals`) ends the repeats early: the unit it cut
+//! short is dropped, and the report of what ran before it is marked
+//! partial.
 
 use std::time::Instant;
 
 use trapline_machine::HostKvm;
 use trapline_report::Report;
 
-use super::assemble::assemble_report;
+use super::assemble::{assemble_report, Stopped};
 use super::peer_run::PeerSetup;
 use super::schedule::Plan;
 use super::tally::Tally;
@@ -22,23 +25,45 @@ pub fn run_lab(kvm: &HostKvm, opts: &LabOptions) -> Result<Report, LabError> {
     let plan = Plan::select(opts)?;
     let peer = PeerSetup::prepare(opts, &plan.peer_units)?;
     let mut tally = Tally::new(&plan.scenarios, &plan.floors);
-    let mut progress = Progress::new(
-        opts.progress,
-        plan.units_per_repeat() * opts.repeat as usize,
-    );
-    for rep in 0..opts.repeat as usize {
+    let planned = plan.units_per_repeat() * opts.repeat as usize;
+    let mut progress = Progress::new(opts.progress, planned);
+    let mut done = 0;
+    'repeats: for rep in 0..opts.repeat as usize {
         for unit in plan.units(rep, tally.hypercall_supported) {
+            if stop_signal().is_some() {
+                break 'repeats;
+            }
             progress.step(&format!(
                 "repeat {}/{}: {}",
                 rep + 1,
                 opts.repeat,
                 unit.label()
             ));
-            tally.run(kvm, opts, &peer, unit);
+            if tally.run(kvm, opts, &peer, unit) {
+                done += 1;
+            }
         }
     }
     progress.finish();
-    let mut report = assemble_report(kvm, opts, &plan, &peer, tally, started_at);
+    let stopped = stop_signal().map(|signal| Stopped {
+        signal,
+        runs_done: done,
+        runs_planned: planned,
+    });
+    if let Some(s) = &stopped {
+        eprintln!(
+            "trapline bench: {} received: stopped after {} of {} VM runs; keeping what they measured",
+            trapline_machine::signals::name(s.signal),
+            s.runs_done,
+            s.runs_planned
+        );
+    }
+    let mut report = assemble_report(kvm, opts, &plan, &peer, tally, started_at, stopped);
     report.wall_seconds = started.elapsed().as_secs_f64();
     Ok(report)
+}
+
+/// The stop signal received so far, if any.
+pub(super) fn stop_signal() -> Option<i32> {
+    trapline_machine::signals::received()
 }

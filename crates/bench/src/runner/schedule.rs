@@ -25,9 +25,9 @@ impl Unit {
     /// What the progress bar says it is.
     pub(super) fn label(&self) -> String {
         match self {
-            Unit::Probe(k, s) => format!("{k:?} VM, {} scenario(s)", s.len()),
+            Unit::Probe(k, s) => format!("{} VM, {} scenario(s)", k.name(), s.len()),
             Unit::Floor(r, k) => format!("raw KVM floor {}: {}", r.vmm, k.name()),
-            Unit::Peer(k, s) => format!("QEMU {k:?} VM, {} scenario(s)", s.len()),
+            Unit::Peer(k, s) => format!("QEMU {} VM, {} scenario(s)", k.name(), s.len()),
             Unit::Unprofiled(s) => format!("unprofiled VM, {} scenario(s)", s.len()),
         }
     }
@@ -374,6 +374,28 @@ fn peer_units(
 mod tests {
     use super::*;
     use std::time::Duration;
+
+    #[test]
+    fn progress_lines_name_machines_as_people_do_not_as_rust_types() {
+        for k in [
+            MachineKind::Main,
+            MachineKind::NoIrqchip,
+            MachineKind::Hypercall,
+            MachineKind::EcamRo,
+            MachineKind::Smp,
+            MachineKind::SmpX2apic,
+        ] {
+            for unit in [Unit::Probe(k, vec![]), Unit::Peer(k, vec![])] {
+                let label = unit.label();
+                assert!(!label.contains(&format!("{k:?}")), "{label}");
+                assert!(label.contains(&format!("{} VM", k.name())), "{label}");
+            }
+        }
+        assert_eq!(
+            Unit::Probe(MachineKind::NoIrqchip, vec![]).label(),
+            "no-irqchip VM, 0 scenario(s)"
+        );
+    }
 
     fn opts(only: Option<&str>) -> LabOptions {
         LabOptions {

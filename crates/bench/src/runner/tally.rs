@@ -9,6 +9,7 @@ use trapline_report::ladder::Rung;
 use super::floor_run::absorb_floor;
 use super::peer_run::{absorb_peer, PeerSetup};
 use super::probe::{absorb, cmdline, run_probe};
+use super::run::stop_signal;
 use super::schedule::Unit;
 use super::{Acc, LabOptions};
 use crate::catalog::{MachineKind, Scenario};
@@ -60,14 +61,24 @@ impl Tally {
         }
     }
 
-    /// Run `unit` and take what it measured (or why it failed).
-    pub(super) fn run(&mut self, kvm: &HostKvm, opts: &LabOptions, peer: &PeerSetup, unit: Unit) {
+    /// Run `unit` and take what it measured (or why it failed). Returns
+    /// false when a stop signal came while it ran: what it measured then
+    /// is dropped, not taken (the signal may have cut it short, and a VM
+    /// stopped early is no failure of its scenarios).
+    pub(super) fn run(
+        &mut self,
+        kvm: &HostKvm,
+        opts: &LabOptions,
+        peer: &PeerSetup,
+        unit: Unit,
+    ) -> bool {
         match unit {
             Unit::Probe(kind, list) => self.run_probe(kvm, opts, kind, &list),
             Unit::Unprofiled(list) => self.run_unprofiled(kvm, opts, &list),
             Unit::Peer(kind, list) => self.run_peer(opts, peer, kind, &list),
             Unit::Floor(rung, kind) => self.run_floor(kvm, opts, rung, kind),
         }
+        stop_signal().is_none()
     }
 
     /// trapline's probe VM of `kind` on `list`.
@@ -91,6 +102,7 @@ impl Tally {
             opts.vm_timeout
         };
         match run_probe(kvm, kind, list, opts, timeout) {
+            _ if stop_signal().is_some() => {}
             Ok(run) => {
                 if self.tsc_khz == 0 {
                     self.tsc_khz = run.tsc_khz;
@@ -149,6 +161,7 @@ impl Tally {
             &unprofiled_opts,
             opts.vm_timeout,
         ) {
+            _ if stop_signal().is_some() => {}
             Ok(run) => absorb(&mut self.unprofiled_acc, list, &run.probe, opts),
             Err(e) => fail_all(&mut self.unprofiled_acc, list, &e),
         }
@@ -172,12 +185,14 @@ impl Tally {
         } else {
             run_kvmtool_probe(opts, &peer.dir, &line, cpus)
         };
+        if stop_signal().is_some() {
+            return;
+        }
         absorb_peer(&mut self.peer_acc, list, res, who);
     }
 
     /// One loop of the raw-KVM floor ladder, to its goal.
     fn run_floor(&mut self, kvm: &HostKvm, opts: &LabOptions, rung: &Rung, kind: FloorKind) {
-        let a = self.floor_acc.entry((rung.vmm, kind.name())).or_default();
         let measured = floor::ladder::pieces(rung.vmm)
             .ok_or_else(|| format!("no pieces for the rung {}", rung.vmm))
             .and_then(|pieces| {
@@ -190,6 +205,10 @@ impl Tally {
                     opts.max_iters,
                 )
             });
+        if stop_signal().is_some() {
+            return;
+        }
+        let a = self.floor_acc.entry((rung.vmm, kind.name())).or_default();
         match measured {
             Ok(s) => absorb_floor(a, kind, s),
             Err(e) => {

@@ -3,6 +3,7 @@
 use clap::CommandFactory;
 
 use super::options::Opt;
+use super::parse::Spelling;
 use super::{MAX_MEM_MIB, MAX_VCPUS, QEMU_COMPAT_VERSION};
 use crate::args::Cli;
 
@@ -13,13 +14,16 @@ pub(super) fn version_line() -> String {
     )
 }
 
-/// `-version`: the line version sniffers parse, then what trapline is.
-pub(super) fn version_text() -> String {
-    format!(
-        "{}\ntrapline {} is not QEMU: the QEMU version is a compatibility string\n",
-        version_line(),
-        env!("CARGO_PKG_VERSION")
-    )
+/// `--version`: trapline, then QEMU's version line and what it means;
+/// `-version`: QEMU's line first, where version sniffers parse it.
+pub(super) fn version_text(spelling: Spelling) -> String {
+    let ours = env!("CARGO_PKG_VERSION");
+    let qemu = version_line();
+    let note = "trapline is not QEMU: the QEMU version is a compatibility string";
+    match spelling {
+        Spelling::Trapline => format!("trapline {ours}\n{qemu}\n{note}\n"),
+        Spelling::Qemu => format!("{qemu}\n{note}\n"),
+    }
 }
 
 /// The options' entries in `-h`, from the option table.
@@ -34,11 +38,17 @@ fn option_entries() -> String {
 
 /// `--help` read QEMU's way: trapline's own help first, then the QEMU
 /// spellings under QEMU's version line (kvm-unit-tests' harness looks for
-/// the word QEMU anywhere in it).
-pub(super) fn help_text() -> String {
+/// the word QEMU anywhere in it). `-h` and `-help` put QEMU's version line
+/// above it all, where kvm-unit-tests reads it (`$QEMU -h | head -1`, the
+/// major, minor and micro numbers from its fourth to sixth words).
+pub(super) fn help_text(spelling: Spelling) -> String {
     let native = Cli::command().render_help().to_string();
+    let first = match spelling {
+        Spelling::Qemu => format!("{}\n", version_line()),
+        Spelling::Trapline => String::new(),
+    };
     format!(
-        "trapline {ours}
+        "{first}trapline {ours}
 {native}
 QEMU-compatible spellings, for harnesses written for QEMU:
 {version}

@@ -3,7 +3,6 @@
 
 use std::ffi::OsString;
 use std::fmt::Display;
-use std::io::Write;
 
 use trapline_machine::status;
 
@@ -37,8 +36,8 @@ pub fn main(argv: impl IntoIterator<Item = OsString>) -> i32 {
     };
     match action {
         Action::Run(q) => launch(q),
-        Action::Help => print_out(&help_text()),
-        Action::Version => print_out(&version_text()),
+        Action::Help(s) => print_out(&help_text(s)),
+        Action::Version(s) => print_out(&version_text(s)),
         Action::ListDevices => print_out(Platform::HOST.device_list()),
         Action::DeviceOptions(name) => print_out(&device_options(name)),
         Action::ListMachines => print_out(Platform::HOST.machine_list()),
@@ -64,7 +63,10 @@ fn launch(q: QemuRun) -> i32 {
     // (the same command line with `-kernel _NO_FILE_4Uhere_`) must see
     // "could not load kernel" only when everything before it would work.
     if let Err(e) = trapline_machine::HostKvm::open_from_env() {
-        eprintln!("trapline: error: {e}");
+        eprintln!(
+            "trapline: error: {}",
+            trapline_machine::words::clean(&e.to_string())
+        );
         return status::NO_KVM;
     }
     if let Err(e) = check_kernel(&a.kernel) {
@@ -77,9 +79,16 @@ fn launch(q: QemuRun) -> i32 {
 /// Whether the kernel can be opened, in the words run_tests.sh greps for
 /// (`could not load kernel '<path>'`, on one line with the path).
 fn check_kernel(spec: &str) -> Result<(), String> {
-    let fail = |why: &dyn Display| format!("could not load kernel '{spec}': {why}");
+    let fail = |why: &dyn Display| {
+        format!(
+            "could not load kernel '{spec}': {}",
+            trapline_machine::words::clean(&why.to_string())
+        )
+    };
     if spec.starts_with("builtin:") {
-        return run_cmd::read_kernel(spec).map(drop).map_err(|e| fail(&e));
+        return run_cmd::read_kernel(spec, u64::MAX)
+            .map(drop)
+            .map_err(|e| fail(&e));
     }
     match std::fs::metadata(spec) {
         Err(e) => Err(fail(&e)),
@@ -89,8 +98,7 @@ fn check_kernel(spec: &str) -> Result<(), String> {
 }
 
 fn print_out(text: &str) -> i32 {
-    // A closed pipe (`… | grep -q`) is not an error worth a panic.
-    let mut out = std::io::stdout().lock();
-    let _ = out.write_all(text.as_bytes()).and_then(|_| out.flush());
+    // A closed pipe (`… | grep -q`) ends trapline quietly, as it ends QEMU.
+    trapline_bench::out::write_all(text);
     0
 }

@@ -17,9 +17,9 @@ pub enum Action {
     /// Boot a guest.
     Run(QemuRun),
     /// `-h`, `-help`, `--help`.
-    Help,
+    Help(Spelling),
     /// `-version`, `--version`.
-    Version,
+    Version(Spelling),
     /// `-device help` / `-device ?`.
     ListDevices,
     /// `-device NAME,help`.
@@ -34,6 +34,28 @@ pub enum Action {
     ListCpus,
     /// `-accel help`.
     ListAccels,
+}
+
+/// Who answers `-h`/`--help` and `-version`/`--version`: QEMU's
+/// single-dash spellings answer as QEMU does, with its version line first
+/// (kvm-unit-tests reads the QEMU version from `$QEMU -h | head -1`); the
+/// two-dash ones, which people type, name trapline first.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Spelling {
+    /// `-h`, `-help`, `-version`.
+    Qemu,
+    /// `--help`, `--version`.
+    Trapline,
+}
+
+impl Spelling {
+    fn of(arg: &str) -> Spelling {
+        if arg.starts_with("--") {
+            Spelling::Trapline
+        } else {
+            Spelling::Qemu
+        }
+    }
 }
 
 /// The options of a QEMU-style run, as given (defaults are applied by
@@ -168,8 +190,8 @@ pub fn parse_for<S: AsRef<str>>(platform: Platform, args: &[S]) -> Result<Action
                 );
                 q.cpu = Some(model);
             }
-            Opt::H | Opt::Help => return Ok(Action::Help),
-            Opt::Version => return Ok(Action::Version),
+            Opt::H | Opt::Help => return Ok(Action::Help(Spelling::of(arg))),
+            Opt::Version => return Ok(Action::Version(Spelling::of(arg))),
         }
     }
     if let Some(d) = serial_parts.resolve(&mut q.warnings)? {

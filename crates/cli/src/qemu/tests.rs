@@ -7,7 +7,7 @@ use clap::Parser;
 
 use super::help::help_text;
 use super::options::{is_qemu_style, Opt};
-use super::parse::{parse, Action, QemuRun};
+use super::parse::{parse, Action, QemuRun, Spelling};
 use super::values::{parse_mem, parse_size, parse_smp, parse_uint, split_opts};
 use super::{MAX_MEM_MIB, MAX_VCPUS, MIB};
 use crate::args::{Cli, DeviceArg, IrqchipArg, SerialSpec};
@@ -484,14 +484,21 @@ fn a_missing_kernel_is_a_usage_error() {
 
 #[test]
 fn help_and_version_act_where_they_appear() {
-    for h in ["-h", "-help", "--help"] {
-        assert_eq!(parse(&[h]), Ok(Action::Help));
+    for h in ["-h", "-help"] {
+        assert_eq!(parse(&[h]), Ok(Action::Help(Spelling::Qemu)));
     }
-    assert_eq!(parse(&["-version"]), Ok(Action::Version));
-    assert_eq!(parse(&["--version"]), Ok(Action::Version));
-    assert_eq!(parse(&["-kernel", "k", "-h", "-foo"]), Ok(Action::Help));
+    assert_eq!(parse(&["--help"]), Ok(Action::Help(Spelling::Trapline)));
+    assert_eq!(parse(&["-version"]), Ok(Action::Version(Spelling::Qemu)));
+    assert_eq!(
+        parse(&["--version"]),
+        Ok(Action::Version(Spelling::Trapline))
+    );
+    assert_eq!(
+        parse(&["-kernel", "k", "-h", "-foo"]),
+        Ok(Action::Help(Spelling::Qemu))
+    );
     assert!(parse(&["-foo", "-h"]).is_err());
-    let h = help_text();
+    let h = help_text(Spelling::Trapline);
     // trapline first; QEMU's version line and spellings after.
     assert!(h.starts_with("trapline "), "{h}");
     assert!(
@@ -544,7 +551,7 @@ fn helpers() {
 
 #[test]
 fn every_option_sits_at_its_own_index_is_found_by_name_and_is_in_the_help() {
-    let h = help_text();
+    let h = help_text(Spelling::Qemu);
     for (i, o) in Opt::ALL.iter().enumerate() {
         assert_eq!(*o as usize, i, "{o:?}");
         let name = o.spec().name;

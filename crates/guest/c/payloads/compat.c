@@ -309,6 +309,9 @@ static bool check_pctestdev(void)
     /* 0xE0: 32-bit scratch register, every width, lanes by port & 3. */
     outl(0xe0, 0x12345678);
     u32 v = inl(0xe0);
+    if (v == 0xffffffff)
+        return fail("nothing at port 0xe0 (it reads all-ones): the machine has no pc-testdev; "
+                    "add it with --device pc-testdev (QEMU: -device pc-testdev)");
     if (v != 0x12345678)
         return fail("0xe0: outl 0x12345678, inl 0x%x", v);
     for (u16 p = 0; p < 4; p++)

@@ -353,8 +353,9 @@ pub fn values(report: &Report) -> Vec<Derived> {
                     scenario_key(parent, path)
                 ),
                 note: Some(format!(
-                    "what {} costs per iteration of {path}; spread ±{:.0} cycles (sum of MADs)",
-                    r.what, c.spread
+                    "what {} costs per iteration of {path}; spread ±{} cyc (sum of MADs)",
+                    r.what,
+                    crate::fmt::grouped(c.spread)
                 )),
                 range: ValueRange::around(c.cycles, c.spread),
                 goal: None,
@@ -369,8 +370,8 @@ pub fn values(report: &Report) -> Vec<Derived> {
                 unit: Unit::Cycles.to_string(),
                 formula: format!("net {path} − net {}", scenario_key(BARE, path)),
                 note: Some(format!(
-                    "the gap the ladder's pieces explain; spread ±{:.0} cycles (sum of MADs)",
-                    c.spread
+                    "the gap the ladder's pieces explain; spread ±{} cyc (sum of MADs)",
+                    crate::fmt::grouped(c.spread)
                 )),
                 range: ValueRange::around(c.cycles, c.spread),
                 goal: None,

@@ -129,6 +129,9 @@ pub struct Grid {
     pub columns: Vec<Column>,
     /// Body.
     pub rows: Vec<Row>,
+    /// Columns a narrow terminal may leave out, the first to go first
+    /// (indices); the others are always shown (see `render::fit`).
+    pub droppable: Vec<usize>,
 }
 
 impl Grid {
@@ -152,6 +155,19 @@ impl Grid {
                 })
                 .collect(),
             rows: Vec::new(),
+            droppable: Vec::new(),
+        }
+    }
+
+    /// Lets a narrow terminal leave out the columns titled `titles`, in
+    /// that order (a title not in the grid is skipped).
+    pub fn droppable(&mut self, titles: &[&str]) {
+        for t in titles {
+            if let Some(i) = self.columns.iter().position(|c| c.title == *t) {
+                if !self.droppable.contains(&i) {
+                    self.droppable.push(i);
+                }
+            }
         }
     }
 

@@ -6,7 +6,7 @@ use std::fmt::Write as _;
 use super::grid::{Align, Grid, Mode, Section};
 use super::{Chart, Page, Part};
 use crate::describe::{host_line, peer_line};
-use crate::fmt::html_escape as esc;
+use crate::fmt::{grouped, html_escape as esc};
 use crate::model::Report;
 
 /// The id of the `<script type="application/json">` block holding the raw
@@ -14,71 +14,159 @@ use crate::model::Report;
 pub const DATA_ID: &str = "trapline-data";
 
 const STYLE: &str = "\
-body{font-family:system-ui,-apple-system,'Segoe UI',sans-serif;margin:2em auto;max-width:1240px;padding:0 1em;color:#222;line-height:1.45}
-h1{margin-bottom:.2em}h2{margin-top:1.8em;border-bottom:1px solid #ddd}
+body{font-family:system-ui,-apple-system,'Segoe UI',sans-serif;margin:1.2em auto;max-width:1240px;padding:0 1em;color:#222;line-height:1.45}
+h1{margin:0 0 .2em}h2{margin-top:1.6em;border-bottom:1px solid #ddd}
 .sub{color:#666;margin-top:0}
-dl.host{display:grid;grid-template-columns:max-content auto;gap:.2em 1.2em}
-dl.host dt{font-weight:600}dl.host dd{margin:0}
-div.grid{overflow-x:auto}
-table.grid{border-collapse:collapse;font-size:.85em;width:100%}
-table.grid .nw{white-space:nowrap}
-table.grid th,table.grid td{border-bottom:1px solid #e4e4e4;padding:.2em .45em;text-align:left;vertical-align:top;overflow-wrap:anywhere}
+code{font-family:ui-monospace,'SFMono-Regular',Menlo,Consolas,monospace;font-size:.92em;background:#f3f3f3;border-radius:3px;padding:0 .2em}
+dl.host{display:grid;grid-template-columns:max-content minmax(0,1fr);gap:.2em 1.2em}
+dl.host dt{font-weight:600}dl.host dd{margin:0;overflow-wrap:break-word}
+div.grid{overflow-x:auto;max-width:100%}
+table.grid{border-collapse:collapse;font-size:.85em}
+table.grid .nw,table.grid .w{white-space:nowrap}
+table.grid th,table.grid td{border-bottom:1px solid #e4e4e4;padding:.2em .45em;text-align:left;vertical-align:top}
 table.grid th{background:#f4f6f8}
 table.grid td.r,table.grid th.r{text-align:right;font-variant-numeric:tabular-nums}
-table.grid td.span{color:#8a4b00;font-style:italic}
+table.grid td.span{color:#8a4b00;font-style:italic;min-width:16em}
+table.grid td.prose{min-width:12em}
+details.table{margin:.6em 0}details.table>summary{cursor:pointer;color:#1f4e80}
+details.table div.grid{max-height:85vh;overflow:auto;border-bottom:1px solid #ccc}
+table.grid thead th{position:sticky;top:0;z-index:1}
+table.grid tr>:first-child{position:sticky;left:0;background:#fff}
+table.grid thead th:first-child{z-index:2;background:#f4f6f8}
 .caveat{background:#fff4e0;border-left:4px solid #e69a2e;padding:.6em 1em}
-figure{margin:1.5em 0}figure svg{max-width:100%;height:auto;border:1px solid #eee}
+figure{margin:1.2em 0}figure svg{max-width:100%;height:auto;border:1px solid #eee}
 figcaption{color:#555;font-size:.92em}
-.callout{background:#eef4fb;border-left:4px solid #3b6ea8;padding:.6em 1em;margin:.6em 0}
+.callout{background:#eef4fb;border-left:4px solid #3b6ea8;padding:.4em 1em;margin:.4em 0}
 .callout p{margin:.2em 0}
 .missing{color:#777;font-style:italic}
 p.caption{color:#444;font-style:italic;margin:.3em 0 .8em}
 section.view{margin-top:2.5em}
 details{margin:.5em 0}
-nav.toc{background:#f7f7f7;border:1px solid #e4e4e4;padding:.4em 1.2em;margin:1em 0}
-nav.toc ul{margin:.2em 0;padding-left:1.2em}nav.toc li{margin:.1em 0}
-.noise{background:#fdecea;border-left:4px solid #c0392b;padding:.6em 1em}
-.noise li{margin:.2em 0}
+nav.toc{background:#f7f7f7;border:1px solid #e4e4e4;padding:.3em 1em;margin:.8em 0;font-size:.92em}
+nav.toc ul{display:inline;margin:0;padding:0}nav.toc li{display:inline}
+nav.toc>ul>li:not(:last-child)::after{content:' · '}
+nav.toc li ul::before{content:' ('}nav.toc li ul::after{content:')'}
+nav.toc li li:not(:last-child)::after{content:', '}
+.noise{background:#fdecea;border-left:4px solid #c0392b;padding:.4em 1em}
+.noise p{margin:.3em 0}.noise li{margin:.2em 0}
 details.fold summary{cursor:pointer;font-weight:600}
-@media print{div.grid{overflow:visible}table.grid{font-size:.75em}nav.toc{display:none}figure{break-inside:avoid}}
+@media print{div.grid,details.table div.grid{overflow:visible;max-height:none}table.grid{font-size:.75em}nav.toc{display:none}figure{break-inside:avoid}}
 ";
 
 /// Cells of at most this many characters count as short (see
 /// [`column_classes`]).
 const SHORT_CELL: usize = 24;
 
-/// The `class` attribute of each column's cells: `r` for numbers, `nw` (no
-/// wrapping) when every cell is one token (a name, a number,
-/// `pio-write=1.00`) or short. A browser would otherwise break such a cell
-/// at its hyphens (`pio-` / `write=1.00`) when the table is tight; columns
-/// of phrases still wrap, between words.
-fn column_classes(g: &Grid) -> Vec<String> {
+/// Tables with more rows than this are folded (see [`table`]): a page's
+/// charts and headline come first, and a reader opens the long table when
+/// they want it.
+pub const FOLD_ROWS: usize = 15;
+
+/// The `class` attribute of each column's cells: `r` for numbers, which
+/// never wrap (`≤ 20,428 cyc`, `5,880..6,120 cyc`) unless they come with
+/// phrases (`153139 iops, 6.53us rtt (extrapolated)`); `nw` when every
+/// cell is one token (a name, `pio-write=1.00`); `prose` for columns of
+/// longer phrases, which wrap between words but keep a readable width.
+/// Other columns wrap between words only when the table is tight.
+fn column_classes(g: &Grid) -> Vec<&'static str> {
     let n = g.columns.len();
-    let mut nowrap = vec![true; n];
+    let mut one_token = vec![true; n];
+    let mut prose = vec![false; n];
     for row in &g.rows {
         for (i, cell) in row.texts(Mode::Display).iter().enumerate().take(n) {
-            let one_token = !cell.contains(char::is_whitespace);
-            nowrap[i] &= one_token || cell.chars().count() <= SHORT_CELL;
+            let words = cell.split_whitespace().count();
+            one_token[i] &= words <= 1;
+            prose[i] |= words > 1 && cell.chars().count() > SHORT_CELL;
         }
     }
     g.columns
         .iter()
-        .zip(nowrap)
-        .map(|(c, nowrap)| {
-            let mut classes = Vec::new();
-            if c.align == Align::Right {
-                classes.push("r");
-            }
-            if nowrap {
-                classes.push("nw");
-            }
-            if classes.is_empty() {
-                String::new()
-            } else {
-                format!(" class=\"{}\"", classes.join(" "))
-            }
+        .enumerate()
+        .map(|(i, c)| match c.align {
+            Align::Right if prose[i] => " class=\"r\"",
+            Align::Right => " class=\"r nw\"",
+            Align::Left if one_token[i] => " class=\"nw\"",
+            Align::Left if prose[i] => " class=\"prose\"",
+            Align::Left => "",
         })
         .collect()
+}
+
+/// `s` escaped for HTML, with each word a browser could break inside (at
+/// a hyphen, a slash, `=`, a dash) kept whole in a `w` span: a table cell
+/// then wraps only between words, so `pio-write=1.00 mmio-read=0.02` may
+/// take two lines but never splits `pio-` from `write=1.00`. A word may
+/// also wrap after a colon inside it (`<wbr>`): a scenario's key
+/// `raw-kvm+idmap:pio-kernel-wildcard` is its VMM and its name.
+fn whole_words(s: &str) -> String {
+    /// Characters a line never breaks after inside a word.
+    fn holds(c: char) -> bool {
+        c.is_alphanumeric() || matches!(c, '.' | ',' | ':' | ';' | '\'' | '"')
+    }
+    fn piece(out: &mut String, p: &str) {
+        if p.chars().count() > 1 && !p.chars().all(holds) {
+            let _ = write!(out, "<span class=\"w\">{}</span>", esc(p));
+        } else {
+            out.push_str(&esc(p));
+        }
+    }
+    let flush = |word: &mut String, out: &mut String| {
+        let mut pieces = word.split_inclusive(':').peekable();
+        while let Some(p) = pieces.next() {
+            piece(out, p);
+            if pieces.peek().is_some() {
+                out.push_str("<wbr>");
+            }
+        }
+        word.clear();
+    };
+    let mut out = String::with_capacity(s.len() + s.len() / 4);
+    let mut word = String::new();
+    for c in s.chars() {
+        if c.is_whitespace() {
+            flush(&mut word, &mut out);
+            out.push(c);
+        } else {
+            word.push(c);
+        }
+    }
+    flush(&mut word, &mut out);
+    out
+}
+
+/// `s` as HTML: escaped by `text`, and what lies between a pair of
+/// backticks as `<code>` (the views' texts write commands and flags as
+/// `` `trapline run` ``); a backtick without its pair stays as it is.
+fn markup_with(s: &str, text: impl Fn(&str) -> String) -> String {
+    let parts: Vec<&str> = s.split('`').collect();
+    let ticks = parts.len() - 1;
+    let mut out = String::with_capacity(s.len() + 16);
+    for (i, part) in parts.iter().enumerate() {
+        // Odd parts follow an opening backtick; `i < ticks` when a
+        // closing one follows them.
+        if i % 2 == 0 {
+            out.push_str(&text(part));
+        } else if i < ticks && !part.is_empty() {
+            let _ = write!(out, "<code>{}</code>", text(part));
+        } else {
+            out.push('`');
+            out.push_str(&text(part));
+            if i < ticks {
+                out.push('`');
+            }
+        }
+    }
+    out
+}
+
+/// Prose as HTML: escaped, backtick spans as `<code>`.
+pub fn markup(s: &str) -> String {
+    markup_with(s, esc)
+}
+
+/// A table cell as HTML: [`markup`] with its words kept whole.
+fn cell(s: &str) -> String {
+    markup_with(s, whole_words)
 }
 
 /// The grid as an HTML table (in a box that scrolls sideways when the
@@ -87,15 +175,22 @@ fn column_classes(g: &Grid) -> Vec<String> {
 pub fn grid(g: &Grid) -> String {
     let classes = column_classes(g);
     let mut out = String::from("<div class=\"grid\"><table class=\"grid\">\n<thead><tr>");
-    for (c, class) in g.columns.iter().zip(&classes) {
-        let _ = write!(out, "<th{class}>{}</th>", esc(&c.title));
+    // Headers may wrap between words (`median` / `cyc`): a column is as
+    // wide as its values need.
+    for c in &g.columns {
+        let class = if c.align == Align::Right {
+            " class=\"r\""
+        } else {
+            ""
+        };
+        let _ = write!(out, "<th{class}>{}</th>", cell(&c.title));
     }
     out.push_str("</tr></thead>\n<tbody>\n");
     let n = g.columns.len();
     for row in &g.rows {
         out.push_str("<tr>");
-        for (cell, class) in row.texts(Mode::Display).iter().zip(&classes) {
-            let _ = write!(out, "<td{class}>{}</td>", esc(cell));
+        for (text, class) in row.texts(Mode::Display).iter().zip(&classes) {
+            let _ = write!(out, "<td{class}>{}</td>", cell(text));
         }
         let used = row.cells.len().min(n);
         if let Some(span) = &row.span {
@@ -103,7 +198,7 @@ pub fn grid(g: &Grid) -> String {
             let _ = write!(
                 out,
                 "<td class=\"span\" colspan=\"{cols}\">{}</td>",
-                esc(span)
+                cell(span)
             );
         } else if used < n {
             let _ = write!(out, "<td colspan=\"{}\"></td>", n - used);
@@ -114,27 +209,54 @@ pub fn grid(g: &Grid) -> String {
     out
 }
 
+/// The grid as [`grid`] does, folded into a `<details>` when it has more
+/// than [`FOLD_ROWS`] rows; the fold's summary line names it (`what`), its
+/// row count and its columns. Opened, it scrolls in a box of most of the
+/// window's height, its header row and first column kept in view.
+fn table(out: &mut String, g: &Grid, what: &str) {
+    if g.rows.len() <= FOLD_ROWS {
+        out.push_str(&grid(g));
+        return;
+    }
+    let columns: Vec<&str> = g
+        .columns
+        .iter()
+        .map(|c| c.title.as_str())
+        .filter(|t| !t.is_empty())
+        .collect();
+    let _ = writeln!(
+        out,
+        "<details class=\"table\"><summary><strong>{}</strong>: {} rows ({})</summary>",
+        markup(what),
+        g.rows.len(),
+        markup(&columns.join(", "))
+    );
+    out.push_str(&grid(g));
+    out.push_str("</details>\n");
+}
+
+/// Lists longer than this are folded like a long table.
+const FOLD_ITEMS: usize = 10;
+
 fn sections(out: &mut String, sections: &[Section]) {
     for s in sections.iter().filter(|s| !s.items.is_empty()) {
-        if s.fold {
-            // Folded: lines a reader seldom needs (passing checks).
+        let fold = s.fold || s.items.len() > FOLD_ITEMS;
+        if fold {
+            // Folded: lines a reader seldom needs (passing checks), or
+            // more of them than a page should show at once.
             let _ = writeln!(
                 out,
                 "<details class=\"fold\"><summary>{} ({})</summary>\n<ul>",
-                esc(&s.heading),
+                markup(&s.heading),
                 s.items.len()
             );
         } else {
-            let _ = writeln!(out, "<h3>{}</h3>\n<ul>", esc(&s.heading));
+            let _ = writeln!(out, "<h3>{}</h3>\n<ul>", markup(&s.heading));
         }
         for item in &s.items {
-            let _ = writeln!(out, "<li>{}</li>", esc(item));
+            let _ = writeln!(out, "<li>{}</li>", markup(item));
         }
-        out.push_str(if s.fold {
-            "</ul></details>\n"
-        } else {
-            "</ul>\n"
-        });
+        out.push_str(if fold { "</ul></details>\n" } else { "</ul>\n" });
     }
 }
 
@@ -164,26 +286,24 @@ fn chart(out: &mut String, c: &Chart) {
         out,
         "<figure>\n<h3 id=\"chart-{}\">{}</h3>",
         anchor(&c.title),
-        esc(&c.title)
+        markup(&c.title)
     );
-    if !c.callout.is_empty() {
-        out.push_str("<div class=\"callout\">\n");
-        for line in &c.callout {
-            let _ = writeln!(out, "<p>{}</p>", esc(line));
-        }
-        out.push_str("</div>\n");
-    }
     match &c.svg {
         Ok(svg) => out.push_str(&inline_svg(svg)),
         Err(why) => {
-            let _ = write!(out, "<p class=\"missing\">No chart: {}</p>", esc(why));
+            let _ = write!(out, "<p class=\"missing\">No chart: {}</p>", markup(why));
         }
     }
-    let _ = writeln!(
-        out,
-        "\n<figcaption>{}</figcaption>\n</figure>",
-        esc(&c.caption)
-    );
+    let _ = writeln!(out, "\n<figcaption>{}</figcaption>", markup(&c.caption));
+    // The key numbers after the chart, which comes first on the page.
+    if !c.callout.is_empty() {
+        out.push_str("<div class=\"callout\">\n");
+        for line in &c.callout {
+            let _ = writeln!(out, "<p>{}</p>", markup(line));
+        }
+        out.push_str("</div>\n");
+    }
+    out.push_str("</figure>\n");
 }
 
 fn host(out: &mut String, report: &Report) {
@@ -198,8 +318,12 @@ fn host(out: &mut String, report: &Report) {
             "TSC",
             match (h.tsc_khz, h.tsc_khz_crosscheck) {
                 (0, _) => "frequency unknown".to_string(),
-                (k, Some(m)) => format!("{k} kHz (measured {m} kHz)"),
-                (k, None) => format!("{k} kHz"),
+                (k, Some(m)) => format!(
+                    "{} kHz (measured {} kHz)",
+                    grouped(k as f64),
+                    grouped(m as f64)
+                ),
+                (k, None) => format!("{} kHz", grouped(k as f64)),
             },
         ),
         (
@@ -215,9 +339,9 @@ fn host(out: &mut String, report: &Report) {
                 "{} repeats after {} warm-up, loops grown to ≥ {} cycles within {}–{} iterations{}",
                 c.repeat,
                 c.warmup,
-                c.goal_cycles,
-                c.min_iters,
-                c.max_iters,
+                grouped(c.goal_cycles as f64),
+                grouped(c.min_iters as f64),
+                grouped(c.max_iters as f64),
                 if c.quick { ", quick mode" } else { "" }
             ),
         ),
@@ -234,7 +358,7 @@ fn host(out: &mut String, report: &Report) {
     ));
     out.push_str("<dl class=\"host\">\n");
     for (k, v) in rows {
-        let _ = writeln!(out, "<dt>{}</dt><dd>{}</dd>", esc(k), esc(&v));
+        let _ = writeln!(out, "<dt>{}</dt><dd>{}</dd>", esc(k), markup(&v));
     }
     out.push_str("</dl>\n");
     if !h.kvm_caps.is_empty() {
@@ -261,20 +385,29 @@ fn method(out: &mut String, report: &Report, contents: &mut Contents) {
          min–max range across repeats. Net cost subtracts the median of the same VMM's noop loop \
          (the loop and timing overhead) from every repeat. Exits per iteration are host-side \
          counts taken during the timed loops.",
-        c.min_iters, c.goal_cycles, c.max_iters, c.warmup, c.repeat
+        grouped(c.min_iters as f64),
+        grouped(c.goal_cycles as f64),
+        grouped(c.max_iters as f64),
+        c.warmup,
+        c.repeat
     );
     if report.host.tsc_khz > 0 {
         let _ = write!(
             p,
             " Nanoseconds convert cycles at the host TSC frequency of {} kHz.",
-            report.host.tsc_khz
+            grouped(report.host.tsc_khz as f64)
         );
     }
     if c.quick {
         p.push_str(" This was a quick run: fewer repeats and shorter loops, so spreads are wider.");
     }
     contents.h2(out, "Method");
-    let _ = writeln!(out, "<p>{}</p>", esc(&p));
+    let _ = writeln!(out, "<p>{}</p>", markup(&p));
+}
+
+/// The nested-virtualization (or emulated-host) caveat, under the page's
+/// heading: it bears on every number below it.
+fn caveat(out: &mut String, report: &Report) {
     if let Some(note) = &report.host.nested_note {
         let title = if report.host.emulated {
             "Emulated host."
@@ -284,7 +417,14 @@ fn method(out: &mut String, report: &Report, contents: &mut Contents) {
         let _ = writeln!(
             out,
             "<p class=\"caveat\"><strong>{title}</strong> {}</p>",
-            esc(&sentence(note))
+            markup(&sentence(note))
+        );
+    }
+    if let Some(p) = &report.partial {
+        let _ = writeln!(
+            out,
+            "<p class=\"caveat\"><strong>Partial run.</strong> {}</p>",
+            markup(&sentence(&p.detail()))
         );
     }
 }
@@ -322,35 +462,39 @@ pub fn document(title: &str, body: &str) -> String {
 
 fn caption(out: &mut String, page: &dyn Page) {
     if let Some(c) = page.caption() {
-        let _ = writeln!(out, "<p class=\"caption\">{}</p>", esc(&c));
+        let _ = writeln!(out, "<p class=\"caption\">{}</p>", markup(&c));
     }
 }
 
-/// The page's main table, then its further titled tables.
-fn tables(out: &mut String, page: &dyn Page) {
-    out.push_str(&grid(&page.grid()));
+/// The page's charts, then its main table and its further titled tables
+/// (folded when long: the charts sum them up), then its lists.
+fn body(out: &mut String, page: &dyn Page, charts: &[Chart], what: &str) {
+    for c in charts {
+        chart(out, c);
+    }
+    table(out, &page.grid(), what);
     for (title, g) in page.extra_grids() {
-        let _ = writeln!(out, "<h3>{}</h3>", esc(&title));
-        out.push_str(&grid(&g));
+        // A folded table's summary line names it.
+        if g.rows.len() <= FOLD_ROWS {
+            let _ = writeln!(out, "<h3>{}</h3>", markup(&title));
+        }
+        table(out, &g, &title);
     }
+    sections(out, &page.sections());
 }
 
-/// One part of a composite page: its own section, table, lists and charts.
+/// One part of a composite page: its own section, charts, tables and lists.
 fn part(out: &mut String, p: &Part<'_>) {
+    let title = p.page.title();
     let _ = writeln!(
         out,
         "<section class=\"view\" id=\"view-{}\">\n<h2>{} <small><code>{}</code></small></h2>",
         esc(p.name),
-        esc(&p.page.title()),
+        markup(&title),
         esc(p.name)
     );
     caption(out, p.page);
-    tables(out, p.page);
-    sections(out, &p.page.sections());
-    let charts = p.page.charts();
-    for c in &charts {
-        chart(out, c);
-    }
+    body(out, p.page, &p.page.charts(), &title);
     out.push_str("</section>\n");
 }
 
@@ -369,7 +513,7 @@ impl Contents {
     /// Writes an `<h2>` with an id and notes it.
     fn h2(&mut self, out: &mut String, title: &str) {
         let id = anchor(title);
-        let _ = writeln!(out, "<h2 id=\"{id}\">{}</h2>", esc(title));
+        let _ = writeln!(out, "<h2 id=\"{id}\">{}</h2>", markup(title));
         self.entries.push((id, title.to_string(), Vec::new()));
     }
 
@@ -384,14 +528,16 @@ impl Contents {
         }
     }
 
+    /// One line of links (a list styled inline): each heading, with its
+    /// charts in brackets.
     fn html(&self) -> String {
-        let mut out = String::from("<nav class=\"toc\"><strong>Contents</strong>\n<ul>\n");
+        let mut out = String::from("<nav class=\"toc\"><strong>Contents:</strong>\n<ul>\n");
         for (id, title, charts) in &self.entries {
-            let _ = write!(out, "<li><a href=\"#{id}\">{}</a>", esc(title));
+            let _ = write!(out, "<li><a href=\"#{id}\">{}</a>", markup(title));
             if !charts.is_empty() {
                 out.push_str("<ul>");
                 for (cid, ctitle) in charts {
-                    let _ = write!(out, "<li><a href=\"#{cid}\">{}</a></li>", esc(ctitle));
+                    let _ = write!(out, "<li><a href=\"#{cid}\">{}</a></li>", markup(ctitle));
                 }
                 out.push_str("</ul>");
             }
@@ -402,8 +548,12 @@ impl Contents {
     }
 }
 
+/// More noisy scenarios than this fold the box's list.
+const NOISE_SHOWN: usize = 3;
+
 /// A red box listing the scenarios whose repeats were noisy, with what to
-/// do; nothing when none were.
+/// do; nothing when none were. The list is folded when long: the box sits
+/// above the charts and must not push them off the first screens.
 fn noise(out: &mut String, report: &Report, contents: &mut Contents) {
     let noisy: Vec<_> = report
         .scenarios
@@ -417,10 +567,18 @@ fn noise(out: &mut String, report: &Report, contents: &mut Contents) {
     let _ = writeln!(
         out,
         "<div class=\"noise\"><p><strong>{} of {} scenarios had noisy repeats</strong>: their \
-         medians may be off, and charts clip what lies past a robust maximum.</p>\n<ul>",
+         medians may be off, and charts clip what lies past a robust maximum.</p>",
         noisy.len(),
         report.scenarios.len()
     );
+    if noisy.len() > NOISE_SHOWN {
+        let _ = writeln!(
+            out,
+            "<details><summary>Which, and what their repeats showed ({})</summary>",
+            noisy.len()
+        );
+    }
+    out.push_str("<ul>\n");
     let mut advice: Vec<&str> = Vec::new();
     for s in &noisy {
         let flags: Vec<String> = s.noise.iter().map(crate::noise::NoiseFlag::text).collect();
@@ -428,7 +586,7 @@ fn noise(out: &mut String, report: &Report, contents: &mut Contents) {
             out,
             "<li><code>{}</code>: {}</li>",
             esc(&s.key()),
-            esc(&flags.join("; "))
+            markup(&flags.join("; "))
         );
         for f in &s.noise {
             if !advice.contains(&f.kind.advice()) {
@@ -437,27 +595,26 @@ fn noise(out: &mut String, report: &Report, contents: &mut Contents) {
         }
     }
     out.push_str("</ul>\n");
+    if noisy.len() > NOISE_SHOWN {
+        out.push_str("</details>\n");
+    }
     for a in advice {
-        let _ = writeln!(out, "<p>What to do: {}.</p>", esc(a));
+        let _ = writeln!(out, "<p>What to do: {}.</p>", markup(a));
     }
     out.push_str("</div>\n");
 }
 
-/// A whole page.
+/// A whole page: the heading, the caveat and caption that bear on every
+/// number, the contents, the noise box; then the results, charts first
+/// (within the first two screens) and long tables folded; the host and
+/// the method last.
 pub fn render(report: &Report, page: &dyn Page) -> String {
     let title = page.title();
     let mut out = String::new();
     let mut contents = Contents::default();
-    contents.h2(&mut out, "Host");
-    host(&mut out, report);
-    method(&mut out, report, &mut contents);
     noise(&mut out, report, &mut contents);
     let parts = page.parts();
     if parts.is_empty() {
-        contents.h2(&mut out, "Results");
-        caption(&mut out, page);
-        tables(&mut out, page);
-        sections(&mut out, &page.sections());
         let charts = page.charts();
         if !charts.is_empty() {
             contents.h2(&mut out, "Charts");
@@ -466,10 +623,11 @@ pub fn render(report: &Report, page: &dyn Page) -> String {
                 chart(&mut out, c);
             }
         }
+        contents.h2(&mut out, "Results");
+        body(&mut out, page, &[], "The results table");
     } else {
         contents.h2(&mut out, "Overview");
-        caption(&mut out, page);
-        out.push_str(&grid(&page.grid()));
+        table(&mut out, &page.grid(), "The overview");
         for p in &parts {
             contents.entries.push((
                 format!("view-{}", anchor(p.name)),
@@ -484,18 +642,89 @@ pub fn render(report: &Report, page: &dyn Page) -> String {
             chart(&mut out, c);
         }
     }
+    contents.h2(&mut out, "Host");
+    host(&mut out, report);
+    method(&mut out, report, &mut contents);
     let _ = writeln!(
         out,
         "<script type=\"application/json\" id=\"{DATA_ID}\">\n{}\n</script>",
         script_json(report)
     );
-    let head = format!(
-        "<h1>{}</h1>\n<p class=\"sub\">{} {} · {}</p>\n{}",
-        esc(&title),
+    let mut head = format!(
+        "<h1>{}</h1>\n<p class=\"sub\">{} {} · {}</p>\n",
+        markup(&title),
         esc(&report.tool.name),
         esc(&report.tool.version),
-        esc(&host_line(report)),
-        contents.html()
+        markup(&host_line(report)),
     );
+    caveat(&mut head, report);
+    caption(&mut head, page);
+    head.push_str(&contents.html());
     document(&title, &(head + &out))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn backtick_pairs_become_code() {
+        assert_eq!(
+            markup("run `trapline run` <now>"),
+            "run <code>trapline run</code> &lt;now&gt;"
+        );
+        assert_eq!(markup("a `b` c `d"), "a <code>b</code> c `d");
+        assert_eq!(markup("``"), "``");
+        assert_eq!(markup("`<x>`"), "<code>&lt;x&gt;</code>");
+        assert_eq!(markup("no ticks"), "no ticks");
+    }
+
+    #[test]
+    fn cells_keep_breakable_words_whole() {
+        assert_eq!(
+            cell("pio-write=1.00 mmio-read=0.02"),
+            "<span class=\"w\">pio-write=1.00</span> <span class=\"w\">mmio-read=0.02</span>"
+        );
+        // Words a browser would not break inside stay bare.
+        assert_eq!(cell("ok, 1,234 cycles"), "ok, 1,234 cycles");
+        assert_eq!(
+            cell("needs `--peer qemu`"),
+            "needs <code><span class=\"w\">--peer</span> qemu</code>"
+        );
+        assert_eq!(cell("a<b-c"), "<span class=\"w\">a&lt;b-c</span>");
+        // A key may wrap after its VMM; a colon ending a word is no break.
+        assert_eq!(
+            cell("raw-kvm:pio-kernel-wildcard unsupported:"),
+            "<span class=\"w\">raw-kvm:</span><wbr><span class=\"w\">pio-kernel-wildcard</span> \
+             unsupported:"
+        );
+    }
+
+    fn long_grid(rows: usize) -> Grid {
+        let mut g = Grid::new(&[("name", Align::Left), ("cyc", Align::Right)]);
+        for i in 0..rows {
+            g.push(super::super::grid::Row::cells(vec![
+                format!("s{i}"),
+                i.to_string(),
+            ]));
+        }
+        g
+    }
+
+    #[test]
+    fn long_tables_fold() {
+        let mut out = String::new();
+        table(&mut out, &long_grid(FOLD_ROWS), "Short");
+        assert!(!out.contains("<details"), "{out}");
+        let mut out = String::new();
+        table(&mut out, &long_grid(FOLD_ROWS + 1), "Long");
+        assert!(
+            out.starts_with(&format!(
+                "<details class=\"table\"><summary><strong>Long</strong>: {} rows (name, cyc)</summary>",
+                FOLD_ROWS + 1
+            )),
+            "{out}"
+        );
+        assert!(out.ends_with("</details>\n"));
+    }
 }

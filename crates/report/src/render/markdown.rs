@@ -80,6 +80,9 @@ pub fn render(report: &Report, page: &dyn Page) -> String {
         };
         out.push_str(&format!("> **{title}:** {}\n\n", cell(note)));
     }
+    if let Some(p) = &report.partial {
+        out.push_str(&format!("> **Partial run:** {}\n\n", cell(&p.detail())));
+    }
     // A composite page's parts come between its own tables and sections.
     head(&mut out, page, "###");
     for part in &page.parts() {

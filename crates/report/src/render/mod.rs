@@ -5,6 +5,7 @@ pub(crate) mod bmf;
 pub(crate) mod charts;
 pub(crate) mod compare;
 pub(crate) mod csv;
+pub(crate) mod fit;
 pub(crate) mod grid;
 pub(crate) mod html;
 pub(crate) mod kut;
@@ -169,10 +170,16 @@ pub(crate) trait Page {
 }
 
 /// Renders `page`, a view of `report`, in `format` (BMF and TAP list every
-/// scenario whatever the page).
-pub(crate) fn render_page(report: &Report, page: &dyn Page, format: Format) -> String {
+/// scenario whatever the page); the table format fits `width` columns when
+/// given (see [`table::render_fit`]).
+pub(crate) fn render_page(
+    report: &Report,
+    page: &dyn Page,
+    format: Format,
+    width: Option<usize>,
+) -> String {
     match format {
-        Format::Table => table::render(report, page),
+        Format::Table => table::render_fit(report, page, width),
         Format::Json => format!("{}\n", page.json()),
         Format::Markdown => markdown::render(report, page),
         Format::Csv => csv::grid(&page.csv_grid()),

@@ -26,10 +26,48 @@ pub(crate) fn width_of(s: &str) -> usize {
     s.chars().count()
 }
 
+/// Units a number is written with: [`wrap`] keeps `28 %` or `3.4 us`
+/// on one line, as a reader expects.
+const UNITS: [&str; 17] = [
+    "%", "cycles", "cyc", "ns", "us", "µs", "ms", "s", "B", "KiB", "MiB", "GiB", "kHz", "MHz",
+    "GHz", "CPU-ms", "MADs",
+];
+
+/// Whether `word` (its closing punctuation aside) is one of [`UNITS`].
+fn is_unit(word: &str) -> bool {
+    let bare = word.trim_end_matches([',', ';', ':', '.', ')', ']']);
+    UNITS.contains(&bare)
+}
+
+/// Whether `word` ends a number (`28`, `1,020`, `(3.5`).
+fn ends_a_number(word: &str) -> bool {
+    word.chars().last().is_some_and(|c| c.is_ascii_digit())
+}
+
 /// The words of `text`: split at plain spaces, tabs and newlines, never
-/// at [`NO_BREAK`].
-fn words(text: &str) -> impl Iterator<Item = &str> {
-    text.split([' ', '\t', '\n']).filter(|w| !w.is_empty())
+/// at [`NO_BREAK`], and never between a number and its unit (`28 %` is
+/// one word, its space kept).
+pub(crate) fn words(text: &str) -> impl Iterator<Item = &str> {
+    let mut spans: Vec<(usize, usize)> = Vec::new();
+    let mut start = None;
+    for (i, c) in text.char_indices().chain([(text.len(), ' ')]) {
+        let space = matches!(c, ' ' | '\t' | '\n');
+        match (space, start) {
+            (false, None) => start = Some(i),
+            (true, Some(s)) => {
+                let word = &text[s..i];
+                match spans.last_mut() {
+                    Some(last) if is_unit(word) && ends_a_number(&text[last.0..last.1]) => {
+                        last.1 = i;
+                    }
+                    _ => spans.push((s, i)),
+                }
+                start = None;
+            }
+            _ => {}
+        }
+    }
+    spans.into_iter().map(move |(s, e)| &text[s..e])
 }
 
 /// `text` wrapped to `width` columns, the first line starting with
@@ -75,6 +113,79 @@ pub(crate) fn wrap(text: &str, width: usize, first: &str, rest: &str) -> Vec<Str
         lines.push(line.trim_end().to_string());
     }
     lines
+}
+
+/// `line`, a row of space-aligned columns, with its gaps (two spaces or
+/// more) narrowed, down to two spaces, so that it fits `width`: the first
+/// gap by the whole excess when it is wide enough, else each by the same
+/// count; `None` if it cannot. Rows of one table (equally wide) lose the
+/// same spaces at the same gaps, so their columns stay aligned.
+fn narrow_gaps(line: &str, width: usize) -> Option<String> {
+    let excess = width_of(line).checked_sub(width)?;
+    let body = line.trim_start();
+    let indent = &line[..line.len() - body.len()];
+    let mut cells: Vec<&str> = Vec::new();
+    let mut gaps: Vec<usize> = Vec::new();
+    let mut rest = body;
+    while let Some(at) = rest.find("  ") {
+        cells.push(&rest[..at]);
+        let after = rest[at..].trim_start_matches(' ');
+        gaps.push(rest.len() - at - after.len());
+        rest = after;
+    }
+    cells.push(rest);
+    if gaps.is_empty() {
+        return None;
+    }
+    // The first gap (after a left-aligned label, wide in every row) takes
+    // the whole cut when it can, else every gap an equal share.
+    let cuts: Vec<usize> = if gaps[0] >= excess + 2 {
+        std::iter::once(excess)
+            .chain(std::iter::repeat(0))
+            .take(gaps.len())
+            .collect()
+    } else {
+        let cut = excess.div_ceil(gaps.len());
+        if gaps.iter().any(|&g| g < cut + 2) {
+            return None;
+        }
+        vec![cut; gaps.len()]
+    };
+    let mut out = indent.to_string();
+    for (i, cell) in cells.iter().enumerate() {
+        out.push_str(cell);
+        if let (Some(g), Some(c)) = (gaps.get(i), cuts.get(i)) {
+            out.push_str(&" ".repeat(g - c));
+        }
+    }
+    Some(out)
+}
+
+/// `text` with every line wider than `width` made to fit: a row of
+/// space-aligned columns by narrowing its gaps, other lines wrapped at
+/// words (a number kept with its unit) with continuation lines indented
+/// by two spaces; lines that fit are kept as they are. `None`: `text`
+/// unchanged (a pipe or a file keeps every line whole).
+pub fn fit_text(text: &str, width: Option<usize>) -> String {
+    let Some(width) = width else {
+        return text.to_string();
+    };
+    let mut out = String::new();
+    for line in text.lines() {
+        if width_of(line) <= width {
+            out.push_str(line);
+            out.push('\n');
+        } else if let Some(row) = narrow_gaps(line, width) {
+            out.push_str(&row);
+            out.push('\n');
+        } else {
+            for piece in wrap(line, width, "", "  ") {
+                out.push_str(&unbreak(&piece));
+                out.push('\n');
+            }
+        }
+    }
+    out
 }
 
 /// `line` cut into pieces of at most `width` columns (the last resort that
@@ -274,6 +385,43 @@ mod tests {
         let text = format!("1{NO_BREAK}pio-read + 1{NO_BREAK}pio-write");
         let lines: Vec<String> = wrap(&text, 12, "", "").iter().map(|l| unbreak(l)).collect();
         assert_eq!(lines, ["1 pio-read +", "1 pio-write"]);
+    }
+
+    #[test]
+    fn wrap_never_splits_a_number_from_its_unit() {
+        let text = "1 of 3 repeats far from the median of 18,296 (8,458; min–max spans 28 % of it)";
+        for width in 20..text.len() {
+            let lines = wrap(text, width, "  ", "    ");
+            for l in &lines {
+                assert!(!l.ends_with("28"), "{width}: {lines:?}");
+                assert!(!l.trim_start().starts_with('%'), "{width}: {lines:?}");
+            }
+        }
+        assert_eq!(
+            wrap("took 3.5 ms, then 12 cycles.", 15, "", ""),
+            ["took 3.5 ms,", "then 12 cycles."]
+        );
+        // Not a unit after a number, or a unit after a word: free to break.
+        assert_eq!(
+            words("2 repeats of s").collect::<Vec<_>>(),
+            ["2", "repeats", "of", "s"]
+        );
+    }
+
+    #[test]
+    fn fit_text_wraps_only_the_lines_that_do_not_fit() {
+        let text = "short\na line that is much too long for ten\n";
+        assert_eq!(fit_text(text, None), text);
+        let fitted = fit_text(text, Some(12));
+        assert!(
+            fitted.starts_with("short\na line that\n  is much"),
+            "{fitted}"
+        );
+        assert!(fitted.lines().all(|l| width_of(l) <= 12), "{fitted}");
+        // Table rows lose the same spaces per gap and stay aligned.
+        let table = "path        a      b\nexit      1.0    2.0\n";
+        let fitted = fit_text(table, Some(18));
+        assert_eq!(fitted, "path      a      b\nexit    1.0    2.0\n");
     }
 
     #[test]

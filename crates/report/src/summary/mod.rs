@@ -11,7 +11,7 @@
 //! report only, so it is tested without KVM.
 
 pub mod goals;
-mod layout;
+pub(crate) mod layout;
 
 use std::collections::BTreeMap;
 
@@ -162,6 +162,9 @@ fn header_lines(report: &Report, width: usize) -> Vec<String> {
             NESTED_CAVEAT
         };
         out.extend(wrap(caveat, width, "caveat: ", "        "));
+    }
+    if let Some(p) = &report.partial {
+        out.extend(wrap(&p.note(), width, "", "  "));
     }
     let checked: Vec<&ScenarioResult> = report
         .scenarios

@@ -122,5 +122,13 @@ pub(crate) fn page(report: &Report, view: View) -> Box<dyn Page + '_> {
 /// Renders `report` in `format`, showing `view` (BMF and TAP list every
 /// scenario whatever the view).
 pub fn render(report: &Report, format: Format, view: View) -> String {
-    render_page(report, page(report, view).as_ref(), format)
+    render_page(report, page(report, view).as_ref(), format, None)
+}
+
+/// [`render`] for a terminal `width` columns wide: in the table format no
+/// line is wider (long texts wrap at words, tables wrap their last column
+/// or leave columns out and say which, and how to see them all). `None`
+/// (a file or a pipe) keeps every line whole; other formats ignore it.
+pub fn render_width(report: &Report, format: Format, view: View, width: Option<usize>) -> String {
+    render_page(report, page(report, view).as_ref(), format, width)
 }

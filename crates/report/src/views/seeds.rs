@@ -86,6 +86,8 @@ impl Page for SeedsView {
                 format!("{m} of {n}"),
             ]));
         }
+        // The view's name is in each part's heading below.
+        g.droppable(&["view"]);
         g
     }
 

@@ -13,7 +13,7 @@ use crate::derive::{
     STAT_OVERHEAD_SHARE, USER_EXIT_PREMIUM, VMM_CPU_TO_FIRST_KVM_RUN, VMM_RSS_BEYOND_GUEST,
 };
 use crate::fmt;
-use crate::model::{cycles_to_ns, Report, TRAPLINE_VMM};
+use crate::model::{cycles_to_ns, Report, Verdict, TRAPLINE_VMM};
 use crate::render::charts::{hbars, HBars, Series, Swatch};
 use crate::render::grid::{Align, Grid, Row, Section};
 use crate::render::kut::KutLine;
@@ -89,8 +89,11 @@ pub struct FootprintRow {
     pub goal: f64,
     /// Firecracker's promise (at most).
     pub firecracker: f64,
-    /// `this_host <= goal`, when measured.
+    /// `this_host <= goal`, when measured (kept for readers of older
+    /// output; [`FootprintRow::verdict`] says it in the summary's words).
     pub passes_goal: Option<bool>,
+    /// `met` or `missed`, when measured: the summary's verdict words.
+    pub verdict: Option<Verdict>,
     /// `this_host <= firecracker`, when measured.
     pub within_firecracker: Option<bool>,
     /// `ok`, [`NOT_MEASURED`], or why the value is unusable.
@@ -109,6 +112,7 @@ impl FootprintRow {
             goal: g.goal,
             firecracker: g.firecracker,
             passes_goal: None,
+            verdict: None,
             within_firecracker: None,
             status: NOT_MEASURED.to_string(),
             formula: None,
@@ -137,6 +141,7 @@ impl FootprintRow {
             Some(v) => Self {
                 this_host: Some(v),
                 passes_goal: Some(v <= g.goal),
+                verdict: Some(Verdict::at_most(v, None, g.goal)),
                 within_firecracker: Some(v <= g.firecracker),
                 status: "ok".to_string(),
                 formula,
@@ -145,13 +150,11 @@ impl FootprintRow {
         }
     }
 
-    /// `pass`, `fail` or why there is no verdict.
+    /// `met`, `missed` (the summary's words for a goal) or why there is
+    /// no verdict.
     pub fn result(&self) -> String {
-        match self.passes_goal {
-            Some(true) => "pass".to_string(),
-            Some(false) => "fail".to_string(),
-            None => self.status.clone(),
-        }
+        self.verdict
+            .map_or_else(|| self.status.clone(), |v| v.as_str().to_string())
     }
 
     fn goal_spec(&self) -> Option<&'static FootprintGoal> {
@@ -536,6 +539,7 @@ impl VmmView {
                 r.what.clone(),
             ]));
         }
+        g.droppable(&["ns", "net cyc"]);
         g
     }
 }
@@ -557,7 +561,7 @@ impl Page for VmmView {
             ("trapline", Right),
             ("goal", Right),
             ("Firecracker", Right),
-            ("result", Left),
+            ("verdict", Left),
         ]);
         for r in &self.footprint {
             let unit = r.shown_unit();
@@ -570,6 +574,7 @@ impl Page for VmmView {
                 r.result(),
             ]));
         }
+        g.droppable(&["Firecracker", "goal"]);
         g
     }
 
@@ -704,8 +709,8 @@ impl Page for VmmView {
             format!("{FIRECRACKER_SOURCE}."),
             format!(
                 "Goals are trapline's own: at most {} CPU-ms from exec to the first KVM_RUN and \
-                 at most {} MiB resident beyond guest RAM; result compares the median with the \
-                 goal.",
+                 at most {} MiB resident beyond guest RAM; the verdict is met when the median \
+                 is at most the goal, missed when it is above.",
                 cpu.goal, rss.goal
             ),
         ];

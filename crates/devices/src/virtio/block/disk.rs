@@ -51,6 +51,13 @@ impl DiskFile {
     /// Open `path` (read-only with `read_only`). The disk is the file's
     /// whole sectors; a trailing partial sector is not visible.
     pub fn open(path: &Path, read_only: bool) -> Result<Self, DiskError> {
+        // Looked at before opening: opening a FIFO read-only blocks until
+        // a writer comes (`--disk fifo,ro` hung), and a device is no image.
+        if std::fs::metadata(path).is_ok_and(|m| !m.is_file()) {
+            return Err(DiskError::NotAFile {
+                path: path.to_owned(),
+            });
+        }
         let file = OpenOptions::new()
             .read(true)
             .write(!read_only)

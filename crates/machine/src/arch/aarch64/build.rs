@@ -81,7 +81,8 @@ fn add_rtc(vm: &Vm, mmio: &mut BusBuilder, seccomp: bool) -> Result<DeferredStar
                         trapline_seccomp::install_program(trapline_seccomp::ThreadKind::Helper, &f)
                     {
                         eprintln!(
-                            "trapline: warning: PL031 timer thread runs without seccomp: {e}"
+                            "trapline: warning: PL031 timer thread runs without seccomp: {}",
+                            crate::words::clean(&e.to_string())
                         );
                     }
                 }

@@ -174,7 +174,10 @@ pub(crate) fn build(
                     if let Err(e) =
                         trapline_seccomp::install_program(trapline_seccomp::ThreadKind::Helper, &f)
                     {
-                        eprintln!("trapline: warning: RTC timer thread runs without seccomp: {e}");
+                        eprintln!(
+                            "trapline: warning: RTC timer thread runs without seccomp: {}",
+                            crate::words::clean(&e.to_string())
+                        );
                     }
                 }
             }),

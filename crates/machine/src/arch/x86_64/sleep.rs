@@ -39,6 +39,8 @@ pub enum SleepEnd {
     Woke(Wake),
     /// The run's deadline passed first.
     Deadline,
+    /// A stop signal came first (see crate::signals).
+    Signal(i32),
 }
 
 /// The devices a sleeping machine watches.
@@ -65,9 +67,13 @@ impl Sleeper<'_> {
             if deadline.is_some_and(|d| now >= d) {
                 return SleepEnd::Deadline;
             }
+            if let Some(sig) = crate::signals::received() {
+                return SleepEnd::Signal(sig);
+            }
             let carry = (enable & PM1_TMR_EN != 0)
                 .then(|| now + Duration::from_nanos(self.pm.until_timer_carry_ns()));
-            let until = [deadline, carry]
+            let signal_poll = crate::signals::watching().then(|| now + crate::signals::POLL);
+            let until = [deadline, carry, signal_poll]
                 .into_iter()
                 .flatten()
                 .min()

@@ -5,7 +5,7 @@
 //! it; the seed's code (findings, conclusions, joined cells) is its
 //! [`Hooks`]. Top-level keys:
 //!
-//! - `seed` (its number in `../shared/seeds/`, `"000"`), `title`, `source`,
+//! - `seed` (its three-digit number among the project's source documents, `"000"`), `title`, `source`,
 //!   `caption` (what carries over from the seed), `notes` (after the
 //!   citation);
 //! - `label`: the row-label column, a field `{ key, title, csv }` (JSON key,
@@ -322,12 +322,7 @@ fn paired(section: &str, in_file: bool, hook: &str, in_code: bool) -> Result<(),
 fn build(view: &'static str, raw: RawTable, hooks: Hooks) -> Result<SeedTable, String> {
     ensure(
         raw.seed.len() == 3 && raw.seed.bytes().all(|b| b.is_ascii_digit()),
-        || {
-            format!(
-                "`seed` is {:?}: three digits, as in ../shared/seeds/",
-                raw.seed
-            )
-        },
+        || format!("`seed` is {:?}: three digits, e.g. \"001\"", raw.seed),
     )?;
     ensure(!raw.rows.is_empty(), || "`rows` is empty".into())?;
     ensure(!raw.published.is_empty(), || "`published` is empty".into())?;

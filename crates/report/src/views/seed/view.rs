@@ -487,6 +487,9 @@ impl SeedView {
                 Cell::Num(r.published_ratio, Unit::Ratio)
             }));
         }
+        // A narrow terminal leaves the published columns out before this
+        // host's, in the seed's order, then the scenario names.
+        let published_titles: Vec<String> = published.iter().map(|c| c.title.clone()).collect();
         if !t.published_last {
             cols.append(&mut published);
         }
@@ -569,6 +572,13 @@ impl SeedView {
         for r in &self.rows {
             g.push_cells(cols.iter().map(|c| (c.cell)(r)).collect());
         }
+        // Then the scenario names (the notes map rows to scenarios).
+        let droppable: Vec<&str> = published_titles
+            .iter()
+            .map(String::as_str)
+            .chain(["scenario"])
+            .collect();
+        g.droppable(&droppable);
         g
     }
 
