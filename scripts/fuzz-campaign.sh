@@ -19,8 +19,9 @@
 #      fuzz/regressions/<target>/<kind>-<sha1> (committed with the fix: from
 #      then on every smoke run replays it and fails if the bug is back);
 #   5. print a table (and write it to $DIR/summary.md): per target execs,
-#      exec/s, cov and ft from libFuzzer's last status line, corpus inputs at
-#      the start, after the run and after minimisation, crashes.
+#      exec/s, cov and ft from libFuzzer's last status line, CPU seconds,
+#      corpus inputs at the start, after the run and after minimisation (and
+#      its bytes), crashes.
 #
 # Exit status: 0 no crash, 1 a target crashed (its minimised input is in
 # fuzz/regressions/ now: fix the bug, then commit both), 2 a usage or build
@@ -78,7 +79,7 @@ for t in "${targets[@]}"; do
 done
 
 count() { find "$1" -maxdepth 1 -type f 2>/dev/null | wc -l; }
-kib() { du -sk "$1" 2>/dev/null | awk '{print $1}'; }
+bytes() { find "$1" -maxdepth 1 -type f -printf '%s\n' 2>/dev/null | awk '{ s += $1 } END { print s + 0 }'; }
 stat_of() { # stat_of TARGET KEY: a value from fuzz-smoke.sh's <t>.stats
   sed -n "s/.*\\b$2=\\([^ ]*\\).*/\\1/p" "$WORK/$1.stats" 2>/dev/null | head -1
 }
@@ -116,7 +117,7 @@ done
 for p in "${pids[@]}"; do wait "$p" || true; done
 
 # 3. Minimise every corpus.
-declare -A run_n min_n min_kib
+declare -A run_n min_n min_bytes
 for t in "${targets[@]}"; do
   run_n[$t]=$(count "$WORK/$t")
   fresh="$WORK/$t.cmin"
@@ -132,7 +133,7 @@ for t in "${targets[@]}"; do
     rm -rf "$fresh"
   fi
   min_n[$t]=$(count "$WORK/$t")
-  min_kib[$t]=$(kib "$WORK/$t")
+  min_bytes[$t]=$(bytes "$WORK/$t")
 done
 
 # 4. Every new crash: minimise, file as a regression input.
@@ -167,8 +168,8 @@ done
 
 # 5. The table.
 {
-  echo "| target | execs | exec/s | cov | ft | corpus at start | after the run | after minimisation | KiB | crashes |"
-  echo "|---|---:|---:|---:|---:|---:|---:|---:|---:|---|"
+  echo "| target | execs | exec/s | cov | ft | CPU s | corpus at start | after the run | after minimisation | bytes | crashes |"
+  echo "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|"
   for t in "${targets[@]}"; do
     rc=$(stat_of "$t" rc)
     case "$rc" in
@@ -177,7 +178,7 @@ done
       "") verdict="did not run (see $DIR/lane-*.log)" ;;
       *) verdict="${found[$t]} (exit $rc)" ;;
     esac
-    echo "| $t | $(stat_of "$t" execs) | $(stat_of "$t" exec_per_sec) | $(stat_of "$t" cov) | $(stat_of "$t" ft) | ${start_n[$t]} | ${run_n[$t]} | ${min_n[$t]} | ${min_kib[$t]} | $verdict |"
+    echo "| $t | $(stat_of "$t" execs) | $(stat_of "$t" exec_per_sec) | $(stat_of "$t" cov) | $(stat_of "$t" ft) | $(stat_of "$t" cpu_s) | ${start_n[$t]} | ${run_n[$t]} | ${min_n[$t]} | ${min_bytes[$t]} | $verdict |"
   done
 } >"$DIR/summary.md"
 echo
