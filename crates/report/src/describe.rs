@@ -24,7 +24,8 @@ pub fn host_line(report: &Report) -> String {
     let _ = write!(s, ", KVM API {}, {} CPUs", h.kvm_api_version, h.nproc);
     let clock = h.counter.as_deref().unwrap_or("TSC");
     if h.tsc_khz > 0 {
-        let _ = write!(s, ", {clock} {} kHz", h.tsc_khz);
+        // As the summary's header writes it (GHz for a TSC, MHz for a counter).
+        let _ = write!(s, ", {}", h.clock_text());
     } else {
         let _ = write!(s, ", {clock} frequency unknown");
     }

@@ -242,7 +242,7 @@ fn every_format_renders_the_arm64_rows_and_says_what_the_clock_and_host_are() {
     }
     let table = render(&r, Format::Table, View::All);
     assert!(table.contains("caveat: emulated host"), "{table}");
-    assert!(table.contains("CNTVCT_EL0 62500 kHz"), "{table}");
+    assert!(table.contains("CNTVCT_EL0 62.500 MHz"), "{table}");
     let md = render(&r, Format::Markdown, View::All);
     assert!(md.contains("**Emulated host:**"), "{md}");
     let html = render(&r, Format::Html, View::All);
@@ -271,7 +271,7 @@ fn an_x86_report_keeps_its_x86_rows_and_caveat() {
         .any(|l| l.starts_with("Trap,") && l.contains(",cpuid,")));
     let table = render(&r, Format::Table, View::All);
     assert!(table.contains("caveat: nested virtualization"));
-    assert!(table.contains("TSC 3000000 kHz"));
+    assert!(table.contains("TSC 3.000 GHz"));
     let json = render(&r, Format::Json, View::All);
     for absent in ["\"emulated\"", "\"counter\"", "\"arch\""] {
         assert!(!json.contains(absent), "{absent} in an x86 report's JSON");

@@ -111,6 +111,8 @@ pub struct DryRun {
     pub rows: Vec<(&'static str, &'static str, &'static str, &'static str)>,
     /// Floor ladder rows among them.
     pub floor_rows: usize,
+    /// Rows measured again without the exit profile (`trapline-nostat`).
+    pub unprofiled_rows: usize,
     /// VM runs per repeat.
     pub units_per_repeat: usize,
     /// Scenario runs per repeat (one scenario on one VM).
@@ -163,9 +165,14 @@ impl DryRun {
     /// The dry run's last lines: counts, VM runs and the estimate;
     /// `selection` says what chose the rows (`--only …`, `--view …`).
     pub fn summary(&self, opts: &LabOptions, selection: Option<&str>) -> String {
-        let trapline = self.rows.len() - self.floor_rows;
+        let trapline = self.rows.len() - self.floor_rows - self.unprofiled_rows;
+        let unprofiled = if self.unprofiled_rows > 0 {
+            format!(", {} again without --stat", self.unprofiled_rows)
+        } else {
+            String::new()
+        };
         let mut out = format!(
-            "{} rows selected ({trapline} of trapline's scenarios, {} floor ladder loops){}\n",
+            "{} rows selected ({trapline} of trapline's scenarios, {} floor ladder loops{unprofiled}){}\n",
             self.rows.len(),
             self.floor_rows,
             selection.map_or_else(String::new, |p| format!(" by {p}"))
@@ -203,7 +210,19 @@ pub fn dry_run(opts: &LabOptions) -> Result<DryRun, LabError> {
             .iter()
             .map(|(r, k)| (r.vmm, k.name(), "floor", r.what)),
     );
+    // Listed as the run's summary counts them ("2 without --stat"): the
+    // same scenarios again on a VM without the exit profile, whose
+    // difference is the profile's own cost.
+    rows.extend(plan.unprofiled.iter().map(|s| {
+        (
+            trapline_report::derive::names::UNPROFILED_VMM,
+            s.name(),
+            s.group,
+            "again without --stat: the exit profile's own cost",
+        )
+    }));
     Ok(DryRun {
+        unprofiled_rows: plan.unprofiled.len(),
         irq_runs_per_repeat: plan.scenarios.iter().filter(|s| s.group == "irq").count(),
         hypercall: !plan.hypercall.is_empty(),
         floor_rows: plan.floors.len(),
@@ -423,8 +442,14 @@ mod tests {
     fn a_bare_glob_selects_no_floor_loops_a_rung_or_a_written_name_does() {
         let pio = dry_run(&opts(Some("pio-*"))).unwrap();
         assert_eq!(pio.floor_rows, 0, "{:?}", pio.rows);
-        assert!(pio.rows.iter().all(|r| r.0 == "trapline"));
+        // trapline's rows, and pio-user-out with its noop baseline again
+        // without the profile.
+        let nostat = trapline_report::derive::names::UNPROFILED_VMM;
+        assert!(pio.rows.iter().all(
+            |r| r.0 == "trapline" || (r.0 == nostat && ["noop", "pio-user-out"].contains(&r.1))
+        ));
         assert!(pio.rows.iter().any(|r| r.1 == "pio-user-out"));
+        assert_eq!(pio.unprofiled_rows, 2, "{:?}", pio.rows);
         let named = dry_run(&opts(Some("pio-kernel-wildcard"))).unwrap();
         // On every rung, each with its noop baseline.
         assert_eq!(named.floor_rows, 2 * ladder::RUNGS.len());
