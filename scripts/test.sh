@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Every test trapline has. Run from anywhere; CI runs exactly this (.ci/run).
 # Needs: a Rust toolchain (cargo), gcc and binutils (guest payloads are C and
-# assembly built by crates/guest/build.rs). Tests that need /dev/kvm skip,
+# assembly built by crates/guest/build.rs); the arm64 cross gcc and C library
+# are installed with apt-get when missing. Tests that need /dev/kvm skip,
 # loudly, when it is absent. The last stage runs the arm64 tests in an
 # emulated ARM64 KVM host (scripts/arm64/test.sh, docs/arm64.md).
 set -euo pipefail
@@ -35,30 +36,61 @@ done
 # install Debian's packages when they are missing and apt-get is here (the
 # package lists are refreshed only if a plain install fails). A failed
 # install is a warning, not an error: those tests then skip.
-ensure_package() { # ensure_package PACKAGE WHAT BINARY...
-  local pkg=$1 what=$2 b log
-  shift 2
+# A name starting with / is a file the package installs, checked with -e
+# (for packages that bring no program).
+present() { # present NAME...: one of the programs or files is here
+  local b
   for b in "$@"; do
-    command -v "$b" >/dev/null && return 0
+    case "$b" in
+      /*) [ -e "$b" ] && return 0 ;;
+      *) command -v "$b" >/dev/null && return 0 ;;
+    esac
   done
-  if ! command -v apt-get >/dev/null; then
-    echo "test.sh: WARNING: $pkg is ABSENT and there is no apt-get: $what will be SKIPPED"
-    return 0
-  fi
+  return 1
+}
+install_package() { # install_package PACKAGE WHAT: apt-get, quietly; non-zero if it failed
+  local pkg=$1 what=$2 log rc=0
   echo "test.sh: installing $pkg (apt-get) for $what"
   log=$(mktemp)
   if ! DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$pkg" >/dev/null 2>"$log"; then
     if ! { apt-get update -qq >/dev/null 2>>"$log" &&
       DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$pkg" >/dev/null 2>>"$log"; }; then
-      echo "test.sh: WARNING: could not install $pkg: $what will be SKIPPED" >&2
       tail -n 5 "$log" >&2
+      rc=1
     fi
   fi
   rm -f "$log"
+  return "$rc"
+}
+ensure_package() { # ensure_package PACKAGE WHAT BINARY...
+  local pkg=$1 what=$2
+  shift 2
+  present "$@" && return 0
+  if ! command -v apt-get >/dev/null; then
+    echo "test.sh: WARNING: $pkg is ABSENT and there is no apt-get: $what will be SKIPPED"
+    return 0
+  fi
+  install_package "$pkg" "$what" ||
+    echo "test.sh: WARNING: could not install $pkg: $what will be SKIPPED" >&2
+}
+# The same for what the build itself needs: still missing is an error.
+require_package() { # require_package PACKAGE WHAT BINARY...
+  local pkg=$1 what=$2
+  shift 2
+  present "$@" && return 0
+  command -v apt-get >/dev/null && install_package "$pkg" "$what" && present "$@" && return 0
+  echo "test.sh: $pkg is missing and could not be installed: $what cannot be built (apt-get install $pkg)" >&2
+  exit 2
 }
 ensure_package chromium "the browser test" chromium chromium-browser google-chrome
 ensure_package qemu-system-x86 "the QEMU comparisons" qemu-system-x86_64
 ensure_package xz-utils "the Linux boot tests (vmlinux.xz)" xz
+# Every cargo stage below builds the arm64 guest payloads too (crates/guest,
+# feature aarch64-payloads) and the arm64 stage links static arm64 test
+# executables: the cross compiler and the arm64 C library, before the first
+# cargo build (scripts/arm64/setup.sh, which installs them too, runs last).
+require_package gcc-aarch64-linux-gnu "the arm64 guest payloads" aarch64-linux-gnu-gcc
+require_package libc6-dev-arm64-cross "the static arm64 test executables" /usr/aarch64-linux-gnu/lib/libc.a
 
 # Dependencies a crate declares and never uses (cargo-machete, pinned,
 # installed here the first time: a minute or two). Its finds are only a

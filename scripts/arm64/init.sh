@@ -21,7 +21,15 @@ export PATH=/tests:/bin:/sbin:/usr/bin:/usr/sbin HOME=/tmp TMPDIR=/tmp
 mount -t proc proc /proc
 mount -t sysfs sysfs /sys
 mount -t devtmpfs devtmpfs /dev
-mount -t tmpfs tmpfs /tmp
+# A scratch tmpfs on /tmp, unless the initramfs packed files there: test.sh
+# packs the tests and the repository at their own absolute paths, which are
+# under /tmp for a clone there (a CI checkout), and a mount would hide them.
+# /tmp then stays on the initramfs's root, which is in RAM and writable too.
+if [ -z "$(ls -A /tmp)" ]; then
+  mount -t tmpfs tmpfs /tmp
+else
+  echo "arm64-host: /tmp holds packed files (the repository lives under /tmp): no tmpfs over it"
+fi
 
 uptime_s() { cut -d ' ' -f 1 /proc/uptime; }
 echo "ARM64-HOST-UP $(uptime_s)"

@@ -134,6 +134,9 @@ if [ "$run_cargo_tests" = 1 ]; then
     if git -C "$ROOT" rev-parse --git-dir >/dev/null 2>&1; then
       mkdir -p "$stage/rootfs$ROOT"
       git -C "$ROOT" ls-files -z | tar -C "$ROOT" --null -T - -cf - | tar -C "$stage/rootfs$ROOT" -xf -
+      # A check by name that the host sees the repository where the tests look
+      # for it (a clone under /tmp once had it hidden by init's tmpfs).
+      echo "repository-at-its-path test -f $ROOT/Cargo.toml" >>"$tests"
     else
       log "WARNING: $ROOT is not a git checkout: tests that read the repository's files will fail"
     fi

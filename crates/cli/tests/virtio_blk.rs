@@ -124,10 +124,24 @@ fn every_path_reads_what_the_host_wrote_and_writes_what_the_host_reads() {
             .find_map(|l| l.strip_prefix("vblk: irqs="))
             .and_then(|v| v.trim().parse().ok())
             .unwrap_or(0);
-        assert!(
-            irqs >= 1,
-            "{what}: completion interrupts reached the guest:\n{out}"
-        );
+        if cfg!(target_arch = "aarch64") {
+            // The arm64 guest waits for each request's edge in the GIC
+            // before it sends the next and clears only an edge it saw, so
+            // none may fold or go missing: every completion's interrupt
+            // counts (issue 33: a clear after a read that saw nothing once
+            // wiped edges latched in between, irqs=0..2).
+            assert_eq!(
+                irqs, 3,
+                "{what}: every completion's interrupt reached the guest:\n{out}"
+            );
+        } else {
+            // x86 counts in its interrupt handler, with EVENT_IDX on some
+            // paths: completions may share one interrupt.
+            assert!(
+                irqs >= 1,
+                "{what}: completion interrupts reached the guest:\n{out}"
+            );
+        }
     }
 }
 
