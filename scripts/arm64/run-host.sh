@@ -17,8 +17,8 @@
 # arm64 kernel offers /dev/kvm, streams the console, and prints a summary.
 # Needs what setup.sh installs (it does not run it).
 #
-# Options: --timeout S       the whole boot, host side (default 600)
-#          --test-timeout S  one test, unless its line says (default 300)
+# Options: --timeout S       the whole boot, host side (default 1500)
+#          --test-timeout S  one test, unless its line says (default 600)
 #          --smp N, --mem MIB  the emulated host (default 2, 2048)
 # Environment: TRAPLINE_ARM64_APPEND  more kernel arguments (e.g. loglevel=7
 #              initcall_debug, to see the boot's time go where)
@@ -37,7 +37,7 @@ usage() {
 }
 number() { [[ "$2" =~ ^[1-9][0-9]*$ ]] || { echo "arm64/run-host: $1 needs a positive whole number, got '$2'" >&2; exit 2; }; }
 
-timeout_s=600 test_timeout_s=300 smp=2 mem=2048 testdir=""
+timeout_s=1500 test_timeout_s=600 smp=2 mem=2048 testdir=""
 while [ "$#" -gt 0 ]; do
   case "$1" in
     --timeout) [ "$#" -ge 2 ] || usage; number "$1" "$2"; timeout_s=$2; shift 2 ;;
