@@ -4,6 +4,7 @@ use std::fs::OpenOptions;
 use std::time::Instant;
 
 use trapline_devices::virtio::block::DiskFile;
+use trapline_machine::words::io_lower as io_words;
 use trapline_machine::{
     status, HostKvm, ImageBytes, Machine, MachineConfig, MachineError, SerialOutput, VirtioIrq,
     VirtioNotify,
@@ -351,16 +352,6 @@ fn error_status(e: &MachineError) -> i32 {
 }
 
 /// Where the --stat report goes.
-/// An I/O error in words: Rust's text without its `(os error N)` suffix,
-/// in lower case ("no such file or directory").
-fn io_words(e: &std::io::Error) -> String {
-    let text = trapline_machine::words::io(e);
-    let mut chars = text.chars();
-    chars.next().map_or_else(String::new, |c| {
-        c.to_lowercase().chain(chars).collect::<String>()
-    })
-}
-
 struct StatSink {
     /// `None`: stderr.
     file: Option<std::fs::File>,

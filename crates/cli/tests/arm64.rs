@@ -426,7 +426,9 @@ fn bench_quick_runs_every_arm64_scenario_with_its_check_green() {
         .and_then(|d| d["value"].as_f64());
     if raw_premium.is_some_and(|p| p > 0.0) {
         assert!(
-            derived.iter().any(|d| d["name"] == "premium-ratio-vs-raw-kvm"),
+            derived
+                .iter()
+                .any(|d| d["name"] == "premium-ratio-vs-raw-kvm"),
             "no premium-ratio-vs-raw-kvm although raw KVM's premium is {raw_premium:?}"
         );
     }

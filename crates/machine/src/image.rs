@@ -22,7 +22,7 @@ use std::path::Path;
 #[derive(Debug, thiserror::Error)]
 pub enum ImageReadError {
     /// Opening, mapping or reading it failed.
-    #[error("{}", io_words(.0))]
+    #[error("{}", crate::words::io_lower(.0))]
     Io(#[from] std::io::Error),
     /// A character device: endless (`/dev/zero`), empty (`/dev/null`) or
     /// interactive (a terminal); never an image.
@@ -47,16 +47,6 @@ pub enum ImageReadError {
 /// MiB, rounded up (a 1-byte-too-long file is not "128 MiB").
 fn mib_up(bytes: u64) -> u64 {
     bytes.div_ceil(1 << 20)
-}
-
-/// An I/O error in words: without Rust's `(os error N)` suffix.
-fn io_words(e: &std::io::Error) -> String {
-    let text = e.to_string();
-    let text = text.split(" (os error").next().unwrap_or_default();
-    let mut chars = text.chars();
-    chars.next().map_or_else(String::new, |c| {
-        c.to_lowercase().chain(chars).collect::<String>()
-    })
 }
 
 /// Image bytes; derefs to `[u8]`.

@@ -4,7 +4,8 @@
 //! [`watch`] replaces the default action of the three signals (die at
 //! once, keeping nothing) with a handler that only records the first
 //! signal's number in an atomic: async-signal-safe, and safe on any thread,
-//! vCPU threads under seccomp included (it makes no syscall). Whoever runs
+//! vCPU threads under seccomp included (its only call is clock_gettime,
+//! the vDSO's, which every filter allows besides). Whoever runs
 //! then notices: a machine's controller within [`POLL`] (it stops the vCPUs
 //! the way a timeout does, and the run ends with [`Outcome::Signal`]), the
 //! lab between VM runs. A second signal ends the process at once with

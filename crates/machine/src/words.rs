@@ -19,6 +19,16 @@ pub fn io(e: &std::io::Error) -> String {
     clean(&e.to_string())
 }
 
+/// [`io`] starting in lower case ("no such file or directory"), for the
+/// end of a sentence that names the file first.
+pub fn io_lower(e: &std::io::Error) -> String {
+    let text = io(e);
+    let mut chars = text.chars();
+    chars.next().map_or_else(String::new, |c| {
+        c.to_lowercase().chain(chars).collect::<String>()
+    })
+}
+
 /// `text` with every ` (os error N)` taken out (an error that wraps an
 /// I/O error shows it wherever the wrapped text sits).
 pub fn clean(text: &str) -> String {
@@ -48,6 +58,7 @@ mod tests {
     fn the_os_error_number_is_left_out_and_the_words_kept() {
         let e = std::io::Error::from_raw_os_error(2);
         assert_eq!(io(&e), "No such file or directory");
+        assert_eq!(io_lower(&e), "no such file or directory");
         assert_eq!(
             clean("cannot read guest image 'x': No such file or directory (os error 2); try --mem"),
             "cannot read guest image 'x': No such file or directory; try --mem"
