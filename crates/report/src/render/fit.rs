@@ -6,7 +6,7 @@
 //! the width; the caller says what was left out and how to see it.
 
 use super::grid::{Align, Grid, Mode};
-use crate::summary::layout::{hard_wrap, width_of, words, wrap};
+use crate::summary::layout::{hang, hard_wrap, width_of, words, wrap};
 
 /// Spaces between two columns (as the full-width table has).
 const GAP: usize = 2;
@@ -116,18 +116,7 @@ fn layout(g: &Grid, cells: &[Vec<String>], shown: &[usize], width: usize) -> Opt
             let start = span_start(shown, &widths, texts.len());
             let head = format!("{head:start$}");
             let room = width - start;
-            return wrap(span, room, "", "")
-                .into_iter()
-                .enumerate()
-                .map(|(n, piece)| {
-                    let lead = if n == 0 {
-                        head.clone()
-                    } else {
-                        " ".repeat(start)
-                    };
-                    format!("{lead}{piece}").trim_end().to_string()
-                })
-                .collect();
+            return hang(&head, start, wrap(span, room, "", ""));
         }
         let tail = texts.get(last).map_or("", String::as_str);
         let pieces = if g.columns[last].align == Align::Left {
@@ -135,18 +124,7 @@ fn layout(g: &Grid, cells: &[Vec<String>], shown: &[usize], width: usize) -> Opt
         } else {
             vec![format!("{tail:>last_width$}")]
         };
-        pieces
-            .into_iter()
-            .enumerate()
-            .map(|(n, piece)| {
-                let lead = if n == 0 {
-                    head.clone()
-                } else {
-                    " ".repeat(indent)
-                };
-                format!("{lead}{piece}").trim_end().to_string()
-            })
-            .collect()
+        hang(&head, indent, pieces)
     };
     let titles: Vec<String> = g.columns.iter().map(|c| c.title.clone()).collect();
     let mut out = line(&titles, None);

@@ -70,6 +70,23 @@ pub(crate) fn words(text: &str) -> impl Iterator<Item = &str> {
     spans.into_iter().map(move |(s, e)| &text[s..e])
 }
 
+/// `pieces` as lines: the first after `head`, the rest under it indented by
+/// `indent` (a table row whose last cell wrapped), trailing blanks trimmed.
+pub(crate) fn hang(head: &str, indent: usize, pieces: Vec<String>) -> Vec<String> {
+    pieces
+        .into_iter()
+        .enumerate()
+        .map(|(n, piece)| {
+            let lead = if n == 0 {
+                head.to_string()
+            } else {
+                " ".repeat(indent)
+            };
+            format!("{lead}{piece}").trim_end().to_string()
+        })
+        .collect()
+}
+
 /// `text` wrapped to `width` columns, the first line starting with
 /// `first`, the others with `rest` (a hanging indent). A word longer than
 /// a line is split. Always at least one line; no line ends in a space.
@@ -336,18 +353,7 @@ impl Table {
                 }
                 head.push_str(&" ".repeat(GAP));
             }
-            let tail = wrap(&cells(last), last_width, "", "");
-            tail.into_iter()
-                .enumerate()
-                .map(|(n, piece)| {
-                    let lead = if n == 0 {
-                        head.clone()
-                    } else {
-                        " ".repeat(indent)
-                    };
-                    format!("{lead}{piece}").trim_end().to_string()
-                })
-                .collect()
+            hang(&head, indent, wrap(&cells(last), last_width, "", ""))
         };
         let mut out = row(&|i| self.columns[i].title.to_string());
         for line in &self.lines {
