@@ -30,7 +30,12 @@ pub fn host_line(report: &Report) -> String {
         let _ = write!(s, ", {clock} frequency unknown");
     }
     if let Some(m) = h.tsc_khz_crosscheck {
-        let _ = write!(s, " (measured {m} kHz)");
+        // In the clock's own unit (GHz for a TSC, MHz for a counter).
+        let measured = match h.counter {
+            None => format!("{:.3} GHz", m as f64 / 1e6),
+            Some(_) => format!("{:.3} MHz", m as f64 / 1e3),
+        };
+        let _ = write!(s, " (measured {measured})");
     }
     let _ = write!(
         s,
