@@ -477,6 +477,12 @@ pub fn main(args: BenchArgs) -> i32 {
         },
         None => {}
     }
+    // From here on SIGINT, SIGTERM and SIGHUP stop the lab between VM runs
+    // (linux-boot: between boots) and keep what it measured
+    // (docs/bench.md#stopping-a-run).
+    if let Err(e) = trapline_machine::signals::watch() {
+        eprintln!("trapline bench: warning: cannot handle stop signals (one would end the run keeping nothing): {e}");
+    }
     #[cfg(target_arch = "x86_64")]
     if args.view == ViewArg::LinuxBoot {
         let repeat = args.linux_boot_repeat();
@@ -491,11 +497,6 @@ pub fn main(args: BenchArgs) -> i32 {
             options.peer.as_ref(),
             timeout,
         );
-    }
-    // From here on SIGINT, SIGTERM and SIGHUP stop the lab between VM runs
-    // and keep what it measured (docs/bench.md#stopping-a-run).
-    if let Err(e) = trapline_machine::signals::watch() {
-        eprintln!("trapline bench: warning: cannot handle stop signals (one would end the run keeping nothing): {e}");
     }
     // Before any VM: a results folder that cannot be made fails now.
     let folder = if args.no_results {

@@ -15,6 +15,9 @@
 //!   guest page-table writes the shadow MMU emulated, INVLPGs, …).
 //!
 //! Each boot is a child process, timed from spawn: what a user waits for.
+//! A stop signal (SIGINT, SIGTERM, SIGHUP) is passed on to the boot that
+//! is running; the boots finished before it are reported, the run is said
+//! to be partial, and the status is 128 + N.
 
 pub mod phases;
 pub mod qmp;
@@ -163,6 +166,49 @@ fn watch_console(child: &mut Child) -> Result<Receiver<Console>, String> {
     Ok(rx)
 }
 
+/// While alive, passes a stop signal trapline receives on to one child
+/// (SIGTERM: trapline's `run` then ends as at a timeout, QEMU quits), so
+/// a boot ends at once instead of running on to its power-off. Drop it
+/// before the child is reaped: the pid is only the child's until then.
+struct PassStopOn {
+    done: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    watcher: Option<std::thread::JoinHandle<()>>,
+}
+
+impl PassStopOn {
+    fn child(child: &Child) -> Self {
+        use std::sync::atomic::{AtomicBool, Ordering};
+        let done = std::sync::Arc::new(AtomicBool::new(false));
+        let pid = child.id() as libc::pid_t;
+        let flag = done.clone();
+        let watcher = std::thread::spawn(move || {
+            while !flag.load(Ordering::SeqCst) {
+                if trapline_machine::signals::received().is_some() {
+                    // SAFETY: kill(2) on our own child, not yet reaped
+                    // (the guard is dropped, and this thread joined,
+                    // before the reap), so the pid is still its.
+                    unsafe { libc::kill(pid, libc::SIGTERM) };
+                    return;
+                }
+                std::thread::sleep(Duration::from_millis(50));
+            }
+        });
+        Self {
+            done,
+            watcher: Some(watcher),
+        }
+    }
+}
+
+impl Drop for PassStopOn {
+    fn drop(&mut self) {
+        self.done.store(true, std::sync::atomic::Ordering::SeqCst);
+        if let Some(w) = self.watcher.take() {
+            let _ = w.join();
+        }
+    }
+}
+
 /// Reap `child` with wait4: its exit status and its user + system CPU time.
 fn reap(child: &mut Child) -> (Option<i32>, Option<Duration>) {
     let pid = child.id() as libc::pid_t;
@@ -242,6 +288,7 @@ fn boot_trapline(s: &Setup, i: u32) -> Result<Boot, String> {
         .spawn()
         .map_err(|e| format!("spawning {cmd:?}: {e}"))?;
     let console = watch_console(&mut child)?;
+    let stop = PassStopOn::child(&child);
     // trapline's own --timeout ends the run; the extra minute only guards
     // against a process that would not.
     let c = match console.recv_timeout(s.timeout + Duration::from_secs(60)) {
@@ -251,6 +298,7 @@ fn boot_trapline(s: &Setup, i: u32) -> Result<Boot, String> {
             console.recv().map_err(|_| "console reader lost")?
         }
     };
+    drop(stop);
     let (status, cpu) = reap(&mut child);
     let to_power_off = start.elapsed();
     let (kvm, user_exits) = trapline_counters(&stat);
@@ -292,9 +340,11 @@ fn boot_qemu(s: &Setup, q: &crate::peer::Qemu, i: u32) -> Result<Boot, String> {
         .spawn()
         .map_err(|e| format!("spawning {cmd:?}: {e}"))?;
     let console = watch_console(&mut child)?;
+    let stop = PassStopOn::child(&child);
     let mut qmp = match qmp::Qmp::connect(&socket, Duration::from_secs(10)) {
         Ok(q) => q,
         Err(e) => {
+            drop(stop);
             let _ = child.kill();
             let _ = reap(&mut child);
             return Err(e);
@@ -316,6 +366,7 @@ fn boot_qemu(s: &Setup, q: &crate::peer::Qemu, i: u32) -> Result<Boot, String> {
             console.recv().map_err(|_| "console reader lost")?
         }
     };
+    drop(stop);
     let (_, cpu) = reap(&mut child);
     let _ = std::fs::remove_file(&socket);
     Ok(Boot {
@@ -586,7 +637,8 @@ pub fn main(
     }
     let mut boots = Vec::new();
     let mut ok = true;
-    for i in 0..repeat {
+    let planned = repeat as usize * sides.len();
+    'boots: for i in 0..repeat {
         // Alternate which VMM goes first, so a drift in the host's load
         // does not always favour the same one.
         let order: Vec<Vmm> = if i % 2 == 0 {
@@ -604,6 +656,10 @@ pub fn main(
                 (Vmm::QemuMicrovm, Some(q)) => boot_qemu(&setup, q, i),
                 _ => boot_trapline(&setup, i),
             };
+            // The boot a stop signal cut short measured nothing.
+            if trapline_machine::signals::received().is_some() {
+                break 'boots;
+            }
             match r {
                 Ok(b) => {
                     ok &= b.powered_off && b.to_init.is_some();
@@ -618,6 +674,14 @@ pub fn main(
     }
     report(&boots, &sides, cpu, acpi, smp);
     let _ = std::fs::remove_dir_all(&dir);
+    if let Some(sig) = trapline_machine::signals::received() {
+        eprintln!(
+            "trapline bench: partial run: stopped by {} after {} of {planned} boots (the one it cut short is left out)",
+            trapline_machine::signals::name(sig),
+            boots.len()
+        );
+        return trapline_machine::signals::exit_status(sig);
+    }
     if ok && !boots.is_empty() {
         0
     } else {
