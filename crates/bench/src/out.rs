@@ -4,7 +4,7 @@
 //! write (a full disk, `> /dev/full`) is one line on stderr and
 //! [`status::VMM_ERROR`]. Never a panic, which is what `print!` does.
 //!
-//! [`outln!`](crate::outln) and [`out!`](crate::out) are `println!` and
+//! [`outln!`](crate::outln) and [`out!`](crate::out!) are `println!` and
 //! `print!` through [`write_fmt`].
 //!
 //! Standard error too: this module's `eprintln!`, declared before every
@@ -75,7 +75,7 @@ macro_rules! eprintln {
 }
 
 /// `println!` that ends the program quietly on a closed pipe (see
-/// [`out`](crate::out)).
+/// [the `out` module](mod@crate::out)).
 #[macro_export]
 macro_rules! outln {
     () => {
@@ -87,7 +87,7 @@ macro_rules! outln {
 }
 
 /// `print!` that ends the program quietly on a closed pipe (see
-/// [`out`](crate::out)).
+/// [the `out` module](mod@crate::out)).
 #[macro_export]
 macro_rules! out {
     ($($arg:tt)*) => {
