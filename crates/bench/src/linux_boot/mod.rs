@@ -413,8 +413,34 @@ fn values(boots: &[Boot], vmm: Vmm, f: impl Fn(&Boot) -> Option<f64>) -> Vec<f64
         .collect()
 }
 
-/// Print the view's report.
+/// Print the view's report, fitted to the terminal's width as every view
+/// is (a pipe or a file keeps each line whole).
 pub fn report(boots: &[Boot], sides: &[Vmm], cpu: &str, acpi: &str, smp: u32) {
+    let text = report_text(boots, sides, cpu, acpi, smp);
+    out!(
+        "{}",
+        trapline_report::fit_text(&text, crate::terminal::view_columns())
+    );
+}
+
+/// The view's report as text, each line whole.
+fn report_text(boots: &[Boot], sides: &[Vmm], cpu: &str, acpi: &str, smp: u32) -> String {
+    use std::fmt::Write as _;
+    let mut text = String::new();
+    // The crate's printing macros, collecting into `text` here.
+    macro_rules! out {
+        ($($arg:tt)*) => {{
+            let _ = write!(text, $($arg)*);
+        }};
+    }
+    macro_rules! outln {
+        () => {
+            text.push('\n')
+        };
+        ($($arg:tt)*) => {{
+            let _ = writeln!(text, $($arg)*);
+        }};
+    }
     let t = Vmm::Trapline;
     let q = Vmm::QemuMicrovm;
     let pairs = boots.iter().filter(|b| b.vmm == t).count();
@@ -586,6 +612,7 @@ pub fn report(boots: &[Boot], sides: &[Vmm], cpu: &str, acpi: &str, smp: u32) {
             outln!("{}: KVM's counters not readable: {why}", v.name());
         }
     }
+    text
 }
 
 /// Runs the view; returns the process status.
@@ -692,6 +719,44 @@ pub fn main(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A boot with every field filled, as a run beside QEMU has them.
+    fn boot(vmm: Vmm, secs: f64) -> Boot {
+        Boot {
+            vmm,
+            to_init: Some(Duration::from_secs_f64(secs)),
+            to_power_off: Duration::from_secs_f64(secs + 0.8),
+            powered_off: true,
+            cpu: Some(Duration::from_secs_f64(secs)),
+            phase_ends: phases::PHASES
+                .iter()
+                .enumerate()
+                .map(|(i, _)| Some(i as f64 + 0.5))
+                .collect(),
+            console: (11_049, 160),
+            kvm: Ok(BTreeMap::from([
+                ("exits".to_string(), 41_123),
+                ("instructions_emulated".to_string(), 18_330_000),
+            ])),
+            user_exits: (vmm == Vmm::Trapline).then_some(1_234),
+        }
+    }
+
+    #[test]
+    fn the_report_fits_the_terminal_and_a_pipe_keeps_every_line_whole() {
+        let boots = [boot(Vmm::Trapline, 18.2), boot(Vmm::QemuMicrovm, 20.6)];
+        let sides = [Vmm::Trapline, Vmm::QemuMicrovm];
+        let text = report_text(&boots, &sides, "qemu64,-cx16", "reduced", 1);
+        assert!(text.lines().any(|l| l.chars().count() > 100), "{text}");
+        for width in [80, 100] {
+            let fitted = trapline_report::fit_text(&text, Some(width));
+            for line in fitted.lines() {
+                assert!(line.chars().count() <= width, "{width}: {line:?}");
+            }
+            assert!(fitted.contains("to init, wall (s)"), "{fitted}");
+        }
+        assert_eq!(trapline_report::fit_text(&text, None), text);
+    }
 
     #[test]
     fn spread_is_median_min_max() {
