@@ -711,7 +711,33 @@ fn virtio_view(args: &BenchArgs) -> i32 {
         timeout: args.timeout,
         seccomp: !args.no_seccomp,
     };
-    match crate::virtio::measure(&opts) {
+    // SIGINT, SIGTERM and SIGHUP end the view between its children,
+    // keeping the paths measured whole (docs/bench.md#stopping-a-run).
+    if let Err(e) = trapline_machine::signals::watch() {
+        eprintln!("trapline bench: warning: cannot handle stop signals (one would end the run keeping nothing): {e}");
+    }
+    let measured = crate::virtio::measure(&opts);
+    if let (Some(sig), Ok(results)) = (trapline_machine::signals::received(), &measured) {
+        let fit = |text: String| trapline_report::fit_text(&text, crate::terminal::view_columns());
+        if !results.is_empty() {
+            out!(
+                "{}",
+                fit(crate::virtio::render(
+                    results,
+                    &opts,
+                    "not run: the run was stopped"
+                ))
+            );
+        }
+        eprintln!(
+            "trapline bench: partial run: stopped by {} after {} of {} notify x irq paths (the one it cut short is left out)",
+            trapline_machine::signals::name(sig),
+            results.len(),
+            crate::virtio::PATHS.len()
+        );
+        return trapline_machine::signals::exit_status(sig);
+    }
+    match measured {
         Ok(results) => {
             let qemu = qemu_rows(args, &opts);
             let note = match &qemu {

@@ -184,19 +184,41 @@ pub fn measure(opts: &VirtioOptions) -> Result<Vec<PathResult>, String> {
         f.set_len(64 << 20)
             .map_err(|e| format!("{}: {e}", disk.display()))?;
         let mut results = Vec::new();
-        for path in PATHS {
-            let base = run_child(&opts.exe, &disk, &stat, path, 0, opts.timeout, opts.seccomp)?;
-            let mut runs = Vec::new();
-            for _ in 0..opts.repeat.max(1) {
-                runs.push(run_child(
+        // A stop signal ends the view between children (a Ctrl-C reaches
+        // the running child too, which then fails): the paths measured
+        // whole are kept, the one cut short is left out.
+        let stopped = || trapline_machine::signals::received().is_some();
+        'paths: for (i, path) in PATHS.iter().copied().enumerate() {
+            eprintln!(
+                "trapline bench: virtio path {}/{}: --virtio-notify {} --virtio-irq {}",
+                i + 1,
+                PATHS.len(),
+                path.0,
+                path.1
+            );
+            let child = |reps| {
+                run_child(
                     &opts.exe,
                     &disk,
                     &stat,
                     path,
-                    opts.reps,
+                    reps,
                     opts.timeout,
                     opts.seccomp,
-                )?);
+                )
+            };
+            let base = match child(0) {
+                Ok(c) if !stopped() => c,
+                Err(e) if !stopped() => return Err(e),
+                _ => break 'paths,
+            };
+            let mut runs = Vec::new();
+            for _ in 0..opts.repeat.max(1) {
+                match child(opts.reps) {
+                    Ok(c) if !stopped() => runs.push(c),
+                    Err(e) if !stopped() => return Err(e),
+                    _ => break 'paths,
+                }
             }
             let ios = (4 * opts.reps) as f64;
             let per = |f: fn(&ExitCounts) -> f64| {

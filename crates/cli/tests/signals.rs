@@ -450,3 +450,41 @@ fn a_guest_asleep_in_s3_is_stopped_by_a_signal_too() {
     assert_eq!(code, 143, "{err}");
     assert!(err.contains("stopped by SIGTERM"), "{err}");
 }
+
+/// `--view virtio` runs children, not VMs of its own: a stop signal ends it
+/// between them, keeping the notify x irq paths measured whole.
+#[cfg(target_arch = "x86_64")]
+#[test]
+fn bench_virtio_stopped_between_paths_keeps_the_paths_it_measured() {
+    if !kvm_present("bench --view virtio on signals") {
+        return;
+    }
+    let mut child = trapline()
+        .args(["bench", "--view", "virtio", "--quick"])
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut out = child.stdout.take().unwrap();
+    let out_reader = std::thread::spawn(move || {
+        let mut s = String::new();
+        let _ = std::io::Read::read_to_string(&mut out, &mut s);
+        s
+    });
+    let (rx, all) = stderr_lines(&mut child);
+    // The second path starting: the first one is measured whole.
+    wait_for_line(&rx, "virtio path 2/4");
+    send(&child, libc::SIGTERM);
+    let code = status_of(&mut child);
+    let err = all.join().unwrap();
+    let out = out_reader.join().unwrap();
+    assert_eq!(code, 143, "{err}");
+    assert!(
+        err.contains("partial run: stopped by SIGTERM after 1 of 4 notify x irq paths"),
+        "{err}"
+    );
+    // The first path's rows are printed, no other path's.
+    assert!(out.contains("exit + line"), "{out}");
+    assert!(!out.contains("ioeventfd + irqfd"), "{out}");
+}
