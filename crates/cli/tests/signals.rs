@@ -91,9 +91,9 @@ fn wait_for_line(rx: &Receiver<String>, what: &str) {
 }
 
 /// `trapline run` of a guest that spins forever with the profile (in
-/// `format`) and metrics going to files, signalled with `sig` once it
-/// runs.
-fn run_signalled(sig: i32, format: &str, name: &str) -> (i32, String, String, String) {
+/// `format`) and metrics going to files, sent `sigs` back to back once it
+/// runs: its status, the profile, the metrics and its stderr.
+fn run_signalled(sigs: &[i32], format: &str, name: &str) -> (i32, String, String, String) {
     let stat = tmp(&format!("{name}.stat"));
     let metrics = tmp(&format!("{name}.metrics"));
     let mut child = trapline()
@@ -109,7 +109,9 @@ fn run_signalled(sig: i32, format: &str, name: &str) -> (i32, String, String, St
         .unwrap();
     let (_, all) = stderr_lines(&mut child);
     wait_for_vcpu(&mut child);
-    send(&child, sig);
+    for &sig in sigs {
+        send(&child, sig);
+    }
     let status = status_of(&mut child);
     (
         status,
@@ -129,7 +131,7 @@ fn run_writes_its_stat_profile_and_last_metrics_line_on_each_stop_signal() {
         (libc::SIGINT, "SIGINT", 130),
         (libc::SIGHUP, "SIGHUP", 129),
     ] {
-        let (code, json, metrics, err) = run_signalled(sig, "json", &format!("json-{name}"));
+        let (code, json, metrics, err) = run_signalled(&[sig], "json", &format!("json-{name}"));
         assert_eq!(code, status, "{name}: {err}");
         assert!(err.contains(&format!("stopped by {name}")), "{name}: {err}");
         let v: serde_json::Value = serde_json::from_str(&json)
@@ -141,7 +143,7 @@ fn run_writes_its_stat_profile_and_last_metrics_line_on_each_stop_signal() {
         assert_eq!(last["final"], true, "{name}: {metrics}");
     }
     // The table format too.
-    let (code, table, _, err) = run_signalled(libc::SIGTERM, "table", "table");
+    let (code, table, _, err) = run_signalled(&[libc::SIGTERM], "table", "table");
     assert_eq!(code, 143, "{err}");
     assert!(!table.is_empty() && table.contains("exits"), "{table:?}");
 }
@@ -175,29 +177,7 @@ fn run_under_timeout_keeps_its_profile() {
         serde_json::from_str(&std::fs::read_to_string(&stat).unwrap()).unwrap();
     assert_eq!(v["schema"], "trapline-stat/1");
     // The same signal twice back to back, sent by hand: one request too.
-    let (code, json, _, err) = {
-        let stat = tmp("twice.stat");
-        let mut child = trapline()
-            .args(["run", "--kernel", "builtin:spin", "--serial", "none"])
-            .args(["--timeout", "600", "--stat-format", "json"])
-            .arg(format!("--stat={}", stat.display()))
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
-        let (_, all) = stderr_lines(&mut child);
-        wait_for_vcpu(&mut child);
-        send(&child, libc::SIGTERM);
-        send(&child, libc::SIGTERM);
-        let code = status_of(&mut child);
-        (
-            code,
-            std::fs::read_to_string(&stat).unwrap_or_default(),
-            (),
-            all.join().unwrap(),
-        )
-    };
+    let (code, json, _, err) = run_signalled(&[libc::SIGTERM, libc::SIGTERM], "json", "twice");
     assert_eq!(code, 143, "{err}");
     assert!(
         json.contains("trapline-stat/1"),
@@ -211,24 +191,9 @@ fn a_second_signal_ends_run_at_once() {
     if !kvm_present("run, second signal") {
         return;
     }
-    let stat = tmp("second.stat");
-    let mut child = trapline()
-        .args(["run", "--kernel", "builtin:spin", "--serial", "none"])
-        .args(["--timeout", "600"])
-        .arg(format!("--stat={}", stat.display()))
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let (_, all) = stderr_lines(&mut child);
-    wait_for_vcpu(&mut child);
     // Two different signals, back to back (two of the same could merge
     // into one while pending): whichever is handled second ends it.
-    send(&child, libc::SIGTERM);
-    send(&child, libc::SIGINT);
-    let code = status_of(&mut child);
-    let err = all.join().unwrap();
+    let (code, _, _, err) = run_signalled(&[libc::SIGTERM, libc::SIGINT], "table", "second");
     assert!(code == 130 || code == 143, "{code}: {err}");
     assert!(
         err.contains("a second stop signal: ending at once"),
