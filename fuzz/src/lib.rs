@@ -17,8 +17,8 @@ use std::sync::{Arc, Mutex};
 use trapline_abi as abi;
 // The lab's devices (probe, user-space doorbell) live in the bench crate,
 // which installs them through the machine's extension point.
-use trapline_bench::lab::probe::{ProbeDevice, ProbeSpace};
-use trapline_bench::lab::user_doorbell::Doorbell;
+use trapline_lab::lab::probe::{ProbeDevice, ProbeSpace};
+use trapline_lab::lab::user_doorbell::Doorbell;
 use trapline_bus::{AccessSizes, Bus, BusBuilder, BusDevice, ExitCounters};
 use trapline_devices::debug_exit::DebugExit;
 use trapline_devices::fw_cfg::{FwCfg, FW_CFG_IO_BASE, FW_CFG_IO_LEN};

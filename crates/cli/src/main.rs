@@ -66,7 +66,7 @@ fn main() -> ExitCode {
             if !e.use_stderr() {
                 // A closed pipe (`trapline --help | head -1`) ends quietly.
                 if let Err(err) = e.print() {
-                    let code = trapline_bench::out::failure_status(&err);
+                    let code = trapline_lab::out::failure_status(&err);
                     return ExitCode::from(code as u8);
                 }
                 return ExitCode::from(0);
@@ -78,8 +78,8 @@ fn main() -> ExitCode {
     trapline_machine::footprint::marks::mark("arguments parsed");
     let code = match cli.command {
         Command::Run(a) => run_cmd::run(a),
-        Command::Bench(a) => trapline_bench::cli::main(a.0),
-        Command::Report(a) => trapline_bench::saved::main(a.0),
+        Command::Bench(a) => trapline_lab::cli::main(a.0),
+        Command::Report(a) => trapline_lab::saved::main(a.0),
     };
     ExitCode::from(code.clamp(0, 255) as u8)
 }

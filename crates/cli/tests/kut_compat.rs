@@ -148,7 +148,7 @@ fn every_machine_requirement_checks_out() {
     // fw_cfg keys, an ACPI walk with checksums, the PM timer's rate
     // (against the TSC, whose rate the guest is told), the pc-testdev
     // ports, the LAPIC page reading all-ones, SMP bring-up.
-    let tsc_khz = trapline_bench::host::measure_tsc_khz(Duration::from_millis(100));
+    let tsc_khz = trapline_lab::host::measure_tsc_khz(Duration::from_millis(100));
     let append = format!("cpus=2 mem=128 tsc_khz={tsc_khz}");
     let o = run(&[
         "run",

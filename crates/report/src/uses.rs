@@ -6,7 +6,7 @@
 //! lab measured, and shows "not measured" for a name it finds no row
 //! for), so a renamed scenario would quietly empty a row. This list lets a
 //! test where the lab's names are visible
-//! (`crates/bench/tests/scenario_names.rs`) check every one of them against
+//! (`crates/lab/tests/scenario_names.rs`) check every one of them against
 //! the ABI's scenarios and the rows the lab produces.
 
 use crate::derive::{ladder, names, ECAM_RO_READ, RAM_READ};

@@ -792,7 +792,7 @@ fn qemu_rows(
         .map(PathBuf::from)
         .ok_or("set TRAPLINE_LINUX_KERNEL to an uncompressed x86 vmlinux with a PVH entry (docs/linux.md says what it holds)")?;
     let disk = std::env::temp_dir().join(format!(
-        "trapline-bench-qemu-disk-{}.img",
+        "trapline-lab-qemu-disk-{}.img",
         std::process::id()
     ));
     let f = std::fs::File::create(&disk).map_err(|e| format!("{}: {e}", disk.display()))?;
@@ -822,7 +822,7 @@ fn linux_rows(
         .map(PathBuf::from)
         .ok_or("TRAPLINE_LINUX_KERNEL is not set")?;
     let disk = std::env::temp_dir().join(format!(
-        "trapline-bench-linux-disk-{}.img",
+        "trapline-lab-linux-disk-{}.img",
         std::process::id()
     ));
     let f = std::fs::File::create(&disk).map_err(|e| format!("{}: {e}", disk.display()))?;

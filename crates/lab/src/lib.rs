@@ -17,7 +17,7 @@ pub mod cli;
 pub mod doorbell;
 mod error;
 mod flags;
-pub mod floor;
+pub use trapline_floor as floor;
 pub mod footprint;
 pub mod host;
 pub mod kvmtool;

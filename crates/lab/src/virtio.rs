@@ -175,7 +175,7 @@ pub struct VirtioOptions {
 
 /// Measure every path.
 pub fn measure(opts: &VirtioOptions) -> Result<Vec<PathResult>, String> {
-    let dir = std::env::temp_dir().join(format!("trapline-bench-virtio-{}", std::process::id()));
+    let dir = std::env::temp_dir().join(format!("trapline-lab-virtio-{}", std::process::id()));
     std::fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
     let disk = dir.join("disk.img");
     let stat = dir.join("stat.json");
@@ -419,7 +419,7 @@ pub fn qemu_linux(
     secs: u64,
     timeout: Duration,
 ) -> Result<Vec<LinuxBench>, String> {
-    let dir = std::env::temp_dir().join(format!("trapline-bench-qemu-{}", std::process::id()));
+    let dir = std::env::temp_dir().join(format!("trapline-lab-qemu-{}", std::process::id()));
     std::fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
     let initrd = dir.join("vblktest.cpio");
     std::fs::write(&initrd, trapline_guest::linux_vblk_initramfs())

@@ -455,7 +455,7 @@ mod tests {
     use super::*;
 
     /// KVM's own counters per iteration of each loop on the bare floor
-    /// (a diagnostic: `cargo test -p trapline-bench --lib kvm_counters --
+    /// (a diagnostic: `cargo test -p trapline-lab --lib kvm_counters --
     /// --ignored --nocapture`).
     #[test]
     #[ignore]

@@ -2,7 +2,7 @@
 //! findings, the derived values' inputs, the vmm view's rows, the floor
 //! ladder's paths: `trapline_report::uses`) is a scenario of the ABI's
 //! table and a row the lab produces: trapline's probe scenarios, the floor
-//! ladder's rungs (`crates/bench/src/floor/ladder.rs`), the unprofiled rows
+//! ladder's rungs (`crates/lab/src/floor/ladder.rs`), the unprofiled rows
 //! and the QEMU peer's. So renaming a scenario on either side fails here
 //! instead of rendering as "not measured". The report cannot depend on the
 //! lab, so this test lives where both are visible. No KVM needed.
@@ -11,7 +11,7 @@
 use std::collections::BTreeSet;
 
 use serde_json::Value;
-use trapline_bench::{catalog, floor, listing, peer};
+use trapline_lab::{catalog, floor, listing, peer};
 use trapline_report::derive::{names, FOOTPRINT};
 use trapline_report::ladder::{ARM64, RUNGS};
 use trapline_report::uses::{scenario_uses, ScenarioUse};

@@ -9,8 +9,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use trapline_bench::doorbell::Consumer;
-use trapline_bench::lab::{self, LabFixtures};
+use trapline_lab::doorbell::Consumer;
+use trapline_lab::lab::{self, LabFixtures};
 use trapline_machine::{HostKvm, Machine, MachineConfig, Outcome, SerialOutput};
 
 /// These tests count threads and load the CPUs: one at a time.
@@ -140,7 +140,7 @@ fn every_ring_is_counted_with_the_consumer_under_load() {
 
 /// The full reliability run: 10^6 rings from 2 vCPUs with the consumer
 /// under load (minutes here):
-/// `cargo test -p trapline-bench --test doorbell -- --ignored --nocapture`.
+/// `cargo test -p trapline-lab --test doorbell -- --ignored --nocapture`.
 #[test]
 #[ignore]
 fn a_million_rings_from_two_vcpus_under_load() {
