@@ -42,7 +42,7 @@ pub use irqchip::Irqchip;
 pub use resume::ResumeAt;
 pub use run::run_vcpu;
 pub use stats_fd::{StatsError, StatsFd, StatsSnapshot};
-pub use system::{HostKvm, KVM_PATH};
+pub use system::{HostKvm, KVM_CAP_IOEVENTFD_ANY_LENGTH, KVM_PATH};
 pub use vcpu::{VcpuContext, VcpuEnd};
 
 pub use kvm_ioctls::{VcpuFd, VmFd};
