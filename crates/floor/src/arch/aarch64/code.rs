@@ -256,7 +256,7 @@ mod tests {
                 Some(&want[..]),
                 "{}: the arm64 probe's loop is not these words at {:#x} (the probe has them at \
                  {:x?}); disassemble probe.elf's exits_run() (aarch64-linux-gnu-objdump -d) to \
-                 see which is this scenario's and update floor/arm64/code.rs",
+                 see which is this scenario's and update crates/floor/src/arch/aarch64/code.rs",
                 kind.name(),
                 kind.probe_addr(),
                 find(probe, kind.body())

@@ -1,170 +1,45 @@
 //! A raw arm64 /dev/kvm VM for the floor, with each piece of trapline's
-//! `virt` machine optional: the ladder adds them one at a time.
-//!
-//! Nothing here is trapline's VMM code path: the VM is made with plain
-//! kvm-ioctls calls and run by a bare KVM_RUN loop. Where a piece must be
-//! the same as trapline's (an ioeventfd, the coalesced zone, the read-only
-//! memslot, the irqfd) it is registered through `trapline-fastpath`, the
-//! same RAII wrappers trapline's machine uses. The vCPU starts at EL1h
-//! with the MMU and caches on (an identity map the host writes, with the
-//! probe's attributes: Device below 1 GiB, Normal write-back above), as
-//! the probe runs, so a RAM read is a cached read on both.
+//! `virt` machine optional: the ladder adds them one at a time. What every
+//! architecture's raw VM does the same way (RAM, kept registrations, the
+//! bare KVM_RUN loop) is the crate's `raw`; the vGIC is trapline's own
+//! (`trapline_kvm::gic`), set up in trapline's order. The vCPU starts at
+//! EL1h with the MMU and caches on (an identity map the host writes, with
+//! the probe's attributes: Device below 1 GiB, Normal write-back above),
+//! as the probe runs, so a RAM read is a cached read on both.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use kvm_bindings::{
-    kvm_create_device, kvm_device_attr, kvm_device_type_KVM_DEV_TYPE_ARM_VGIC_ITS,
-    kvm_device_type_KVM_DEV_TYPE_ARM_VGIC_V3, kvm_userspace_memory_region, kvm_vcpu_init,
-    KVM_ARM_VCPU_PSCI_0_2, KVM_DEV_ARM_VGIC_CTRL_INIT, KVM_DEV_ARM_VGIC_GRP_ADDR,
-    KVM_DEV_ARM_VGIC_GRP_CTRL, KVM_DEV_ARM_VGIC_GRP_NR_IRQS, KVM_VGIC_ITS_ADDR_TYPE,
-    KVM_VGIC_V3_ADDR_TYPE_DIST, KVM_VGIC_V3_ADDR_TYPE_REDIST,
-};
-use kvm_ioctls::{DeviceFd, Kvm, VcpuExit, VcpuFd, VmFd};
+use kvm_bindings::{kvm_device_attr, kvm_vcpu_init, KVM_ARM_VCPU_PSCI_0_2};
+use kvm_ioctls::{Kvm, VcpuExit, VcpuFd, VmFd};
 use trapline_abi as abi;
-use trapline_devices::ucall::KERNEL_EXIT_COUNTERS;
-use trapline_fastpath::{CoalescedZone, Datamatch, IoEvent, IrqFd, ReadOnlyRegion, Space};
+use trapline_abi::KERNEL_EXIT_COUNTERS;
+use trapline_fastpath::{Datamatch, IoEvent, Space};
+use trapline_kvm::gic::Gic;
 use trapline_kvm::regs;
-use vm_memory::{Bytes, GuestAddress, GuestMemoryBackend, GuestMemoryMmap};
+use vm_memory::{Bytes, GuestAddress, GuestMemoryMmap};
 
 use super::code::{self, Clock, FloorKind, DONE_MMIO};
+use super::mmu;
 use super::pieces::Pieces;
+use crate::raw::{self, err, fp, FloorSample, Kept, Seen};
 
 /// The bare floor's RAM from `VIRT_RAM_BASE`: the page table, and the
 /// code and RAM word where the probe has them.
 const BARE_MEM: usize = 8 << 20;
-/// trapline's lab machines' RAM (`--mem` 128).
-const TRAPLINE_MEM: usize = 128 << 20;
-/// The level-1 page table (below the probe's image).
-const L1_TABLE: u64 = abi::VIRT_RAM_BASE + 0x1000;
-
-/// One measurement: a loop of `iterations`.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct FloorSample {
-    /// Iterations timed.
-    pub iterations: u64,
-    /// Clock ticks (or cycles) for all of them.
-    pub cycles: u64,
-    /// Exits to user space during the loop (the done store not counted).
-    pub user_exits: u64,
-    /// Times the measured ioeventfd fired.
-    pub eventfd_count: u64,
-    /// The last value the loop read (read loops), else 0.
-    pub value: u64,
-    /// KVM's own exit counters over the run (its binary statistics, as
-    /// `--stat` reads them; the done store's exit taken off `exits`).
-    pub kvm_exits: BTreeMap<String, u64>,
-}
 
 /// A raw VM set up to run one kind's loop, any number of times.
 pub struct RawVm {
-    // Drop order: registrations, devices and the vCPU before the VM fd,
+    // Drop order: registrations, the vGIC and the vCPU before the VM fd,
     // the VM before its memory.
-    _keep: Vec<Keep>,
+    _keep: Kept,
     measured: Option<IoEvent>,
     stats: Option<trapline_kvm::StatsFd>,
     vcpu: VcpuFd,
-    _devices: Vec<DeviceFd>,
+    _gic: Option<Gic>,
     _vm: Arc<VmFd>,
     _mem: GuestMemoryMmap,
     kind: FloorKind,
-}
-
-/// Registrations kept alive for the VM's life.
-enum Keep {
-    IoEvent(#[allow(dead_code)] IoEvent),
-    Zone(#[allow(dead_code)] CoalescedZone),
-    Ro(#[allow(dead_code)] ReadOnlyRegion),
-    IrqFd(#[allow(dead_code)] IrqFd),
-}
-
-fn err(what: &'static str) -> impl Fn(kvm_ioctls::Error) -> String {
-    move |e| format!("raw floor: {what}: {e}")
-}
-
-fn fp(e: trapline_fastpath::FastpathError) -> String {
-    format!("raw floor: {e}")
-}
-
-fn create_device(vm: &VmFd, type_: u32, what: &str) -> Result<DeviceFd, String> {
-    let mut dev = kvm_create_device {
-        type_,
-        fd: 0,
-        flags: 0,
-    };
-    vm.create_device(&mut dev)
-        .map_err(|e| format!("raw floor: KVM_CREATE_DEVICE ({what}): {e}"))
-}
-
-/// KVM_SET_DEVICE_ATTR with the value at `addr` (a pointer into our memory, or 0).
-fn set_attr(dev: &DeviceFd, group: u32, attr: u64, addr: u64, what: &str) -> Result<(), String> {
-    let a = kvm_device_attr {
-        flags: 0,
-        group,
-        attr,
-        addr,
-    };
-    dev.set_device_attr(&a)
-        .map_err(|e| format!("raw floor: KVM_SET_DEVICE_ATTR ({what}): {e}"))
-}
-
-/// The vGICv3 at the virt machine's addresses, with its ITS when `its`,
-/// initialized (the vCPU exists by now), in trapline's order.
-fn vgic(vm: &VmFd, its: bool) -> Result<Vec<DeviceFd>, String> {
-    let gic = create_device(vm, kvm_device_type_KVM_DEV_TYPE_ARM_VGIC_V3, "vGICv3")?;
-    let dist: u64 = abi::VIRT_GIC_DIST_BASE;
-    let redist: u64 = abi::VIRT_GIC_REDIST_BASE;
-    set_attr(
-        &gic,
-        KVM_DEV_ARM_VGIC_GRP_ADDR,
-        KVM_VGIC_V3_ADDR_TYPE_DIST.into(),
-        &dist as *const u64 as u64,
-        "distributor",
-    )?;
-    set_attr(
-        &gic,
-        KVM_DEV_ARM_VGIC_GRP_ADDR,
-        KVM_VGIC_V3_ADDR_TYPE_REDIST.into(),
-        &redist as *const u64 as u64,
-        "redistributors",
-    )?;
-    let mut devices = Vec::new();
-    if its {
-        let its = create_device(vm, kvm_device_type_KVM_DEV_TYPE_ARM_VGIC_ITS, "ITS")?;
-        let base: u64 = abi::VIRT_GIC_ITS_BASE;
-        set_attr(
-            &its,
-            KVM_DEV_ARM_VGIC_GRP_ADDR,
-            KVM_VGIC_ITS_ADDR_TYPE.into(),
-            &base as *const u64 as u64,
-            "ITS address",
-        )?;
-        set_attr(
-            &its,
-            KVM_DEV_ARM_VGIC_GRP_CTRL,
-            KVM_DEV_ARM_VGIC_CTRL_INIT.into(),
-            0,
-            "ITS CTRL_INIT",
-        )?;
-        devices.push(its);
-    }
-    let nr_irqs: u32 = abi::VIRT_GIC_NR_IRQS;
-    set_attr(
-        &gic,
-        KVM_DEV_ARM_VGIC_GRP_NR_IRQS,
-        0,
-        &nr_irqs as *const u32 as u64,
-        "NR_IRQS",
-    )?;
-    set_attr(
-        &gic,
-        KVM_DEV_ARM_VGIC_GRP_CTRL,
-        KVM_DEV_ARM_VGIC_CTRL_INIT.into(),
-        0,
-        "vGIC CTRL_INIT",
-    )?;
-    devices.insert(0, gic);
-    Ok(devices)
 }
 
 /// The PMU's overflow interrupt for a vCPU with PMUv3: PPI 7 (INTID 23),
@@ -204,72 +79,25 @@ impl RawVm {
         kind: FloorKind,
         clock: Clock,
     ) -> Result<Self, String> {
-        if clock == Clock::Pmccntr && !pieces.vgic {
-            return Err("raw floor: a vCPU with PMUv3 needs the vGIC".into());
-        }
-        if (pieces.its || pieces.irqfd) && !pieces.vgic {
-            return Err("raw floor: the ITS and irqfds need the vGIC".into());
-        }
-        if kind == FloorKind::MmioVgicRead && !pieces.vgic {
-            return Err("raw floor: mmio-vgic-read needs the vGIC".into());
-        }
+        check(pieces, kind, clock)?;
         let vm = Arc::new(kvm.create_vm().map_err(err("KVM_CREATE_VM"))?);
         let size = if pieces.memslots {
-            TRAPLINE_MEM
+            raw::TRAPLINE_MEM
         } else {
             BARE_MEM
         };
-        let mem = GuestMemoryMmap::<()>::from_ranges(&[(GuestAddress(abi::VIRT_RAM_BASE), size)])
-            .map_err(|e| format!("raw floor: guest memory: {e}"))?;
-        let region = mem.iter().next().ok_or("raw floor: no memory region")?;
-        let desc = kvm_userspace_memory_region {
-            slot: 0,
-            flags: 0,
-            guest_phys_addr: abi::VIRT_RAM_BASE,
-            memory_size: size as u64,
-            userspace_addr: region.as_ptr() as u64,
-        };
-        // SAFETY: `mem` is owned by the RawVm and dropped after the VM fd
-        // (field order), so the host range stays mapped while KVM may use it.
-        unsafe { vm.set_user_memory_region(desc) }.map_err(err("KVM_SET_USER_MEMORY_REGION"))?;
+        // SAFETY: the RawVm keeps `mem` in a field dropped after the VM
+        // fd's (field order), as `map_ram` asks.
+        let mem = unsafe { raw::map_ram(&vm, abi::VIRT_RAM_BASE, size) }?;
         // As trapline: every vCPU, then the vGIC, then KVM_ARM_VCPU_INIT.
         let vcpu = vm.create_vcpu(0).map_err(err("KVM_CREATE_VCPU"))?;
-        let devices = if pieces.vgic {
-            vgic(&vm, pieces.its)?
-        } else {
-            Vec::new()
-        };
-        let mut init = kvm_vcpu_init::default();
-        vm.get_preferred_target(&mut init)
-            .map_err(err("KVM_ARM_PREFERRED_TARGET"))?;
-        init.features[0] |= 1 << KVM_ARM_VCPU_PSCI_0_2;
-        if clock == Clock::Pmccntr {
-            init.features[0] |= 1 << kvm_bindings::KVM_ARM_VCPU_PMU_V3;
-        }
-        vcpu.vcpu_init(&init).map_err(err("KVM_ARM_VCPU_INIT"))?;
-        if clock == Clock::Pmccntr {
-            // The overflow PPI, then INIT (after the vGIC's CTRL_INIT).
-            let irq: u32 = PMU_IRQ_INTID;
-            pmu_attr(
-                &vcpu,
-                kvm_bindings::KVM_ARM_VCPU_PMU_V3_IRQ,
-                &irq as *const u32 as u64,
-                "PMUv3 IRQ",
-            )?;
-            pmu_attr(
-                &vcpu,
-                kvm_bindings::KVM_ARM_VCPU_PMU_V3_INIT,
-                0,
-                "PMUv3 INIT",
-            )?;
-        }
-
-        let mut keep = Vec::new();
-        let any = if kvm.check_extension_raw(KVM_CAP_IOEVENTFD_ANY_LENGTH) > 0 {
-            Datamatch::Any
-        } else {
-            Datamatch::U32(abi::PROBE_WILDCARD_VALUE)
-        };
+        let gic = pieces
+            .vgic
+            .then(|| Gic::create_with(&vm, 1, pieces.its))
+            .transpose()
+            .map_err(|e| format!("raw floor: {e}"))?;
+        init_vcpu(&vm, &vcpu, clock)?;
+        let any = raw::wildcard(kvm);
         let measured = if kind == FloorKind::MmioKernelWildcard {
             Some(
                 IoEvent::register(vm.clone(), Space::Mmio, abi::VIRT_PROBE_MMIO_WILDCARD, any)
@@ -278,58 +106,9 @@ impl RawVm {
         } else {
             None
         };
-        if pieces.lab_ioeventfds {
-            for (addr, m) in lab_ioeventfds(kind, any) {
-                keep.push(Keep::IoEvent(
-                    IoEvent::register(vm.clone(), Space::Mmio, addr, m).map_err(fp)?,
-                ));
-            }
-        }
-        if pieces.coalesced {
-            keep.push(Keep::Zone(
-                CoalescedZone::register(
-                    vm.clone(),
-                    Space::Mmio,
-                    abi::VIRT_PROBE_MMIO_COALESCED,
-                    abi::VIRT_TRAPLINE_PAGE as u32,
-                )
-                .map_err(fp)?,
-            ));
-        }
-        if pieces.memslots {
-            let ro = ReadOnlyRegion::map(
-                vm.clone(),
-                1,
-                abi::VIRT_PROBE_RO_MEMSLOT,
-                abi::VIRT_TRAPLINE_PAGE as usize,
-            )
-            .map_err(fp)?;
-            keep.push(Keep::Ro(ro));
-        }
-        if pieces.irqfd {
-            keep.push(Keep::IrqFd(
-                IrqFd::register(vm.clone(), abi::VIRT_IRQFD_SPI).map_err(fp)?,
-            ));
-        }
-
-        page_table(&mem)?;
-        let (words, at, entry) = code::program(kind, clock);
-        mem.write_slice(&code::bytes(&words), GuestAddress(at))
-            .map_err(|e| format!("raw floor: writing the code: {e}"))?;
-        mem.write_obj(abi::PROBE_READ_VALUE, GuestAddress(code::RAM_WORD))
-            .map_err(|e| format!("raw floor: writing the RAM word: {e}"))?;
-        mmu_on(&vcpu)?;
-        set(&vcpu, regs::PSTATE, regs::PSTATE_EL1H_DAIF_MASKED, "PSTATE")?;
-        set(&vcpu, regs::PC, entry, "PC")?;
-        for &(r, v) in kind.regs() {
-            set(&vcpu, regs::x(r), v, "a loop register")?;
-        }
-        set(
-            &vcpu,
-            regs::x(code::REG_DONE),
-            DONE_MMIO,
-            "the done address",
-        )?;
+        let keep = register_pieces(&vm, pieces, kind, any)?;
+        let entry = load(&mem, kind, clock)?;
+        boot_regs(&vcpu, kind, entry)?;
         // KVM's counters where the kernel has binary statistics (5.14+).
         let stats = trapline_kvm::StatsFd::open_vcpu(&vcpu).ok();
         Ok(Self {
@@ -337,7 +116,7 @@ impl RawVm {
             measured,
             stats,
             vcpu,
-            _devices: devices,
+            _gic: gic,
             _vm: vm,
             _mem: mem,
             kind,
@@ -352,16 +131,7 @@ impl RawVm {
         set(&self.vcpu, regs::x(code::REG_I), 0, "the loop counter")?;
         set(&self.vcpu, regs::x(code::REG_N), n, "the iteration count")?;
         let before = self.stats.as_ref().and_then(|s| s.read().ok());
-        let mut user_exits = 0u64;
-        loop {
-            match self.vcpu.run() {
-                Ok(VcpuExit::MmioWrite(DONE_MMIO, _)) => break,
-                Ok(VcpuExit::MmioWrite(a, _)) if a == abi::VIRT_PROBE_MMIO_USER => user_exits += 1,
-                Ok(other) => return Err(format!("raw floor: unexpected exit {other:?}")),
-                Err(e) if e.errno() == libc::EINTR || e.errno() == libc::EAGAIN => {}
-                Err(e) => return Err(format!("raw floor: KVM_RUN: {e}")),
-            }
-        }
+        let user_exits = raw::run_to_done(&mut self.vcpu, seen)?;
         let after = self.stats.as_ref().and_then(|s| s.read().ok());
         let t0 = get(&self.vcpu, regs::x(code::REG_T0))?;
         let t1 = get(&self.vcpu, regs::x(code::REG_T1))?;
@@ -385,6 +155,114 @@ impl RawVm {
             kvm_exits,
         })
     }
+}
+
+/// The store to [`DONE_MMIO`] ends a run; the user page's stores are the
+/// user-exit loop's own.
+fn seen(exit: &VcpuExit) -> Seen {
+    match exit {
+        VcpuExit::MmioWrite(DONE_MMIO, _) => Seen::Done,
+        VcpuExit::MmioWrite(a, _) if *a == abi::VIRT_PROBE_MMIO_USER => Seen::UserExit,
+        _ => Seen::Unexpected,
+    }
+}
+
+/// What a raw VM cannot have: the PMU's clock, the ITS, an irqfd or the
+/// vGIC's read without the vGIC.
+fn check(pieces: Pieces, kind: FloorKind, clock: Clock) -> Result<(), String> {
+    if clock == Clock::Pmccntr && !pieces.vgic {
+        return Err("raw floor: a vCPU with PMUv3 needs the vGIC".into());
+    }
+    if (pieces.its || pieces.irqfd) && !pieces.vgic {
+        return Err("raw floor: the ITS and irqfds need the vGIC".into());
+    }
+    if kind == FloorKind::MmioVgicRead && !pieces.vgic {
+        return Err("raw floor: mmio-vgic-read needs the vGIC".into());
+    }
+    Ok(())
+}
+
+/// KVM_ARM_VCPU_INIT with PSCI 0.2 (and PMUv3 for its cycle counter,
+/// whose overflow PPI and INIT come after the vGIC's CTRL_INIT).
+fn init_vcpu(vm: &VmFd, vcpu: &VcpuFd, clock: Clock) -> Result<(), String> {
+    let mut init = kvm_vcpu_init::default();
+    vm.get_preferred_target(&mut init)
+        .map_err(err("KVM_ARM_PREFERRED_TARGET"))?;
+    init.features[0] |= 1 << KVM_ARM_VCPU_PSCI_0_2;
+    if clock == Clock::Pmccntr {
+        init.features[0] |= 1 << kvm_bindings::KVM_ARM_VCPU_PMU_V3;
+    }
+    vcpu.vcpu_init(&init).map_err(err("KVM_ARM_VCPU_INIT"))?;
+    if clock == Clock::Pmccntr {
+        let irq: u32 = PMU_IRQ_INTID;
+        pmu_attr(
+            vcpu,
+            kvm_bindings::KVM_ARM_VCPU_PMU_V3_IRQ,
+            &irq as *const u32 as u64,
+            "PMUv3 IRQ",
+        )?;
+        pmu_attr(
+            vcpu,
+            kvm_bindings::KVM_ARM_VCPU_PMU_V3_INIT,
+            0,
+            "PMUv3 INIT",
+        )?;
+    }
+    Ok(())
+}
+
+/// The registrations `pieces` asks for besides the measured one, in
+/// trapline's order: the lab's other ioeventfds, the coalesced zone, the
+/// read-only memslot, the irqfd.
+fn register_pieces(
+    vm: &Arc<VmFd>,
+    pieces: Pieces,
+    kind: FloorKind,
+    any: Datamatch,
+) -> Result<Kept, String> {
+    let mut keep = Kept::default();
+    if pieces.lab_ioeventfds {
+        keep.ioevents(vm, lab_ioeventfds(kind, any))?;
+    }
+    let page = abi::VIRT_TRAPLINE_PAGE;
+    if pieces.coalesced {
+        keep.zone(vm, Space::Mmio, abi::VIRT_PROBE_MMIO_COALESCED, page as u32)?;
+    }
+    if pieces.memslots {
+        keep.read_only(vm, 1, abi::VIRT_PROBE_RO_MEMSLOT, page as usize)?;
+    }
+    if pieces.irqfd {
+        keep.irqfd(vm, abi::VIRT_IRQFD_SPI)?;
+    }
+    Ok(keep)
+}
+
+/// The guest image: the page table, the kind's code at the probe's
+/// address and the RAM word; returns the entry point.
+fn load(mem: &GuestMemoryMmap, kind: FloorKind, clock: Clock) -> Result<u64, String> {
+    for (i, e) in mmu::l1_entries().into_iter().enumerate() {
+        mem.write_obj(e, GuestAddress(mmu::L1_TABLE + 8 * i as u64))
+            .map_err(|e| format!("raw floor: page table: {e}"))?;
+    }
+    let (words, at, entry) = code::program(kind, clock);
+    mem.write_slice(&code::bytes(&words), GuestAddress(at))
+        .map_err(|e| format!("raw floor: writing the code: {e}"))?;
+    mem.write_obj(abi::PROBE_READ_VALUE, GuestAddress(code::RAM_WORD))
+        .map_err(|e| format!("raw floor: writing the RAM word: {e}"))?;
+    Ok(entry)
+}
+
+/// The vCPU as the probe's loop starts: the MMU and caches on, EL1h with
+/// interrupts masked, at `entry`, the loop's registers and the done
+/// address set.
+fn boot_regs(vcpu: &VcpuFd, kind: FloorKind, entry: u64) -> Result<(), String> {
+    mmu_on(vcpu)?;
+    set(vcpu, regs::PSTATE, regs::PSTATE_EL1H_DAIF_MASKED, "PSTATE")?;
+    set(vcpu, regs::PC, entry, "PC")?;
+    for &(r, v) in kind.regs() {
+        set(vcpu, regs::x(r), v, "a loop register")?;
+    }
+    set(vcpu, regs::x(code::REG_DONE), DONE_MMIO, "the done address")
 }
 
 /// KVM's exit counters that moved, by name, the done store's exit taken
@@ -417,76 +295,32 @@ fn get(vcpu: &VcpuFd, id: u64) -> Result<u64, String> {
     Ok(u64::from_le_bytes(b))
 }
 
-/// KVM_CAP_IOEVENTFD_ANY_LENGTH (kvm-bindings has no name for it).
-const KVM_CAP_IOEVENTFD_ANY_LENGTH: libc::c_ulong = 122;
-
 /// trapline's other lab MMIO ioeventfds (those the measured kind does not use).
-fn lab_ioeventfds(kind: FloorKind, any: Datamatch) -> Vec<(u64, Datamatch)> {
+fn lab_ioeventfds(kind: FloorKind, any: Datamatch) -> Vec<(Space, u64, Datamatch)> {
+    let dm = Datamatch::U32(abi::PROBE_DATAMATCH_VALUE);
     let mut v = vec![
-        (
-            abi::VIRT_PROBE_MMIO_DATAMATCH,
-            Datamatch::U32(abi::PROBE_DATAMATCH_VALUE),
-        ),
-        (abi::VIRT_DOORBELL_MMIO_KERNEL, any),
+        (Space::Mmio, abi::VIRT_PROBE_MMIO_DATAMATCH, dm),
+        (Space::Mmio, abi::VIRT_DOORBELL_MMIO_KERNEL, any),
     ];
     if kind != FloorKind::MmioKernelWildcard {
-        v.push((abi::VIRT_PROBE_MMIO_WILDCARD, any));
+        v.push((Space::Mmio, abi::VIRT_PROBE_MMIO_WILDCARD, any));
     }
     v
 }
 
-/// The probe's identity map (`crates/guest/c/arch/aarch64/layout.h`): one
-/// level-1 table of 1 GiB blocks, the first Device-nGnRnE and never
-/// executed, the next three Normal write-back, inner shareable.
-pub fn l1_entries() -> [u64; 4] {
-    const BLOCK: u64 = 0x1;
-    const AF: u64 = 1 << 10;
-    const SH_INNER: u64 = 3 << 8;
-    const PXN_UXN: u64 = 3 << 53;
-    const ATTR_DEVICE: u64 = 0 << 2;
-    const ATTR_NORMAL: u64 = 1 << 2;
-    std::array::from_fn(|i| {
-        let base = (i as u64) << 30;
-        if i == 0 {
-            base | PXN_UXN | AF | ATTR_DEVICE | BLOCK
-        } else {
-            base | AF | SH_INNER | ATTR_NORMAL | BLOCK
-        }
-    })
-}
-
-fn page_table(mem: &GuestMemoryMmap) -> Result<(), String> {
-    for (i, e) in l1_entries().into_iter().enumerate() {
-        mem.write_obj(e, GuestAddress(L1_TABLE + 8 * i as u64))
-            .map_err(|e| format!("raw floor: page table: {e}"))?;
-    }
-    Ok(())
-}
-
-/// MAIR_EL1: attribute 0 Device-nGnRnE, 1 Normal write-back (the probe's).
-const MAIR: u64 = 0xff00;
-/// TCR_EL1: T0SZ 25 (39-bit VAs, walks from level 1), 4 KiB granule,
-/// inner-shareable write-back walks, TTBR1 walks off, IPS 0 (32-bit PAs:
-/// everything the floor maps is below 4 GiB).
-const TCR: u64 = 25 | (1 << 8) | (1 << 10) | (3 << 12) | (1 << 23);
-const SCTLR_M: u64 = 1 << 0;
-const SCTLR_A: u64 = 1 << 1;
-const SCTLR_C: u64 = 1 << 2;
-const SCTLR_I: u64 = 1 << 12;
-
 /// The MMU and caches on, as the probe's start-up leaves them.
 fn mmu_on(vcpu: &VcpuFd) -> Result<(), String> {
     let sctlr_id = regs::sysreg(3, 0, 1, 0, 0);
-    set(vcpu, regs::sysreg(3, 0, 10, 2, 0), MAIR, "MAIR_EL1")?;
-    set(vcpu, regs::sysreg(3, 0, 2, 0, 2), TCR, "TCR_EL1")?;
-    set(vcpu, regs::sysreg(3, 0, 2, 0, 0), L1_TABLE, "TTBR0_EL1")?;
-    let sctlr = get(vcpu, sctlr_id)?;
+    set(vcpu, regs::sysreg(3, 0, 10, 2, 0), mmu::MAIR, "MAIR_EL1")?;
+    set(vcpu, regs::sysreg(3, 0, 2, 0, 2), mmu::TCR, "TCR_EL1")?;
     set(
         vcpu,
-        sctlr_id,
-        (sctlr | SCTLR_M | SCTLR_C | SCTLR_I) & !SCTLR_A,
-        "SCTLR_EL1",
-    )
+        regs::sysreg(3, 0, 2, 0, 0),
+        mmu::L1_TABLE,
+        "TTBR0_EL1",
+    )?;
+    let sctlr = get(vcpu, sctlr_id)?;
+    set(vcpu, sctlr_id, mmu::sctlr_on(sctlr), "SCTLR_EL1")
 }
 
 #[cfg(test)]
@@ -531,14 +365,5 @@ mod tests {
                 );
             }
         }
-    }
-
-    #[test]
-    fn the_identity_map_is_the_probe_s() {
-        let e = l1_entries();
-        // Device, never executed, below 1 GiB; Normal write-back above.
-        assert_eq!(e[0], (3 << 53) | (1 << 10) | 1);
-        assert_eq!(e[1], (1 << 30) | (1 << 10) | (3 << 8) | (1 << 2) | 1);
-        assert_eq!(e[3] >> 30 & 0x3, 3);
     }
 }

@@ -207,7 +207,7 @@ mod tests {
                 at.contains(&kind.probe_addr()),
                 "{}: the probe's loop is not these bytes at {:#x} (the probe has them at \
                  {at:x?}); disassemble probe.elf's exits_run() to see which is this \
-                 scenario's and update floor/code.rs",
+                 scenario's and update crates/floor/src/arch/x86_64/code.rs",
                 kind.name(),
                 kind.probe_addr()
             );
