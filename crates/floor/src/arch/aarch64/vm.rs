@@ -93,7 +93,7 @@ impl RawVm {
         let vcpu = vm.create_vcpu(0).map_err(err("KVM_CREATE_VCPU"))?;
         let gic = pieces
             .vgic
-            .then(|| Gic::create_with(&vm, 1, pieces.its))
+            .then(|| Gic::create_with(&vm, 1, pieces.its)) // its one vCPU
             .transpose()
             .map_err(|e| format!("raw floor: {e}"))?;
         init_vcpu(&vm, &vcpu, clock)?;
