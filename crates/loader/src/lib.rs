@@ -29,9 +29,9 @@ mod guest;
 mod image;
 mod ram;
 
-pub use error::{LoadError, Mib, Span};
+pub use error::{LoadError, Mib};
 pub use image::{BzImageHeader, ImageInfo, ImageKind, LoadSegment, MultibootHeader};
-pub use ram::Reserved;
+pub use ram::{Reserved, Span};
 
 #[cfg(target_arch = "x86_64")]
 pub use arch::x86_64::{

@@ -58,9 +58,10 @@ pub use place::BootArea;
 
 use crate::detect::{self, ImageArch};
 use crate::elf;
-use crate::error::{LoadError, Mib, Span};
+use crate::error::{LoadError, Mib};
 use crate::guest::{write, zero_bss};
 use crate::image::{ImageInfo, ImageKind, LoadSegment};
+use crate::ram::Span;
 use crate::ram::{align_up, reserved_range, Ram, Reserved};
 
 /// EAX at Multiboot entry: tells the kernel a Multiboot loader started it.
