@@ -1,4 +1,5 @@
-//! aarch64: the BPF target, the signal frame, the syscalls only aarch64 has.
+//! aarch64: the BPF target, the signal frame, the syscalls only aarch64 has,
+//! its one-register ioctls and its pieces of the allow-lists.
 //!
 //! arm64 has only the generic syscall table: no `open`, `poll`,
 //! `epoll_wait` and the like; glibc reaches them through `openat`,
@@ -6,8 +7,18 @@
 
 use seccompiler::TargetArch;
 
+pub mod ioctls;
+mod rules;
+
+pub(crate) use rules::*;
+
 /// The architecture the filters are compiled for.
 pub(crate) const TARGET: TargetArch = TargetArch::aarch64;
+
+/// Whether the crate README's tables are this architecture's lists (they
+/// are x86_64's: syscall numbers and ioctls differ on aarch64).
+#[cfg(test)]
+pub(crate) const README_TABLES: bool = false;
 
 /// The second argument of the trapped syscall (an ioctl's request): x1 in
 /// the arm64 syscall convention.

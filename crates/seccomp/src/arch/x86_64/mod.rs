@@ -1,9 +1,20 @@
-//! x86_64: the BPF target, the signal frame, the syscalls only x86_64 has.
+//! x86_64: the BPF target, the signal frame, the syscalls only x86_64 has,
+//! its register ioctls and its pieces of the allow-lists.
 
 use seccompiler::TargetArch;
 
+pub mod ioctls;
+mod rules;
+
+pub(crate) use rules::*;
+
 /// The architecture the filters are compiled for.
 pub(crate) const TARGET: TargetArch = TargetArch::x86_64;
+
+/// Whether the crate README's tables are this architecture's lists (they
+/// are x86_64's: syscall numbers and ioctls differ on aarch64).
+#[cfg(test)]
+pub(crate) const README_TABLES: bool = true;
 
 /// The second argument of the trapped syscall (an ioctl's request): RSI in
 /// the x86_64 syscall convention.
