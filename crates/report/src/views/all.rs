@@ -70,7 +70,8 @@ pub(crate) fn derived_grid(derived: &[Derived]) -> Grid {
         g.push(Row::cells(vec![
             d.name.clone(),
             derived_value(d.value, &d.unit),
-            d.range.map_or_else(String::new, |r| fmt::range(r, &d.unit)),
+            d.range
+                .map_or_else(String::new, |r| fmt::range(r.low, r.high, &d.unit)),
             d.goal.as_ref().map_or_else(String::new, |goal| {
                 format!("≤ {}", derived_value(goal.at_most, &d.unit))
             }),
