@@ -1,7 +1,9 @@
 //! The headline values and their verdict against trapline's goals: the
 //! user-exit premium over raw KVM's, trapline's own cycles per exit, the
 //! floor gap per in-kernel path, the profile's overhead, start-up CPU time
-//! and memory beyond guest RAM.
+//! and memory beyond guest RAM. The one place a goal is judged: the
+//! report's derived values carry the verdict ([`Report::judge_goals`]), and
+//! the summary and the views read it from here.
 //!
 //! A verdict takes the spread into account: a value whose whole range
 //! (medians ± MADs, carried through the arithmetic) is within the goal has
@@ -11,14 +13,55 @@
 use crate::derive::ladder::{self, VS_TRAPLINE_PC_GOAL};
 use crate::derive::{
     names, HANDLING_PER_USER_EXIT, PREMIUM_RATIO_RAW_KVM_GOAL, PREMIUM_RATIO_RAW_KVM_VMM,
-    STAT_OVERHEAD_SHARE, STAT_OVERHEAD_SHARE_GOAL,
+    STAT_OVERHEAD_SHARE, STAT_OVERHEAD_SHARE_GOAL, VMM_CPU_TO_FIRST_KVM_RUN, VMM_RSS_BEYOND_GUEST,
 };
 use crate::fmt;
-use crate::model::{Report, TRAPLINE_VMM};
+use crate::model::{Goal, Report, TRAPLINE_VMM};
 use crate::unit::Unit;
-use crate::views::vmm::FOOTPRINT_GOALS;
 
 pub use crate::model::Verdict;
+
+/// A footprint value with its goal and Firecracker's promise.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct FootprintGoal {
+    /// The derived value's name.
+    pub name: &'static str,
+    /// What it measures, in words.
+    pub what: &'static str,
+    /// A short label for charts.
+    pub short: &'static str,
+    /// The derived value's unit in the report.
+    pub unit: Unit,
+    /// The unit as shown.
+    pub shown_unit: Unit,
+    /// trapline's goal: at most this.
+    pub goal: f64,
+    /// Firecracker's published promise: at most this.
+    pub firecracker: f64,
+}
+
+/// The goals and Firecracker's figures (see [`FIRECRACKER_SOURCE`](crate::views::vmm::FIRECRACKER_SOURCE)). The only
+/// copy of them in the code.
+pub const FOOTPRINT_GOALS: [FootprintGoal; 2] = [
+    FootprintGoal {
+        name: VMM_CPU_TO_FIRST_KVM_RUN,
+        what: "CPU time from exec to the first KVM_RUN",
+        short: "CPU-ms to first KVM_RUN",
+        unit: Unit::Millis,
+        shown_unit: Unit::CpuMillis,
+        goal: 1.0,
+        firecracker: 8.0,
+    },
+    FootprintGoal {
+        name: VMM_RSS_BEYOND_GUEST,
+        what: "resident memory beyond guest RAM",
+        short: "MiB beyond guest RAM",
+        unit: Unit::MiB,
+        shown_unit: Unit::MiB,
+        goal: 2.0,
+        firecracker: 5.0,
+    },
+];
 
 /// How a headline value is written.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -278,20 +321,24 @@ fn stat_overhead(report: &Report) -> Option<GoalCheck> {
 fn footprint(report: &Report) -> Vec<GoalCheck> {
     FOOTPRINT_GOALS
         .iter()
-        .filter_map(|g| {
-            let d = report
-                .derived(g.name)
-                .filter(|d| d.unit == g.unit.as_str())?;
-            GoalCheck::new(
-                g.name,
-                g.what,
-                Amount::Unit(g.shown_unit),
-                d.value,
-                None,
-                g.goal,
-            )
-        })
+        .filter_map(|g| footprint_check(report, g))
         .collect()
+}
+
+/// The footprint value `g` against its goal, when the report has it in
+/// its unit and finite.
+pub fn footprint_check(report: &Report, g: &FootprintGoal) -> Option<GoalCheck> {
+    let d = report
+        .derived(g.name)
+        .filter(|d| d.unit == g.unit.as_str())?;
+    GoalCheck::new(
+        g.name,
+        g.what,
+        Amount::Unit(g.shown_unit),
+        d.value,
+        None,
+        g.goal,
+    )
 }
 
 /// Every headline value the report has, in a fixed order.
@@ -309,6 +356,25 @@ pub fn goal_checks(report: &Report) -> Vec<GoalCheck> {
     out.extend(stat_overhead(report));
     out.extend(footprint(report));
     out
+}
+
+impl Report {
+    /// Sets each derived value's goal and verdict (see [`goal_checks`]);
+    /// [`Report::finish`] calls it, and a
+    /// caller that adds values with a goal afterwards (the footprint) calls
+    /// it again.
+    pub fn judge_goals(&mut self) {
+        let checks = goal_checks(self);
+        for d in &mut self.derived {
+            d.goal = checks
+                .iter()
+                .find(|c| c.derived.as_deref() == Some(d.name.as_str()))
+                .map(|c| Goal {
+                    at_most: c.goal,
+                    verdict: c.verdict,
+                });
+        }
+    }
 }
 
 #[cfg(test)]
