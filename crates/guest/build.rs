@@ -5,10 +5,10 @@
 //! it builds follows the target architecture (`CARGO_CFG_TARGET_ARCH`):
 //!
 //! - x86_64: compile the runtime and each payload freestanding, link at
-//!   4 MiB with `c/rt/flat.lds`, and for Multiboot payloads convert the
+//!   4 MiB with `c/arch/x86_64/flat.lds`, and for Multiboot payloads convert the
 //!   ELF64 to ELF32 with objcopy, exactly like kvm-unit-tests' `.flat` files.
 //!   Low payloads (`realmode`) are self-contained assembly linked at 0x8000
-//!   with `c/rt/low.lds`, without the runtime, and converted the same way.
+//!   with `c/arch/x86_64/low.lds`, without the runtime, and converted the same way.
 //! - aarch64: the arm64 runtime (`c/arch/aarch64`, `c/lib`) and payloads
 //!   (`c/payloads/aarch64`), linked as ELF64 AArch64 at trapline-abi's
 //!   `VIRT_PAYLOAD_BASE` with `aarch64-linux-gnu-gcc` (the name Debian gives
@@ -26,28 +26,28 @@ use std::process::Command;
 
 /// Runtime sources every payload links.
 const RT_COMMON: &[&str] = &[
-    "rt/console.c",
+    "arch/x86_64/console.c",
     "lib/string.c",
     "lib/format.c",
     "lib/args.c",
-    "rt/ucall.c",
-    "rt/exit.c",
-    "rt/cmdline.c",
-    "rt/percpu.c",
-    "rt/idt.c",
-    "rt/start.c",
-    "rt/exc.S",
+    "arch/x86_64/ucall.c",
+    "arch/x86_64/exit.c",
+    "arch/x86_64/cmdline.c",
+    "arch/x86_64/percpu.c",
+    "arch/x86_64/idt.c",
+    "arch/x86_64/start.c",
+    "arch/x86_64/exc.S",
 ];
 /// Extra runtime for Multiboot payloads: 32-bit entry, long mode, SMP.
 const RT_FLAT: &[&str] = &[
-    "rt/cstart.S",
-    "rt/smp.c",
-    "rt/fwcfg.c",
-    "rt/acpi.c",
-    "rt/pci.c",
+    "arch/x86_64/cstart.S",
+    "arch/x86_64/smp.c",
+    "arch/x86_64/fwcfg.c",
+    "arch/x86_64/acpi.c",
+    "arch/x86_64/pci.c",
 ];
 /// Extra runtime for payloads the VMM enters directly in 64-bit mode.
-const RT_ELF64: &[&str] = &["rt/entry64.S"];
+const RT_ELF64: &[&str] = &["arch/x86_64/entry64.S"];
 
 #[derive(Clone, Copy, PartialEq)]
 enum Kind {
@@ -55,38 +55,38 @@ enum Kind {
     Flat,
     /// Plain ELF64 with no Multiboot header.
     Elf64,
-    /// Multiboot v1 ELF32 linked below 1 MiB, no runtime (`c/rt/low.lds`).
+    /// Multiboot v1 ELF32 linked below 1 MiB, no runtime (`c/arch/x86_64/low.lds`).
     Low,
 }
 
 /// (file name without extension, sources, kind). The names are public API.
 const PAYLOADS: &[(&str, &[&str], Kind)] = &[
-    ("hello", &["payloads/hello.c"], Kind::Flat),
-    ("echo", &["payloads/echo.c"], Kind::Flat),
-    ("smp", &["payloads/smp.c"], Kind::Flat),
-    ("hostile", &["payloads/hostile.c"], Kind::Flat),
-    ("triple", &["payloads/triple.c"], Kind::Flat),
-    ("spin", &["payloads/spin.c"], Kind::Flat),
-    ("emufail", &["payloads/emufail.c"], Kind::Flat),
+    ("hello", &["payloads/x86_64/hello.c"], Kind::Flat),
+    ("echo", &["payloads/x86_64/echo.c"], Kind::Flat),
+    ("smp", &["payloads/x86_64/smp.c"], Kind::Flat),
+    ("hostile", &["payloads/x86_64/hostile.c"], Kind::Flat),
+    ("triple", &["payloads/x86_64/triple.c"], Kind::Flat),
+    ("spin", &["payloads/x86_64/spin.c"], Kind::Flat),
+    ("emufail", &["payloads/x86_64/emufail.c"], Kind::Flat),
     (
         "probe",
         &[
-            "payloads/probe/harness.c",
-            "payloads/probe/exits.c",
-            "payloads/probe/pci.c",
-            "payloads/probe/ipi.c",
-            "payloads/probe/irqfd.c",
+            "payloads/common/probe/harness.c",
+            "payloads/x86_64/probe/exits.c",
+            "payloads/x86_64/probe/pci.c",
+            "payloads/x86_64/probe/ipi.c",
+            "payloads/x86_64/probe/irqfd.c",
         ],
         Kind::Flat,
     ),
-    ("compat", &["payloads/compat.c"], Kind::Flat),
-    ("kutvmexit", &["payloads/kutvmexit.c"], Kind::Flat),
-    ("ringer", &["payloads/ringer.c"], Kind::Flat),
-    ("rtc", &["payloads/rtc.c"], Kind::Flat),
-    ("s3", &["payloads/s3.c"], Kind::Flat),
-    ("vblk", &["payloads/vblk.c"], Kind::Flat),
-    ("hello64", &["payloads/hello64.c"], Kind::Elf64),
-    ("realmode", &["payloads/realmode.S"], Kind::Low),
+    ("compat", &["payloads/x86_64/compat.c"], Kind::Flat),
+    ("kutvmexit", &["payloads/x86_64/kutvmexit.c"], Kind::Flat),
+    ("ringer", &["payloads/x86_64/ringer.c"], Kind::Flat),
+    ("rtc", &["payloads/x86_64/rtc.c"], Kind::Flat),
+    ("s3", &["payloads/x86_64/s3.c"], Kind::Flat),
+    ("vblk", &["payloads/x86_64/vblk.c"], Kind::Flat),
+    ("hello64", &["payloads/x86_64/hello64.c"], Kind::Elf64),
+    ("realmode", &["payloads/x86_64/realmode.S"], Kind::Low),
 ];
 
 const CFLAGS: &[&str] = &[
@@ -165,7 +165,7 @@ fn build_x86_64(src: &Path, out: &Path) {
 
     let includes = [
         format!("-I{}", out.display()),
-        format!("-I{}", src.join("rt").display()),
+        format!("-I{}", src.join("arch/x86_64").display()),
         format!("-I{}", src.join("lib").display()),
     ];
     let compile = |rel: &str| -> PathBuf {
@@ -184,8 +184,8 @@ fn build_x86_64(src: &Path, out: &Path) {
     let common: Vec<PathBuf> = RT_COMMON.iter().map(|s| compile(s)).collect();
     let flat: Vec<PathBuf> = RT_FLAT.iter().map(|s| compile(s)).collect();
     let elf64: Vec<PathBuf> = RT_ELF64.iter().map(|s| compile(s)).collect();
-    let flat_lds = src.join("rt/flat.lds");
-    let low_lds = src.join("rt/low.lds");
+    let flat_lds = src.join("arch/x86_64/flat.lds");
+    let low_lds = src.join("arch/x86_64/low.lds");
 
     for &(name, sources, kind) in PAYLOADS {
         let (lds, runtime): (&Path, Vec<&PathBuf>) = match kind {
@@ -265,7 +265,7 @@ const RT_AARCH64: &[&str] = &[
 
 /// The probe's sources (arm64), for its virt and kvmtool builds alike.
 const PROBE_AARCH64: &[&str] = &[
-    "payloads/probe/harness.c",
+    "payloads/common/probe/harness.c",
     "payloads/aarch64/probe/exits.c",
     "payloads/aarch64/probe/pci.c",
     "payloads/aarch64/probe/ipi.c",

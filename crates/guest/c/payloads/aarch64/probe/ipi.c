@@ -5,7 +5,7 @@
  * EOIs. KVM's vGICv3 serves all of it; with a GICv3 host the SGI write
  * (ICC_SGI1R_EL1) traps to KVM, the acknowledge and EOI stay in the CPU.
  */
-#include "../../probe/probe.h"
+#include "../../common/probe/probe.h"
 
 /* Distributor registers (offsets from VIRT_GIC_DIST_BASE). */
 #define GICD_CTLR 0x0

@@ -5,7 +5,7 @@
  * the offset between its counter and the host's (KVM gives each VM its
  * own CNTVOFF) with Clock ucalls, as the x86 probe does with the TSC.
  */
-#include "../../probe/probe.h"
+#include "../../common/probe/probe.h"
 
 #define CLOCK_SAMPLES 16
 

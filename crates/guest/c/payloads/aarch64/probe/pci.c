@@ -11,7 +11,7 @@
  * at the first I/O BAR port) and turns on memory and I/O decode, as
  * kvm-unit-tests does there.
  */
-#include "../../probe/probe.h"
+#include "../../common/probe/probe.h"
 
 /* What the bus scan found, once per boot. */
 static struct {

@@ -3,7 +3,7 @@
  * (selected through the device's header, as QEMU's pci-testdev defines
  * it), configuration reads through CF8/CFC and ECAM, and bus-0 scans.
  */
-#include "probe.h"
+#include "../../common/probe/probe.h"
 
 /* What the bus scan found, once per boot. */
 static struct {

@@ -1,5 +1,5 @@
 /* The probe's IPI scenarios (ROUTINE_IPI): the BSP's APIC, vCPU 1 serving IPIs in spin or halt mode, self-IPIs and timed EOIs, in xAPIC or x2APIC mode. */
-#include "probe.h"
+#include "../../common/probe/probe.h"
 
 #define AP_WAIT_CYCLES (1ULL << 33) /* bound on vCPU 1 coming online */
 #define SPURIOUS_VECTOR 0xff        /* lapic_enable()'s SVR vector */

@@ -1,5 +1,5 @@
 /* The probe's irqfd scenario (ROUTINE_IRQFD): the host injects through an irqfd bound to IOAPIC pin IRQFD_GSI; the guest stamps each interrupt and estimates the guest-host TSC offset with Clock ucalls. */
-#include "probe.h"
+#include "../../common/probe/probe.h"
 
 #define CLOCK_SAMPLES 16
 
