@@ -26,7 +26,7 @@ use std::process::Command;
 
 /// Runtime sources every payload links.
 const RT_COMMON: &[&str] = &[
-    "arch/x86_64/console.c",
+    "lib/console.c",
     "lib/string.c",
     "lib/format.c",
     "lib/args.c",
@@ -253,7 +253,7 @@ const RT_AARCH64: &[&str] = &[
     "arch/aarch64/start.S",
     "arch/aarch64/exc.S",
     "arch/aarch64/exc.c",
-    "arch/aarch64/console.c",
+    "lib/console.c",
     "arch/aarch64/psci.c",
     "arch/aarch64/ucall.c",
     "arch/aarch64/exit.c",
@@ -346,7 +346,7 @@ fn build_aarch64(src: &Path, out: &Path) {
 
 /// The probe again, for kvmtool's arm64 machine (`--peer kvmtool`): the
 /// runtime built with `TRAPLINE_MACHINE_KVMTOOL` (RAM and the GIC where
-/// lkvm has them, `machine.h`; the 8250 console, `console.c`), linked at
+/// lkvm has them, `machine.h`; the 8250 console, `uart_8250.h`), linked at
 /// `KVMTOOL_PAYLOAD_BASE` and flattened to a raw binary, which lkvm loads
 /// there (it loads no ELF). trapline itself runs `probe.elf`.
 fn build_probe_kvmtool(src: &Path, out: &Path, cc: &str, dir: &Path) {
