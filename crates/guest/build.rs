@@ -71,11 +71,15 @@ const PAYLOADS: &[(&str, &[&str], Kind)] = &[
     (
         "probe",
         &[
+            // The harness and the exits' loops first, so the loops' addresses
+            // (which the raw-KVM floor pins) do not follow the other files.
             "payloads/common/probe/harness.c",
             "payloads/x86_64/probe/exits.c",
+            "payloads/common/probe/testdev.c",
             "payloads/x86_64/probe/pci.c",
             "payloads/x86_64/probe/ipi.c",
-            "payloads/x86_64/probe/irqfd.c",
+            "payloads/common/probe/irqfd.c",
+            "payloads/x86_64/probe/irqfd_line.c",
         ],
         Kind::Flat,
     ),
@@ -163,11 +167,7 @@ fn build_x86_64(src: &Path, out: &Path) {
         run(cmd, tool, step, what, X86_TOOLS_HINT)
     };
 
-    let includes = [
-        format!("-I{}", out.display()),
-        format!("-I{}", src.join("arch/x86_64").display()),
-        format!("-I{}", src.join("lib").display()),
-    ];
+    let includes = includes(src, out, "x86_64");
     let compile = |rel: &str| -> PathBuf {
         let o = obj.join(format!("{}.o", rel.replace(['/', '.'], "_")));
         let mut cmd = Command::new(&cc);
@@ -265,11 +265,15 @@ const RT_AARCH64: &[&str] = &[
 
 /// The probe's sources (arm64), for its virt and kvmtool builds alike.
 const PROBE_AARCH64: &[&str] = &[
+    // The harness and the exits' loops first, as on x86 (the floor pins them).
     "payloads/common/probe/harness.c",
     "payloads/aarch64/probe/exits.c",
+    "payloads/common/probe/testdev.c",
     "payloads/aarch64/probe/pci.c",
+    "payloads/aarch64/probe/gic.c",
     "payloads/aarch64/probe/ipi.c",
-    "payloads/aarch64/probe/irqfd.c",
+    "payloads/common/probe/irqfd.c",
+    "payloads/aarch64/probe/irqfd_line.c",
 ];
 
 /// (file name without extension, sources) of the arm64 payloads, each
@@ -410,9 +414,7 @@ impl Aarch64Build<'_> {
         let mut cmd = Command::new(self.cc);
         cmd.args(CFLAGS_AARCH64)
             .args(&self.defines)
-            .arg(format!("-I{}", self.out.display()))
-            .arg(format!("-I{}", self.src.join("arch/aarch64").display()))
-            .arg(format!("-I{}", self.src.join("lib").display()))
+            .args(includes(self.src, self.out, "aarch64"))
             .arg("-c")
             .arg(self.src.join(rel))
             .arg("-o")
@@ -439,6 +441,25 @@ impl Aarch64Build<'_> {
         let name = elf.file_name().unwrap().to_string_lossy().into_owned();
         run(cmd, self.cc, "link", &name, AARCH64_TOOLS_HINT);
     }
+}
+
+/// The include path of every guest source of `arch`, the same shape on
+/// both: the generated ABI headers, the architecture's runtime (`rt.h`,
+/// `io.h`, `uart.h`, ...), the shared runtime (`lib.h`), then the payloads'
+/// own folders, so a shared payload file reaches its architecture's half
+/// as `probe/arch.h` and an architecture's file the shared half as
+/// `probe/probe.h`.
+fn includes(src: &Path, out: &Path, arch: &str) -> Vec<String> {
+    [
+        out.to_path_buf(),
+        src.join("arch").join(arch),
+        src.join("lib"),
+        src.join("payloads").join(arch),
+        src.join("payloads/common"),
+    ]
+    .iter()
+    .map(|dir| format!("-I{}", dir.display()))
+    .collect()
 }
 
 /// (output name, source): /init programs for Linux guests.

@@ -222,10 +222,13 @@ fn contains(haystack: &[u8], needle: &[u8]) -> bool {
 const PROBE_SOURCES: &str = concat!(
     include_str!("../c/payloads/common/probe/probe.h"),
     include_str!("../c/payloads/common/probe/harness.c"),
+    include_str!("../c/payloads/common/probe/testdev.c"),
+    include_str!("../c/payloads/common/probe/irqfd.c"),
+    include_str!("../c/payloads/x86_64/probe/arch.h"),
     include_str!("../c/payloads/x86_64/probe/exits.c"),
     include_str!("../c/payloads/x86_64/probe/pci.c"),
     include_str!("../c/payloads/x86_64/probe/ipi.c"),
-    include_str!("../c/payloads/x86_64/probe/irqfd.c"),
+    include_str!("../c/payloads/x86_64/probe/irqfd_line.c"),
 );
 
 /// The harness takes a scenario's routine and value check from its
