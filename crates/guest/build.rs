@@ -88,7 +88,11 @@ const PAYLOADS: &[(&str, &[&str], Kind)] = &[
     ("ringer", &["payloads/x86_64/ringer.c"], Kind::Flat),
     ("rtc", &["payloads/x86_64/rtc.c"], Kind::Flat),
     ("s3", &["payloads/x86_64/s3.c"], Kind::Flat),
-    ("vblk", &["payloads/x86_64/vblk.c"], Kind::Flat),
+    (
+        "vblk",
+        &["payloads/common/vblk.c", "payloads/x86_64/vblk_machine.c"],
+        Kind::Flat,
+    ),
     ("hello64", &["payloads/x86_64/hello64.c"], Kind::Elf64),
     ("realmode", &["payloads/x86_64/realmode.S"], Kind::Low),
 ];
@@ -282,7 +286,10 @@ const PAYLOADS_AARCH64: &[(&str, &[&str])] = &[
     ("hello", &["payloads/aarch64/hello.c"]),
     ("smp", &["payloads/aarch64/smp.c"]),
     ("hostile", &["payloads/aarch64/hostile.c"]),
-    ("vblk", &["payloads/aarch64/vblk.c"]),
+    (
+        "vblk",
+        &["payloads/common/vblk.c", "payloads/aarch64/vblk_machine.c"],
+    ),
     // The lab's probe: the x86 probe's harness with the arm64 routines.
     ("probe", PROBE_AARCH64),
     ("chrtestdev", &["payloads/aarch64/chrtestdev.c"]),

@@ -18,10 +18,9 @@
         t1 = counter_now();                                                                      \
     } while (0)
 
-/* The clock every result is in, and what its units are called. */
+/* The clock every result is in (the runtime's clock_now()), and what its units are called. */
 #define CLOCK_NAME "counter"
 #define CLOCK_UNIT "ticks"
-static inline u64 clock_now(void) { return counter_now(); }
 static inline u64 clock_poll(void) { return counter_now(); }
 /* Bound on every wait for a handler or vCPU 1: two seconds of the counter. */
 #define WAIT_LIMIT (2 * counter_freq())

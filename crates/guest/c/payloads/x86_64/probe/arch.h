@@ -20,10 +20,9 @@
         t1 = rdtsc_ordered();                                                                    \
     } while (0)
 
-/* The clock every result is in, and what its units are called. */
+/* The clock every result is in (the runtime's clock_now()), and what its units are called. */
 #define CLOCK_NAME "TSC"
 #define CLOCK_UNIT "cycles"
-static inline u64 clock_now(void) { return rdtsc_ordered(); }
 /* For deadline polls, where a reading a little early or late does not matter. */
 static inline u64 clock_poll(void) { return rdtsc_plain(); }
 /* Bound on every wait for a handler or vCPU 1 (in clock_poll() units). */
