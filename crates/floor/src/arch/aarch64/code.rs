@@ -1,5 +1,5 @@
 //! The arm64 floor's guest code: each scenario's loop word for word as the
-//! arm64 probe runs it (`LOOP()` in `crates/guest/c/payloads/probe/probe.h`,
+//! arm64 probe runs it (`LOOP()` in `crates/guest/c/payloads/common/probe/probe.h`,
 //! used by `payloads/aarch64/probe/exits.c`: the operation, then `add; cmp;
 //! b.ne` with gcc's register choices), at the probe's own address.
 //!
