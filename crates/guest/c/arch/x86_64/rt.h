@@ -7,36 +7,14 @@
 #ifndef TRAPLINE_RT_H
 #define TRAPLINE_RT_H
 
-#include "lib.h"
-#include "trapline_abi.h"
-#include "trapline_abi_extra.h"
+#include "runtime.h"
 #include "layout.h"
 
 _Static_assert(MAX_CPUS == MAX_VCPUS, "layout.h MAX_CPUS must equal trapline-abi MAX_VCPUS");
 #include "io.h"
 
-#define barrier() asm volatile("" : : : "memory")
-#define noreturn __attribute__((noreturn))
-
-/* Entry points the payload provides. ap_main is weak in the runtime. */
-int main(int argc, char **argv);
+/* The APs' entry point, weak in the runtime (main() is in runtime.h). */
 void ap_main(u32 cpu, u32 apic_id);
-
-/* ---- console (COM1) ---- */
-void serial_putc(char c);
-void serial_reset(void);
-void console_force_unlock(void);
-int printf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-int vprintf(const char *fmt, va_list ap);
-
-/* ---- ucall: ucall(kind, text, arg0, ...) with 1..UCALL_ARGS args ---- */
-void ucall_args(u32 kind, const char *text, const u64 args[UCALL_ARGS]);
-#define ucall(kind, text, ...) ucall_args((kind), (text), (const u64[UCALL_ARGS]){ __VA_ARGS__ })
-
-/* ---- leaving ---- */
-noreturn void exit(int code);
-noreturn void finish(int code); /* ucall DONE(code), then exit(code) */
-noreturn void park(void);
 
 /* ---- Multiboot info and command line ---- */
 struct mbi {
@@ -71,6 +49,13 @@ static inline struct percpu *this_cpu(void)
     struct percpu *c;
     asm volatile("mov %%gs:0, %0" : "=r"(c));
     return c;
+}
+
+/* The ucall doorbell (lib/ucall.c): OUT the message's address to UCALL_PORT. */
+static inline void ucall_send(struct percpu *c, struct ucall *u)
+{
+    (void)c;
+    outl(UCALL_PORT, (u32)(uintptr_t)u);
 }
 
 /* ---- interrupts ---- */

@@ -1,16 +1,13 @@
 /*
- * The console and printf, over the machine's UART back end (uart_pl011.h on
- * the virt machine, uart_8250.h in the probe's kvmtool build: machine.h's
- * TRAPLINE_MACHINE_KVMTOOL picks; included, so uart_tx() inlines as
- * before). One lock serialises whole printf calls so lines from different
- * CPUs do not interleave.
+ * The console and printf, over the architecture's UART (uart.h: COM1 on
+ * x86; on arm64 the PL011, or the 8250 in the probe's kvmtool build).
+ * Output is polled, bounded, with `\r` before `\n`, because that is what
+ * kvm-unit-tests does and what trapline's UARTs model; one lock serialises
+ * whole printf calls so lines from different CPUs do not interleave. The
+ * formatting is format.c's.
  */
 #include "rt.h"
-#ifdef TRAPLINE_MACHINE_KVMTOOL
-#include "uart_8250.h"
-#else
-#include "uart_pl011.h"
-#endif
+#include "uart.h"
 
 static volatile int console_lock;
 
@@ -32,6 +29,9 @@ void serial_putc(char c)
         uart_tx('\r');
     uart_tx(c);
 }
+
+/* Undo whatever random port or MMIO writes did to the UART. */
+void serial_reset(void) { uart_reset(); }
 
 int vprintf(const char *fmt, va_list ap)
 {

@@ -94,3 +94,20 @@ pub fn linux_vblk_initramfs() -> Vec<u8> {
         Entry::File("init", 0o755, LINUX_VBLKTEST),
     ])
 }
+
+#[cfg(test)]
+mod tests;
+
+#[cfg(test)]
+mod export {
+    /// Writes the vblktest initramfs to $TRAPLINE_WRITE_INITRAMFS (to boot
+    /// it by hand, e.g. on QEMU):
+    /// `TRAPLINE_WRITE_INITRAMFS=$PWD/vblk.cpio cargo test -p trapline-guest --lib -- --ignored write_vblk_initramfs`
+    #[test]
+    #[ignore]
+    fn write_vblk_initramfs() {
+        let path =
+            std::env::var_os("TRAPLINE_WRITE_INITRAMFS").expect("TRAPLINE_WRITE_INITRAMFS=PATH");
+        std::fs::write(path, super::linux_vblk_initramfs()).unwrap();
+    }
+}

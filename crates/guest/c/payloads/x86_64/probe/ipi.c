@@ -1,5 +1,5 @@
 /* The probe's IPI scenarios (ROUTINE_IPI): the BSP's APIC, vCPU 1 serving IPIs in spin or halt mode, self-IPIs and timed EOIs, in xAPIC or x2APIC mode. */
-#include "probe.h"
+#include "probe/probe.h"
 
 #define AP_WAIT_CYCLES (1ULL << 33) /* bound on vCPU 1 coming online */
 #define SPURIOUS_VECTOR 0xff        /* lapic_enable()'s SVR vector */
@@ -96,14 +96,14 @@ void ipi_handler(void)
 /* A spurious interrupt needs no EOI. */
 void spurious_handler(void) {}
 
-/* Spin until *p != old; false after WAIT_CYCLES. The clock is only read once the first look fails. */
+/* Spin until *p != old; false after WAIT_LIMIT. The clock is only read once the first look fails. */
 static bool wait_change(volatile u64 *p, u64 old)
 {
     if (*p != old)
         return true;
     u64 t0 = rdtsc_plain();
     while (*p == old) {
-        if (rdtsc_plain() - t0 > WAIT_CYCLES)
+        if (rdtsc_plain() - t0 > WAIT_LIMIT)
             return false;
         cpu_relax();
     }
@@ -116,7 +116,7 @@ static bool wait_flag(volatile u32 *p, u32 want)
         return true;
     u64 t0 = rdtsc_plain();
     while (*p != want) {
-        if (rdtsc_plain() - t0 > WAIT_CYCLES)
+        if (rdtsc_plain() - t0 > WAIT_LIMIT)
             return false;
         cpu_relax();
     }
@@ -274,7 +274,7 @@ void ipi_run(u32 id, u64 n, u64 *cycles, u64 *value)
     eoi_cycles = 0;
     eoi_timed = eoi;
     if (!ap)
-        asm volatile("sti" : : : "memory");
+        irqs_on();
     t0 = rdtsc_ordered();
     for (i = 0; i < n; i++) {
         if (halt) {
@@ -290,7 +290,7 @@ void ipi_run(u32 id, u64 n, u64 *cycles, u64 *value)
             break;
     }
     t1 = rdtsc_ordered();
-    asm volatile("cli" : : : "memory");
+    irqs_off();
     eoi_timed = false;
     *value = *count;
     *cycles = eoi ? eoi_cycles : t1 - t0;

@@ -85,6 +85,9 @@ static inline uint64_t rdtsc_ordered(void)
     return ((uint64_t)hi << 32) | lo;
 }
 
+/* The clock both architectures time with (arm64: the virtual counter). */
+static inline uint64_t clock_now(void) { return rdtsc_ordered(); }
+
 /* No fence and no memory clobber: for deadline polls, where a reading a little early or late does not matter. */
 static inline uint64_t rdtsc_plain(void)
 {
@@ -109,6 +112,17 @@ static inline void wrmsr(uint32_t msr, uint64_t v)
 {
     asm volatile("wrmsr" : : "c"(msr), "a"((uint32_t)v), "d"((uint32_t)(v >> 32)) : "memory");
 }
+
+/*
+ * Ordering for memory a device reads or writes (virtqueues), under the
+ * names arm64 needs them by: before publishing a ring index (dma_mb),
+ * before the MMIO store that notifies (io_wmb), after reading the
+ * device's index (dma_rmb). x86 keeps stores in order anyway; the fences
+ * are the ones vblk has always issued.
+ */
+static inline void dma_mb(void) { asm volatile("mfence" : : : "memory"); }
+static inline void io_wmb(void) { asm volatile("mfence" : : : "memory"); }
+static inline void dma_rmb(void) { asm volatile("" : : : "memory"); }
 
 static inline void cpu_relax(void) { asm volatile("pause" : : : "memory"); }
 

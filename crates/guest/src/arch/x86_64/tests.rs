@@ -1,6 +1,7 @@
 //! Format checks on the built images; none needs KVM.
 
 use super::*;
+use crate::payload;
 
 const EM_386: u16 = 3;
 const EM_X86_64: u16 = 62;
@@ -220,12 +221,15 @@ fn contains(haystack: &[u8], needle: &[u8]) -> bool {
 /// Every source file of the probe payload, as one text (the checks below
 /// look for how it handles each scenario, wherever that lives).
 const PROBE_SOURCES: &str = concat!(
-    include_str!("../c/payloads/probe/probe.h"),
-    include_str!("../c/payloads/probe/harness.c"),
-    include_str!("../c/payloads/probe/exits.c"),
-    include_str!("../c/payloads/probe/pci.c"),
-    include_str!("../c/payloads/probe/ipi.c"),
-    include_str!("../c/payloads/probe/irqfd.c"),
+    include_str!("../../../c/payloads/common/probe/probe.h"),
+    include_str!("../../../c/payloads/common/probe/harness.c"),
+    include_str!("../../../c/payloads/common/probe/testdev.c"),
+    include_str!("../../../c/payloads/common/probe/irqfd.c"),
+    include_str!("../../../c/payloads/x86_64/probe/arch.h"),
+    include_str!("../../../c/payloads/x86_64/probe/exits.c"),
+    include_str!("../../../c/payloads/x86_64/probe/pci.c"),
+    include_str!("../../../c/payloads/x86_64/probe/ipi.c"),
+    include_str!("../../../c/payloads/x86_64/probe/irqfd_line.c"),
 );
 
 /// The harness takes a scenario's routine and value check from its
@@ -234,7 +238,7 @@ const PROBE_SOURCES: &str = concat!(
 /// value (the entry carries the value, see below).
 #[test]
 fn the_harness_dispatches_on_the_abi_record_not_on_ids() {
-    let harness = include_str!("../c/payloads/probe/harness.c");
+    let harness = include_str!("../../../c/payloads/common/probe/harness.c");
     for (i, _) in harness.match_indices("SCENARIO_") {
         assert!(
             harness[i..].starts_with("SCENARIO_TABLE"),

@@ -3,7 +3,7 @@
  * the baseline, traps, PIO and MMIO to user space and to KVM's fast paths,
  * memslots, the VMM floor and the doorbells (seed 002).
  */
-#include "probe.h"
+#include "probe/probe.h"
 
 /* An ordinary RAM word for ram-read; same value as the devices so one check fits all. */
 static u32 ram_word = PROBE_READ_VALUE;
