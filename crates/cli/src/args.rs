@@ -21,10 +21,10 @@ pub enum Command {
     /// through its PVH note) and run it to its end.
     Run(RunArgs),
     /// Measure exit costs from inside a guest (the lab).
-    Bench(crate::lazy_args::Lazy<trapline_lab::cli::BenchArgs>),
+    Bench(crate::lazy_args::Lazy<crate::bench::BenchArgs>),
     /// Render a saved run (report.json) in any view and format, or compare
     /// it with an older one, without measuring and without /dev/kvm.
-    Report(crate::lazy_args::Lazy<trapline_lab::saved::ReportArgs>),
+    Report(crate::lazy_args::Lazy<crate::report_cmd::ReportArgs>),
 }
 
 /// `trapline run`.

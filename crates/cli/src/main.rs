@@ -16,11 +16,20 @@ macro_rules! eprint {
     };
 }
 
+// `out!` and `outln!`: stdout that ends quietly on a closed pipe.
+#[macro_use]
+extern crate trapline_lab;
+
 mod args;
+mod bench;
 mod errors;
 mod lazy_args;
+mod outputs;
+mod present;
 mod qemu;
+mod report_cmd;
 mod run_cmd;
+mod terminal;
 mod tty;
 
 use std::process::ExitCode;
@@ -78,8 +87,8 @@ fn main() -> ExitCode {
     trapline_machine::footprint::marks::mark("arguments parsed");
     let code = match cli.command {
         Command::Run(a) => run_cmd::run(a),
-        Command::Bench(a) => trapline_lab::cli::main(a.0),
-        Command::Report(a) => trapline_lab::saved::main(a.0),
+        Command::Bench(a) => bench::main(a.0),
+        Command::Report(a) => report_cmd::main(a.0),
     };
     ExitCode::from(code.clamp(0, 255) as u8)
 }

@@ -13,10 +13,8 @@
 pub mod out;
 pub mod catalog;
 mod child;
-pub mod cli;
 pub mod doorbell;
 mod error;
-mod flags;
 pub use trapline_floor as floor;
 pub mod footprint;
 pub mod host;
@@ -24,20 +22,12 @@ pub mod kvmtool;
 pub mod lab;
 #[cfg(target_arch = "x86_64")]
 pub mod linux_boot;
-// The experiments it lists are x86's (arm64 refuses them).
-#[cfg(target_arch = "x86_64")]
-mod list;
 pub mod micro_bench;
-pub mod outputs;
 pub mod peer;
-pub mod present;
 mod progress;
 pub mod pump;
-pub mod results;
 pub mod runner;
-pub mod saved;
-mod terminal;
-mod time;
+pub mod time;
 #[cfg(target_arch = "x86_64")]
 pub mod virtio;
 

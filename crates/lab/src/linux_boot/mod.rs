@@ -35,9 +35,6 @@ pub const INIT_MARKER: &str = "TINYLINUX-INIT-OK";
 /// off). `printk.time=1` makes sure every kernel line carries the guest
 /// timestamp the phases are read from.
 pub const APPEND: &str = "console=ttyS0 panic=-1 printk.time=1";
-/// The CPU model both VMMs give the guest unless told otherwise (the
-/// `--linux-cpu` flag's default, defined beside it).
-pub use crate::cli::LINUX_BOOT_CPU as DEFAULT_CPU;
 /// KVM's counters the view lines up, in this order, with what they say.
 pub const COUNTERS: [(&str, &str); 8] = [
     ("exits", "exits to the host (all reasons)"),
@@ -413,14 +410,18 @@ fn values(boots: &[Boot], vmm: Vmm, f: impl Fn(&Boot) -> Option<f64>) -> Vec<f64
         .collect()
 }
 
-/// Print the view's report, fitted to the terminal's width as every view
-/// is (a pipe or a file keeps each line whole).
-pub fn report(boots: &[Boot], sides: &[Vmm], cpu: &str, acpi: &str, smp: u32) {
+/// Print the view's report, fitted to `columns` as every view is (`None`:
+/// a pipe or a file keeps each line whole).
+pub fn report(
+    boots: &[Boot],
+    sides: &[Vmm],
+    cpu: &str,
+    acpi: &str,
+    smp: u32,
+    columns: Option<usize>,
+) {
     let text = report_text(boots, sides, cpu, acpi, smp);
-    out!(
-        "{}",
-        trapline_report::fit_text(&text, crate::terminal::view_columns())
-    );
+    out!("{}", trapline_report::fit_text(&text, columns));
 }
 
 /// The view's report as text, each line whole.
@@ -623,6 +624,7 @@ pub fn main(
     acpi: &str,
     peer: Option<&crate::peer::Qemu>,
     timeout: Duration,
+    columns: Option<usize>,
 ) -> i32 {
     let Some(src) = linux_dir() else {
         eprintln!(
@@ -699,7 +701,7 @@ pub fn main(
             }
         }
     }
-    report(&boots, &sides, cpu, acpi, smp);
+    report(&boots, &sides, cpu, acpi, smp, columns);
     let _ = std::fs::remove_dir_all(&dir);
     if let Some(sig) = trapline_machine::signals::received() {
         eprintln!(

@@ -81,7 +81,7 @@ pub struct RunFolder {
 /// `2026-11-26T08-15-02Z` (RFC 3339 in UTC, with `-` for `:`, which some
 /// file systems and tools refuse).
 pub fn folder_name(secs: i64) -> String {
-    crate::time::rfc3339(secs).replace(':', "-")
+    trapline_lab::time::rfc3339(secs).replace(':', "-")
 }
 
 impl RunFolder {

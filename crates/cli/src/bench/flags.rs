@@ -4,7 +4,7 @@
 //! what was asked, and a script may pass one set of flags to several
 //! views).
 
-use crate::cli::{BenchArgs, FormatArg, ViewArg, DEFAULTS, LINUX_BOOT_ACPI, LINUX_BOOT_CPU};
+use super::args::{BenchArgs, FormatArg, ViewArg, DEFAULTS, LINUX_BOOT_ACPI, LINUX_BOOT_CPU};
 
 /// Why `args` cannot run, as a usage error.
 pub fn contradiction(args: &BenchArgs) -> Option<String> {

@@ -101,7 +101,7 @@ pub enum LoadError {
 /// is refused. `trapline bench --compare` reads its old run so too.
 pub fn load(path: &std::path::Path) -> Result<Report, LoadError> {
     let report = if path.is_dir() {
-        Report::load(path.join(crate::results::JSON_FILE))?
+        Report::load(path.join(crate::bench::results::JSON_FILE))?
     } else {
         Report::load(path)?
     };
