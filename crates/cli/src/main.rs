@@ -18,7 +18,7 @@ macro_rules! eprint {
 
 // `out!` and `outln!`: stdout that ends quietly on a closed pipe.
 #[macro_use]
-extern crate trapline_lab;
+extern crate trapline_stdio;
 
 mod args;
 mod bench;
@@ -75,7 +75,7 @@ fn main() -> ExitCode {
             if !e.use_stderr() {
                 // A closed pipe (`trapline --help | head -1`) ends quietly.
                 if let Err(err) = e.print() {
-                    let code = trapline_lab::out::failure_status(&err);
+                    let code = trapline_stdio::out::failure_status(&err);
                     return ExitCode::from(code as u8);
                 }
                 return ExitCode::from(0);

@@ -37,7 +37,6 @@ mod run;
 pub mod signals;
 pub mod stat;
 pub mod virtio;
-pub mod words;
 
 #[cfg(target_arch = "aarch64")]
 pub use arch::aarch64::layout;
@@ -61,6 +60,7 @@ pub use stat::{StatReport, StatSort, TableOptions};
 /// Bytes the guest command line's slot holds, its NUL included.
 #[cfg(target_arch = "x86_64")]
 pub use trapline_loader::arch::x86_64::layout::CMDLINE_CAPACITY;
+pub use trapline_stdio::words;
 pub use virtio::VirtioReadout;
 
 pub use trapline_devices::serial::SerialOutput;

@@ -71,11 +71,11 @@ fn experiment_list(args: &BenchArgs) -> Option<String> {
         ViewArg::Virtio => {
             let linux = match std::env::var_os("TRAPLINE_LINUX_KERNEL") {
                 None => Err("TRAPLINE_LINUX_KERNEL is not set".to_string()),
-                Some(_) => trapline_lab::peer::find().map(|_| args.linux_io_secs()),
+                Some(_) => trapline_peers::qemu::find().map(|_| args.linux_io_secs()),
             };
             Some(
                 list::virtio(
-                    &trapline_lab::virtio::PATHS,
+                    &trapline_peers::experiments::virtio::PATHS,
                     args.virtio_reps(),
                     args.virtio_repeat(),
                     linux,
@@ -139,14 +139,14 @@ pub fn main(args: BenchArgs) -> i32 {
     }
     let mut options = args.options();
     match args.peer {
-        Some(PeerArg::Qemu) => match trapline_lab::peer::find() {
+        Some(PeerArg::Qemu) => match trapline_peers::qemu::find() {
             Ok(q) => options.peer = Some(q),
             Err(e) => {
                 eprintln!("trapline bench: error: {e}");
                 return status::USAGE;
             }
         },
-        Some(PeerArg::Kvmtool) => match trapline_lab::kvmtool::find() {
+        Some(PeerArg::Kvmtool) => match trapline_peers::kvmtool::find() {
             Ok(k) => options.kvmtool = Some(k),
             Err(e) => {
                 eprintln!("trapline bench: error: {e}");
@@ -167,7 +167,7 @@ pub fn main(args: BenchArgs) -> i32 {
         // A boot takes ~20 s on an idle host: give the default VM timeout
         // room for a loaded one.
         let timeout = args.timeout.max(Duration::from_secs(600));
-        return trapline_lab::linux_boot::main(
+        return trapline_peers::experiments::linux_boot::main(
             args.linux_smp,
             repeat,
             &args.linux_cpu,
@@ -312,7 +312,7 @@ fn add_micro_bench(
     options: &trapline_lab::LabOptions,
     timeout: Duration,
 ) {
-    use trapline_lab::micro_bench;
+    use trapline_peers::micro_bench;
     let exe = std::env::current_exe().map_err(|e| format!("cannot find the trapline binary: {e}"));
     let mut rows = micro_bench::rows(
         &exe.and_then(|exe| micro_bench::run_on_trapline(&exe, flat, timeout)),
@@ -380,7 +380,7 @@ fn virtio_view(args: &BenchArgs) -> i32 {
         eprintln!("trapline bench: error: {e}");
         return status::NO_KVM;
     }
-    let opts = trapline_lab::virtio::VirtioOptions {
+    let opts = trapline_peers::experiments::virtio::VirtioOptions {
         exe,
         reps: args.virtio_reps(),
         repeat: args.virtio_repeat(),
@@ -392,13 +392,13 @@ fn virtio_view(args: &BenchArgs) -> i32 {
     if let Err(e) = trapline_machine::signals::watch() {
         eprintln!("trapline bench: warning: cannot handle stop signals (one would end the run keeping nothing): {e}");
     }
-    let measured = trapline_lab::virtio::measure(&opts);
+    let measured = trapline_peers::experiments::virtio::measure(&opts);
     if let (Some(sig), Ok(results)) = (trapline_machine::signals::received(), &measured) {
         let fit = |text: String| trapline_report::fit_text(&text, crate::terminal::view_columns());
         if !results.is_empty() {
             out!(
                 "{}",
-                fit(trapline_lab::virtio::render(
+                fit(trapline_peers::experiments::virtio::render(
                     results,
                     &opts,
                     "not run: the run was stopped"
@@ -409,7 +409,7 @@ fn virtio_view(args: &BenchArgs) -> i32 {
             "trapline bench: partial run: stopped by {} after {} of {} notify x irq paths (the one it cut short is left out)",
             trapline_machine::signals::name(sig),
             results.len(),
-            trapline_lab::virtio::PATHS.len()
+            trapline_peers::experiments::virtio::PATHS.len()
         );
         return trapline_machine::signals::exit_status(sig);
     }
@@ -425,7 +425,9 @@ fn virtio_view(args: &BenchArgs) -> i32 {
                 |text: String| trapline_report::fit_text(&text, crate::terminal::view_columns());
             out!(
                 "{}",
-                fit(trapline_lab::virtio::render(&results, &opts, &note))
+                fit(trapline_peers::experiments::virtio::render(
+                    &results, &opts, &note
+                ))
             );
             if let Ok(rows) = qemu {
                 let rows: Vec<_> = rows
@@ -435,7 +437,7 @@ fn virtio_view(args: &BenchArgs) -> i32 {
                 outln!();
                 out!(
                     "{}",
-                    fit(trapline_lab::virtio::render_linux(
+                    fit(trapline_peers::experiments::virtio::render_linux(
                         "QEMU microvm + Linux",
                         &rows
                     ))
@@ -446,7 +448,7 @@ fn virtio_view(args: &BenchArgs) -> i32 {
                         outln!();
                         out!(
                             "{}",
-                            fit(trapline_lab::virtio::render_linux(
+                            fit(trapline_peers::experiments::virtio::render_linux(
                                 "trapline + Linux",
                                 &rows
                             ))
@@ -470,9 +472,9 @@ fn virtio_view(args: &BenchArgs) -> i32 {
 #[cfg(target_arch = "x86_64")]
 fn qemu_rows(
     args: &BenchArgs,
-    opts: &trapline_lab::virtio::VirtioOptions,
-) -> Result<Vec<(bool, Vec<trapline_lab::virtio::LinuxBench>)>, String> {
-    let qemu = trapline_lab::peer::find()?;
+    opts: &trapline_peers::experiments::virtio::VirtioOptions,
+) -> Result<Vec<(bool, Vec<trapline_peers::experiments::virtio::LinuxBench>)>, String> {
+    let qemu = trapline_peers::qemu::find()?;
     let kernel = std::env::var_os("TRAPLINE_LINUX_KERNEL")
         .map(std::path::PathBuf::from)
         .ok_or("set TRAPLINE_LINUX_KERNEL to an uncompressed x86 vmlinux with a PVH entry (docs/linux.md says what it holds)")?;
@@ -487,8 +489,15 @@ fn qemu_rows(
     let rows = [true, false]
         .into_iter()
         .map(|on| {
-            trapline_lab::virtio::qemu_linux(&qemu.binary, &kernel, &disk, on, secs, timeout)
-                .map(|r| (on, r))
+            trapline_peers::experiments::virtio::qemu_linux(
+                &qemu.binary,
+                &kernel,
+                &disk,
+                on,
+                secs,
+                timeout,
+            )
+            .map(|r| (on, r))
         })
         .collect();
     let _ = std::fs::remove_file(&disk);
@@ -499,8 +508,8 @@ fn qemu_rows(
 #[cfg(target_arch = "x86_64")]
 fn linux_rows(
     args: &BenchArgs,
-    opts: &trapline_lab::virtio::VirtioOptions,
-) -> Result<Vec<(String, Vec<trapline_lab::virtio::LinuxBench>)>, String> {
+    opts: &trapline_peers::experiments::virtio::VirtioOptions,
+) -> Result<Vec<(String, Vec<trapline_peers::experiments::virtio::LinuxBench>)>, String> {
     let kernel = std::env::var_os("TRAPLINE_LINUX_KERNEL")
         .map(std::path::PathBuf::from)
         .ok_or("TRAPLINE_LINUX_KERNEL is not set")?;
@@ -513,11 +522,13 @@ fn linux_rows(
         .map_err(|e| format!("{}: {e}", disk.display()))?;
     let secs = args.linux_io_secs();
     let timeout = opts.timeout.max(Duration::from_secs(900));
-    let rows = trapline_lab::virtio::PATHS
+    let rows = trapline_peers::experiments::virtio::PATHS
         .into_iter()
         .map(|p| {
-            trapline_lab::virtio::trapline_linux(&opts.exe, &kernel, &disk, p, secs, timeout)
-                .map(|r| (format!("{} + {}", p.0, p.1), r))
+            trapline_peers::experiments::virtio::trapline_linux(
+                &opts.exe, &kernel, &disk, p, secs, timeout,
+            )
+            .map(|r| (format!("{} + {}", p.0, p.1), r))
         })
         .collect();
     let _ = std::fs::remove_file(&disk);

@@ -436,7 +436,7 @@ pub fn qemu_linux(
             "-serial",
             "stdio",
         ])
-        // QEMU 7.2 aborts with -cpu host on some AMD hosts (see peer.rs).
+        // QEMU 7.2 aborts with -cpu host on some AMD hosts (see qemu.rs).
         .args([
             "-accel",
             "kvm",

@@ -312,7 +312,7 @@ fn boot_trapline(s: &Setup, i: u32) -> Result<Boot, String> {
     })
 }
 
-fn boot_qemu(s: &Setup, q: &crate::peer::Qemu, i: u32) -> Result<Boot, String> {
+fn boot_qemu(s: &Setup, q: &crate::qemu::Qemu, i: u32) -> Result<Boot, String> {
     let socket = s.dir.join(format!("qmp{i}.sock"));
     let _ = std::fs::remove_file(&socket);
     let mut cmd = Command::new(&q.binary);
@@ -421,7 +421,7 @@ pub fn report(
     columns: Option<usize>,
 ) {
     let text = report_text(boots, sides, cpu, acpi, smp);
-    out!("{}", trapline_report::fit_text(&text, columns));
+    trapline_stdio::out!("{}", trapline_report::fit_text(&text, columns));
 }
 
 /// The view's report as text, each line whole.
@@ -622,7 +622,7 @@ pub fn main(
     repeat: u32,
     cpu: &str,
     acpi: &str,
-    peer: Option<&crate::peer::Qemu>,
+    peer: Option<&crate::qemu::Qemu>,
     timeout: Duration,
     columns: Option<usize>,
 ) -> i32 {
