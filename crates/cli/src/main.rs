@@ -20,9 +20,11 @@ macro_rules! eprint {
 #[macro_use]
 extern crate trapline_stdio;
 
+mod arch;
 mod args;
 mod bench;
 mod errors;
+mod experiments;
 mod lazy_args;
 mod outputs;
 mod present;
@@ -89,6 +91,8 @@ fn main() -> ExitCode {
         Command::Run(a) => run_cmd::run(a),
         Command::Bench(a) => bench::main(a.0),
         Command::Report(a) => report_cmd::main(a.0),
+        Command::LinuxBoot(a) => experiments::linux_boot::main(a.0),
+        Command::VirtioPaths(a) => experiments::virtio_paths::main(a.0),
     };
     ExitCode::from(code.clamp(0, 255) as u8)
 }

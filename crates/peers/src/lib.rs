@@ -5,14 +5,13 @@
 //! - [`kvmtool`]: kvmtool's `lkvm` (`bench --peer kvmtool`);
 //! - [`micro_bench`]: kvm-unit-tests' arm64 micro-bench on trapline and
 //!   the peers (`bench --micro-bench`);
-//! - `experiments` (x86): `trapline linux-boot` and `trapline
-//!   virtio-paths`, the experiments that are not probe runs.
+//! - [`experiments`]: `trapline linux-boot` and `trapline virtio-paths`,
+//!   the experiments that are not probe runs (x86 only for now).
 //!
 //! Where the architectures differ it is in [`arch`]'s modules.
 
 pub mod arch;
 mod child;
-#[cfg(target_arch = "x86_64")]
 pub mod experiments;
 pub mod host;
 pub mod kvmtool;

@@ -30,7 +30,6 @@ pub struct Defaults {
     pub min_iters: u64,
     pub max_iters: u64,
     pub warmup: u64,
-    pub linux_smp: u32,
 }
 
 /// [`Defaults`]' values.
@@ -38,25 +37,36 @@ pub const DEFAULTS: Defaults = Defaults {
     min_iters: 16,
     max_iters: 1 << 20,
     warmup: 16,
-    linux_smp: 1,
 };
 
 pub use crate::outputs::FormatArg;
 
 /// `--view`: one of the report's views (the seed tables' among them, one
-/// per seed file), or an experiment that is not a probe run.
+/// per seed file), or, hidden, an experiment that became a command of its
+/// own (refused, naming the command).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ViewArg {
     /// The lab's report, shown so.
     Report(View),
-    /// Boot the shared tiny Linux and time it (beside QEMU microvm with
-    /// `--peer qemu`); not a probe run.
+    /// `--view linux-boot`: now `trapline linux-boot`.
     LinuxBoot,
-    /// virtio-blk I/O on each notify × irq path (its own experiment).
+    /// `--view virtio`: now `trapline virtio-paths`.
     Virtio,
 }
 
-/// Every `--view` value: the report's views, then the experiments.
+impl ViewArg {
+    /// The command an experiment's old `--view` value became.
+    pub fn moved_to(self) -> Option<&'static str> {
+        match self {
+            ViewArg::Report(_) => None,
+            ViewArg::LinuxBoot => Some(crate::experiments::linux_boot::COMMAND),
+            ViewArg::Virtio => Some(crate::experiments::virtio_paths::COMMAND),
+        }
+    }
+}
+
+/// Every `--view` value: the report's views, then the experiments' old
+/// values (hidden).
 static VIEW_ARGS: std::sync::LazyLock<Vec<ViewArg>> = std::sync::LazyLock::new(|| {
     View::all()
         .map(ViewArg::Report)
@@ -75,12 +85,8 @@ impl clap::ValueEnum for ViewArg {
         use clap::builder::PossibleValue;
         Some(match self {
             ViewArg::Report(v) => PossibleValue::new(v.name()).help(v.about()),
-            ViewArg::LinuxBoot => PossibleValue::new("linux-boot").help(
-                "Boot the shared tiny Linux and time it (beside QEMU microvm with `--peer \
-                 qemu`); not a probe run",
-            ),
-            ViewArg::Virtio => PossibleValue::new("virtio")
-                .help("virtio-blk I/O on each notify × irq path (its own experiment)"),
+            ViewArg::LinuxBoot => PossibleValue::new("linux-boot").hide(true),
+            ViewArg::Virtio => PossibleValue::new("virtio").hide(true),
         })
     }
 }
@@ -119,9 +125,8 @@ pub struct BenchArgs {
     #[arg(long, help_heading = "Selection")]
     pub quick: bool,
     /// A dry run: list what this invocation would run (the scenarios
-    /// --only / --view select and the VM runs they take, or the boots and
-    /// runs of --view linux-boot / virtio) and an estimate of the time,
-    /// then exit (no /dev/kvm needed).
+    /// --only / --view select and the VM runs they take) and an estimate
+    /// of the time, then exit (no /dev/kvm needed).
     #[arg(long, help_heading = "Selection")]
     pub list: bool,
     /// Output format on stdout (`table`: a one-screen summary; see --verbose).
@@ -182,20 +187,6 @@ pub struct BenchArgs {
     /// (arm64 only).
     #[arg(long, help_heading = "Measurement", value_name = "FLAT")]
     pub micro_bench: Option<PathBuf>,
-    /// vCPUs for `--view linux-boot`, 1 to 64.
-    #[arg(long, help_heading = "Measurement", value_name = "N", default_value_t = DEFAULTS.linux_smp, value_parser = clap::value_parser!(u32).range(1..=64))]
-    pub linux_smp: u32,
-    /// The CPU model `--view linux-boot` gives the guest on every VMM
-    /// (trapline's `--cpu`, QEMU's `-cpu`): `qemu64,-cx16` (the shared
-    /// README's), `host`, …
-    #[arg(long, default_value = LINUX_BOOT_CPU)]
-    pub linux_cpu: String,
-    /// The ACPI hardware of trapline's PC in `--view linux-boot`
-    /// (trapline's `--acpi`): `reduced` (default: hardware-reduced, the
-    /// kind of machine QEMU's microvm is) or `full` (the PC's PM timer,
-    /// SCI and 8259s).
-    #[arg(long, default_value = LINUX_BOOT_ACPI, value_parser = ["full", "reduced"])]
-    pub linux_acpi: String,
     /// Run trapline's VMs without the exit profile: no handling times per
     /// exit, and no `stat-overhead` row.
     #[arg(long, help_heading = "Measurement")]
@@ -213,7 +204,7 @@ pub enum PeerArg {
     Kvmtool,
 }
 
-fn parse_secs(s: &str) -> Result<Duration, String> {
+pub(crate) fn parse_secs(s: &str) -> Result<Duration, String> {
     let v: f64 = s
         .parse()
         .map_err(|_| format!("'{s}' is not a number of seconds"))?;
@@ -223,71 +214,13 @@ fn parse_secs(s: &str) -> Result<Duration, String> {
     Ok(Duration::from_secs_f64(v))
 }
 
-/// A batch's default length in the probe's clock: TSC cycles on x86
-/// (2^25 = about 10 ms at 3 GHz; `--quick`: 2^23), counter ticks on arm64,
-/// whose generic timer runs at 25 MHz to 1 GHz (2^22 = 4-170 ms;
-/// `--quick`: 2^20).
-#[cfg(target_arch = "x86_64")]
-const FULL_GOAL: u64 = 1 << 25;
-#[cfg(target_arch = "x86_64")]
-const QUICK_GOAL: u64 = 1 << 23;
-#[cfg(target_arch = "aarch64")]
-const FULL_GOAL: u64 = 1 << 22;
-#[cfg(target_arch = "aarch64")]
-const QUICK_GOAL: u64 = 1 << 20;
-
-/// The CPU model `--view linux-boot` gives the guest on both VMMs unless
-/// `--linux-cpu` says otherwise: the one the shared Linux's README boots
-/// QEMU with.
-pub const LINUX_BOOT_CPU: &str = "qemu64,-cx16";
-
-/// trapline's `--acpi` in `--view linux-boot` unless `--linux-acpi` says
-/// otherwise: hardware-reduced, like the peer's microvm.
-pub const LINUX_BOOT_ACPI: &str = "reduced";
-
 impl BenchArgs {
     /// The scenarios `--view` needs, as an `--only` selection, when it
     /// reads a known few (a seed table's view); `--only` wins when given.
     pub(super) fn view_selection(&self) -> Option<String> {
         match self.view {
-            ViewArg::Report(v) => v
-                .needs(cfg!(target_arch = "aarch64"))
-                .map(|keys| keys.join(",")),
+            ViewArg::Report(v) => v.needs(crate::arch::ARM64).map(|keys| keys.join(",")),
             ViewArg::LinuxBoot | ViewArg::Virtio => None,
-        }
-    }
-
-    /// `--view linux-boot`'s boots per VMM: five interleaved pairs by
-    /// default, enough for a median and a range that say something on a
-    /// host whose load drifts.
-    #[cfg(target_arch = "x86_64")]
-    pub(super) fn linux_boot_repeat(&self) -> u32 {
-        self.repeat.unwrap_or(if self.quick { 1 } else { 5 })
-    }
-
-    /// `--view virtio`: requests of each kind per `builtin:vblk` run.
-    #[cfg(target_arch = "x86_64")]
-    pub(super) fn virtio_reps(&self) -> u64 {
-        if self.quick {
-            100
-        } else {
-            500
-        }
-    }
-
-    /// `--view virtio`: runs per path (their medians are shown).
-    #[cfg(target_arch = "x86_64")]
-    pub(super) fn virtio_repeat(&self) -> u32 {
-        self.repeat.unwrap_or(if self.quick { 1 } else { 3 })
-    }
-
-    /// `--view virtio`: seconds of I/O per Linux + vblktest boot.
-    #[cfg(target_arch = "x86_64")]
-    pub(super) fn linux_io_secs(&self) -> u64 {
-        if self.quick {
-            1
-        } else {
-            3
         }
     }
 
@@ -303,9 +236,9 @@ impl BenchArgs {
     /// The lab options these arguments ask for.
     pub fn options(&self) -> LabOptions {
         let (repeat, goal) = if self.quick {
-            (3, QUICK_GOAL)
+            (3, crate::arch::QUICK_GOAL)
         } else {
-            (5, FULL_GOAL)
+            (5, crate::arch::FULL_GOAL)
         };
         LabOptions {
             repeat: self.repeat.unwrap_or(repeat),
@@ -327,13 +260,12 @@ impl BenchArgs {
     }
 }
 
+/// The report view `--view` shows (an experiment's old value is refused
+/// before anything runs: see `main`).
 pub(super) fn view(v: ViewArg) -> View {
     match v {
         ViewArg::Report(v) => v,
-        // Handled before any probe run (see `main`).
-        ViewArg::LinuxBoot => View::All,
-        // Never reaches the report: `--view virtio` runs its own experiment.
-        ViewArg::Virtio => View::All,
+        ViewArg::LinuxBoot | ViewArg::Virtio => View::All,
     }
 }
 
@@ -349,12 +281,12 @@ mod tests {
     }
 
     #[test]
-    fn linux_boot_cpu_defaults_to_the_shared_readme_model() {
+    fn an_experiments_old_view_names_its_command() {
         let a = Cli::try_parse_from(["bench", "--view", "linux-boot"]).unwrap();
-        assert_eq!(a.bench.linux_cpu, LINUX_BOOT_CPU);
-        let a =
-            Cli::try_parse_from(["bench", "--view", "linux-boot", "--linux-cpu", "host"]).unwrap();
-        assert_eq!(a.bench.linux_cpu, "host");
-        assert_eq!(a.bench.view, ViewArg::LinuxBoot);
+        assert_eq!(a.bench.view.moved_to(), Some("trapline linux-boot"));
+        let a = Cli::try_parse_from(["bench", "--view", "virtio"]).unwrap();
+        assert_eq!(a.bench.view.moved_to(), Some("trapline virtio-paths"));
+        let a = Cli::try_parse_from(["bench", "--view", "vmm"]).unwrap();
+        assert_eq!(a.bench.view.moved_to(), None);
     }
 }

@@ -59,6 +59,19 @@ pub mod kvmtool {
     }
 }
 
+/// The experiments on x86: they run.
+pub mod experiments {
+    /// Why the experiments cannot run on this architecture (`None`: they
+    /// can).
+    pub const UNAVAILABLE: Option<&str> = None;
+
+    /// The initramfs whose `/init` times /dev/vda (`vblktest`), for
+    /// `trapline virtio-paths`' Linux rows.
+    pub fn vblk_initramfs() -> Vec<u8> {
+        trapline_guest::linux_vblk_initramfs()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use crate::qemu::CpuModel;

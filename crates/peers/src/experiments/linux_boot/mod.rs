@@ -1,4 +1,4 @@
-//! `trapline bench --view linux-boot`: boot the shared tiny Linux on
+//! `trapline linux-boot`: boot the shared tiny Linux on
 //! trapline and, with `--peer qemu`, on QEMU's microvm machine (the command
 //! in the shared README), the two interleaved boot by boot, and explain the
 //! difference:
@@ -628,7 +628,7 @@ pub fn main(
 ) -> i32 {
     let Some(src) = linux_dir() else {
         eprintln!(
-            "trapline bench: error: the linux-boot experiment needs an x86 Linux with a PVH entry: \
+            "trapline linux-boot: error: the linux-boot experiment needs an x86 Linux with a PVH entry: \
              set TRAPLINE_LINUX_DIR to a folder holding its vmlinux.xz and an \
              initramfs-tinit32.cpio.gz (docs/linux.md says what they hold)"
         );
@@ -638,7 +638,7 @@ pub fn main(
     let kernel = match vmlinux(&src, &dir) {
         Ok(k) => k,
         Err(e) => {
-            eprintln!("trapline bench: error: {e}");
+            eprintln!("trapline linux-boot: error: {e}");
             return 3;
         }
     };
@@ -646,7 +646,7 @@ pub fn main(
     let exe = match std::env::current_exe() {
         Ok(e) => e,
         Err(e) => {
-            eprintln!("trapline bench: error: {e}");
+            eprintln!("trapline linux-boot: error: {e}");
             return 3;
         }
     };
@@ -677,7 +677,7 @@ pub fn main(
         };
         for vmm in order {
             eprintln!(
-                "trapline bench: linux-boot {}/{repeat} on {}",
+                "trapline linux-boot: boot {}/{repeat} on {}",
                 i + 1,
                 vmm.name()
             );
@@ -696,7 +696,7 @@ pub fn main(
                 }
                 Err(e) => {
                     ok = false;
-                    eprintln!("trapline bench: {} boot {}: {e}", vmm.name(), i + 1);
+                    eprintln!("trapline linux-boot: {} boot {}: {e}", vmm.name(), i + 1);
                 }
             }
         }
@@ -705,7 +705,7 @@ pub fn main(
     let _ = std::fs::remove_dir_all(&dir);
     if let Some(sig) = trapline_machine::signals::received() {
         eprintln!(
-            "trapline bench: partial run: stopped by {} after {} of {planned} boots (the one it cut short is left out)",
+            "trapline linux-boot: partial run: stopped by {} after {} of {planned} boots (the one it cut short is left out)",
             trapline_machine::signals::name(sig),
             boots.len()
         );
