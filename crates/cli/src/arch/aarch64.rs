@@ -9,3 +9,37 @@ pub const ARM64: bool = true;
 pub const FULL_GOAL: u64 = 1 << 22;
 /// [`FULL_GOAL`] with `--quick`.
 pub const QUICK_GOAL: u64 = 1 << 20;
+
+/// The longest `--append` any guest can get: no fixed slot (the device
+/// tree holds it, whose own limit the loader checks).
+pub fn max_append() -> Option<usize> {
+    None
+}
+
+/// The first `trapline run` flag with no meaning on the arm64 `virt`
+/// machine, if any is set.
+pub fn unsupported_run_flag(a: &crate::args::RunArgs) -> Option<&'static str> {
+    use crate::args::{AcpiArg, DeviceArg, IrqchipArg};
+    [
+        (a.irqchip != IrqchipArg::Kernel, "--irqchip split|none"),
+        (a.no_pit, "--no-pit"),
+        (a.acpi != AcpiArg::Full, "--acpi reduced"),
+        (
+            a.devices.contains(&DeviceArg::PcTestdev),
+            "--device pc-testdev",
+        ),
+    ]
+    .into_iter()
+    .find_map(|(set, flag)| set.then_some(flag))
+}
+
+/// A built-in `--initrd`: none on arm64 yet.
+pub fn builtin_initrd(_: &std::path::Path) -> Option<trapline_machine::ImageBytes> {
+    None
+}
+
+/// The lab's devices for its payloads: none on arm64 (the lab installs its
+/// own when it runs the probe).
+pub fn lab_extension() -> Option<Box<dyn trapline_machine::MachineExtension>> {
+    None
+}
