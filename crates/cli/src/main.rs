@@ -4,15 +4,15 @@
 /// std's `eprintln!` and `eprint!` for every module of this binary
 /// (declared before them all): the text in words, without "(os error N)",
 /// and no panic when stderr is gone (`trapline … 2>&1 | head -1`): see
-/// `trapline_machine::words::to_stderr`.
+/// `trapline_stdio::words::to_stderr`.
 macro_rules! eprintln {
     ($($arg:tt)*) => {
-        trapline_machine::words::to_stderr(format_args!("{}\n", format_args!($($arg)*)))
+        trapline_stdio::words::to_stderr(format_args!("{}\n", format_args!($($arg)*)))
     };
 }
 macro_rules! eprint {
     ($($arg:tt)*) => {
-        trapline_machine::words::to_stderr(format_args!($($arg)*))
+        trapline_stdio::words::to_stderr(format_args!($($arg)*))
     };
 }
 
@@ -22,8 +22,10 @@ extern crate trapline_stdio;
 
 mod arch;
 mod args;
+#[cfg(feature = "bench")]
 mod bench;
 mod errors;
+#[cfg(feature = "bench")]
 mod experiments;
 mod lazy_args;
 mod outputs;
@@ -39,7 +41,7 @@ use std::process::ExitCode;
 use clap::Parser;
 
 use args::{Cli, Command};
-use trapline_machine::status;
+use trapline_stdio::status;
 
 /// All threads allocate from glibc's main arena. trapline's threads (vCPUs,
 /// helpers) allocate little and rarely at the same time, and a new thread's
@@ -89,9 +91,12 @@ fn main() -> ExitCode {
     trapline_machine::footprint::marks::mark("arguments parsed");
     let code = match cli.command {
         Command::Run(a) => run_cmd::run(a),
+        #[cfg(feature = "bench")]
         Command::Bench(a) => bench::main(a.0),
         Command::Report(a) => report_cmd::main(a.0),
+        #[cfg(feature = "bench")]
         Command::LinuxBoot(a) => experiments::linux_boot::main(a.0),
+        #[cfg(feature = "bench")]
         Command::VirtioPaths(a) => experiments::virtio_paths::main(a.0),
     };
     ExitCode::from(code.clamp(0, 255) as u8)

@@ -6,8 +6,10 @@ pub const ARM64: bool = true;
 
 /// A batch's default length in the probe's clock: counter ticks, the
 /// generic timer running at 25 MHz to 1 GHz (2^22 = 4-170 ms).
+#[cfg_attr(not(feature = "bench"), allow(dead_code))]
 pub const FULL_GOAL: u64 = 1 << 22;
 /// [`FULL_GOAL`] with `--quick`.
+#[cfg_attr(not(feature = "bench"), allow(dead_code))]
 pub const QUICK_GOAL: u64 = 1 << 20;
 
 /// The longest `--append` any guest can get: no fixed slot (the device

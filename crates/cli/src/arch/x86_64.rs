@@ -6,8 +6,10 @@ pub const ARM64: bool = false;
 
 /// A batch's default length in the probe's clock: TSC cycles (2^25 =
 /// about 10 ms at 3 GHz).
+#[cfg_attr(not(feature = "bench"), allow(dead_code))]
 pub const FULL_GOAL: u64 = 1 << 25;
 /// [`FULL_GOAL`] with `--quick`.
+#[cfg_attr(not(feature = "bench"), allow(dead_code))]
 pub const QUICK_GOAL: u64 = 1 << 23;
 
 /// The longest `--append` any guest can get: the loader's command-line
@@ -32,6 +34,14 @@ pub fn builtin_initrd(p: &std::path::Path) -> Option<trapline_machine::ImageByte
 /// The lab's probe devices and user-space doorbell, for the lab's own
 /// payloads. No fast paths: those are what a lab scenario turns on, not
 /// what the payload needs to run.
+#[cfg(feature = "bench")]
 pub fn lab_extension() -> Option<Box<dyn trapline_machine::MachineExtension>> {
     Some(Box::new(trapline_lab::lab::LabFixtures::default()))
+}
+
+/// Built without the lab (no `bench` feature): the lab's payloads run
+/// without its devices, as on arm64.
+#[cfg(not(feature = "bench"))]
+pub fn lab_extension() -> Option<Box<dyn trapline_machine::MachineExtension>> {
+    None
 }
