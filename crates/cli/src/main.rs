@@ -33,6 +33,8 @@ mod present;
 mod qemu;
 mod report_cmd;
 mod run_cmd;
+#[cfg(feature = "bench")]
+mod secs;
 mod terminal;
 mod tty;
 

@@ -170,7 +170,7 @@ pub struct BenchArgs {
     #[arg(long, help_heading = "Output", requires = "compare")]
     pub fail_on_regression: bool,
     /// Longest one probe VM may run, in seconds (more than 0, at most 86400).
-    #[arg(long, help_heading = "Measurement", value_name = "SECS", default_value = "120", value_parser = parse_secs)]
+    #[arg(long, help_heading = "Measurement", value_name = "SECS", default_value = "120", value_parser = crate::secs::parse_secs)]
     pub timeout: Duration,
     /// No progress on stderr (a bar on a terminal, else a line per VM run).
     #[arg(long, help_heading = "Output")]
@@ -202,16 +202,6 @@ pub enum PeerArg {
     /// cannot run on its arm64 machine (rows say why); kvm-unit-tests'
     /// micro-bench (`--micro-bench`) is tried on it.
     Kvmtool,
-}
-
-pub(crate) fn parse_secs(s: &str) -> Result<Duration, String> {
-    let v: f64 = s
-        .parse()
-        .map_err(|_| format!("'{s}' is not a number of seconds"))?;
-    if !(v > 0.0 && v <= 86_400.0) {
-        return Err(format!("'{s}': must be more than 0 and at most 86400"));
-    }
-    Ok(Duration::from_secs_f64(v))
 }
 
 impl BenchArgs {

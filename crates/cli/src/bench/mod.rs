@@ -14,7 +14,6 @@ use trapline_report::{render, Format, Report, View};
 
 use crate::outputs::Outputs;
 use crate::present::{self, Presentation};
-pub(crate) use args::parse_secs;
 pub use args::BenchArgs;
 use args::{status, view, PeerArg};
 use results::RunFolder;

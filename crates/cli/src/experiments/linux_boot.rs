@@ -36,7 +36,7 @@ pub struct LinuxBootArgs {
     pub peer: Option<LinuxBootPeer>,
     /// Longest one boot may run, in seconds (more than 0, at most 86400;
     /// a boot gets at least 600, room for a loaded host).
-    #[arg(long, value_name = "SECS", default_value = "120", value_parser = crate::bench::parse_secs)]
+    #[arg(long, value_name = "SECS", default_value = "120", value_parser = crate::secs::parse_secs)]
     pub timeout: Duration,
     /// vCPUs, 1 to 64.
     #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=64))]

@@ -30,7 +30,7 @@ pub struct VirtioPathsArgs {
     pub list: bool,
     /// Longest one run may take, in seconds (more than 0, at most 86400; a
     /// Linux boot gets at least 900).
-    #[arg(long, value_name = "SECS", default_value = "120", value_parser = crate::bench::parse_secs)]
+    #[arg(long, value_name = "SECS", default_value = "120", value_parser = crate::secs::parse_secs)]
     pub timeout: Duration,
     /// Run trapline's VMs without seccomp filters (to debug with strace or
     /// gdb).

@@ -184,7 +184,7 @@ pub fn measure(opts: &VirtioOptions) -> Result<Vec<PathResult>, String> {
         f.set_len(64 << 20)
             .map_err(|e| format!("{}: {e}", disk.display()))?;
         let mut results = Vec::new();
-        // A stop signal ends the view between children (a Ctrl-C reaches
+        // A stop signal ends the experiment between children (a Ctrl-C reaches
         // the running child too, which then fails): the paths measured
         // whole are kept, the one cut short is left out.
         let stopped = || trapline_machine::signals::received().is_some();

@@ -35,7 +35,7 @@ pub const INIT_MARKER: &str = "TINYLINUX-INIT-OK";
 /// off). `printk.time=1` makes sure every kernel line carries the guest
 /// timestamp the phases are read from.
 pub const APPEND: &str = "console=ttyS0 panic=-1 printk.time=1";
-/// KVM's counters the view lines up, in this order, with what they say.
+/// KVM's counters the report lines up, in this order, with what they say.
 pub const COUNTERS: [(&str, &str); 8] = [
     ("exits", "exits to the host (all reasons)"),
     ("insn_emulation", "instructions the host emulated"),
@@ -410,7 +410,7 @@ fn values(boots: &[Boot], vmm: Vmm, f: impl Fn(&Boot) -> Option<f64>) -> Vec<f64
         .collect()
 }
 
-/// Print the view's report, fitted to `columns` as every view is (`None`:
+/// Print the experiment's report, fitted to `columns` as every view is (`None`:
 /// a pipe or a file keeps each line whole).
 pub fn report(
     boots: &[Boot],
@@ -662,7 +662,7 @@ fn counter_table(text: &mut String, boots: &[Boot], sides: &[Vmm]) {
     }
 }
 
-/// Runs the view; returns the process status.
+/// Runs the experiment; returns the process status.
 pub fn main(
     smp: u32,
     repeat: u32,
