@@ -133,6 +133,21 @@ esac
 echo "test.sh: cargo doc (warnings are errors)"
 RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps --quiet
 
+# `trapline run` and `trapline report` build without the lab's measuring
+# code (the default `bench` feature brings the lab, the raw-KVM floor and
+# the peers), and the report crate links neither the machine nor KVM.
+echo "test.sh: trapline without the lab (--no-default-features)"
+cargo check -p trapline --no-default-features --quiet
+without_lab=$(cargo tree -p trapline --no-default-features -e normal --prefix none)
+if grep -qE '^trapline-(lab|floor|peers) ' <<<"$without_lab"; then
+  echo "test.sh: trapline --no-default-features still depends on the lab, the floor or the peers" >&2
+  exit 1
+fi
+if cargo tree -p trapline-report -e normal --prefix none | grep -qE '^trapline-(machine|kvm) '; then
+  echo "test.sh: trapline-report depends on trapline-machine or trapline-kvm: trapline report must build without them" >&2
+  exit 1
+fi
+
 cargo test --workspace --all-targets -- --test-threads=2
 
 # The arm64 stage, last: trapline's arm64 tests inside an emulated ARM64 KVM

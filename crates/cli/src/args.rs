@@ -14,17 +14,24 @@ pub struct Cli {
 }
 
 #[derive(Subcommand, Debug)]
-// On arm64 `bench` takes no parsed arguments (the lab is x86's for now).
-#[cfg_attr(target_arch = "aarch64", allow(clippy::large_enum_variant))]
 pub enum Command {
     /// Boot a guest image (Multiboot v1 ELF32, ELF64, or Linux's vmlinux
     /// through its PVH note) and run it to its end.
     Run(RunArgs),
     /// Measure exit costs from inside a guest (the lab).
-    Bench(crate::lazy_args::Lazy<trapline_lab::cli::BenchArgs>),
+    #[cfg(feature = "bench")]
+    Bench(crate::lazy_args::Lazy<crate::bench::BenchArgs>),
     /// Render a saved run (report.json) in any view and format, or compare
     /// it with an older one, without measuring and without /dev/kvm.
-    Report(crate::lazy_args::Lazy<trapline_lab::saved::ReportArgs>),
+    Report(crate::lazy_args::Lazy<crate::report_cmd::ReportArgs>),
+    #[cfg(feature = "bench")]
+    /// Boot the shared tiny Linux and time it, beside QEMU's microvm with
+    /// `--peer qemu` (an experiment, not a probe run).
+    LinuxBoot(crate::lazy_args::Lazy<crate::experiments::linux_boot::LinuxBootArgs>),
+    #[cfg(feature = "bench")]
+    /// virtio-blk I/O on each notify × irq path, beside Linux's own driver
+    /// when QEMU and a kernel are there (an experiment, not a probe run).
+    VirtioPaths(crate::lazy_args::Lazy<crate::experiments::virtio_paths::VirtioPathsArgs>),
 }
 
 /// `trapline run`.

@@ -4,23 +4,38 @@
 /// std's `eprintln!` and `eprint!` for every module of this binary
 /// (declared before them all): the text in words, without "(os error N)",
 /// and no panic when stderr is gone (`trapline … 2>&1 | head -1`): see
-/// `trapline_machine::words::to_stderr`.
+/// `trapline_stdio::words::to_stderr`.
 macro_rules! eprintln {
     ($($arg:tt)*) => {
-        trapline_machine::words::to_stderr(format_args!("{}\n", format_args!($($arg)*)))
+        trapline_stdio::words::to_stderr(format_args!("{}\n", format_args!($($arg)*)))
     };
 }
 macro_rules! eprint {
     ($($arg:tt)*) => {
-        trapline_machine::words::to_stderr(format_args!($($arg)*))
+        trapline_stdio::words::to_stderr(format_args!($($arg)*))
     };
 }
 
+// `out!` and `outln!`: stdout that ends quietly on a closed pipe.
+#[macro_use]
+extern crate trapline_stdio;
+
+mod arch;
 mod args;
+#[cfg(feature = "bench")]
+mod bench;
 mod errors;
+#[cfg(feature = "bench")]
+mod experiments;
 mod lazy_args;
+mod outputs;
+mod present;
 mod qemu;
+mod report_cmd;
 mod run_cmd;
+#[cfg(feature = "bench")]
+mod secs;
+mod terminal;
 mod tty;
 
 use std::process::ExitCode;
@@ -28,7 +43,7 @@ use std::process::ExitCode;
 use clap::Parser;
 
 use args::{Cli, Command};
-use trapline_machine::status;
+use trapline_stdio::status;
 
 /// All threads allocate from glibc's main arena. trapline's threads (vCPUs,
 /// helpers) allocate little and rarely at the same time, and a new thread's
@@ -66,7 +81,7 @@ fn main() -> ExitCode {
             if !e.use_stderr() {
                 // A closed pipe (`trapline --help | head -1`) ends quietly.
                 if let Err(err) = e.print() {
-                    let code = trapline_lab::out::failure_status(&err);
+                    let code = trapline_stdio::out::failure_status(&err);
                     return ExitCode::from(code as u8);
                 }
                 return ExitCode::from(0);
@@ -78,8 +93,13 @@ fn main() -> ExitCode {
     trapline_machine::footprint::marks::mark("arguments parsed");
     let code = match cli.command {
         Command::Run(a) => run_cmd::run(a),
-        Command::Bench(a) => trapline_lab::cli::main(a.0),
-        Command::Report(a) => trapline_lab::saved::main(a.0),
+        #[cfg(feature = "bench")]
+        Command::Bench(a) => bench::main(a.0),
+        Command::Report(a) => report_cmd::main(a.0),
+        #[cfg(feature = "bench")]
+        Command::LinuxBoot(a) => experiments::linux_boot::main(a.0),
+        #[cfg(feature = "bench")]
+        Command::VirtioPaths(a) => experiments::virtio_paths::main(a.0),
     };
     ExitCode::from(code.clamp(0, 255) as u8)
 }

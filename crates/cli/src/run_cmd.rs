@@ -51,182 +51,40 @@ pub fn read_kernel(spec: &str, max: u64) -> Result<ImageBytes, String> {
         .map_err(|e| format!("cannot read guest image '{spec}': {e}"))
 }
 
-/// The longest `--append` any guest can get, if the architecture has a
-/// fixed slot for it: on x86 the loader's command-line slot (less its NUL;
-/// a bzImage may take less, which the loader says). arm64 puts it in the
-/// device tree, whose own limit the loader checks.
-fn max_append() -> Option<usize> {
-    #[cfg(target_arch = "x86_64")]
-    return Some(trapline_machine::CMDLINE_CAPACITY as usize - 1);
-    #[cfg(not(target_arch = "x86_64"))]
-    None
-}
-
 /// The built-in payloads written for the lab (`builtin:probe`, and
 /// `builtin:ringer` for its doorbells), which `trapline run` gives the
 /// lab's probe devices and user-space doorbell.
-#[cfg_attr(target_arch = "aarch64", allow(dead_code))]
 fn is_lab_payload(kernel: &str) -> bool {
     matches!(kernel, "builtin:probe" | "builtin:ringer")
 }
 
 /// Whether `kernel` is a built-in payload that checks the pc-testdev ports
 /// (`builtin:compat`: kvm-unit-tests' x86/run always adds that device), so
-/// `trapline run` adds the device for it, as it adds the lab's devices for
-/// the lab's payloads.
+/// `trapline run` adds the device for it (on the PC), as it adds the lab's
+/// devices for the lab's payloads.
 fn needs_pc_testdev(kernel: &str) -> bool {
     kernel == "builtin:compat"
 }
 
-/// Flags with no meaning on the arm64 `virt` machine, if any is set: the
-/// message names the first.
-#[cfg_attr(target_arch = "x86_64", allow(dead_code))]
-fn x86_only_flag(a: &RunArgs) -> Option<&'static str> {
-    [
-        (
-            a.irqchip != crate::args::IrqchipArg::Kernel,
-            "--irqchip split|none",
-        ),
-        (a.no_pit, "--no-pit"),
-        (a.acpi != crate::args::AcpiArg::Full, "--acpi reduced"),
-        (
-            a.devices.contains(&DeviceArg::PcTestdev),
-            "--device pc-testdev",
-        ),
-    ]
-    .into_iter()
-    .find_map(|(set, flag)| set.then_some(flag))
-}
-
+/// `trapline run`: check the flags, open every file, build the machine,
+/// run it, and end with the status its outcome gives.
 pub fn run(a: RunArgs) -> i32 {
     let start = Instant::now();
-    #[cfg(target_arch = "aarch64")]
-    if let Some(flag) = x86_only_flag(&a) {
-        return fail(
-            status::USAGE,
-            format!("{flag} is x86-only: the arm64 virt machine has no such device or mode"),
-        );
+    if let Err(code) = check_flags(&a) {
+        return code;
     }
-    // The command line has a slot of its own among the boot structures: a
-    // longer one is a bad flag, said before any image is read.
-    if let Some(max) = max_append() {
-        if a.append.len() > max {
-            return fail(
-                status::USAGE,
-                format!(
-                    "--append is {} bytes; the guest command line holds at most {max}",
-                    a.append.len()
-                ),
-            );
-        }
-    }
-    // Neither image can be larger than the guest RAM it is loaded into.
-    let ram = a.mem << 20;
-    let kernel = match read_kernel(&a.kernel, ram) {
-        Ok(k) => k,
-        Err(e) => return fail(status::BAD_IMAGE, e),
+    let opened = match Opened::open(&a) {
+        Ok(o) => o,
+        Err(code) => return code,
     };
-    let initrd = match &a.initrd {
-        // Built-in initramfs images for Linux guests.
-        #[cfg(target_arch = "x86_64")]
-        Some(p) if p.as_os_str() == "builtin:vblktest" => {
-            Some(ImageBytes::Owned(trapline_guest::linux_vblk_initramfs()))
-        }
-        Some(p) => match ImageBytes::map(p, ram.saturating_sub(kernel.len() as u64)) {
-            Ok(b) => Some(b),
-            Err(e) => {
-                return fail(
-                    status::BAD_IMAGE,
-                    format!("cannot read initrd '{}': {e}", p.display()),
-                )
-            }
-        },
-        None => None,
-    };
-    let serial = match &a.serial {
-        SerialSpec::Stdio => SerialOutput::Stdout,
-        SerialSpec::None => SerialOutput::Sink,
-        SerialSpec::File(p) => match OpenOptions::new()
-            .create(true)
-            .write(true)
-            .truncate(true)
-            .open(p)
-        {
-            Ok(f) => SerialOutput::File(f),
-            Err(e) => {
-                return fail(
-                    status::USAGE,
-                    format!(
-                        "--serial file:{}: cannot open it for writing: {}",
-                        p.display(),
-                        io_words(&e)
-                    ),
-                )
-            }
-        },
-    };
-    // --stat and --metrics-path files are opened now, so a bad path is a
-    // usage error before the guest starts.
-    let stat = match StatSink::open(&a) {
-        Ok(s) => s,
-        Err(e) => return fail(status::USAGE, e),
-    };
-    let metrics = match &a.metrics_path {
-        Some(p) => match OpenOptions::new()
-            .create(true)
-            .write(true)
-            .truncate(true)
-            .open(p)
-        {
-            Ok(file) => Some(trapline_machine::MetricsSink {
-                file,
-                interval: std::time::Duration::from_secs(1),
-            }),
-            Err(e) => {
-                return fail(
-                    status::USAGE,
-                    format!(
-                        "--metrics-path {}: cannot open it for writing: {}",
-                        p.display(),
-                        io_words(&e)
-                    ),
-                )
-            }
-        },
-        None => None,
-    };
-    // Disks too: a missing or unreadable file is a usage error before the
-    // guest starts.
-    let mut disks = Vec::with_capacity(a.disks.len());
-    for d in &a.disks {
-        match DiskFile::open(&d.path, d.read_only) {
-            Ok(f) => disks.push(f),
-            Err(e) => return fail(status::USAGE, format!("--disk: {e}")),
-        }
-    }
     let kvm = match HostKvm::open_from_env() {
         Ok(k) => k,
         Err(e) => return fail(status::NO_KVM, e),
     };
     trapline_machine::footprint::marks::mark("files opened");
-    let mut cfg = MachineConfig::new(kernel, a.kernel.clone());
-    cfg.virtio.disks = disks;
-    cfg.virtio.notify = match a.virtio_notify {
-        VirtioNotifyArg::Exit => VirtioNotify::Exit,
-        VirtioNotifyArg::Ioeventfd => VirtioNotify::Ioeventfd,
-    };
-    cfg.virtio.irq = match a.virtio_irq {
-        VirtioIrqArg::Line => VirtioIrq::Line,
-        VirtioIrqArg::Irqfd => VirtioIrq::Irqfd,
-    };
-    cfg.virtio.event_idx = a.virtio_event_idx == OnOff::On;
-    cfg.profile = stat.is_some();
-    cfg.metrics = metrics;
-    cfg.vcpus = a.smp;
-    cfg.mem_mib = a.mem;
-    cfg.cpu = a.cpu;
-    cfg.append = a.append;
-    cfg.initrd = initrd;
+    let footprint = std::env::var_os("TRAPLINE_FOOTPRINT").is_some();
+    let stat = opened.stat;
+    let mut cfg = configure(&a, opened.kernel, opened.devices, footprint);
     // The console: stdin goes to COM1 when its output is on stdio; a
     // terminal is put in raw mode for the run and restored after it.
     let tty = match a.serial {
@@ -237,31 +95,7 @@ pub fn run(a: RunArgs) -> i32 {
         }
         _ => None,
     };
-    cfg.serial = serial;
-    cfg.timeout = a.timeout;
-    cfg.pci_testdev = a.devices.contains(&DeviceArg::PciTestdev);
-    cfg.pc_testdev = a.devices.contains(&DeviceArg::PcTestdev)
-        || (cfg!(target_arch = "x86_64") && needs_pc_testdev(&a.kernel));
-    cfg.chr_testdev = a.devices.contains(&DeviceArg::ChrTestdev);
-    cfg.ecam_ro = a.ecam_ro;
-    cfg.irqchip = a.irqchip.mode();
-    cfg.acpi = a.acpi.mode();
-    // KVM's PIT needs its PIC: only the full irqchip has one.
-    cfg.pit = !a.no_pit && cfg.irqchip.has_ioapic_and_pic();
-    let footprint = std::env::var_os("TRAPLINE_FOOTPRINT").is_some();
-    cfg.measure_footprint = footprint;
-    cfg.seccomp = if a.no_seccomp {
-        trapline_machine::SeccompMode::Off
-    } else {
-        trapline_machine::SeccompMode::All
-    };
-    #[cfg(target_arch = "x86_64")]
-    if is_lab_payload(&a.kernel) {
-        // The lab's own guests talk to the lab's devices; any other guest
-        // gets a machine without them. No fast paths: those are what a
-        // lab scenario turns on, not what the payload needs to run.
-        cfg.extension = Some(Box::new(trapline_lab::lab::LabFixtures::default()));
-    }
+    cfg.profile = stat.is_some();
     // SIGINT, SIGTERM and SIGHUP now end the run as a timeout does: the
     // --stat profile and the last metrics line are written, and the status
     // is 128 + the signal's number (a second signal ends it at once).
@@ -281,61 +115,244 @@ pub fn run(a: RunArgs) -> i32 {
     let result = machine.run();
     drop(tty);
     match result {
-        Ok(report) => {
-            if footprint {
-                // One machine-readable line for `trapline bench --view vmm`.
-                eprintln!(
-                    "trapline-footprint cpu_ns_to_first_kvm_run={} rss_beyond_guest_bytes={} wall_ns={}",
-                    report.cpu_at_first_run.map_or(0, |d| d.as_nanos()),
-                    report.vmm_rss_bytes.unwrap_or(0),
-                    report.wall.as_nanos()
-                );
-                // Start-up split at its marks (docs/bench.md#footprint).
-                let mut last: Option<trapline_machine::footprint::marks::Mark> = None;
-                for m in trapline_machine::footprint::marks::take() {
-                    let (cpu, faults) = match last {
-                        Some(l) => (
-                            m.cpu.saturating_sub(l.cpu),
-                            m.minor_faults.saturating_sub(l.minor_faults),
-                        ),
-                        None => (m.cpu, m.minor_faults),
-                    };
-                    eprintln!(
-                        "trapline-footprint-phase cpu_ns={} faults={faults} until={:?}",
-                        cpu.as_nanos(),
-                        m.name
-                    );
-                    last = Some(m);
-                }
-            }
-            if let (Some(sink), Some(st)) = (stat, &report.stat) {
-                sink.write(st);
-                // One machine-readable line per disk, beside the profile.
-                for (i, v) in report.virtio.iter().enumerate() {
-                    eprintln!(
-                        "trapline-virtio disk={i} notifies={} completions={} interrupts={} reads={} writes={} flushes={} errors={} resets_requested={}",
-                        v.notifies, v.completions, v.interrupts, v.reads, v.writes, v.flushes, v.errors, v.resets_requested
-                    );
-                }
-            }
-            let o = &report.outcome;
-            if let trapline_machine::Outcome::OutputFailed { .. } = o {
-                // Once, naming the sink; the guest's output after this
-                // point is what was lost.
-                return fail(
-                    o.exit_status(),
-                    format!("{}: {}", serial_name(&a.serial), o.describe()),
-                );
-            }
-            if !matches!(
-                o,
-                trapline_machine::Outcome::DebugExit(_) | trapline_machine::Outcome::PowerOff
-            ) {
-                eprintln!("trapline: {}", o.describe());
-            }
-            o.exit_status()
-        }
+        Ok(report) => finish(&report, stat, &a.serial, footprint),
         Err(e) => fail(error_status(&e), e),
+    }
+}
+
+/// Flags this machine has no use for, and a command line longer than its
+/// slot: usage errors, said before any image is read.
+fn check_flags(a: &RunArgs) -> Result<(), i32> {
+    if let Some(flag) = crate::arch::unsupported_run_flag(a) {
+        return Err(fail(
+            status::USAGE,
+            format!("{flag} is x86-only: the arm64 virt machine has no such device or mode"),
+        ));
+    }
+    // The command line has a slot of its own among the boot structures: a
+    // longer one is a bad flag.
+    if let Some(max) = crate::arch::max_append() {
+        if a.append.len() > max {
+            return Err(fail(
+                status::USAGE,
+                format!(
+                    "--append is {} bytes; the guest command line holds at most {max}",
+                    a.append.len()
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Everything `trapline run` reads or writes, opened before the guest
+/// starts: a bad path is an error then, not halfway through a run.
+struct Opened {
+    kernel: ImageBytes,
+    stat: Option<StatSink>,
+    devices: Devices,
+}
+
+/// The images, console and files the machine's devices are given.
+struct Devices {
+    initrd: Option<ImageBytes>,
+    serial: SerialOutput,
+    metrics: Option<trapline_machine::MetricsSink>,
+    disks: Vec<DiskFile>,
+}
+
+impl Opened {
+    /// Opens `--kernel`, `--initrd`, `--serial`, `--stat`,
+    /// `--metrics-path` and `--disk`; `Err` is the status after saying why.
+    fn open(a: &RunArgs) -> Result<Opened, i32> {
+        // Neither image can be larger than the guest RAM it is loaded into.
+        let ram = a.mem << 20;
+        let kernel = read_kernel(&a.kernel, ram).map_err(|e| fail(status::BAD_IMAGE, e))?;
+        let initrd = match &a.initrd {
+            Some(p) => Some(read_initrd(p, ram.saturating_sub(kernel.len() as u64))?),
+            None => None,
+        };
+        let serial = open_serial(&a.serial)?;
+        // --stat and --metrics-path files are opened now, so a bad path is
+        // a usage error before the guest starts.
+        let stat = StatSink::open(a).map_err(|e| fail(status::USAGE, e))?;
+        let metrics = match &a.metrics_path {
+            Some(p) => Some(trapline_machine::MetricsSink {
+                file: create(p).map_err(|e| {
+                    fail(
+                        status::USAGE,
+                        format!("--metrics-path {}: {e}", p.display()),
+                    )
+                })?,
+                interval: std::time::Duration::from_secs(1),
+            }),
+            None => None,
+        };
+        // Disks too: a missing or unreadable file is a usage error before
+        // the guest starts.
+        let disks = a
+            .disks
+            .iter()
+            .map(|d| DiskFile::open(&d.path, d.read_only))
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(|e| fail(status::USAGE, format!("--disk: {e}")))?;
+        Ok(Opened {
+            kernel,
+            stat,
+            devices: Devices {
+                initrd,
+                serial,
+                metrics,
+                disks,
+            },
+        })
+    }
+}
+
+/// `--initrd`: a built-in initramfs for Linux guests, or a file of at most
+/// `max` bytes.
+fn read_initrd(p: &std::path::Path, max: u64) -> Result<ImageBytes, i32> {
+    if let Some(builtin) = crate::arch::builtin_initrd(p) {
+        return Ok(builtin);
+    }
+    ImageBytes::map(p, max).map_err(|e| {
+        fail(
+            status::BAD_IMAGE,
+            format!("cannot read initrd '{}': {e}", p.display()),
+        )
+    })
+}
+
+/// `--serial`'s sink; a file that cannot be written is a usage error.
+fn open_serial(spec: &SerialSpec) -> Result<SerialOutput, i32> {
+    Ok(match spec {
+        SerialSpec::Stdio => SerialOutput::Stdout,
+        SerialSpec::None => SerialOutput::Sink,
+        SerialSpec::File(p) => SerialOutput::File(
+            create(p)
+                .map_err(|e| fail(status::USAGE, format!("--serial file:{}: {e}", p.display())))?,
+        ),
+    })
+}
+
+/// `p` created (or truncated) for writing, or why not in words.
+fn create(p: &std::path::Path) -> Result<std::fs::File, String> {
+    OpenOptions::new()
+        .create(true)
+        .write(true)
+        .truncate(true)
+        .open(p)
+        .map_err(|e| format!("cannot open it for writing: {}", io_words(&e)))
+}
+
+/// The machine the flags describe, with the opened files in it.
+fn configure(a: &RunArgs, kernel: ImageBytes, devices: Devices, footprint: bool) -> MachineConfig {
+    let mut cfg = MachineConfig::new(kernel, a.kernel.clone());
+    cfg.virtio.disks = devices.disks;
+    cfg.virtio.notify = match a.virtio_notify {
+        VirtioNotifyArg::Exit => VirtioNotify::Exit,
+        VirtioNotifyArg::Ioeventfd => VirtioNotify::Ioeventfd,
+    };
+    cfg.virtio.irq = match a.virtio_irq {
+        VirtioIrqArg::Line => VirtioIrq::Line,
+        VirtioIrqArg::Irqfd => VirtioIrq::Irqfd,
+    };
+    cfg.virtio.event_idx = a.virtio_event_idx == OnOff::On;
+    cfg.metrics = devices.metrics;
+    cfg.vcpus = a.smp;
+    cfg.mem_mib = a.mem;
+    cfg.cpu = a.cpu.clone();
+    cfg.append = a.append.clone();
+    cfg.initrd = devices.initrd;
+    cfg.serial = devices.serial;
+    cfg.timeout = a.timeout;
+    cfg.pci_testdev = a.devices.contains(&DeviceArg::PciTestdev);
+    cfg.pc_testdev = a.devices.contains(&DeviceArg::PcTestdev)
+        || (!crate::arch::ARM64 && needs_pc_testdev(&a.kernel));
+    cfg.chr_testdev = a.devices.contains(&DeviceArg::ChrTestdev);
+    cfg.ecam_ro = a.ecam_ro;
+    cfg.irqchip = a.irqchip.mode();
+    cfg.acpi = a.acpi.mode();
+    // KVM's PIT needs its PIC: only the full irqchip has one.
+    cfg.pit = !a.no_pit && cfg.irqchip.has_ioapic_and_pic();
+    cfg.measure_footprint = footprint;
+    cfg.seccomp = if a.no_seccomp {
+        trapline_machine::SeccompMode::Off
+    } else {
+        trapline_machine::SeccompMode::All
+    };
+    // The lab's own guests talk to the lab's devices; any other guest
+    // gets a machine without them.
+    if is_lab_payload(&a.kernel) {
+        cfg.extension = crate::arch::lab_extension();
+    }
+    cfg
+}
+
+/// After a run: the footprint lines, the `--stat` profile and the virtio
+/// lines, what went wrong if anything, and the outcome's status.
+fn finish(
+    report: &trapline_machine::RunReport,
+    stat: Option<StatSink>,
+    serial: &SerialSpec,
+    footprint: bool,
+) -> i32 {
+    if footprint {
+        print_footprint(report);
+    }
+    if let (Some(sink), Some(st)) = (stat, &report.stat) {
+        sink.write(st);
+        // One machine-readable line per disk, beside the profile.
+        for (i, v) in report.virtio.iter().enumerate() {
+            eprintln!(
+                "trapline-virtio disk={i} notifies={} completions={} interrupts={} reads={} writes={} flushes={} errors={} resets_requested={}",
+                v.notifies, v.completions, v.interrupts, v.reads, v.writes, v.flushes, v.errors, v.resets_requested
+            );
+        }
+    }
+    let o = &report.outcome;
+    if let trapline_machine::Outcome::OutputFailed { .. } = o {
+        // Once, naming the sink; the guest's output after this point is
+        // what was lost.
+        return fail(
+            o.exit_status(),
+            format!("{}: {}", serial_name(serial), o.describe()),
+        );
+    }
+    if !matches!(
+        o,
+        trapline_machine::Outcome::DebugExit(_) | trapline_machine::Outcome::PowerOff
+    ) {
+        eprintln!("trapline: {}", o.describe());
+    }
+    o.exit_status()
+}
+
+/// `TRAPLINE_FOOTPRINT`'s lines: one machine-readable line for `trapline
+/// bench --view vmm`, then start-up split at its marks
+/// (docs/bench.md#footprint).
+fn print_footprint(report: &trapline_machine::RunReport) {
+    eprintln!(
+        "trapline-footprint cpu_ns_to_first_kvm_run={} rss_beyond_guest_bytes={} wall_ns={}",
+        report.cpu_at_first_run.map_or(0, |d| d.as_nanos()),
+        report.vmm_rss_bytes.unwrap_or(0),
+        report.wall.as_nanos()
+    );
+    let mut last: Option<trapline_machine::footprint::marks::Mark> = None;
+    for m in trapline_machine::footprint::marks::take() {
+        let (cpu, faults) = match last {
+            Some(l) => (
+                m.cpu.saturating_sub(l.cpu),
+                m.minor_faults.saturating_sub(l.minor_faults),
+            ),
+            None => (m.cpu, m.minor_faults),
+        };
+        eprintln!(
+            "trapline-footprint-phase cpu_ns={} faults={faults} until={:?}",
+            cpu.as_nanos(),
+            m.name
+        );
+        last = Some(m);
     }
 }
 

@@ -416,16 +416,17 @@ fn a_guest_asleep_in_s3_is_stopped_by_a_signal_too() {
     assert!(err.contains("stopped by SIGTERM"), "{err}");
 }
 
-/// `--view virtio` runs children, not VMs of its own: a stop signal ends it
-/// between them, keeping the notify x irq paths measured whole.
+/// `trapline virtio-paths` runs children, not VMs of its own: a stop
+/// signal ends it between them, keeping the notify x irq paths measured
+/// whole.
 #[cfg(target_arch = "x86_64")]
 #[test]
-fn bench_virtio_stopped_between_paths_keeps_the_paths_it_measured() {
-    if !kvm_present("bench --view virtio on signals") {
+fn virtio_paths_stopped_between_paths_keeps_the_paths_it_measured() {
+    if !kvm_present("virtio-paths on signals") {
         return;
     }
     let mut child = trapline()
-        .args(["bench", "--view", "virtio", "--quick"])
+        .args(["virtio-paths", "--quick"])
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -439,7 +440,7 @@ fn bench_virtio_stopped_between_paths_keeps_the_paths_it_measured() {
     });
     let (rx, all) = stderr_lines(&mut child);
     // The second path starting: the first one is measured whole.
-    wait_for_line(&rx, "virtio path 2/4");
+    wait_for_line(&rx, "virtio-paths: path 2/4");
     send(&child, libc::SIGTERM);
     let code = status_of(&mut child);
     let err = all.join().unwrap();

@@ -42,40 +42,60 @@ fn save(name: &str, r: &Report) -> PathBuf {
 #[test]
 #[cfg(target_arch = "x86_64")]
 fn list_shows_what_each_view_would_run() {
-    let views: Vec<String> = View::all()
-        .map(|v| v.name().to_string())
-        .chain(["linux-boot".to_string(), "virtio".to_string()])
-        .collect();
-    for view in &views {
-        let o = no_kvm(&["bench", "--list", "--view", view], None);
+    for view in View::all().map(|v| v.name().to_string()) {
+        let o = no_kvm(&["bench", "--list", "--view", &view], None);
         assert_eq!(code(&o), 0, "--view {view}: {}", stderr(&o));
         let out = stdout(&o);
-        let experiment = view == "linux-boot" || view == "virtio";
-        assert_eq!(
-            out.contains("rows selected"),
-            !experiment,
-            "--view {view}:\n{out}"
-        );
+        assert!(out.contains("rows selected"), "--view {view}:\n{out}");
         assert!(
             out.contains("estimated time: about"),
             "--view {view}:\n{out}"
         );
-        if experiment {
-            assert!(out.contains("no probe scenario runs"), "{out}");
-            assert!(!out.contains("pio-user-out"), "--view {view}:\n{out}");
-        }
     }
-    let o = no_kvm(
-        &["bench", "--list", "--view", "linux-boot", "--repeat", "2"],
-        None,
-    );
+}
+
+#[test]
+#[cfg(target_arch = "x86_64")]
+fn list_shows_what_each_experiment_would_run() {
+    for command in ["linux-boot", "virtio-paths"] {
+        let o = no_kvm(&[command, "--list"], None);
+        assert_eq!(code(&o), 0, "{command}: {}", stderr(&o));
+        let out = stdout(&o);
+        assert!(!out.contains("rows selected"), "{command}:\n{out}");
+        assert!(out.contains("estimated time: about"), "{command}:\n{out}");
+        assert!(out.contains("no probe scenario runs"), "{out}");
+        assert!(!out.contains("pio-user-out"), "{command}:\n{out}");
+    }
+    let o = no_kvm(&["linux-boot", "--list", "--repeat", "2"], None);
     assert!(stdout(&o).contains("2 Linux boot(s)"), "{}", stdout(&o));
-    let o = no_kvm(&["bench", "--list", "--view", "virtio", "--quick"], None);
+    let o = no_kvm(&["virtio-paths", "--list", "--quick"], None);
     assert!(
         stdout(&o).contains("--virtio-notify ioeventfd --virtio-irq irqfd"),
         "{}",
         stdout(&o)
     );
+}
+
+#[test]
+fn an_experiments_old_view_is_a_usage_error_naming_its_command() {
+    for (view, command) in [
+        ("linux-boot", "trapline linux-boot"),
+        ("virtio", "trapline virtio-paths"),
+    ] {
+        let o = no_kvm(
+            &["bench", "--list", "--view", view, "--only", "pio-*"],
+            None,
+        );
+        assert_eq!(code(&o), 2, "{}", stderr(&o));
+        let err = stderr(&o);
+        assert_eq!(err.lines().count(), 1, "{err}");
+        assert!(
+            err.contains(&format!(
+                "--view {view} is a command of its own now: run `{command}`"
+            )),
+            "{err}"
+        );
+    }
 }
 
 #[test]
@@ -99,13 +119,10 @@ fn contradictory_or_idle_flags_are_refused_or_named() {
             "{}",
             stderr(&o)
         );
-        let o = no_kvm(
-            &["bench", "--list", "--view", "linux-boot", "--only", "pio-*"],
-            None,
-        );
+        let o = no_kvm(&["bench", "--list", "--view", "paper", "--verbose"], None);
         assert_eq!(code(&o), 0, "{}", stderr(&o));
         assert!(
-            stderr(&o).contains("warning: --only does nothing with --view linux-boot"),
+            stderr(&o).contains("warning: --verbose does nothing outside"),
             "{}",
             stderr(&o)
         );

@@ -5,14 +5,7 @@ use std::time::{Duration, Instant};
 use trapline_kvm::HostKvm;
 use trapline_report::HostInfo;
 
-fn cpuinfo_field(cpuinfo: &str, key: &str) -> String {
-    cpuinfo
-        .lines()
-        .find(|l| l.split(':').next().map(str::trim) == Some(key))
-        .and_then(|l| l.split_once(':'))
-        .map(|(_, v)| v.trim().to_string())
-        .unwrap_or_default()
-}
+use trapline_peers::host::{cpu_model, cpuinfo_field, load_avg};
 
 /// Measure the host's cycle counter (the TSC; on arm64 the generic
 /// timer's virtual counter) against the monotonic clock over `span`.
@@ -25,21 +18,6 @@ pub fn measure_tsc_khz(span: Duration) -> u64 {
     let t1 = trapline_bus::cycles();
     let ns = start.elapsed().as_nanos().max(1) as u64;
     t1.wrapping_sub(t0).saturating_mul(1_000_000) / ns
-}
-
-/// The host's 1, 5 and 15 minute load averages (zeros if unreadable).
-pub fn load_avg() -> [f64; 3] {
-    let load = std::fs::read_to_string("/proc/loadavg").unwrap_or_default();
-    let mut la = [0.0; 3];
-    for (slot, v) in la.iter_mut().zip(load.split_whitespace()) {
-        *slot = v.parse().unwrap_or(0.0);
-    }
-    la
-}
-
-/// This host CPU's name, as [`collect`] reports it (empty if unknown).
-pub fn this_cpu_model() -> String {
-    cpu_model(&std::fs::read_to_string("/proc/cpuinfo").unwrap_or_default())
 }
 
 /// Gather what is known about this host.
@@ -109,22 +87,6 @@ fn host_caveat(cpuinfo: &str, flags: &str) -> Option<String> {
          numbers on a real arm64 host"
             .to_string()
     })
-}
-
-/// The CPU's name: `model name` (x86), else arm64's implementer and part.
-fn cpu_model(cpuinfo: &str) -> String {
-    let model = cpuinfo_field(cpuinfo, "model name");
-    if !model.is_empty() {
-        return model;
-    }
-    let (imp, part) = (
-        cpuinfo_field(cpuinfo, "CPU implementer"),
-        cpuinfo_field(cpuinfo, "CPU part"),
-    );
-    if imp.is_empty() {
-        return String::new();
-    }
-    format!("arm64 CPU implementer {imp} part {part}")
 }
 
 /// The CPU's vendor: `vendor_id` (x86), else arm64's implementer by name.

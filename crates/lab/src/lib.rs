@@ -6,40 +6,35 @@
 //! architecture's scenarios, the probe payload is built for each, and the
 //! runner, checks and report are shared. What exists on x86 only: the
 //! raw-KVM floor ladder (`floor`; a stub on arm64 that measures nothing
-//! yet), `--view linux-boot` and `--view virtio`. kvm-unit-tests' arm64
-//! `micro-bench` (`micro_bench`) is parsed into rows on arm64.
+//! yet). The peers it runs beside trapline (QEMU, kvmtool) are
+//! trapline-peers'.
 
-#[macro_use]
-pub mod out;
+/// std's `eprintln!` for every module of this crate (declared before them
+/// all): the line in words, and no panic when stderr is gone (see
+/// `trapline_stdio::words`).
+macro_rules! eprintln {
+    () => {
+        trapline_stdio::out::error_line(format_args!(""))
+    };
+    ($($arg:tt)*) => {
+        trapline_stdio::out::error_line(format_args!($($arg)*))
+    };
+}
+
 pub mod catalog;
-mod child;
-pub mod cli;
 pub mod doorbell;
 mod error;
-mod flags;
 pub use trapline_floor as floor;
 pub mod footprint;
 pub mod host;
-pub mod kvmtool;
 pub mod lab;
-#[cfg(target_arch = "x86_64")]
-pub mod linux_boot;
-// The experiments it lists are x86's (arm64 refuses them).
-#[cfg(target_arch = "x86_64")]
-mod list;
-pub mod micro_bench;
-pub mod outputs;
 pub mod peer;
-pub mod present;
 mod progress;
 pub mod pump;
-pub mod results;
 pub mod runner;
-pub mod saved;
-mod terminal;
-mod time;
-#[cfg(target_arch = "x86_64")]
-pub mod virtio;
+pub mod time;
+
+pub use trapline_peers::kvmtool;
 
 pub use error::LabError;
 pub use runner::{dry_run, listing, run_lab, DryRun, LabOptions};

@@ -37,7 +37,6 @@ mod run;
 pub mod signals;
 pub mod stat;
 pub mod virtio;
-pub mod words;
 
 // The architecture's names: `layout` on both, and its own (x86: `sleep`,
 // `CMDLINE_CAPACITY`); the crate-private platform pieces with them.
@@ -53,6 +52,7 @@ pub use image::{ImageBytes, ImageReadError, MappedFile};
 pub use outcome::{status, Outcome};
 pub use run::RunReport;
 pub use stat::{StatReport, StatSort, TableOptions};
+pub use trapline_stdio::words;
 pub use virtio::VirtioReadout;
 
 pub use trapline_devices::serial::SerialOutput;

@@ -29,6 +29,7 @@ pub mod guarded;
 pub mod model;
 pub mod noise;
 mod render;
+pub mod saved;
 pub mod stats;
 pub mod summary;
 pub mod unit;

@@ -100,6 +100,6 @@ fn check_kernel(spec: &str) -> Result<(), String> {
 
 fn print_out(text: &str) -> i32 {
     // A closed pipe (`… | grep -q`) ends trapline quietly, as it ends QEMU.
-    trapline_lab::out::write_all(text);
+    trapline_stdio::out::write_all(text);
     0
 }

@@ -16,8 +16,9 @@ pub const DEFAULT_PARENT: &str = "trapline-results";
 /// The symlink to the newest run's folder, inside the parent.
 pub const LATEST: &str = "latest";
 
-/// The full report's files in a run's folder.
-pub const JSON_FILE: &str = "report.json";
+/// The full report's files in a run's folder: its JSON, where `trapline
+/// report` reads it ...
+pub use trapline_report::saved::JSON_FILE;
 /// The HTML report's file name.
 pub const HTML_FILE: &str = "report.html";
 
@@ -81,7 +82,7 @@ pub struct RunFolder {
 /// `2026-11-26T08-15-02Z` (RFC 3339 in UTC, with `-` for `:`, which some
 /// file systems and tools refuse).
 pub fn folder_name(secs: i64) -> String {
-    crate::time::rfc3339(secs).replace(':', "-")
+    trapline_lab::time::rfc3339(secs).replace(':', "-")
 }
 
 impl RunFolder {

@@ -180,7 +180,7 @@ impl Outputs {
 
 /// An I/O error in words, in lower case.
 fn reason(e: &io::Error) -> String {
-    trapline_machine::words::io(e).to_lowercase()
+    trapline_stdio::words::io(e).to_lowercase()
 }
 
 #[cfg(test)]

@@ -1,7 +1,7 @@
-//! `--list` for the views that are their own experiments rather than a
-//! probe run (`--view linux-boot`, `--view virtio`): what that invocation
-//! would run and a rough estimate of its time, without running anything
-//! (and without /dev/kvm). The probe views' list is the runner's dry run.
+//! `--list` of the experiments (`trapline linux-boot`, `trapline
+//! virtio-paths`): what that invocation would run and a rough estimate of
+//! its time, without running anything (and without /dev/kvm). `trapline
+//! bench --list` is the runner's dry run.
 
 use std::time::Duration;
 
@@ -10,14 +10,14 @@ use std::time::Duration;
 /// (docs/results/2026-11-26-linux-boot-reduced.md).
 const SECS_PER_LINUX_BOOT: f64 = 20.0;
 
-/// One `trapline run builtin:vblk` child of `--view virtio`: start-up and
+/// One `trapline run builtin:vblk` child of `trapline virtio-paths`: start-up and
 /// set-up (0.11 s measured with `bench=0`), then per request of each of the
 /// four kinds at most 3 ms on the slowest path (0.39 s for `bench=100` on
 /// exit + line, on the same host).
 const SECS_PER_VBLK_CHILD: f64 = 0.1;
 const SECS_PER_VBLK_REQUEST: f64 = 0.003;
 
-/// What one `--view` experiment would run: one line per kind of run, and
+/// What one experiment would run: one line per kind of run, and
 /// the estimate.
 #[derive(Clone, Debug, PartialEq)]
 pub struct ExperimentPlan {
@@ -31,7 +31,7 @@ pub struct ExperimentPlan {
 
 impl ExperimentPlan {
     /// The plan as `--list` prints it.
-    pub fn text(&self, view: &str) -> String {
+    pub fn text(&self, command: &str) -> String {
         let mut out = String::new();
         for r in &self.runs {
             out.push_str(&format!("{r}\n"));
@@ -42,7 +42,7 @@ impl ExperimentPlan {
         out.push('\n');
         let secs = self.estimate.as_secs();
         out.push_str(&format!(
-            "--view {view}: no probe scenario runs; estimated time: about {} (a rough model of \
+            "{command}: no probe scenario runs; estimated time: about {} (a rough model of \
              the project's 2-core nested host; under load a run took up to twice as long)\n",
             if secs < 120 {
                 format!("{secs} s")
@@ -54,7 +54,7 @@ impl ExperimentPlan {
     }
 }
 
-/// `--view linux-boot`: `repeat` boots on trapline, and as many on QEMU
+/// `trapline linux-boot`: `repeat` boots on trapline, and as many on QEMU
 /// microvm with `--peer qemu`, interleaved.
 pub fn linux_boot(repeat: u32, smp: u32, cpu: &str, acpi: &str, peer: bool) -> ExperimentPlan {
     let mut runs = vec![format!(
@@ -77,7 +77,7 @@ pub fn linux_boot(repeat: u32, smp: u32, cpu: &str, acpi: &str, peer: bool) -> E
     }
 }
 
-/// `--view virtio`: each notify × irq path, a baseline child and `repeat`
+/// `trapline virtio-paths`: each notify × irq path, a baseline child and `repeat`
 /// children of `reps` requests per kind; then, with a Linux kernel
 /// (`TRAPLINE_LINUX_KERNEL`) and QEMU found, Linux's driver on QEMU
 /// microvm (ioeventfd on and off) and on trapline's four paths, `secs`

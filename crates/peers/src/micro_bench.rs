@@ -202,7 +202,7 @@ pub fn run_on_trapline(exe: &Path, flat: &Path, timeout: Duration) -> Result<Mic
 /// Boot `flat` on QEMU (`-M virt,gic-version=3 -accel kvm`, the CPU model
 /// the peer chose) and parse its table.
 pub fn run_on_qemu(
-    qemu: &crate::peer::Qemu,
+    qemu: &crate::qemu::Qemu,
     flat: &Path,
     timeout: Duration,
 ) -> Result<MicroBench, String> {

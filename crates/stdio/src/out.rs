@@ -7,14 +7,14 @@
 //! [`outln!`](crate::outln) and [`out!`](crate::out!) are `println!` and
 //! `print!` through [`write_fmt`].
 //!
-//! Standard error too: this module's `eprintln!`, declared before every
-//! other module of the crate, stands in for std's in all of them. It prints
-//! the same line with every "(os error N)" taken out (errors in words, see
-//! `trapline_machine::words`), and a closed stderr is not a panic.
+//! Standard error too: [`error_line`] is what each crate's `eprintln!`
+//! stands for. It prints the line with every "(os error N)" taken out
+//! (errors in words, see [`crate::words`]), and a closed stderr is not a
+//! panic.
 
 use std::io::{self, Write};
 
-use trapline_machine::status;
+use crate::status;
 
 /// Writes to stdout, or ends the program as the module says.
 pub fn write_fmt(args: std::fmt::Arguments<'_>) {
@@ -36,19 +36,19 @@ pub fn write_all(text: &str) {
 }
 
 /// One line on stderr, in words; a failed write is ignored (there is
-/// nowhere left to say it): [`trapline_machine::words::to_stderr`].
+/// nowhere left to say it): [`crate::words::to_stderr`].
 pub fn error_line(args: std::fmt::Arguments<'_>) {
-    trapline_machine::words::to_stderr(format_args!("{args}\n"));
+    crate::words::to_stderr(format_args!("{args}\n"));
 }
 
 /// Ends the program after a failed write to stdout.
 fn end_on(e: &io::Error) -> ! {
     let code = failure_status(e);
     if code != status::CLOSED_PIPE {
-        eprintln!(
+        error_line(format_args!(
             "trapline: error: cannot write to standard output: {}",
-            trapline_machine::words::io(e)
-        );
+            crate::words::io(e)
+        ));
     }
     std::process::exit(code)
 }
@@ -61,17 +61,6 @@ pub fn failure_status(e: &io::Error) -> i32 {
     } else {
         status::VMM_ERROR
     }
-}
-
-/// std's `eprintln!`, in words (see the module's doc): every `eprintln!`
-/// of this crate.
-macro_rules! eprintln {
-    () => {
-        $crate::out::error_line(format_args!(""))
-    };
-    ($($arg:tt)*) => {
-        $crate::out::error_line(format_args!($($arg)*))
-    };
 }
 
 /// `println!` that ends the program quietly on a closed pipe (see

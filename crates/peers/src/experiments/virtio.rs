@@ -1,4 +1,4 @@
-//! `trapline bench --view virtio`: virtio-blk I/O on each notification ×
+//! `trapline virtio-paths`: virtio-blk I/O on each notification ×
 //! interrupt path, timed from inside the guest by `builtin:vblk` (queue
 //! depth 1: one request in flight, so IOPS = 1 / latency), with exits per
 //! I/O from both sides (trapline's exit profile and KVM's own counters).
@@ -184,13 +184,13 @@ pub fn measure(opts: &VirtioOptions) -> Result<Vec<PathResult>, String> {
         f.set_len(64 << 20)
             .map_err(|e| format!("{}: {e}", disk.display()))?;
         let mut results = Vec::new();
-        // A stop signal ends the view between children (a Ctrl-C reaches
+        // A stop signal ends the experiment between children (a Ctrl-C reaches
         // the running child too, which then fails): the paths measured
         // whole are kept, the one cut short is left out.
         let stopped = || trapline_machine::signals::received().is_some();
         'paths: for (i, path) in PATHS.iter().copied().enumerate() {
             eprintln!(
-                "trapline bench: virtio path {}/{}: --virtio-notify {} --virtio-irq {}",
+                "trapline virtio-paths: path {}/{}: --virtio-notify {} --virtio-irq {}",
                 i + 1,
                 PATHS.len(),
                 path.0,
@@ -422,7 +422,7 @@ pub fn qemu_linux(
     let dir = std::env::temp_dir().join(format!("trapline-lab-qemu-{}", std::process::id()));
     std::fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
     let initrd = dir.join("vblktest.cpio");
-    std::fs::write(&initrd, trapline_guest::linux_vblk_initramfs())
+    std::fs::write(&initrd, crate::arch::experiments::vblk_initramfs())
         .map_err(|e| format!("{}: {e}", initrd.display()))?;
     let mut cmd = Command::new("timeout");
     cmd.arg(format!("{}", timeout.as_secs().max(1)))
@@ -436,7 +436,7 @@ pub fn qemu_linux(
             "-serial",
             "stdio",
         ])
-        // QEMU 7.2 aborts with -cpu host on some AMD hosts (see peer.rs).
+        // QEMU 7.2 aborts with -cpu host on some AMD hosts (see qemu.rs).
         .args([
             "-accel",
             "kvm",

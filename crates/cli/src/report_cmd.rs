@@ -85,31 +85,7 @@ pub struct ReportArgs {
     pub beside: Option<PathBuf>,
 }
 
-/// Why a saved run cannot be read or shown.
-#[derive(Debug, thiserror::Error)]
-pub enum LoadError {
-    /// Unreadable, not JSON, or another schema.
-    #[error(transparent)]
-    Report(#[from] trapline_report::ReportError),
-    /// A run that measured nothing.
-    #[error("the run holds no scenarios (nothing was measured in it), so there is nothing to show or compare")]
-    Empty,
-}
-
-/// Reads a saved run: `path`, or `path/report.json` for a folder (a
-/// results folder, `trapline-results/latest`); a run without any scenario
-/// is refused. `trapline bench --compare` reads its old run so too.
-pub fn load(path: &std::path::Path) -> Result<Report, LoadError> {
-    let report = if path.is_dir() {
-        Report::load(path.join(crate::results::JSON_FILE))?
-    } else {
-        Report::load(path)?
-    };
-    if report.scenarios.is_empty() {
-        return Err(LoadError::Empty);
-    }
-    Ok(report)
-}
+pub use trapline_report::saved::load;
 
 /// Runs `trapline report`; returns the exit status.
 pub fn main(args: ReportArgs) -> i32 {

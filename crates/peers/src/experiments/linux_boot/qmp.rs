@@ -1,5 +1,5 @@
 //! Just enough of QEMU's machine protocol (QMP, JSON lines over a Unix
-//! socket) for the linux-boot view: wait for the guest's power-off
+//! socket) for the linux-boot experiment: wait for the guest's power-off
 //! (`SHUTDOWN` event; QEMU runs with `-no-shutdown` so the VM is still
 //! there), read KVM's statistics for the VM and its vCPUs (`query-stats`,
 //! QEMU 7.1 and later: the same binary statistics trapline's `--stat`

@@ -1,4 +1,4 @@
-//! `trapline bench --view linux-boot`: boot the shared tiny Linux on
+//! `trapline linux-boot`: boot the shared tiny Linux on
 //! trapline and, with `--peer qemu`, on QEMU's microvm machine (the command
 //! in the shared README), the two interleaved boot by boot, and explain the
 //! difference:
@@ -35,10 +35,7 @@ pub const INIT_MARKER: &str = "TINYLINUX-INIT-OK";
 /// off). `printk.time=1` makes sure every kernel line carries the guest
 /// timestamp the phases are read from.
 pub const APPEND: &str = "console=ttyS0 panic=-1 printk.time=1";
-/// The CPU model both VMMs give the guest unless told otherwise (the
-/// `--linux-cpu` flag's default, defined beside it).
-pub use crate::cli::LINUX_BOOT_CPU as DEFAULT_CPU;
-/// KVM's counters the view lines up, in this order, with what they say.
+/// KVM's counters the report lines up, in this order, with what they say.
 pub const COUNTERS: [(&str, &str); 8] = [
     ("exits", "exits to the host (all reasons)"),
     ("insn_emulation", "instructions the host emulated"),
@@ -315,7 +312,7 @@ fn boot_trapline(s: &Setup, i: u32) -> Result<Boot, String> {
     })
 }
 
-fn boot_qemu(s: &Setup, q: &crate::peer::Qemu, i: u32) -> Result<Boot, String> {
+fn boot_qemu(s: &Setup, q: &crate::qemu::Qemu, i: u32) -> Result<Boot, String> {
     let socket = s.dir.join(format!("qmp{i}.sock"));
     let _ = std::fs::remove_file(&socket);
     let mut cmd = Command::new(&q.binary);
@@ -413,44 +410,64 @@ fn values(boots: &[Boot], vmm: Vmm, f: impl Fn(&Boot) -> Option<f64>) -> Vec<f64
         .collect()
 }
 
-/// Print the view's report, fitted to the terminal's width as every view
-/// is (a pipe or a file keeps each line whole).
-pub fn report(boots: &[Boot], sides: &[Vmm], cpu: &str, acpi: &str, smp: u32) {
+/// Print the experiment's report, fitted to `columns` as every view is (`None`:
+/// a pipe or a file keeps each line whole).
+pub fn report(
+    boots: &[Boot],
+    sides: &[Vmm],
+    cpu: &str,
+    acpi: &str,
+    smp: u32,
+    columns: Option<usize>,
+) {
     let text = report_text(boots, sides, cpu, acpi, smp);
-    out!(
-        "{}",
-        trapline_report::fit_text(&text, crate::terminal::view_columns())
-    );
+    trapline_stdio::out!("{}", trapline_report::fit_text(&text, columns));
 }
 
-/// The view's report as text, each line whole.
+/// `write!` into the report's text (a String: the write cannot fail).
+macro_rules! put {
+    ($text:expr, $($arg:tt)*) => {{
+        let _ = std::fmt::Write::write_fmt($text, format_args!($($arg)*));
+    }};
+}
+
+/// `writeln!` into the report's text.
+macro_rules! putln {
+    ($text:expr) => {
+        $text.push('\n')
+    };
+    ($text:expr, $($arg:tt)*) => {{
+        let _ = std::fmt::Write::write_fmt($text, format_args!("{}\n", format_args!($($arg)*)));
+    }};
+}
+
+/// The view's report as text, each line whole: the set-up, the times,
+/// trapline's ratios to QEMU, the guest's phases, KVM's counters.
 fn report_text(boots: &[Boot], sides: &[Vmm], cpu: &str, acpi: &str, smp: u32) -> String {
-    use std::fmt::Write as _;
     let mut text = String::new();
-    // The crate's printing macros, collecting into `text` here.
-    macro_rules! out {
-        ($($arg:tt)*) => {{
-            let _ = write!(text, $($arg)*);
-        }};
+    setup_lines(&mut text, boots, sides, cpu, acpi, smp);
+    time_table(&mut text, boots, sides);
+    if sides.contains(&Vmm::QemuMicrovm) {
+        pair_ratios(&mut text, boots);
     }
-    macro_rules! outln {
-        () => {
-            text.push('\n')
-        };
-        ($($arg:tt)*) => {{
-            let _ = writeln!(text, $($arg)*);
-        }};
-    }
+    phase_table(&mut text, boots, sides);
+    counter_table(&mut text, boots, sides);
+    text
+}
+
+/// What was booted, on which machines and host.
+fn setup_lines(text: &mut String, boots: &[Boot], sides: &[Vmm], cpu: &str, acpi: &str, smp: u32) {
     let t = Vmm::Trapline;
-    let q = Vmm::QemuMicrovm;
     let pairs = boots.iter().filter(|b| b.vmm == t).count();
     let load = crate::host::load_avg();
-    outln!(
+    putln!(
+        text,
         "linux-boot: Linux 6.1 (PVH vmlinux), tinit32 initramfs, {smp} vCPU(s), 128 MiB, \
          -cpu {cpu} on every VMM; {pairs} boot(s) each{}",
         if sides.len() > 1 { ", interleaved" } else { "" }
     );
-    outln!(
+    putln!(
+        text,
         "machines: trapline's PC with {} ACPI (--acpi {acpi}){}",
         if acpi == "reduced" {
             "hardware-reduced"
@@ -463,7 +480,8 @@ fn report_text(boots: &[Boot], sides: &[Vmm], cpu: &str, acpi: &str, smp: u32) -
             ""
         }
     );
-    outln!(
+    putln!(
+        text,
         "host: {}; load average at the end {:.1} {:.1} {:.1} (wall times stretch with load; CPU \
          times and counts much less)",
         crate::host::this_cpu_model(),
@@ -471,12 +489,16 @@ fn report_text(boots: &[Boot], sides: &[Vmm], cpu: &str, acpi: &str, smp: u32) -
         load[1],
         load[2]
     );
-    outln!("\nmedian (min–max)");
-    out!("{:<26}", "");
+}
+
+/// Wall and CPU times and console sizes, median (min–max) per VMM.
+fn time_table(text: &mut String, boots: &[Boot], sides: &[Vmm]) {
+    putln!(text, "\nmedian (min–max)");
+    put!(text, "{:<26}", "");
     for v in sides {
-        out!(" {:>24}", v.name());
+        put!(text, " {:>24}", v.name());
     }
-    outln!();
+    putln!(text);
     type Pick = fn(&Boot) -> Option<f64>;
     let rows: [(&str, Pick); 3] = [
         ("to init, wall (s)", |b| b.to_init.map(|d| d.as_secs_f64())),
@@ -491,78 +513,95 @@ fn report_text(boots: &[Boot], sides: &[Vmm], cpu: &str, acpi: &str, smp: u32) -
         }),
     ];
     for (name, f) in rows {
-        out!("{name:<26}");
+        put!(text, "{name:<26}");
         for v in sides {
-            out!(" {:>24}", show(spread(&values(boots, *v, f))));
+            put!(text, " {:>24}", show(spread(&values(boots, *v, f))));
         }
-        outln!();
+        putln!(text);
     }
     let sizes: [(&str, Pick); 2] = [
         ("console output (bytes)", |b| Some(b.console.0 as f64)),
         ("console output (lines)", |b| Some(b.console.1 as f64)),
     ];
     for (name, f) in sizes {
-        out!("{name:<26}");
+        put!(text, "{name:<26}");
         for v in sides {
             let s = spread(&values(boots, *v, f));
-            out!(
+            put!(
+                text,
                 " {:>24}",
                 s.map_or("-".into(), |(m, lo, hi)| format!(
                     "{m:.0} ({lo:.0}–{hi:.0})"
                 ))
             );
         }
-        outln!();
+        putln!(text);
     }
     for b in boots.iter().filter(|b| !b.powered_off) {
-        outln!("  ({} boot did not power off: left out)", b.vmm.name());
+        putln!(
+            text,
+            "  ({} boot did not power off: left out)",
+            b.vmm.name()
+        );
     }
-    if sides.contains(&q) {
-        let ts: Vec<&Boot> = boots.iter().filter(|b| b.vmm == t).collect();
-        let qs: Vec<&Boot> = boots.iter().filter(|b| b.vmm == q).collect();
-        let mut per_pair = Vec::new();
-        let mut per_pair_cpu = Vec::new();
-        for (a, b) in ts.iter().zip(&qs) {
-            if a.powered_off && b.powered_off {
-                per_pair.push(a.to_power_off.as_secs_f64() / b.to_power_off.as_secs_f64());
-                if let (Some(x), Some(y)) = (a.cpu, b.cpu) {
-                    per_pair_cpu.push(x.as_secs_f64() / y.as_secs_f64());
-                }
+}
+
+/// trapline / QEMU, pair by pair, wall and CPU time.
+fn pair_ratios(text: &mut String, boots: &[Boot]) {
+    let t = Vmm::Trapline;
+    let q = Vmm::QemuMicrovm;
+    let ts: Vec<&Boot> = boots.iter().filter(|b| b.vmm == t).collect();
+    let qs: Vec<&Boot> = boots.iter().filter(|b| b.vmm == q).collect();
+    let mut per_pair = Vec::new();
+    let mut per_pair_cpu = Vec::new();
+    for (a, b) in ts.iter().zip(&qs) {
+        if a.powered_off && b.powered_off {
+            per_pair.push(a.to_power_off.as_secs_f64() / b.to_power_off.as_secs_f64());
+            if let (Some(x), Some(y)) = (a.cpu, b.cpu) {
+                per_pair_cpu.push(x.as_secs_f64() / y.as_secs_f64());
             }
         }
-        let list = |v: &[f64]| {
-            v.iter()
-                .map(|r| format!("{r:.2}"))
-                .collect::<Vec<_>>()
-                .join(" ")
-        };
-        outln!(
-            "trapline / QEMU to power-off, wall: median {} (pairs: {})",
-            spread(&per_pair).map_or("-".into(), |s| format!("{:.2}", s.0)),
-            list(&per_pair)
-        );
-        outln!(
-            "trapline / QEMU CPU time: median {} (pairs: {})",
-            spread(&per_pair_cpu).map_or("-".into(), |s| format!("{:.2}", s.0)),
-            list(&per_pair_cpu)
-        );
     }
+    let list = |v: &[f64]| {
+        v.iter()
+            .map(|r| format!("{r:.2}"))
+            .collect::<Vec<_>>()
+            .join(" ")
+    };
+    putln!(
+        text,
+        "trapline / QEMU to power-off, wall: median {} (pairs: {})",
+        spread(&per_pair).map_or("-".into(), |s| format!("{:.2}", s.0)),
+        list(&per_pair)
+    );
+    putln!(
+        text,
+        "trapline / QEMU CPU time: median {} (pairs: {})",
+        spread(&per_pair_cpu).map_or("-".into(), |s| format!("{:.2}", s.0)),
+        list(&per_pair_cpu)
+    );
+}
 
-    outln!("\nthe guest's phases, median seconds on its own clock (printk timestamps):");
-    out!("{:<56}", "phase (ends at)");
+/// The guest's own phases, median seconds per VMM, and their ratio.
+fn phase_table(text: &mut String, boots: &[Boot], sides: &[Vmm]) {
+    putln!(
+        text,
+        "\nthe guest's phases, median seconds on its own clock (printk timestamps):"
+    );
+    put!(text, "{:<56}", "phase (ends at)");
     for v in sides {
-        out!(" {:>13}", v.name());
+        put!(text, " {:>13}", v.name());
     }
     if sides.len() > 1 {
-        out!(" {:>7}", "ratio");
+        put!(text, " {:>7}", "ratio");
     }
-    outln!();
+    putln!(text);
     let durations: Vec<(Vmm, Vec<Option<f64>>)> = boots
         .iter()
         .map(|b| (b.vmm, phases::durations(&b.phase_ends)))
         .collect();
     for (i, p) in phases::PHASES.iter().enumerate() {
-        out!("{:<56}", p.name);
+        put!(text, "{:<56}", p.name);
         let mut medians = Vec::new();
         for v in sides {
             let d: Vec<f64> = durations
@@ -572,36 +611,45 @@ fn report_text(boots: &[Boot], sides: &[Vmm], cpu: &str, acpi: &str, smp: u32) -
                 .collect();
             let m = spread(&d).map(|s| s.0);
             medians.push(m);
-            out!(" {:>13}", m.map_or("-".into(), |m| format!("{m:.2}")));
+            put!(text, " {:>13}", m.map_or("-".into(), |m| format!("{m:.2}")));
         }
         if let [Some(a), Some(b)] = medians[..] {
-            out!(" {:>7.2}", a / b.max(1e-9));
+            put!(text, " {:>7.2}", a / b.max(1e-9));
         }
-        outln!();
+        putln!(text);
     }
+}
 
-    outln!("\nKVM's counters per boot, median (trapline: --stat; QEMU: QMP query-stats):");
-    out!("{:<18}", "counter");
+/// KVM's counters per boot, median per VMM, and trapline's user exits.
+fn counter_table(text: &mut String, boots: &[Boot], sides: &[Vmm]) {
+    let t = Vmm::Trapline;
+    putln!(
+        text,
+        "\nKVM's counters per boot, median (trapline: --stat; QEMU: QMP query-stats):"
+    );
+    put!(text, "{:<18}", "counter");
     for v in sides {
-        out!(" {:>14}", v.name());
+        put!(text, " {:>14}", v.name());
     }
-    outln!("  what");
+    putln!(text, "  what");
     for (name, what) in COUNTERS {
-        out!("{name:<18}");
+        put!(text, "{name:<18}");
         for v in sides {
             let n = values(boots, *v, |b| {
                 b.kvm.as_ref().ok()?.get(name).map(|&n| n as f64)
             });
-            out!(
+            put!(
+                text,
                 " {:>14}",
                 spread(&n).map_or("-".into(), |s| format!("{:.0}", s.0))
             );
         }
-        outln!("  {what}");
+        putln!(text, "  {what}");
     }
     let user = values(boots, t, |b| b.user_exits.map(|n| n as f64));
     if let Some(s) = spread(&user) {
-        outln!(
+        putln!(
+            text,
             "{:<18} {:>14}  exits that reached trapline's user space",
             "user exits",
             format!("{:.0}", s.0)
@@ -609,24 +657,24 @@ fn report_text(boots: &[Boot], sides: &[Vmm], cpu: &str, acpi: &str, smp: u32) -
     }
     for v in sides {
         if let Some(Err(why)) = boots.iter().rev().find(|b| b.vmm == *v).map(|b| &b.kvm) {
-            outln!("{}: KVM's counters not readable: {why}", v.name());
+            putln!(text, "{}: KVM's counters not readable: {why}", v.name());
         }
     }
-    text
 }
 
-/// Runs the view; returns the process status.
+/// Runs the experiment; returns the process status.
 pub fn main(
     smp: u32,
     repeat: u32,
     cpu: &str,
     acpi: &str,
-    peer: Option<&crate::peer::Qemu>,
+    peer: Option<&crate::qemu::Qemu>,
     timeout: Duration,
+    columns: Option<usize>,
 ) -> i32 {
     let Some(src) = linux_dir() else {
         eprintln!(
-            "trapline bench: error: the linux-boot experiment needs an x86 Linux with a PVH entry: \
+            "trapline linux-boot: error: the linux-boot experiment needs an x86 Linux with a PVH entry: \
              set TRAPLINE_LINUX_DIR to a folder holding its vmlinux.xz and an \
              initramfs-tinit32.cpio.gz (docs/linux.md says what they hold)"
         );
@@ -636,7 +684,7 @@ pub fn main(
     let kernel = match vmlinux(&src, &dir) {
         Ok(k) => k,
         Err(e) => {
-            eprintln!("trapline bench: error: {e}");
+            eprintln!("trapline linux-boot: error: {e}");
             return 3;
         }
     };
@@ -644,7 +692,7 @@ pub fn main(
     let exe = match std::env::current_exe() {
         Ok(e) => e,
         Err(e) => {
-            eprintln!("trapline bench: error: {e}");
+            eprintln!("trapline linux-boot: error: {e}");
             return 3;
         }
     };
@@ -675,7 +723,7 @@ pub fn main(
         };
         for vmm in order {
             eprintln!(
-                "trapline bench: linux-boot {}/{repeat} on {}",
+                "trapline linux-boot: boot {}/{repeat} on {}",
                 i + 1,
                 vmm.name()
             );
@@ -694,16 +742,16 @@ pub fn main(
                 }
                 Err(e) => {
                     ok = false;
-                    eprintln!("trapline bench: {} boot {}: {e}", vmm.name(), i + 1);
+                    eprintln!("trapline linux-boot: {} boot {}: {e}", vmm.name(), i + 1);
                 }
             }
         }
     }
-    report(&boots, &sides, cpu, acpi, smp);
+    report(&boots, &sides, cpu, acpi, smp, columns);
     let _ = std::fs::remove_dir_all(&dir);
     if let Some(sig) = trapline_machine::signals::received() {
         eprintln!(
-            "trapline bench: partial run: stopped by {} after {} of {planned} boots (the one it cut short is left out)",
+            "trapline linux-boot: partial run: stopped by {} after {} of {planned} boots (the one it cut short is left out)",
             trapline_machine::signals::name(sig),
             boots.len()
         );
