@@ -291,22 +291,7 @@ pub fn run(a: RunArgs) -> i32 {
                     report.wall.as_nanos()
                 );
                 // Start-up split at its marks (docs/bench.md#footprint).
-                let mut last: Option<trapline_machine::footprint::marks::Mark> = None;
-                for m in trapline_machine::footprint::marks::take() {
-                    let (cpu, faults) = match last {
-                        Some(l) => (
-                            m.cpu.saturating_sub(l.cpu),
-                            m.minor_faults.saturating_sub(l.minor_faults),
-                        ),
-                        None => (m.cpu, m.minor_faults),
-                    };
-                    eprintln!(
-                        "trapline-footprint-phase cpu_ns={} faults={faults} until={:?}",
-                        cpu.as_nanos(),
-                        m.name
-                    );
-                    last = Some(m);
-                }
+                trapline_machine::footprint::marks::print_phases();
             }
             if let (Some(sink), Some(st)) = (stat, &report.stat) {
                 sink.write(st);
