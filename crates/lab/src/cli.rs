@@ -791,10 +791,8 @@ fn qemu_rows(
     let kernel = std::env::var_os("TRAPLINE_LINUX_KERNEL")
         .map(PathBuf::from)
         .ok_or("set TRAPLINE_LINUX_KERNEL to an uncompressed x86 vmlinux with a PVH entry (docs/linux.md says what it holds)")?;
-    let disk = std::env::temp_dir().join(format!(
-        "trapline-lab-qemu-disk-{}.img",
-        std::process::id()
-    ));
+    let disk =
+        std::env::temp_dir().join(format!("trapline-lab-qemu-disk-{}.img", std::process::id()));
     let f = std::fs::File::create(&disk).map_err(|e| format!("{}: {e}", disk.display()))?;
     f.set_len(64 << 20)
         .map_err(|e| format!("{}: {e}", disk.display()))?;

@@ -9,6 +9,7 @@
 
 pub mod findings;
 pub mod ladder;
+pub mod startfloor;
 pub mod startup;
 
 use crate::fmt::cycles;
