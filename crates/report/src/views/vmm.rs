@@ -794,6 +794,17 @@ impl Page for VmmView {
                     .to_string(),
             );
         }
+        if self.startfloor.is_some() {
+            notes.push(format!(
+                "Start-up floor: {} runs as many times as `trapline run`, alternately; a span \
+                 runs from one of its marks to the next, and trapline's multiple of a span is \
+                 the median of trapline's phases between the same two marks, summed per \
+                 process, over the floor's median (the last span is trapline's filter and vCPU \
+                 thread against the floor's nothing: it enters the guest on its main thread). \
+                 The total's verdict takes the range both medians' MADs allow.",
+                startfloor::PROGRAM
+            ));
+        }
         notes.push(
             "Cost per exit: gross median cycles per loop iteration for scenarios (net subtracts \
              the same VMM's noop loop); derived values are differences of gross medians, so the \
