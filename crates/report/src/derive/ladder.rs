@@ -513,7 +513,7 @@ mod tests {
         assert!((ratio.value - 1600.0 / 1520.0).abs() < 1e-9);
         // The x86 ladder's names are not used for an arm64 report.
         assert!(r.derived("piece:idmap:ram-read").is_none());
-        let goals = crate::summary::goals::goal_checks(&r);
+        let goals = crate::derive::goals::goal_checks(&r);
         assert!(goals
             .iter()
             .any(|g| g.derived.as_deref() == Some("trapline-vs-trapline-virt:mmio-vgic-read")));
