@@ -10,8 +10,8 @@
 //! is the sum of its own phases between the same two marks (see
 //! [`super::startup::PHASES`]), taken per process before the median.
 
+use super::goals::{Amount, GoalCheck};
 use crate::model::{Report, ValueRange, Verdict};
-use crate::summary::goals::{Amount, GoalCheck};
 use crate::unit::Unit;
 
 /// Prefix of the floor's median CPU time per span (unit [`Unit::Micros`]),
@@ -132,10 +132,17 @@ pub fn comparison(report: &Report) -> Option<Comparison> {
         spans: spans(report),
         floor_cpu_ms: value(FLOOR_CPU, Unit::Millis),
         floor_rss_mib: value(FLOOR_RSS, Unit::MiB),
-        multiple: goal_check(report).map(|c| GoalValue {
-            value: c.value,
-            range: report.derived(MULTIPLE).and_then(|d| d.range),
-            verdict: c.verdict,
+        // The verdict as judged once into the derived value
+        // (`Report::judge_goals`), judged here only for a report that was not.
+        multiple: goal_check(report).map(|c| {
+            let d = report.derived(MULTIPLE);
+            GoalValue {
+                value: c.value,
+                range: d.and_then(|d| d.range),
+                verdict: d
+                    .and_then(|d| d.goal.as_ref())
+                    .map_or(c.verdict, |g| g.verdict),
+            }
         }),
     };
     (!c.spans.is_empty() || c.floor_cpu_ms.is_some()).then_some(c)
