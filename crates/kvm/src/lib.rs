@@ -36,7 +36,7 @@ pub use exit::Exit;
 pub use irqchip::Irqchip;
 pub use run::run_vcpu;
 pub use stats_fd::{StatsError, StatsFd, StatsSnapshot};
-pub use system::{HostKvm, KVM_PATH};
+pub use system::{HostKvm, KVM_CAP_IOEVENTFD_ANY_LENGTH, KVM_PATH};
 pub use vcpu::{VcpuContext, VcpuEnd};
 pub use vm_common::VmConfig;
 

@@ -470,7 +470,7 @@ fn read_facs(mem: &Mem<'_>, facs_addr: u64) -> Result<Sdt, ParseError> {
         });
     }
     let len = le(facs, 4, 4);
-    if len < 64 || facs_addr % 64 != 0 {
+    if len < 64 || !facs_addr.is_multiple_of(64) {
         return Err(ParseError::Malformed {
             what: "FACS".into(),
             addr: facs_addr,
@@ -488,7 +488,7 @@ fn read_facs(mem: &Mem<'_>, facs_addr: u64) -> Result<Sdt, ParseError> {
 
 /// The MCFG's allocations.
 fn decode_mcfg(t: &[u8], addr: u64) -> Result<Vec<McfgAlloc>, ParseError> {
-    if t.len() < 44 || (t.len() - 44) % 16 != 0 {
+    if t.len() < 44 || !(t.len() - 44).is_multiple_of(16) {
         return Err(ParseError::Malformed {
             what: "MCFG".into(),
             addr,

@@ -6,7 +6,7 @@
 //! `trapline-pc` is what trapline's own VMM adds to an in-kernel path.
 //!
 //! This module names the rungs and computes the derived values; the lab
-//! (`crates/lab/src/floor/`) builds the VMs. Each architecture has its
+//! (`crates/floor/`) builds the VMs. Each architecture has its
 //! own ladder ([`X86`], [`ARM64`]): the pieces that exist there, up to a
 //! rung configured like trapline's lab machine on it (`trapline-pc`,
 //! `trapline-virt`); a report's ladder is its host's ([`for_report`]).

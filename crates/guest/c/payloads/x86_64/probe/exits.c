@@ -10,8 +10,8 @@ static u32 ram_word = PROBE_READ_VALUE;
 
 /* vmcall on Intel, vmmcall on AMD (exits_init()). A global, not a call in
  * exits_run(): a call there would reshape the code around every loop, and
- * the raw-KVM floor copies the loops at their addresses (bench
- * floor/code.rs). */
+ * the raw-KVM floor copies the loops at their addresses (crates/floor/
+ * src/arch/x86_64/code.rs). */
 static bool intel;
 
 void exits_init(void)

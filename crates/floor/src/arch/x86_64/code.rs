@@ -6,7 +6,7 @@
 //! (about a microsecond an instruction), so one extra `nop` in a loop body
 //! shifts a "net" figure by more than a whole ioeventfd exit. The loop
 //! bodies below are copied from the probe's compiled loops (`LOOP()` in
-//! `crates/guest/c/payloads/probe/probe.h`, used by `exits.c`: the
+//! `crates/guest/c/payloads/common/probe/probe.h`, used by `x86_64/probe/exits.c`: the
 //! operation, then `inc; cmp; jne` with gcc's register choice for the
 //! counter, against the iteration count that every loop the floor copies
 //! pins in RSI (`[n] "S"(n)`), so the floor sets RSI only) and
@@ -207,7 +207,7 @@ mod tests {
                 at.contains(&kind.probe_addr()),
                 "{}: the probe's loop is not these bytes at {:#x} (the probe has them at \
                  {at:x?}); disassemble probe.elf's exits_run() to see which is this \
-                 scenario's and update floor/code.rs",
+                 scenario's and update crates/floor/src/arch/x86_64/code.rs",
                 kind.name(),
                 kind.probe_addr()
             );

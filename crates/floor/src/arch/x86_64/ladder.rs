@@ -4,7 +4,7 @@
 use trapline_report::ladder::{Rung, BARE, RUNGS};
 
 use super::code::FloorKind;
-use super::vm::{Irqchip, Pieces};
+use super::pieces::{Irqchip, Pieces};
 
 /// The pieces of the rung called `vmm` (`None`: not a rung).
 pub fn pieces(vmm: &str) -> Option<Pieces> {

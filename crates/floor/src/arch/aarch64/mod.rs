@@ -7,6 +7,7 @@
 //! - `code`: the guest code, each loop word for word the probe's;
 //! - `pieces` and `ladder`: which pieces each rung has and which loops
 //!   it runs;
+//! - `mmu`: the identity map and MMU registers the vCPU starts with;
 //! - `vm` (arm64 only): a raw arm64 VM with optional pieces and a bare
 //!   KVM_RUN loop.
 //!
@@ -15,6 +16,7 @@
 
 pub mod code;
 pub mod ladder;
+pub mod mmu;
 pub mod pieces;
 #[cfg(target_arch = "aarch64")]
 pub mod vm;

@@ -1,5 +1,5 @@
 //! The arm64 floor's guest code: each scenario's loop word for word as the
-//! arm64 probe runs it (`LOOP()` in `crates/guest/c/payloads/probe/probe.h`,
+//! arm64 probe runs it (`LOOP()` in `crates/guest/c/payloads/common/probe/probe.h`,
 //! used by `payloads/aarch64/probe/exits.c`: the operation, then `add; cmp;
 //! b.ne` with gcc's register choices), at the probe's own address.
 //!
@@ -256,7 +256,7 @@ mod tests {
                 Some(&want[..]),
                 "{}: the arm64 probe's loop is not these words at {:#x} (the probe has them at \
                  {:x?}); disassemble probe.elf's exits_run() (aarch64-linux-gnu-objdump -d) to \
-                 see which is this scenario's and update floor/arm64/code.rs",
+                 see which is this scenario's and update crates/floor/src/arch/aarch64/code.rs",
                 kind.name(),
                 kind.probe_addr(),
                 find(probe, kind.body())
