@@ -2,7 +2,14 @@
 """Write the link order of the code and named data a plain `trapline run`
 uses.
 
-Usage: scripts/hot-symbols.py BINARY > crates/cli/link/hot-symbols.txt
+Usage: scripts/hot-symbols.py --write
+       scripts/hot-symbols.py BINARY > crates/cli/link/hot-symbols.txt
+
+--write is the one command to run when the list is stale (the test
+crates/cli/tests/link_order.rs says so): it builds the release `trapline`,
+traces it, writes crates/cli/link/hot-symbols.txt, and builds again so the
+binary is linked in the new order. Run it from anywhere in the checkout,
+on x86_64 with Valgrind installed; it takes a few minutes.
 
 Runs BINARY (a release `trapline`, x86_64) under Valgrind's lackey tool
 booting builtin:hello, maps every executed instruction to the function
@@ -128,10 +135,37 @@ class Finder:
         return self.syms[i][2]
 
 
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+LIST = os.path.join(ROOT, "crates", "cli", "link", "hot-symbols.txt")
+RELEASE = os.path.join(ROOT, "target", "x86_64-unknown-linux-gnu", "release", "trapline")
+
+
+def build_release():
+    subprocess.run(["cargo", "build", "--release", "-p", "trapline"], cwd=ROOT, check=True)
+
+
+def write():
+    """Build, trace, write the list, and link once more in its order."""
+    build_release()
+    text = hot_list(RELEASE)
+    with open(LIST, "w") as f:
+        f.write(text + "\n")
+    build_release()
+    print(f"hot-symbols.py: wrote {len(text.splitlines())} names to {LIST} and "
+          "relinked trapline in their order; commit the list", file=sys.stderr)
+
+
 def main():
-    if len(sys.argv) != 2:
+    if sys.argv[1:] == ["--write"]:
+        write()
+        return
+    if len(sys.argv) != 2 or sys.argv[1].startswith("-"):
         raise SystemExit(__doc__)
-    binary = sys.argv[1]
+    print(hot_list(sys.argv[1]))
+
+
+def hot_list(binary):
+    """The list's text for `binary`: one name a line, first used first."""
     code_syms = symbols(binary, "tTwWi")
     code = Finder(code_syms)
     data = Finder(symbols(binary, "rRdDbBvV"))
@@ -169,7 +203,7 @@ def main():
         else:
             lines.append(name)
     seen_lines = set()
-    print("\n".join(x for x in lines if not (x in seen_lines or seen_lines.add(x))))
+    return "\n".join(x for x in lines if not (x in seen_lines or seen_lines.add(x)))
 
 
 if __name__ == "__main__":

@@ -338,22 +338,7 @@ fn print_footprint(report: &trapline_machine::RunReport) {
         report.vmm_rss_bytes.unwrap_or(0),
         report.wall.as_nanos()
     );
-    let mut last: Option<trapline_machine::footprint::marks::Mark> = None;
-    for m in trapline_machine::footprint::marks::take() {
-        let (cpu, faults) = match last {
-            Some(l) => (
-                m.cpu.saturating_sub(l.cpu),
-                m.minor_faults.saturating_sub(l.minor_faults),
-            ),
-            None => (m.cpu, m.minor_faults),
-        };
-        eprintln!(
-            "trapline-footprint-phase cpu_ns={} faults={faults} until={:?}",
-            cpu.as_nanos(),
-            m.name
-        );
-        last = Some(m);
-    }
+    trapline_machine::footprint::marks::print_phases();
 }
 
 fn error_status(e: &MachineError) -> i32 {

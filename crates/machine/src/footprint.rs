@@ -69,6 +69,39 @@ pub mod marks {
             .unwrap_or_default()
     }
 
+    /// One `trapline-footprint-phase cpu_ns=… faults=… until="…"` line
+    /// per mark taken so far: the CPU time and page faults from the
+    /// previous mark (exec, for the first) to it. The marks are consumed.
+    pub fn phase_lines() -> Vec<String> {
+        let mut last: Option<Mark> = None;
+        take()
+            .into_iter()
+            .map(|m| {
+                let (cpu, faults) = match last {
+                    Some(l) => (
+                        m.cpu.saturating_sub(l.cpu),
+                        m.minor_faults.saturating_sub(l.minor_faults),
+                    ),
+                    None => (m.cpu, m.minor_faults),
+                };
+                last = Some(m);
+                format!(
+                    "trapline-footprint-phase cpu_ns={} faults={faults} until={:?}",
+                    cpu.as_nanos(),
+                    m.name
+                )
+            })
+            .collect()
+    }
+
+    /// Print [`phase_lines`] to stderr (what `trapline run` and the
+    /// start-up floor print with the footprint).
+    pub fn print_phases() {
+        for line in phase_lines() {
+            eprintln!("{line}");
+        }
+    }
+
     fn minor_faults() -> u64 {
         // SAFETY: getrusage fills the zeroed struct it is given.
         unsafe {
@@ -162,6 +195,18 @@ Rss:                   8 kB
 ";
         assert_eq!(rss_outside_in(smaps, 0x7f00, 0x7f80), 48 * 1024);
         assert_eq!(rss_outside_in(smaps, 0, 0), (48 + 20000) * 1024);
+    }
+
+    #[test]
+    fn phase_lines_are_differences_between_marks() {
+        marks::enable("main");
+        marks::mark("vm created");
+        let lines = marks::phase_lines();
+        assert_eq!(lines.len(), 2);
+        assert!(lines[0].starts_with("trapline-footprint-phase cpu_ns="));
+        assert!(lines[0].ends_with(" until=\"main\""), "{}", lines[0]);
+        assert!(lines[1].ends_with(" until=\"vm created\""), "{}", lines[1]);
+        assert!(marks::phase_lines().is_empty(), "the marks are consumed");
     }
 
     #[test]

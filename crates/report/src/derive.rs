@@ -10,6 +10,7 @@
 pub mod findings;
 pub mod goals;
 pub mod ladder;
+pub mod startfloor;
 pub mod startup;
 
 use crate::fmt::cycles;

@@ -433,3 +433,101 @@ fn no_startup_table_without_phases() {
     assert!(j["startup_groups"].as_array().unwrap().is_empty());
     assert!(!render(&r, Format::Table, View::Vmm).contains("Start-up, phase by phase"));
 }
+
+/// The start-up floor's values as the lab writes them: per span, the
+/// floor's CPU µs and faults and trapline's multiple; then the totals.
+fn floor_values(multiple: f64, spread: f64) -> Vec<Derived> {
+    let d = |name: &str, value, unit: &str| Derived {
+        name: name.into(),
+        value,
+        unit: unit.into(),
+        formula: format!("median over 5 `trapline-start-floor` processes: {name}"),
+        note: None,
+        range: None,
+        goal: None,
+    };
+    let mut v = Vec::new();
+    for (span, us, faults, x) in [
+        ("exec-to-main", 300.0, 25.0, 1.1),
+        ("vm", 450.0, 5.0, 1.4),
+        ("vcpus", 120.0, 2.0, 2.0),
+        ("vcpu-thread", 4.0, 0.0, 40.0),
+    ] {
+        v.push(d(&format!("vmm-startfloor:{span}"), us, "us"));
+        v.push(d(&format!("vmm-startfloor-faults:{span}"), faults, "count"));
+        v.push(d(&format!("vmm-startup-multiple:{span}"), x, "x"));
+    }
+    v.push(d("vmm-startfloor-cpu-to-first-kvm-run", 0.87, "ms"));
+    v.push(d("vmm-startfloor-rss-beyond-guest", 1.4, "MiB"));
+    let mut m = d("vmm-startup-multiple", multiple, "x");
+    m.range = trapline_report::model::ValueRange::around(multiple, spread);
+    v.push(m);
+    v
+}
+
+#[test]
+fn startup_against_the_floor_span_by_span_with_a_verdict() {
+    let mut r = vmm_report();
+    r.derived.extend(phase("exec-to-main", 330.0, 31.0));
+    r.derived.extend(floor_values(1.9, 0.2));
+    // Measured outside the scenarios: `finish` keeps them and judges the
+    // multiple.
+    r.finish();
+    let m = r.derived("vmm-startup-multiple").unwrap();
+    assert_eq!(m.goal.as_ref().unwrap().at_most, 1.3);
+    assert_eq!(
+        m.goal.as_ref().unwrap().verdict,
+        trapline_report::Verdict::Missed
+    );
+    let j = json(&r);
+    let spans = j["startfloor"]["spans"].as_array().unwrap();
+    assert_eq!(spans.len(), 4);
+    assert_eq!(spans[1]["span"], "vm");
+    assert_eq!(spans[1]["multiple"], 1.4);
+    assert_eq!(j["startfloor"]["multiple"]["verdict"], "missed");
+
+    let t = render(&r, Format::Table, View::Vmm);
+    assert!(t.contains("Start-up against the start-up floor"), "{t}");
+    let l = line(&t, "total: CPU to the first KVM_RUN");
+    assert!(
+        l.contains("0.87 CPU-ms")
+            && l.contains("1.90x")
+            && l.contains("1.30x")
+            && l.contains("missed"),
+        "{l}"
+    );
+    let l = line(&t, "vm ");
+    assert!(l.contains("450 µs") && l.contains("1.40x"), "{l}");
+    assert!(line(&t, "memory beyond guest RAM").contains("1.40 MiB"));
+    for f in Format::ALL {
+        no_nan(&render(&r, f, View::Vmm), f.name());
+    }
+
+    // A spread that straddles the goal cannot tell.
+    let mut r = vmm_report();
+    r.derived.extend(floor_values(1.35, 0.2));
+    r.finish();
+    assert_eq!(
+        r.derived("vmm-startup-multiple")
+            .unwrap()
+            .goal
+            .as_ref()
+            .unwrap()
+            .verdict,
+        trapline_report::Verdict::WithinSpread
+    );
+}
+
+#[test]
+fn startup_without_the_floor_says_it_was_not_measured() {
+    let mut r = vmm_report();
+    r.derived.extend(phase("exec-to-main", 330.0, 31.0));
+    r.finish();
+    assert!(json(&r).get("startfloor").is_none());
+    let t = render(&r, Format::Table, View::Vmm);
+    let l = line(&t, "start-up floor");
+    assert!(
+        l.contains("not measured") && l.contains("trapline-start-floor"),
+        "{l}"
+    );
+}

@@ -57,8 +57,8 @@ pub(super) fn add_peer_derived(report: &mut Report) {
 /// trapline's own cost, as derived values (goals from the hygiene issue;
 /// Firecracker's published figures for scale).
 pub(super) fn add_footprint(report: &mut Report, exe: &std::path::Path, runs: u32) {
-    let f = match crate::footprint::measure(exe, runs) {
-        Ok(f) => f,
+    let (f, floor) = match crate::footprint::measure(exe, runs) {
+        Ok(m) => (m.trapline, m.floor),
         Err(e) => {
             eprintln!("trapline bench: warning: footprint not measured: {e}");
             return;
@@ -124,5 +124,12 @@ pub(super) fn add_footprint(report: &mut Report, exe: &std::path::Path, runs: u3
             range: None,
             goal: None,
         });
+    }
+    // The start-up floor, run alternately with those processes.
+    match floor {
+        Ok(floor) => report
+            .derived
+            .extend(crate::footprint::floor_derived(&f, &floor)),
+        Err(e) => eprintln!("trapline bench: warning: start-up floor not measured: {e}"),
     }
 }

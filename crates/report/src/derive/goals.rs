@@ -355,6 +355,7 @@ pub fn goal_checks(report: &Report) -> Vec<GoalCheck> {
     );
     out.extend(stat_overhead(report));
     out.extend(footprint(report));
+    out.extend(crate::derive::startfloor::goal_check(report));
     out
 }
 

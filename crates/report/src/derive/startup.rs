@@ -170,10 +170,12 @@ pub fn faults_name(mark: &str) -> String {
     format!("{FAULTS_PREFIX}{}", slug(mark))
 }
 
-/// Whether a derived value is one of start-up's phases (kept by
-/// [`Report::finish`] like the footprint it splits).
+/// Whether a derived value is one of start-up's phases or the start-up
+/// floor's (kept by [`Report::finish`] like the footprint they split).
 pub fn is_phase_value(name: &str) -> bool {
-    name.starts_with(CPU_PREFIX) || name.starts_with(FAULTS_PREFIX)
+    name.starts_with(CPU_PREFIX)
+        || name.starts_with(FAULTS_PREFIX)
+        || super::startfloor::is_floor_value(name)
 }
 
 /// One phase as a report holds it.

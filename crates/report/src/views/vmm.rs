@@ -7,6 +7,7 @@
 use serde::Serialize;
 
 use super::common::{self, finite, host_caption, Measured, NOT_MEASURED};
+use crate::derive::startfloor::{self, Comparison};
 use crate::derive::startup::{self, GroupValue, PhaseValue};
 use crate::derive::{
     names, DISPATCH_OVERHEAD, HANDLING_PER_USER_EXIT, PREMIUM_RATIO_RAW_KVM_VMM, STAT_OVERHEAD,
@@ -284,6 +285,9 @@ pub struct VmmView {
     /// The phases summed by group: exec to main, KVM's creation ioctls,
     /// trapline's own work.
     pub startup_groups: Vec<GroupValue>,
+    /// trapline's start-up against the start-up floor, when measured.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub startfloor: Option<Comparison>,
     /// Scenarios ([`EXIT_SCENARIOS`]), then derived values ([`EXIT_DERIVED`]).
     pub cost_per_exit: Vec<ExitCostRow>,
     /// The floor ladder: what each piece of trapline's VM configuration
@@ -423,6 +427,7 @@ impl VmmView {
             footprint,
             startup,
             startup_groups,
+            startfloor: startfloor::comparison(report),
             cost_per_exit,
             ladder: LadderRow::rows(report),
             ladder_paths: crate::derive::ladder::for_report(report).kernel_paths,
@@ -475,6 +480,58 @@ impl VmmView {
                 r.what.clone(),
             ]));
         }
+        g
+    }
+
+    /// Start-up against the start-up floor: span by span, then the total
+    /// with its verdict and the floor's memory; one row saying why when
+    /// the floor was not measured.
+    fn startfloor_grid(&self) -> Grid {
+        use Align::{Left, Right};
+        let mut g = Grid::new(&[
+            ("up to mark", Left),
+            ("floor", Right),
+            ("faults", Right),
+            ("trapline", Right),
+            ("goal", Right),
+            ("verdict", Left),
+        ]);
+        let dash = || "–".to_string();
+        let Some(c) = &self.startfloor else {
+            let mut cells = vec!["start-up floor".to_string()];
+            cells.extend(std::iter::repeat_with(dash).take(4));
+            cells.push(startfloor::NOT_MEASURED_WHY.to_string());
+            g.push(Row::cells(cells));
+            return g;
+        };
+        for s in &c.spans {
+            g.push(Row::cells(vec![
+                s.span.clone(),
+                format!("{:.0} µs", s.floor_us),
+                s.floor_faults.map_or_else(dash, |f| format!("{f:.0}")),
+                s.multiple.map_or_else(dash, fmt::ratio_x),
+                dash(),
+                String::new(),
+            ]));
+        }
+        g.push(Row::cells(vec![
+            "total: CPU to the first KVM_RUN".to_string(),
+            c.floor_cpu_ms
+                .map_or_else(dash, |v| amount(v, Unit::CpuMillis)),
+            dash(),
+            c.multiple.map_or_else(dash, |m| fmt::ratio_x(m.value)),
+            format!("{:.2}x", startfloor::MULTIPLE_GOAL),
+            c.multiple
+                .map_or_else(|| NOT_MEASURED.to_string(), |m| m.verdict.to_string()),
+        ]));
+        g.push(Row::cells(vec![
+            "memory beyond guest RAM".to_string(),
+            c.floor_rss_mib.map_or_else(dash, |v| amount(v, Unit::MiB)),
+            dash(),
+            dash(),
+            dash(),
+            String::new(),
+        ]));
         g
     }
 
@@ -550,6 +607,13 @@ impl Page for VmmView {
                  first KVM_RUN"
                     .to_string(),
                 self.startup_grid(),
+            ));
+            v.push((
+                "Start-up against the start-up floor (trapline-start-floor: exec, /dev/kvm, \
+                 the VM and its interrupt controller, guest RAM, one vCPU, one KVM_RUN), \
+                 timed in the same run: the floor's medians and trapline's multiple of them"
+                    .to_string(),
+                self.startfloor_grid(),
             ));
         }
         v.push(("Cost per exit".to_string(), self.cost_grid()));
@@ -693,6 +757,17 @@ impl Page for VmmView {
                  mostly KVM's own work in the creation ioctls."
                     .to_string(),
             );
+        }
+        if self.startfloor.is_some() {
+            notes.push(format!(
+                "Start-up floor: {} runs as many times as `trapline run`, alternately; a span \
+                 runs from one of its marks to the next, and trapline's multiple of a span is \
+                 the median of trapline's phases between the same two marks, summed per \
+                 process, over the floor's median (the last span is trapline's filter and vCPU \
+                 thread against the floor's nothing: it enters the guest on its main thread). \
+                 The total's verdict takes the range both medians' MADs allow.",
+                startfloor::PROGRAM
+            ));
         }
         notes.push(
             "Cost per exit: gross median cycles per loop iteration for scenarios (net subtracts \
