@@ -260,7 +260,7 @@ pub fn run(a: RunArgs) -> i32 {
         // The lab's own guests talk to the lab's devices; any other guest
         // gets a machine without them. No fast paths: those are what a
         // lab scenario turns on, not what the payload needs to run.
-        cfg.extension = Some(Box::new(trapline_lab::lab::LabFixtures::default()));
+        cfg.extension = Some(Box::new(trapline_lab_devices::LabFixtures::default()));
     }
     // SIGINT, SIGTERM and SIGHUP now end the run as a timeout does: the
     // --stat profile and the last metrics line are written, and the status

@@ -1,9 +1,9 @@
 //! The lab's scenarios: what each measures, which machine it needs, and
 //! how its result is checked.
 
-use crate::lab::probe::ProbeRegister;
 use trapline_abi::{scenario, ScenarioId};
 use trapline_bus::ExitKind;
+use trapline_lab_devices::probe::ProbeRegister;
 
 /// Which machine a probe scenario runs on.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]

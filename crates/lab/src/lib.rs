@@ -21,7 +21,6 @@ pub use trapline_floor as floor;
 pub mod footprint;
 pub mod host;
 pub mod kvmtool;
-pub mod lab;
 #[cfg(target_arch = "x86_64")]
 pub mod linux_boot;
 // The experiments it lists are x86's (arm64 refuses them).

@@ -7,9 +7,9 @@ use super::Check::*;
 use super::MachineKind::*;
 use super::{Peer, Scenario, TestdevBar};
 use super::{NO_PEER_COALESCED, NO_PEER_LAB_THREADS, NO_PEER_RO_MEMSLOT};
-use crate::lab::probe::ProbeRegister;
 use trapline_abi::scenario;
 use trapline_bus::ExitKind;
+use trapline_lab_devices::probe::ProbeRegister;
 
 // Why a scenario is not run on the QEMU peer (`qemu-system-aarch64 -M virt`).
 const NO_PEER_IOEVENTFD: Peer =

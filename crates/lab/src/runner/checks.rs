@@ -4,8 +4,8 @@
 
 use std::fmt;
 
-use crate::lab::probe::ProbeRegister;
 use trapline_bus::{ExitKind, ExitSnapshot};
+use trapline_lab_devices::probe::ProbeRegister;
 
 use super::ucall::{Batch, ProbeRun};
 use crate::catalog::Check;

@@ -7,6 +7,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use trapline_abi::{ResultStatus, Routine, ScenarioId};
+use trapline_lab_devices::{self as lab, LabFixtures};
 use trapline_machine::{HostKvm, Machine, MachineConfig, Outcome, SeccompMode, SerialOutput};
 use trapline_report::Sample;
 
@@ -15,7 +16,6 @@ use super::ucall::{collect, kernel_exits, loop_exits, ProbeRun};
 use super::{Acc, LabOptions};
 use crate::catalog::{Check, MachineKind, Scenario};
 use crate::doorbell::Consumer;
-use crate::lab::{self, LabFixtures};
 use crate::{peer, pump};
 
 pub(super) struct ProbeOutcome {

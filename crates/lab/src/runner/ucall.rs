@@ -6,9 +6,9 @@ use std::collections::BTreeMap;
 use trapline_abi::UcallKind;
 use trapline_bus::{ExitKind, ExitSnapshot, HandlingTotals};
 use trapline_devices::ucall::{KernelExitCounts, KERNEL_EXIT_COUNTERS};
+use trapline_lab_devices::LabReadout;
 use trapline_machine::RunReport;
 
-use crate::lab::LabReadout;
 use crate::pump::PumpResult;
 
 /// One timed batch as the guest reported it.
