@@ -5,6 +5,8 @@ use std::time::{Duration, Instant};
 use trapline_kvm::HostKvm;
 use trapline_report::HostInfo;
 
+use crate::arch;
+
 fn cpuinfo_field(cpuinfo: &str, key: &str) -> String {
     cpuinfo
         .lines()
@@ -67,8 +69,8 @@ pub fn collect(kvm: &HostKvm, tsc_khz: u64) -> HostInfo {
         kvm_caps: kvm.capabilities(),
         nested_note: host_caveat(&cpuinfo, &flags),
         emulated: emulated_cpu(&cpuinfo),
-        counter: COUNTER.map(str::to_string),
-        arch: (!cfg!(target_arch = "x86_64")).then(|| std::env::consts::ARCH.to_string()),
+        counter: arch::COUNTER.map(str::to_string),
+        arch: arch::REPORT_ARCH.map(str::to_string),
     }
 }
 
@@ -76,13 +78,6 @@ pub fn collect(kvm: &HostKvm, tsc_khz: u64) -> HostInfo {
 /// the Arm ARM reserves for software use: QEMU's `max` CPU under TCG
 /// reports it, so the host's CPU (and KVM with it) is emulated.
 const MIDR_IMPLEMENTER_SOFTWARE: &str = "0x00";
-
-/// The probe's clock when it is not the TSC (see `HostInfo::counter`).
-#[cfg(target_arch = "x86_64")]
-const COUNTER: Option<&str> = None;
-/// The probe's clock when it is not the TSC (see `HostInfo::counter`).
-#[cfg(target_arch = "aarch64")]
-const COUNTER: Option<&str> = Some("CNTVCT_EL0");
 
 /// Whether /proc/cpuinfo describes an emulated CPU (arm64: MIDR
 /// implementer "software").

@@ -11,6 +11,7 @@
 
 #[macro_use]
 pub mod out;
+mod arch;
 pub mod catalog;
 mod child;
 pub mod cli;
