@@ -2,19 +2,23 @@
 //!
 //! rustup cannot add a bare-metal target here, and the payloads are tiny C
 //! and GNU as programs anyway, so this script drives gcc directly. Which set
-//! it builds follows the target architecture (`CARGO_CFG_TARGET_ARCH`):
+//! it builds follows the target architecture (`CARGO_CFG_TARGET_ARCH`); both
+//! are built the same way (a [`Gcc`]: the shared flags plus the
+//! architecture's, the same include path shape, `c/lib` and
+//! `c/payloads/common` beside `c/arch/<arch>` and `c/payloads/<arch>`):
 //!
-//! - x86_64: compile the runtime and each payload freestanding, link at
-//!   4 MiB with `c/rt/flat.lds`, and for Multiboot payloads convert the
+//! - x86_64: the runtime and each payload freestanding, linked at 4 MiB
+//!   with `c/arch/x86_64/flat.lds`; Multiboot payloads are converted from
 //!   ELF64 to ELF32 with objcopy, exactly like kvm-unit-tests' `.flat` files.
 //!   Low payloads (`realmode`) are self-contained assembly linked at 0x8000
-//!   with `c/rt/low.lds`, without the runtime, and converted the same way.
-//! - aarch64: the arm64 runtime (`c/arch/aarch64`, `c/lib`) and payloads
-//!   (`c/payloads/aarch64`), linked as ELF64 AArch64 at trapline-abi's
-//!   `VIRT_PAYLOAD_BASE` with `aarch64-linux-gnu-gcc` (the name Debian gives
-//!   both its cross compiler and its native arm64 gcc), into `OUT_DIR/aarch64/`.
-//!   On an x86_64 build the `aarch64-payloads` feature builds this set too, for
-//!   host-side tests of the arm64 image loaders.
+//!   with `c/arch/x86_64/low.lds`, without the runtime, and converted the
+//!   same way. Plus the Linux programs (`c/linux`).
+//! - aarch64: ELF64 AArch64 linked at trapline-abi's `VIRT_PAYLOAD_BASE`
+//!   with `aarch64-linux-gnu-gcc` (the name Debian gives both its cross
+//!   compiler and its native arm64 gcc), into `OUT_DIR/aarch64/`, and the
+//!   probe again for kvmtool's machine. An x86_64 build builds this set too
+//!   with the `aarch64-payloads` feature, for host-side tests of the arm64
+//!   image loaders.
 //!
 //! The ABI header is generated from `trapline-abi`, never written by hand.
 
@@ -24,74 +28,8 @@ use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-/// Runtime sources every payload links.
-const RT_COMMON: &[&str] = &[
-    "rt/console.c",
-    "lib/string.c",
-    "lib/format.c",
-    "lib/args.c",
-    "rt/ucall.c",
-    "rt/exit.c",
-    "rt/cmdline.c",
-    "rt/percpu.c",
-    "rt/idt.c",
-    "rt/start.c",
-    "rt/exc.S",
-];
-/// Extra runtime for Multiboot payloads: 32-bit entry, long mode, SMP.
-const RT_FLAT: &[&str] = &[
-    "rt/cstart.S",
-    "rt/smp.c",
-    "rt/fwcfg.c",
-    "rt/acpi.c",
-    "rt/pci.c",
-];
-/// Extra runtime for payloads the VMM enters directly in 64-bit mode.
-const RT_ELF64: &[&str] = &["rt/entry64.S"];
-
-#[derive(Clone, Copy, PartialEq)]
-enum Kind {
-    /// Multiboot v1 ELF32 `.flat`, 64-bit code inside.
-    Flat,
-    /// Plain ELF64 with no Multiboot header.
-    Elf64,
-    /// Multiboot v1 ELF32 linked below 1 MiB, no runtime (`c/rt/low.lds`).
-    Low,
-}
-
-/// (file name without extension, sources, kind). The names are public API.
-const PAYLOADS: &[(&str, &[&str], Kind)] = &[
-    ("hello", &["payloads/hello.c"], Kind::Flat),
-    ("echo", &["payloads/echo.c"], Kind::Flat),
-    ("smp", &["payloads/smp.c"], Kind::Flat),
-    ("hostile", &["payloads/hostile.c"], Kind::Flat),
-    ("triple", &["payloads/triple.c"], Kind::Flat),
-    ("spin", &["payloads/spin.c"], Kind::Flat),
-    ("emufail", &["payloads/emufail.c"], Kind::Flat),
-    (
-        "probe",
-        &[
-            "payloads/probe/harness.c",
-            "payloads/probe/exits.c",
-            "payloads/probe/pci.c",
-            "payloads/probe/ipi.c",
-            "payloads/probe/irqfd.c",
-        ],
-        Kind::Flat,
-    ),
-    ("compat", &["payloads/compat.c"], Kind::Flat),
-    ("kutvmexit", &["payloads/kutvmexit.c"], Kind::Flat),
-    ("ringer", &["payloads/ringer.c"], Kind::Flat),
-    ("rtc", &["payloads/rtc.c"], Kind::Flat),
-    ("s3", &["payloads/s3.c"], Kind::Flat),
-    ("vblk", &["payloads/vblk.c"], Kind::Flat),
-    ("hello64", &["payloads/hello64.c"], Kind::Elf64),
-    ("realmode", &["payloads/realmode.S"], Kind::Low),
-];
-
+/// gcc flags for every guest source of either architecture.
 const CFLAGS: &[&str] = &[
-    "-m64",
-    "-march=x86-64",
     "-std=gnu11",
     "-O2",
     "-ffreestanding",
@@ -100,12 +38,8 @@ const CFLAGS: &[&str] = &[
     "-fno-stack-protector",
     "-fno-asynchronous-unwind-tables",
     "-fno-unwind-tables",
-    "-fcf-protection=none",
-    "-mno-red-zone",
     "-mgeneral-regs-only",
     "-mcmodel=small",
-    // Writing the AP trampoline to GPA 0 is legitimate here.
-    "-fno-delete-null-pointer-checks",
     // Stops gcc from turning memset/memcpy's own loops into calls to themselves.
     "-fno-tree-loop-distribute-patterns",
     "-fno-omit-frame-pointer",
@@ -113,8 +47,8 @@ const CFLAGS: &[&str] = &[
     "-Wextra",
 ];
 
+/// Link flags for every payload of either architecture.
 const LDFLAGS: &[&str] = &[
-    "-m64",
     "-nostdlib",
     "-static",
     "-no-pie",
@@ -123,6 +57,160 @@ const LDFLAGS: &[&str] = &[
     "-Wl,-z,noexecstack",
     "-Wl,-z,noseparate-code",
 ];
+
+// ---- x86_64 ----
+
+/// Runtime sources every x86 payload links.
+const RT_X86_64: &[&str] = &[
+    "lib/console.c",
+    "lib/string.c",
+    "lib/format.c",
+    "lib/args.c",
+    "lib/ucall.c",
+    "arch/x86_64/exit.c",
+    "arch/x86_64/cmdline.c",
+    "arch/x86_64/percpu.c",
+    "arch/x86_64/idt.c",
+    "arch/x86_64/start.c",
+    "arch/x86_64/exc.S",
+];
+/// Extra runtime for Multiboot payloads: 32-bit entry, long mode, SMP.
+const RT_X86_64_MULTIBOOT: &[&str] = &[
+    "arch/x86_64/cstart.S",
+    "arch/x86_64/smp.c",
+    "arch/x86_64/fwcfg.c",
+    "arch/x86_64/acpi.c",
+    "arch/x86_64/pci.c",
+];
+/// Extra runtime for payloads the VMM enters directly in 64-bit mode.
+const RT_X86_64_ELF64: &[&str] = &["arch/x86_64/entry64.S"];
+
+#[derive(Clone, Copy, PartialEq)]
+enum Kind {
+    /// Multiboot v1 ELF32 `.flat`, 64-bit code inside.
+    Flat,
+    /// Plain ELF64 with no Multiboot header.
+    Elf64,
+    /// Multiboot v1 ELF32 linked below 1 MiB, no runtime (`c/arch/x86_64/low.lds`).
+    Low,
+}
+
+/// (file name without extension, sources, kind). The names are public API.
+const PAYLOADS_X86_64: &[(&str, &[&str], Kind)] = &[
+    ("hello", &["payloads/x86_64/hello.c"], Kind::Flat),
+    ("echo", &["payloads/x86_64/echo.c"], Kind::Flat),
+    ("smp", &["payloads/x86_64/smp.c"], Kind::Flat),
+    ("hostile", &["payloads/x86_64/hostile.c"], Kind::Flat),
+    ("triple", &["payloads/x86_64/triple.c"], Kind::Flat),
+    ("spin", &["payloads/x86_64/spin.c"], Kind::Flat),
+    ("emufail", &["payloads/x86_64/emufail.c"], Kind::Flat),
+    (
+        "probe",
+        &[
+            // The harness and the exits' loops first, so the loops' addresses
+            // (which the raw-KVM floor pins) do not follow the other files.
+            "payloads/common/probe/harness.c",
+            "payloads/x86_64/probe/exits.c",
+            "payloads/common/probe/testdev.c",
+            "payloads/x86_64/probe/pci.c",
+            "payloads/x86_64/probe/ipi.c",
+            "payloads/common/probe/irqfd.c",
+            "payloads/x86_64/probe/irqfd_line.c",
+        ],
+        Kind::Flat,
+    ),
+    ("compat", &["payloads/x86_64/compat.c"], Kind::Flat),
+    ("kutvmexit", &["payloads/x86_64/kutvmexit.c"], Kind::Flat),
+    ("ringer", &["payloads/x86_64/ringer.c"], Kind::Flat),
+    ("rtc", &["payloads/x86_64/rtc.c"], Kind::Flat),
+    ("s3", &["payloads/x86_64/s3.c"], Kind::Flat),
+    (
+        "vblk",
+        &["payloads/common/vblk.c", "payloads/x86_64/vblk_machine.c"],
+        Kind::Flat,
+    ),
+    ("hello64", &["payloads/x86_64/hello64.c"], Kind::Elf64),
+    ("realmode", &["payloads/x86_64/realmode.S"], Kind::Low),
+];
+
+/// x86's compiler flags beside [`CFLAGS`].
+const X86_64: Arch = Arch {
+    name: "x86_64",
+    cflags: &[
+        "-m64",
+        "-march=x86-64",
+        "-fcf-protection=none",
+        "-mno-red-zone",
+        // Writing the AP trampoline to GPA 0 is legitimate here.
+        "-fno-delete-null-pointer-checks",
+    ],
+    hint: X86_TOOLS_HINT,
+};
+
+// ---- aarch64 ----
+
+/// The arm64 runtime every arm64 payload links (`_start` is in `.init`,
+/// which the linker script puts first whatever the order here).
+const RT_AARCH64: &[&str] = &[
+    "lib/string.c",
+    "lib/format.c",
+    "lib/args.c",
+    "arch/aarch64/start.S",
+    "arch/aarch64/exc.S",
+    "arch/aarch64/exc.c",
+    "lib/console.c",
+    "arch/aarch64/psci.c",
+    "lib/ucall.c",
+    "arch/aarch64/exit.c",
+    "arch/aarch64/fdt.c",
+    "arch/aarch64/percpu.c",
+    "arch/aarch64/smp.c",
+    "arch/aarch64/start.c",
+];
+
+/// The probe's sources (arm64), for its virt and kvmtool builds alike.
+const PROBE_AARCH64: &[&str] = &[
+    // The harness and the exits' loops first, as on x86 (the floor pins them).
+    "payloads/common/probe/harness.c",
+    "payloads/aarch64/probe/exits.c",
+    "payloads/common/probe/testdev.c",
+    "payloads/aarch64/probe/pci.c",
+    "payloads/aarch64/probe/gic.c",
+    "payloads/aarch64/probe/ipi.c",
+    "payloads/common/probe/irqfd.c",
+    "payloads/aarch64/probe/irqfd_line.c",
+];
+
+/// (file name without extension, sources) of the arm64 payloads, each
+/// written to `OUT_DIR/aarch64/<name>.elf`. The names are public API.
+const PAYLOADS_AARCH64: &[(&str, &[&str])] = &[
+    ("hello", &["payloads/aarch64/hello.c"]),
+    ("smp", &["payloads/aarch64/smp.c"]),
+    ("hostile", &["payloads/aarch64/hostile.c"]),
+    (
+        "vblk",
+        &["payloads/common/vblk.c", "payloads/aarch64/vblk_machine.c"],
+    ),
+    ("probe", PROBE_AARCH64),
+    ("chrtestdev", &["payloads/aarch64/chrtestdev.c"]),
+    ("gic", &["payloads/aarch64/gic.c"]),
+    ("its", &["payloads/aarch64/its.c"]),
+];
+
+/// arm64's compiler flags beside [`CFLAGS`].
+const AARCH64: Arch = Arch {
+    name: "aarch64",
+    cflags: &[
+        "-march=armv8-a",
+        "-mbranch-protection=none",
+        // Device memory (everything before the MMU is on, and MMIO after)
+        // faults on unaligned accesses.
+        "-mstrict-align",
+        // Atomics inline (LDXR/STXR), not as calls into libgcc.
+        "-mno-outline-atomics",
+    ],
+    hint: AARCH64_TOOLS_HINT,
+};
 
 fn main() {
     let manifest = PathBuf::from(env::var_os("CARGO_MANIFEST_DIR").unwrap());
@@ -150,77 +238,150 @@ fn main() {
     }
 }
 
+/// What sets one architecture's build apart.
+struct Arch {
+    /// The folder name under `c/arch/` and `c/payloads/`.
+    name: &'static str,
+    /// Compiler flags beside [`CFLAGS`].
+    cflags: &'static [&'static str],
+    /// What to install when its tools are missing or fail.
+    hint: &'static str,
+}
+
+/// One architecture's compiler and what it is given: its flags, the
+/// machine's defines, the include path and an object folder.
+struct Gcc<'a> {
+    src: &'a Path,
+    cc: String,
+    cflags: Vec<String>,
+    obj: PathBuf,
+    /// What to install when the tool is missing or fails.
+    hint: &'static str,
+}
+
+impl<'a> Gcc<'a> {
+    /// `cc` for `arch` with the machine's `defines`, objects in `obj`.
+    fn new(
+        src: &'a Path,
+        out: &Path,
+        arch: &Arch,
+        cc: String,
+        defines: &[String],
+        obj: PathBuf,
+    ) -> Self {
+        fs::create_dir_all(&obj).unwrap();
+        let cflags = arch
+            .cflags
+            .iter()
+            .chain(CFLAGS)
+            .map(|f| f.to_string())
+            .chain(defines.iter().cloned())
+            .chain(includes(src, out, arch.name))
+            .collect();
+        Gcc {
+            src,
+            cc,
+            cflags,
+            obj,
+            hint: arch.hint,
+        }
+    }
+
+    fn compile(&self, rel: &str) -> PathBuf {
+        let o = self.obj.join(format!("{}.o", rel.replace(['/', '.'], "_")));
+        let mut cmd = Command::new(&self.cc);
+        cmd.args(&self.cflags)
+            .arg("-c")
+            .arg(self.src.join(rel))
+            .arg("-o")
+            .arg(&o);
+        run(cmd, &self.cc, "compile", rel, self.hint);
+        o
+    }
+
+    fn compile_all(&self, rels: &[&str]) -> Vec<PathBuf> {
+        rels.iter().map(|rel| self.compile(rel)).collect()
+    }
+
+    /// Links `objects` into `elf` with `LDFLAGS`, `flags` and the linker script `lds`.
+    fn link(&self, flags: &[String], lds: &Path, objects: &[PathBuf], elf: &Path) {
+        let mut cmd = Command::new(&self.cc);
+        cmd.args(LDFLAGS)
+            .args(flags)
+            .arg(format!("-Wl,-T,{}", lds.display()))
+            .arg("-o")
+            .arg(elf)
+            .args(objects);
+        let name = elf.file_name().unwrap().to_string_lossy().into_owned();
+        run(cmd, &self.cc, "link", &name, self.hint);
+    }
+}
+
+/// The include path of every guest source of `arch`, the same shape on
+/// both: the generated ABI headers, the architecture's runtime (`rt.h`,
+/// `io.h`, `uart.h`, ...), the shared runtime (`runtime.h`, `lib.h`), then
+/// the payloads' own folders, so a shared payload file reaches its
+/// architecture's half as `probe/arch.h` and an architecture's file the
+/// shared half as `probe/probe.h`.
+fn includes(src: &Path, out: &Path, arch: &str) -> Vec<String> {
+    [
+        out.to_path_buf(),
+        src.join("arch").join(arch),
+        src.join("lib"),
+        src.join("payloads").join(arch),
+        src.join("payloads/common"),
+    ]
+    .iter()
+    .map(|dir| format!("-I{}", dir.display()))
+    .collect()
+}
+
 /// The x86 payloads (`.flat`, `hello64.elf`) and Linux programs, in `OUT_DIR`.
 fn build_x86_64(src: &Path, out: &Path) {
-    let obj = out.join("obj");
-    fs::create_dir_all(&obj).unwrap();
-
     let cc = env::var("TRAPLINE_GUEST_CC").unwrap_or_else(|_| "gcc".into());
     let objcopy = env::var("TRAPLINE_GUEST_OBJCOPY").unwrap_or_else(|_| "objcopy".into());
     println!("cargo:rerun-if-env-changed=TRAPLINE_GUEST_CC");
     println!("cargo:rerun-if-env-changed=TRAPLINE_GUEST_OBJCOPY");
-    let run = |cmd: Command, tool: &str, step: &str, what: &str| {
-        run(cmd, tool, step, what, X86_TOOLS_HINT)
-    };
+    let gcc = Gcc::new(src, out, &X86_64, cc, &[], out.join("obj"));
 
-    let includes = [
-        format!("-I{}", out.display()),
-        format!("-I{}", src.join("rt").display()),
-        format!("-I{}", src.join("lib").display()),
-    ];
-    let compile = |rel: &str| -> PathBuf {
-        let o = obj.join(format!("{}.o", rel.replace(['/', '.'], "_")));
-        let mut cmd = Command::new(&cc);
-        cmd.args(CFLAGS)
-            .args(&includes)
-            .arg("-c")
-            .arg(src.join(rel))
-            .arg("-o")
-            .arg(&o);
-        run(cmd, &cc, "compile", rel);
-        o
-    };
+    let common = gcc.compile_all(RT_X86_64);
+    let multiboot = gcc.compile_all(RT_X86_64_MULTIBOOT);
+    let elf64 = gcc.compile_all(RT_X86_64_ELF64);
+    let flat_lds = src.join("arch/x86_64/flat.lds");
+    let low_lds = src.join("arch/x86_64/low.lds");
 
-    let common: Vec<PathBuf> = RT_COMMON.iter().map(|s| compile(s)).collect();
-    let flat: Vec<PathBuf> = RT_FLAT.iter().map(|s| compile(s)).collect();
-    let elf64: Vec<PathBuf> = RT_ELF64.iter().map(|s| compile(s)).collect();
-    let flat_lds = src.join("rt/flat.lds");
-    let low_lds = src.join("rt/low.lds");
-
-    for &(name, sources, kind) in PAYLOADS {
-        let (lds, runtime): (&Path, Vec<&PathBuf>) = match kind {
-            Kind::Flat => (&flat_lds, flat.iter().chain(&common).collect()),
-            Kind::Elf64 => (&flat_lds, elf64.iter().chain(&common).collect()),
+    for &(name, sources, kind) in PAYLOADS_X86_64 {
+        let (lds, mut objects) = match kind {
+            Kind::Flat => (&flat_lds, [&multiboot[..], &common[..]].concat()),
+            Kind::Elf64 => (&flat_lds, [&elf64[..], &common[..]].concat()),
             Kind::Low => (&low_lds, Vec::new()),
         };
-        let elf = out.join(format!("{name}.elf"));
-        let mut cmd = Command::new(&cc);
-        cmd.args(LDFLAGS)
-            .arg(format!("-Wl,-T,{}", lds.display()))
-            .arg("-o")
-            .arg(&elf)
-            .args(runtime)
-            .args(sources.iter().map(|s| compile(s)));
+        objects.extend(gcc.compile_all(sources));
+        let mut flags = vec!["-m64".to_string()];
         if kind == Kind::Low {
             // One RWX segment is the point: code, data and stack in one page.
-            cmd.arg("-Wl,--no-warn-rwx-segments");
+            flags.push("-Wl,--no-warn-rwx-segments".into());
         }
-        run(cmd, &cc, "link", name);
+        let elf = out.join(format!("{name}.elf"));
+        gcc.link(&flags, lds, &objects, &elf);
 
         if kind != Kind::Elf64 {
             let mut cmd = Command::new(&objcopy);
             cmd.args(["-O", "elf32-i386"])
                 .arg(&elf)
                 .arg(out.join(format!("{name}.flat")));
-            run(cmd, &objcopy, "convert to elf32-i386", name);
+            run(cmd, &objcopy, "convert to elf32-i386", name, X86_TOOLS_HINT);
         }
     }
+    build_linux_programs(src, out, &gcc.cc);
+}
 
-    // Linux user-space programs (the /init of initramfs images the crate
-    // packs at run time): libc-free, i386 ABI with `int $0x80` syscalls,
-    // like ../shared/guests/linux/tinit.c.
+/// Linux user-space programs (the /init of initramfs images the crate
+/// packs at run time): libc-free, i386 ABI with `int $0x80` syscalls,
+/// like ../shared/guests/linux/tinit.c.
+fn build_linux_programs(src: &Path, out: &Path, cc: &str) {
     for &(name, source) in LINUX_PROGRAMS {
-        let mut cmd = Command::new(&cc);
+        let mut cmd = Command::new(cc);
         cmd.args([
             "-m32",
             "-static",
@@ -240,85 +401,9 @@ fn build_x86_64(src: &Path, out: &Path) {
         .arg("-o")
         .arg(out.join(name))
         .arg(src.join(source));
-        run(cmd, &cc, "build the Linux program", name);
+        run(cmd, cc, "build the Linux program", name, X86_TOOLS_HINT);
     }
 }
-
-/// The arm64 runtime every arm64 payload links (`_start` is in `.init`,
-/// which the linker script puts first whatever the order here).
-const RT_AARCH64: &[&str] = &[
-    "lib/string.c",
-    "lib/format.c",
-    "lib/args.c",
-    "arch/aarch64/start.S",
-    "arch/aarch64/exc.S",
-    "arch/aarch64/exc.c",
-    "arch/aarch64/console.c",
-    "arch/aarch64/psci.c",
-    "arch/aarch64/ucall.c",
-    "arch/aarch64/exit.c",
-    "arch/aarch64/fdt.c",
-    "arch/aarch64/percpu.c",
-    "arch/aarch64/smp.c",
-    "arch/aarch64/start.c",
-];
-
-/// The probe's sources (arm64), for its virt and kvmtool builds alike.
-const PROBE_AARCH64: &[&str] = &[
-    "payloads/probe/harness.c",
-    "payloads/aarch64/probe/exits.c",
-    "payloads/aarch64/probe/pci.c",
-    "payloads/aarch64/probe/ipi.c",
-    "payloads/aarch64/probe/irqfd.c",
-];
-
-/// (file name without extension, sources) of the arm64 payloads, each
-/// written to `OUT_DIR/aarch64/<name>.elf`. The names are public API.
-const PAYLOADS_AARCH64: &[(&str, &[&str])] = &[
-    ("hello", &["payloads/aarch64/hello.c"]),
-    ("smp", &["payloads/aarch64/smp.c"]),
-    ("hostile", &["payloads/aarch64/hostile.c"]),
-    ("vblk", &["payloads/aarch64/vblk.c"]),
-    // The lab's probe: the x86 probe's harness with the arm64 routines.
-    ("probe", PROBE_AARCH64),
-    ("chrtestdev", &["payloads/aarch64/chrtestdev.c"]),
-    ("gic", &["payloads/aarch64/gic.c"]),
-    ("its", &["payloads/aarch64/its.c"]),
-];
-
-const CFLAGS_AARCH64: &[&str] = &[
-    "-march=armv8-a",
-    "-std=gnu11",
-    "-O2",
-    "-ffreestanding",
-    "-fno-pic",
-    "-fno-pie",
-    "-fno-stack-protector",
-    "-fno-asynchronous-unwind-tables",
-    "-fno-unwind-tables",
-    "-mbranch-protection=none",
-    "-mgeneral-regs-only",
-    // Device memory (everything before the MMU is on, and MMIO after)
-    // faults on unaligned accesses.
-    "-mstrict-align",
-    // Atomics inline (LDXR/STXR), not as calls into libgcc.
-    "-mno-outline-atomics",
-    "-mcmodel=small",
-    "-fno-tree-loop-distribute-patterns",
-    "-fno-omit-frame-pointer",
-    "-Wall",
-    "-Wextra",
-];
-
-const LDFLAGS_AARCH64: &[&str] = &[
-    "-nostdlib",
-    "-static",
-    "-no-pie",
-    "-Wl,--build-id=none",
-    "-Wl,-z,max-page-size=0x1000",
-    "-Wl,-z,noexecstack",
-    "-Wl,-z,noseparate-code",
-];
 
 /// The arm64 payloads, as ELF64 AArch64 in `OUT_DIR/aarch64/`, and the
 /// probe's kvmtool build (`probe-kvmtool.bin`, see [`build_probe_kvmtool`]).
@@ -329,24 +414,34 @@ fn build_aarch64(src: &Path, out: &Path) {
     let cc =
         env::var("TRAPLINE_GUEST_AARCH64_CC").unwrap_or_else(|_| "aarch64-linux-gnu-gcc".into());
     println!("cargo:rerun-if-env-changed=TRAPLINE_GUEST_AARCH64_CC");
-    let virt = Aarch64Build {
-        src,
-        out,
-        cc: &cc,
-        obj: dir.join("obj"),
-        defines: Vec::new(),
-        base: trapline_abi::VIRT_PAYLOAD_BASE,
-    };
-    let runtime = virt.runtime();
+    let virt = Gcc::new(src, out, &AARCH64, cc, &[], dir.join("obj"));
+    let runtime = virt.compile_all(RT_AARCH64);
     for &(name, sources) in PAYLOADS_AARCH64 {
-        virt.link(&runtime, sources, &dir.join(format!("{name}.elf")));
+        let objects = [runtime.clone(), virt.compile_all(sources)].concat();
+        link_aarch64(
+            &virt,
+            trapline_abi::VIRT_PAYLOAD_BASE,
+            &objects,
+            &dir.join(format!("{name}.elf")),
+        );
     }
-    build_probe_kvmtool(src, out, &cc, &dir);
+    build_probe_kvmtool(src, out, &virt.cc, &dir);
+}
+
+/// Links an arm64 payload at `base` (`c/arch/aarch64/flat.lds`'s `PAYLOAD_BASE`).
+fn link_aarch64(gcc: &Gcc, base: u64, objects: &[PathBuf], elf: &Path) {
+    let lds = gcc.src.join("arch/aarch64/flat.lds");
+    gcc.link(
+        &[format!("-Wl,--defsym=PAYLOAD_BASE={base:#x}")],
+        &lds,
+        objects,
+        elf,
+    );
 }
 
 /// The probe again, for kvmtool's arm64 machine (`--peer kvmtool`): the
 /// runtime built with `TRAPLINE_MACHINE_KVMTOOL` (RAM and the GIC where
-/// lkvm has them, `machine.h`; the 8250 console, `console.c`), linked at
+/// lkvm has them, `machine.h`; the 8250 console, `uart_8250.h`), linked at
 /// `KVMTOOL_PAYLOAD_BASE` and flattened to a raw binary, which lkvm loads
 /// there (it loads no ELF). trapline itself runs `probe.elf`.
 fn build_probe_kvmtool(src: &Path, out: &Path, cc: &str, dir: &Path) {
@@ -354,7 +449,7 @@ fn build_probe_kvmtool(src: &Path, out: &Path, cc: &str, dir: &Path) {
         KVMTOOL_GIC_DIST_BASE, KVMTOOL_GIC_REDIST_STRIDE, KVMTOOL_PAYLOAD_BASE, KVMTOOL_RAM_BASE,
         KVMTOOL_UART_BASE, VIRT_GICD_IIDR, VIRT_GIC_DIST_BASE,
     };
-    let defines = vec![
+    let defines = [
         "-DTRAPLINE_MACHINE_KVMTOOL".to_string(),
         format!("-DKVMTOOL_RAM_BASE={KVMTOOL_RAM_BASE:#x}ULL"),
         format!("-DKVMTOOL_UART_BASE={KVMTOOL_UART_BASE:#x}ULL"),
@@ -365,16 +460,21 @@ fn build_probe_kvmtool(src: &Path, out: &Path, cc: &str, dir: &Path) {
         ),
         format!("-DKVMTOOL_GIC_REDIST_STRIDE={KVMTOOL_GIC_REDIST_STRIDE:#x}ULL"),
     ];
-    let kvmtool = Aarch64Build {
+    let kvmtool = Gcc::new(
         src,
         out,
-        cc,
-        obj: dir.join("obj-kvmtool"),
-        defines,
-        base: KVMTOOL_PAYLOAD_BASE,
-    };
+        &AARCH64,
+        cc.to_string(),
+        &defines,
+        dir.join("obj-kvmtool"),
+    );
     let elf = dir.join("probe-kvmtool.elf");
-    kvmtool.link(&kvmtool.runtime(), PROBE_AARCH64, &elf);
+    let objects = [
+        kvmtool.compile_all(RT_AARCH64),
+        kvmtool.compile_all(PROBE_AARCH64),
+    ]
+    .concat();
+    link_aarch64(&kvmtool, KVMTOOL_PAYLOAD_BASE, &objects, &elf);
 
     let objcopy = env::var("TRAPLINE_GUEST_AARCH64_OBJCOPY")
         .unwrap_or_else(|_| "aarch64-linux-gnu-objcopy".into());
@@ -390,55 +490,6 @@ fn build_probe_kvmtool(src: &Path, out: &Path, cc: &str, dir: &Path) {
         "probe-kvmtool",
         AARCH64_TOOLS_HINT,
     );
-}
-
-/// One arm64 build: the compiler, its object folder, the machine's defines
-/// and link address.
-struct Aarch64Build<'a> {
-    src: &'a Path,
-    out: &'a Path,
-    cc: &'a str,
-    obj: PathBuf,
-    defines: Vec<String>,
-    base: u64,
-}
-
-impl Aarch64Build<'_> {
-    fn compile(&self, rel: &str) -> PathBuf {
-        fs::create_dir_all(&self.obj).unwrap();
-        let o = self.obj.join(format!("{}.o", rel.replace(['/', '.'], "_")));
-        let mut cmd = Command::new(self.cc);
-        cmd.args(CFLAGS_AARCH64)
-            .args(&self.defines)
-            .arg(format!("-I{}", self.out.display()))
-            .arg(format!("-I{}", self.src.join("arch/aarch64").display()))
-            .arg(format!("-I{}", self.src.join("lib").display()))
-            .arg("-c")
-            .arg(self.src.join(rel))
-            .arg("-o")
-            .arg(&o);
-        run(cmd, self.cc, "compile", rel, AARCH64_TOOLS_HINT);
-        o
-    }
-
-    /// The runtime's objects.
-    fn runtime(&self) -> Vec<PathBuf> {
-        RT_AARCH64.iter().map(|s| self.compile(s)).collect()
-    }
-
-    fn link(&self, runtime: &[PathBuf], sources: &[&str], elf: &Path) {
-        let lds = self.src.join("arch/aarch64/flat.lds");
-        let mut cmd = Command::new(self.cc);
-        cmd.args(LDFLAGS_AARCH64)
-            .arg(format!("-Wl,--defsym=PAYLOAD_BASE={:#x}", self.base))
-            .arg(format!("-Wl,-T,{}", lds.display()))
-            .arg("-o")
-            .arg(elf)
-            .args(runtime)
-            .args(sources.iter().map(|s| self.compile(s)));
-        let name = elf.file_name().unwrap().to_string_lossy().into_owned();
-        run(cmd, self.cc, "link", &name, AARCH64_TOOLS_HINT);
-    }
 }
 
 /// (output name, source): /init programs for Linux guests.

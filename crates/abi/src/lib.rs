@@ -328,6 +328,23 @@ impl ResultStatus {
     }
 }
 
+/// KVM's own per-vCPU exit counters (its binary statistics) a ucall can be
+/// stamped with, so the lab sees in-kernel exits beside trapline's; the
+/// raw-KVM floor reads the same ones around its loops. Host-side only: the
+/// guest never sees these names.
+pub const KERNEL_EXIT_COUNTERS: [&str; 10] = [
+    "exits",
+    "io_exits",
+    "mmio_exits",
+    "halt_exits",
+    "irq_exits",
+    "signal_exits",
+    "irq_window_exits",
+    "request_irq_exits",
+    "insn_emulation",
+    "hypercalls",
+];
+
 // ---------------------------------------------------------------------------
 // Scenarios the probe payload knows. The host selects them on the Multiboot
 // command line (so the same binary runs on QEMU): `s=<id>[,<id>…] goal=<tsc

@@ -19,20 +19,9 @@ use trapline_bus::{
 };
 use vm_memory::{Bytes, GuestAddress, GuestMemoryMmap};
 
-/// KVM's own per-vCPU exit counters (its binary statistics) a ucall can be
-/// stamped with, so the lab sees in-kernel exits beside trapline's.
-pub const KERNEL_EXIT_COUNTERS: [&str; 10] = [
-    "exits",
-    "io_exits",
-    "mmio_exits",
-    "halt_exits",
-    "irq_exits",
-    "signal_exits",
-    "irq_window_exits",
-    "request_irq_exits",
-    "insn_emulation",
-    "hypercalls",
-];
+/// KVM's own per-vCPU exit counters a ucall can be stamped with (defined
+/// in the ABI crate, which the raw-KVM floor reads too).
+pub use trapline_abi::KERNEL_EXIT_COUNTERS;
 
 /// Values of [`KERNEL_EXIT_COUNTERS`], in order (0 where the kernel has no
 /// such counter).

@@ -2,31 +2,20 @@
 //! around them, on a ladder of raw VMs that add trapline's configuration
 //! one piece at a time (see `trapline_report::ladder`).
 //!
-//! - [`code`]: the guest code, each loop byte for byte the probe's;
+//! Each architecture's floor sits in [`arch`] behind the same names:
+//!
+//! - [`code`]: the guest code, each loop byte (or word) for word the probe's;
+//! - [`pieces`]: the pieces of trapline's machine a raw VM may have;
 //! - [`vm`]: a raw VM with optional pieces and a bare KVM_RUN loop;
 //! - [`ladder`]: which pieces each rung has and which loops it runs.
 
-#[cfg(target_arch = "x86_64")]
-pub mod code;
-#[cfg(target_arch = "x86_64")]
-pub mod ladder;
-#[cfg(target_arch = "x86_64")]
-pub mod vm;
+pub mod arch;
+mod raw;
 
-/// The arm64 floor (its logic is compiled on x86 too, for its tests).
-pub mod arm64;
-#[cfg(target_arch = "aarch64")]
-pub use arm64::{code, ladder, vm};
+pub use arch::{code, ladder, pieces, vm, FloorKind, Pieces, RawVm};
+pub use raw::FloorSample;
 
 use kvm_ioctls::Kvm;
-
-#[cfg(target_arch = "aarch64")]
-pub use arm64::pieces::Pieces;
-pub use code::FloorKind;
-#[cfg(target_arch = "x86_64")]
-pub use vm::{FloorSample, Irqchip, Pieces, RawVm};
-#[cfg(target_arch = "aarch64")]
-pub use vm::{FloorSample, RawVm};
 
 /// Build one VM with `pieces` for `kind`, then grow the loop from `min`
 /// iterations, doubling, until it lasts `goal` cycles or reaches `max`

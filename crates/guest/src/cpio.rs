@@ -79,17 +79,3 @@ mod tests {
         assert!(a.windows(10).any(|w| w == b"TRAILER!!!"));
     }
 }
-
-#[cfg(all(test, target_arch = "x86_64"))]
-mod export {
-    /// Writes the vblktest initramfs to $TRAPLINE_WRITE_INITRAMFS (to boot
-    /// it by hand, e.g. on QEMU):
-    /// `TRAPLINE_WRITE_INITRAMFS=$PWD/vblk.cpio cargo test -p trapline-guest --lib -- --ignored write_vblk_initramfs`
-    #[test]
-    #[ignore]
-    fn write_vblk_initramfs() {
-        let path =
-            std::env::var_os("TRAPLINE_WRITE_INITRAMFS").expect("TRAPLINE_WRITE_INITRAMFS=PATH");
-        std::fs::write(path, crate::linux_vblk_initramfs()).unwrap();
-    }
-}

@@ -11,15 +11,8 @@
 //!   under `aarch64::` with the `aarch64-payloads` feature (for host-side
 //!   loader tests).
 
-#[cfg(target_arch = "x86_64")]
-pub mod x86_64;
-#[cfg(target_arch = "x86_64")]
-pub use x86_64::*;
-
-#[cfg(any(target_arch = "aarch64", feature = "aarch64-payloads"))]
-pub mod aarch64;
-#[cfg(target_arch = "aarch64")]
-pub use aarch64::*;
+mod arch;
+pub use arch::*;
 
 /// The payload called `name`, if there is one.
 pub fn payload(name: &str) -> Option<&'static [u8]> {
@@ -27,6 +20,3 @@ pub fn payload(name: &str) -> Option<&'static [u8]> {
 }
 
 pub mod cpio;
-
-#[cfg(all(test, target_arch = "x86_64"))]
-mod tests;

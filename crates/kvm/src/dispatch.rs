@@ -1,19 +1,21 @@
-//! What one exit does: the decoding of a `VcpuExit` into bus accesses,
-//! counter bumps and the loop's next step.
+//! What one exit does: an [`Exit`] turned into bus accesses, counter
+//! bumps and the loop's next step.
 //!
 //! [`dispatch`] needs no KVM file descriptor: it takes the exit as
-//! `VcpuFd::run` returned it, the element width of a PIO access (the one
-//! thing `VcpuExit` leaves out) and the vCPU's buses and counters, so tests
-//! feed it synthetic exits. What can only be read from the vCPU (registers
-//! after a crash, the `internal` block of `kvm_run`) it leaves to the loop,
-//! by returning [`ExitOutcome::Crashed`].
+//! [`Exit::decode`] made it and the vCPU's buses and counters, so tests
+//! feed it synthetic exits. The exits only one architecture has go to that
+//! architecture's hook ([`crate::arch::handle_exit`]). What can only be
+//! read from or done to the vCPU (registers after a crash, the `internal`
+//! block of `kvm_run`, an arm64 SMCCC answer) it leaves to the loop, by
+//! returning [`ExitOutcome::Crashed`] or [`ExitOutcome::Arch`].
 //!
 //! It is on the hot path: no lock, no allocation, no logging, except on
 //! the way out of the loop (an unhandled exit is described in a `String`).
 
-use kvm_ioctls::VcpuExit;
 use trapline_bus::{Access, ExitKind, IoOutcome};
 
+use crate::arch::{self, VcpuAction};
+use crate::exit::Exit;
 use crate::vcpu::{VcpuContext, VcpuEnd};
 
 /// What the run loop does after [`dispatch`].
@@ -27,10 +29,9 @@ pub enum ExitOutcome {
     Kicked,
     /// The vCPU's loop ends with this.
     End(VcpuEnd),
-    /// arm64: an SMCCC call KVM's filter forwarded; the loop puts this
-    /// answer in x0 (the PC is already past the call) and resumes.
-    #[cfg(target_arch = "aarch64")]
-    SmcccReturn(u64),
+    /// The architecture's exit needs the vCPU itself: the loop hands this
+    /// to [`crate::arch::finish_exit`], which resumes or ends.
+    Arch(VcpuAction),
     /// KVM cannot run the guest on; the loop reads what the end needs from
     /// the vCPU and ends.
     Crashed(Crash),
@@ -50,101 +51,65 @@ pub enum Crash {
         /// Hardware entry failure reason.
         reason: u64,
     },
-    /// arm64: an MMIO access KVM cannot decode (no valid syndrome, e.g. a
-    /// load/store pair or one with writeback): KVM_EXIT_ARM_NISV, or
-    /// KVM_RUN failing with ENOSYS where that exit is not enabled. The loop
-    /// names the PC, the address and the instruction word.
-    #[cfg(target_arch = "aarch64")]
-    Undecodable,
 }
 
 /// Handle one exit: call the device it is for, count it, and say what the
 /// loop does next.
 ///
-/// `io_size` is the width of one element of a PIO access (`kvm_run.io.size`,
-/// at least 1); a string access (`rep outs`/`ins`) is split into one device
-/// access per element, as the hardware issues them. It is ignored for
-/// every other exit. Unmapped reads return all-ones; unmapped writes are
-/// dropped; both are counted.
+/// A string PIO access (`rep outs`/`ins`) is split into one device access
+/// per element, as the hardware issues them. Unmapped reads return
+/// all-ones; unmapped writes are dropped; both are counted.
 #[inline(always)]
-pub fn dispatch(
-    ctx: &VcpuContext,
-    exit: Result<VcpuExit<'_>, kvm_ioctls::Error>,
-    io_size: usize,
-) -> ExitOutcome {
+pub fn dispatch(ctx: &VcpuContext, exit: Exit<'_>) -> ExitOutcome {
     let counters = &*ctx.counters;
     let outcome = match exit {
-        Ok(VcpuExit::IoOut(port, data)) => {
+        Exit::PioOut { port, data, size } => {
             if Some(port) == ctx.fast_port {
                 counters.bump(ExitKind::FastPort);
                 return ExitOutcome::Resume;
             }
             counters.bump(ExitKind::PioWrite);
-            pio_out(ctx, port, data, io_size)
+            pio_out(ctx, port, data, size)
         }
-        Ok(VcpuExit::IoIn(port, data)) => {
+        Exit::PioIn { port, data, size } => {
             counters.bump(ExitKind::PioRead);
-            pio_in(ctx, port, data, io_size)
+            pio_in(ctx, port, data, size)
         }
-        Ok(VcpuExit::MmioRead(addr, data)) => {
+        Exit::MmioRead { addr, data } => {
             counters.bump(ExitKind::MmioRead);
             mmio_outcome(ctx, ctx.mmio.read(ctx.index, addr, data))
         }
-        Ok(VcpuExit::MmioWrite(addr, data)) => {
+        Exit::MmioWrite { addr, data } => {
             counters.bump(ExitKind::MmioWrite);
             mmio_outcome(ctx, ctx.mmio.write(ctx.index, addr, data))
         }
-        Ok(VcpuExit::Hlt) => {
+        Exit::Hlt => {
             // Only without an in-kernel irqchip; resume (the lab's `hlt`
             // scenario measures exactly this round trip).
             counters.bump(ExitKind::Hlt);
             IoOutcome::Continue
         }
-        Ok(VcpuExit::IoapicEoi(_)) => {
-            // Split irqchip only: an EOI for a level-triggered vector, for a
-            // user-space IOAPIC. trapline has none (no pin is ever raised),
-            // so there is nothing to do.
-            counters.bump(ExitKind::Other);
-            IoOutcome::Continue
-        }
-        Ok(VcpuExit::Intr) => {
+        Exit::Intr => {
             counters.bump(ExitKind::Interrupted);
             IoOutcome::Continue
         }
-        Ok(VcpuExit::Shutdown) => return ExitOutcome::Crashed(Crash::TripleFault),
-        Ok(VcpuExit::InternalError) => return ExitOutcome::Crashed(Crash::InternalError),
-        Ok(VcpuExit::FailEntry(reason, _cpu)) => {
-            return ExitOutcome::Crashed(Crash::FailEntry { reason })
-        }
-        Ok(VcpuExit::SystemEvent(kind, _)) => {
-            return ExitOutcome::End(VcpuEnd::SystemEvent { kind })
-        }
-        #[cfg(target_arch = "aarch64")]
-        Ok(VcpuExit::Hypercall(h)) => {
-            use crate::arch::aarch64::smccc;
-            counters.bump(ExitKind::Hypercall);
-            // kvm-ioctls names arm64's `flags` by x86's `longmode` (a union).
-            let call = smccc::decode(h.nr, h.longmode.into());
-            return ExitOutcome::SmcccReturn(smccc::answer(call));
-        }
-        #[cfg(target_arch = "aarch64")]
-        Ok(VcpuExit::Unsupported(crate::arch::ARM_NISV_EXIT)) => {
-            return ExitOutcome::Crashed(Crash::Undecodable)
-        }
-        Ok(other) => {
+        Exit::Shutdown => return ExitOutcome::Crashed(Crash::TripleFault),
+        Exit::InternalError => return ExitOutcome::Crashed(Crash::InternalError),
+        Exit::FailEntry { reason } => return ExitOutcome::Crashed(Crash::FailEntry { reason }),
+        Exit::SystemEvent { kind } => return ExitOutcome::End(VcpuEnd::SystemEvent { kind }),
+        Exit::Arch(exit) => return arch::handle_exit(ctx, exit),
+        Exit::Unhandled(other) => {
             counters.bump(ExitKind::Other);
             return ExitOutcome::End(VcpuEnd::Unhandled {
                 what: format!("{other:?}"),
             });
         }
-        Err(e) if e.errno() == libc::EINTR => {
+        Exit::Kicked => {
             counters.bump(ExitKind::Interrupted);
             return ExitOutcome::Kicked;
         }
-        Err(e) if e.errno() == libc::EAGAIN => IoOutcome::Continue,
-        #[cfg(target_arch = "aarch64")]
-        Err(e) if e.errno() == libc::ENOSYS => return ExitOutcome::Crashed(Crash::Undecodable),
-        Err(e) => return ExitOutcome::End(VcpuEnd::RunError { errno: e.errno() }),
+        Exit::Again => IoOutcome::Continue,
+        Exit::RunError { errno } => return ExitOutcome::End(VcpuEnd::RunError { errno }),
     };
     match outcome {
         IoOutcome::Continue => ExitOutcome::Resume,
@@ -195,7 +160,7 @@ fn pio_in(ctx: &VcpuContext, port: u16, data: &mut [u8], size: usize) -> IoOutco
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use std::sync::atomic::AtomicBool;
     use std::sync::{Arc, Mutex};
 
@@ -203,6 +168,8 @@ mod tests {
     use trapline_bus::{
         AbsentDevice, AccessSizes, BusBuilder, BusDevice, ExitCounters, StopReason,
     };
+
+    use kvm_ioctls::VcpuExit;
 
     use super::*;
 
@@ -259,14 +226,16 @@ mod tests {
         }
     }
 
-    struct Fixture {
-        ctx: VcpuContext,
+    /// A vCPU context with a recorder on each bus (the architectures'
+    /// exit hooks are tested with it too).
+    pub(crate) struct Fixture {
+        pub(crate) ctx: VcpuContext,
         pio_dev: Arc<Recorder>,
         mmio_dev: Arc<Recorder>,
     }
 
     impl Fixture {
-        fn new() -> Self {
+        pub(crate) fn new() -> Self {
             let pio_dev = Arc::new(Recorder::default());
             let mmio_dev = Arc::new(Recorder::default());
             let mut pio = BusBuilder::new();
@@ -296,7 +265,16 @@ mod tests {
             }
         }
 
-        fn count(&self, kind: ExitKind) -> u64 {
+        /// Decode `exit` (PIO elements `io_size` wide) and dispatch it.
+        pub(crate) fn dispatch(
+            &self,
+            exit: Result<VcpuExit<'_>, kvm_ioctls::Error>,
+            io_size: usize,
+        ) -> ExitOutcome {
+            dispatch(&self.ctx, Exit::decode(exit, io_size))
+        }
+
+        pub(crate) fn count(&self, kind: ExitKind) -> u64 {
             self.ctx.counters.snapshot().get(kind)
         }
 
@@ -309,14 +287,14 @@ mod tests {
         }
     }
 
-    fn errno(e: i32) -> kvm_ioctls::Error {
+    pub(crate) fn errno(e: i32) -> kvm_ioctls::Error {
         kvm_ioctls::Error::new(e)
     }
 
     #[test]
     fn pio_out_reaches_the_registered_device() {
         let f = Fixture::new();
-        let out = dispatch(&f.ctx, Ok(VcpuExit::IoOut(PORT + 2, &[0x41])), 1);
+        let out = f.dispatch(Ok(VcpuExit::IoOut(PORT + 2, &[0x41])), 1);
         assert_eq!(out, ExitOutcome::Resume);
         assert_eq!(f.pio_log(), vec![('w', 2, vec![0x41])]);
         assert_eq!(f.count(ExitKind::PioWrite), 1);
@@ -326,7 +304,7 @@ mod tests {
     #[test]
     fn string_pio_out_is_one_access_per_element() {
         let f = Fixture::new();
-        let out = dispatch(&f.ctx, Ok(VcpuExit::IoOut(PORT, &[1, 2, 3, 4])), 2);
+        let out = f.dispatch(Ok(VcpuExit::IoOut(PORT, &[1, 2, 3, 4])), 2);
         assert_eq!(out, ExitOutcome::Resume);
         assert_eq!(
             f.pio_log(),
@@ -338,7 +316,7 @@ mod tests {
     #[test]
     fn a_stopping_pio_write_ends_the_loop_with_the_device_reason() {
         let f = Fixture::new();
-        let out = dispatch(&f.ctx, Ok(VcpuExit::IoOut(PORT, &[0xde, 0x01])), 1);
+        let out = f.dispatch(Ok(VcpuExit::IoOut(PORT, &[0xde, 0x01])), 1);
         assert_eq!(
             out,
             ExitOutcome::End(VcpuEnd::Device(StopReason::DebugExit(7)))
@@ -350,7 +328,7 @@ mod tests {
     #[test]
     fn the_fast_port_is_counted_and_never_reaches_the_bus() {
         let f = Fixture::new();
-        let out = dispatch(&f.ctx, Ok(VcpuExit::IoOut(FLOOR, &[0])), 1);
+        let out = f.dispatch(Ok(VcpuExit::IoOut(FLOOR, &[0])), 1);
         assert_eq!(out, ExitOutcome::Resume);
         assert!(f.pio_log().is_empty());
         assert_eq!(f.count(ExitKind::FastPort), 1);
@@ -361,10 +339,10 @@ mod tests {
     fn unmapped_pio_reads_all_ones_and_writes_are_dropped_and_counted() {
         let f = Fixture::new();
         let mut data = [0u8; 4];
-        let out = dispatch(&f.ctx, Ok(VcpuExit::IoIn(0x1234, &mut data)), 4);
+        let out = f.dispatch(Ok(VcpuExit::IoIn(0x1234, &mut data)), 4);
         assert_eq!(out, ExitOutcome::Resume);
         assert_eq!(data, [0xff; 4]);
-        let out = dispatch(&f.ctx, Ok(VcpuExit::IoOut(0x1234, &[5])), 1);
+        let out = f.dispatch(Ok(VcpuExit::IoOut(0x1234, &[5])), 1);
         assert_eq!(out, ExitOutcome::Resume);
         assert_eq!(f.count(ExitKind::UnmappedPio), 2);
         assert_eq!(f.count(ExitKind::PioRead), 1);
@@ -376,7 +354,7 @@ mod tests {
     fn pio_in_is_filled_by_the_device_element_by_element() {
         let f = Fixture::new();
         let mut data = [0u8; 3];
-        let out = dispatch(&f.ctx, Ok(VcpuExit::IoIn(PORT + 1, &mut data)), 1);
+        let out = f.dispatch(Ok(VcpuExit::IoIn(PORT + 1, &mut data)), 1);
         assert_eq!(out, ExitOutcome::Resume);
         assert_eq!(data, [0x11; 3]);
         assert_eq!(f.pio_log().len(), 3);
@@ -387,7 +365,7 @@ mod tests {
     fn a_stopping_read_completes_the_string_then_ends_the_loop() {
         let f = Fixture::new();
         let mut data = [0u8; 2];
-        let out = dispatch(&f.ctx, Ok(VcpuExit::IoIn(0x40, &mut data)), 1);
+        let out = f.dispatch(Ok(VcpuExit::IoIn(0x40, &mut data)), 1);
         assert_eq!(
             out,
             ExitOutcome::End(VcpuEnd::Device(StopReason::AbsentDevice(AbsentDevice::Pit)))
@@ -399,10 +377,10 @@ mod tests {
     fn mmio_reads_and_writes_reach_the_device() {
         let f = Fixture::new();
         let mut data = [0u8; 4];
-        let out = dispatch(&f.ctx, Ok(VcpuExit::MmioRead(MMIO + 8, &mut data)), 1);
+        let out = f.dispatch(Ok(VcpuExit::MmioRead(MMIO + 8, &mut data)), 1);
         assert_eq!(out, ExitOutcome::Resume);
         assert_eq!(data, [0x18; 4]);
-        let out = dispatch(&f.ctx, Ok(VcpuExit::MmioWrite(MMIO + 4, &[9, 9])), 1);
+        let out = f.dispatch(Ok(VcpuExit::MmioWrite(MMIO + 4, &[9, 9])), 1);
         assert_eq!(out, ExitOutcome::Resume);
         assert_eq!(
             f.mmio_log(),
@@ -417,10 +395,10 @@ mod tests {
     fn unmapped_mmio_reads_all_ones_and_is_counted() {
         let f = Fixture::new();
         let mut data = [0u8; 8];
-        let out = dispatch(&f.ctx, Ok(VcpuExit::MmioRead(0x1000, &mut data)), 1);
+        let out = f.dispatch(Ok(VcpuExit::MmioRead(0x1000, &mut data)), 1);
         assert_eq!(out, ExitOutcome::Resume);
         assert_eq!(data, [0xff; 8]);
-        let out = dispatch(&f.ctx, Ok(VcpuExit::MmioWrite(0x1000, &[1])), 1);
+        let out = f.dispatch(Ok(VcpuExit::MmioWrite(0x1000, &[1])), 1);
         assert_eq!(out, ExitOutcome::Resume);
         assert_eq!(f.count(ExitKind::UnmappedMmio), 2);
     }
@@ -428,7 +406,7 @@ mod tests {
     #[test]
     fn a_stopping_mmio_write_ends_the_loop() {
         let f = Fixture::new();
-        let out = dispatch(&f.ctx, Ok(VcpuExit::MmioWrite(MMIO, &[0xde])), 1);
+        let out = f.dispatch(Ok(VcpuExit::MmioWrite(MMIO, &[0xde])), 1);
         assert_eq!(
             out,
             ExitOutcome::End(VcpuEnd::Device(StopReason::DebugExit(7)))
@@ -436,32 +414,27 @@ mod tests {
     }
 
     #[test]
-    fn hlt_intr_and_eoi_resume_and_are_counted() {
+    fn hlt_and_intr_resume_and_are_counted() {
         let f = Fixture::new();
-        assert_eq!(dispatch(&f.ctx, Ok(VcpuExit::Hlt), 1), ExitOutcome::Resume);
-        assert_eq!(dispatch(&f.ctx, Ok(VcpuExit::Intr), 1), ExitOutcome::Resume);
-        assert_eq!(
-            dispatch(&f.ctx, Ok(VcpuExit::IoapicEoi(0x30)), 1),
-            ExitOutcome::Resume
-        );
+        assert_eq!(f.dispatch(Ok(VcpuExit::Hlt), 1), ExitOutcome::Resume);
+        assert_eq!(f.dispatch(Ok(VcpuExit::Intr), 1), ExitOutcome::Resume);
         assert_eq!(f.count(ExitKind::Hlt), 1);
         assert_eq!(f.count(ExitKind::Interrupted), 1);
-        assert_eq!(f.count(ExitKind::Other), 1);
     }
 
     #[test]
     fn shutdown_internal_error_and_fail_entry_are_crashes_for_the_loop() {
         let f = Fixture::new();
         assert_eq!(
-            dispatch(&f.ctx, Ok(VcpuExit::Shutdown), 1),
+            f.dispatch(Ok(VcpuExit::Shutdown), 1),
             ExitOutcome::Crashed(Crash::TripleFault)
         );
         assert_eq!(
-            dispatch(&f.ctx, Ok(VcpuExit::InternalError), 1),
+            f.dispatch(Ok(VcpuExit::InternalError), 1),
             ExitOutcome::Crashed(Crash::InternalError)
         );
         assert_eq!(
-            dispatch(&f.ctx, Ok(VcpuExit::FailEntry(0x80000021, 0)), 1),
+            f.dispatch(Ok(VcpuExit::FailEntry(0x80000021, 0)), 1),
             ExitOutcome::Crashed(Crash::FailEntry { reason: 0x80000021 })
         );
         // None of them is counted, as before the split.
@@ -477,67 +450,17 @@ mod tests {
             KVM_SYSTEM_EVENT_CRASH,
         ] {
             assert_eq!(
-                dispatch(&f.ctx, Ok(VcpuExit::SystemEvent(kind, &[0])), 1),
+                f.dispatch(Ok(VcpuExit::SystemEvent(kind, &[0])), 1),
                 ExitOutcome::End(VcpuEnd::SystemEvent { kind })
             );
         }
-    }
-
-    /// An SMCCC call KVM's filter forwarded: counted as a hypercall exit,
-    /// answered in x0 by the loop (the probe's call gets the probe's answer).
-    #[cfg(target_arch = "aarch64")]
-    #[test]
-    fn forwarded_smccc_calls_are_answered_and_counted() {
-        use kvm_ioctls::HypercallExit;
-        use trapline_abi as abi;
-        let f = Fixture::new();
-        for (nr, flags, x0) in [
-            (abi::SMCCC_PROBE_USER_FN, 0, abi::SMCCC_PROBE_USER_RET),
-            (abi::SMCCC_PROBE_UNKNOWN_FN, 0, abi::SMCCC_RET_NOT_SUPPORTED),
-            (
-                abi::SMCCC_PROBE_USER_FN,
-                kvm_bindings::KVM_HYPERCALL_EXIT_SMC,
-                abi::SMCCC_RET_NOT_SUPPORTED,
-            ),
-        ] {
-            let mut ret = 0;
-            let exit = VcpuExit::Hypercall(HypercallExit {
-                nr: nr.into(),
-                args: [0; 6],
-                ret: &mut ret,
-                longmode: flags,
-            });
-            assert_eq!(dispatch(&f.ctx, Ok(exit), 1), ExitOutcome::SmcccReturn(x0));
-        }
-        assert_eq!(f.ctx.counters.snapshot().get(ExitKind::Hypercall), 3);
-    }
-
-    #[cfg(target_arch = "aarch64")]
-    #[test]
-    fn undecodable_accesses_are_crashes_for_the_loop() {
-        let f = Fixture::new();
-        // KVM_EXIT_ARM_NISV (with KVM_CAP_ARM_NISV_TO_USER) and KVM_RUN
-        // failing with ENOSYS (without it) both name the access.
-        assert_eq!(
-            dispatch(
-                &f.ctx,
-                Ok(VcpuExit::Unsupported(kvm_bindings::KVM_EXIT_ARM_NISV)),
-                1
-            ),
-            ExitOutcome::Crashed(Crash::Undecodable)
-        );
-        assert_eq!(
-            dispatch(&f.ctx, Err(errno(libc::ENOSYS)), 1),
-            ExitOutcome::Crashed(Crash::Undecodable)
-        );
-        assert_eq!(f.ctx.counters.snapshot().total_exits(), 0);
     }
 
     #[test]
     fn an_unhandled_exit_is_described_and_counted() {
         let f = Fixture::new();
         assert_eq!(
-            dispatch(&f.ctx, Ok(VcpuExit::IrqWindowOpen), 1),
+            f.dispatch(Ok(VcpuExit::IrqWindowOpen), 1),
             ExitOutcome::End(VcpuEnd::Unhandled {
                 what: "IrqWindowOpen".into()
             })
@@ -548,17 +471,11 @@ mod tests {
     #[test]
     fn run_errors_eintr_kicks_eagain_resumes_others_end() {
         let f = Fixture::new();
-        assert_eq!(
-            dispatch(&f.ctx, Err(errno(libc::EINTR)), 1),
-            ExitOutcome::Kicked
-        );
+        assert_eq!(f.dispatch(Err(errno(libc::EINTR)), 1), ExitOutcome::Kicked);
         assert_eq!(f.count(ExitKind::Interrupted), 1);
+        assert_eq!(f.dispatch(Err(errno(libc::EAGAIN)), 1), ExitOutcome::Resume);
         assert_eq!(
-            dispatch(&f.ctx, Err(errno(libc::EAGAIN)), 1),
-            ExitOutcome::Resume
-        );
-        assert_eq!(
-            dispatch(&f.ctx, Err(errno(libc::EFAULT)), 1),
+            f.dispatch(Err(errno(libc::EFAULT)), 1),
             ExitOutcome::End(VcpuEnd::RunError {
                 errno: libc::EFAULT
             })

@@ -1,5 +1,6 @@
-//! The KVM_RUN loop: enter the guest, drain the coalesced ring, hand the
-//! exit to [`dispatch`], act on what it says.
+//! The KVM_RUN loop: enter the guest, decode the exit once ([`Exit`]: the
+//! profile keys it, [`dispatch`] acts on it), drain the coalesced ring,
+//! act on what dispatch says.
 //!
 //! Per exit it does: one relaxed counter bump, (when coalescing is on) one
 //! acquire load to see whether the ring holds entries, and a binary search
@@ -10,12 +11,14 @@
 use std::sync::atomic::Ordering;
 
 use kvm_bindings::{kvm_run, KVM_EXIT_IO};
-use kvm_ioctls::{VcpuExit, VcpuFd};
+use kvm_ioctls::VcpuFd;
 use trapline_bus::{ExitKind, ExitProfile};
 use trapline_fastpath::Space;
 
+use crate::arch;
 use crate::crash;
 use crate::dispatch::{dispatch, Crash, ExitOutcome};
+use crate::exit::Exit;
 use crate::vcpu::{VcpuContext, VcpuEnd};
 
 /// Dispatch one coalesced entry (from any vCPU's drain).
@@ -70,13 +73,18 @@ fn run_loop<const PROFILE: bool>(
         } else {
             0
         };
-        let exit = vcpu.run();
+        let result = vcpu.run();
         if PROFILE {
             returned_at = tsc();
             if let Some(p) = profile {
                 p.add_in_kvm(returned_at.wrapping_sub(entered));
             }
-            pending = Some(exit_key(&exit));
+        }
+        // SAFETY: run_ptr is the vCPU's kvm_run mapping, alive as long as
+        // `vcpu`; io_size reads the io member only when the exit is an IO one.
+        let exit = Exit::decode(result, unsafe { io_size(run_ptr) });
+        if PROFILE {
+            pending = Some(exit.key());
         }
         if let Some(ring) = &ctx.ring {
             if !ring.is_empty() {
@@ -84,10 +92,7 @@ fn run_loop<const PROFILE: bool>(
                 counters.add(ExitKind::CoalescedEntries, n);
             }
         }
-        // SAFETY: run_ptr is the vCPU's kvm_run mapping, alive as long as
-        // `vcpu`; io_size reads the io member only when the exit is an IO one.
-        let io_size = unsafe { io_size(run_ptr) };
-        let end = match dispatch(ctx, exit, io_size) {
+        let end = match dispatch(ctx, exit) {
             ExitOutcome::Resume => continue 'run,
             ExitOutcome::Kicked => {
                 // Clear immediate_exit so the next KVM_RUN enters the guest,
@@ -96,11 +101,13 @@ fn run_loop<const PROFILE: bool>(
                 continue 'run;
             }
             ExitOutcome::End(end) => end,
-            #[cfg(target_arch = "aarch64")]
-            ExitOutcome::SmcccReturn(x0) => {
-                match vcpu.set_one_reg(crate::regs::x(0), &x0.to_le_bytes()) {
-                    Ok(_) => continue 'run,
-                    Err(e) => VcpuEnd::RunError { errno: e.errno() },
+            ExitOutcome::Arch(action) => {
+                // SAFETY: run_ptr is the vCPU's kvm_run mapping, alive as
+                // long as `vcpu`, and holds the exit the action came from.
+                let finished = unsafe { arch::finish_exit(vcpu, run_ptr, ctx, action) };
+                match finished {
+                    None => continue 'run,
+                    Some(end) => end,
                 }
             }
             // SAFETY: run_ptr is the vCPU's kvm_run mapping, alive as long
@@ -129,12 +136,6 @@ unsafe fn crash_end(
     match what {
         Crash::TripleFault => VcpuEnd::TripleFault {
             rip: crash::pc(vcpu),
-        },
-        #[cfg(target_arch = "aarch64")]
-        Crash::Undecodable => VcpuEnd::Undecodable {
-            // SAFETY: the caller promises `run` is this vCPU's kvm_run,
-            // holding the exit (or failed KVM_RUN) `what` came from.
-            what: unsafe { crash::undecodable(vcpu, run, ctx.memory.as_ref()) },
         },
         Crash::InternalError => {
             // SAFETY: the caller promises the exit reason is
@@ -168,29 +169,8 @@ fn charge(profile: Option<&ExitProfile>, key: Option<(ExitKind, u64)>, returned_
     now
 }
 
-/// The profile key of an exit: the exit itself, so an OUT to the fast
-/// port is keyed as the `PioWrite` it is (the counters count it as
-/// [`ExitKind::FastPort`]).
-#[inline(always)]
-fn exit_key(exit: &Result<VcpuExit<'_>, kvm_ioctls::Error>) -> (ExitKind, u64) {
-    match exit {
-        Ok(VcpuExit::IoOut(port, _)) => (ExitKind::PioWrite, u64::from(*port)),
-        Ok(VcpuExit::IoIn(port, _)) => (ExitKind::PioRead, u64::from(*port)),
-        Ok(VcpuExit::MmioRead(addr, _)) => (ExitKind::MmioRead, *addr),
-        Ok(VcpuExit::MmioWrite(addr, _)) => (ExitKind::MmioWrite, *addr),
-        Ok(VcpuExit::Hlt) => (ExitKind::Hlt, 0),
-        Ok(VcpuExit::Intr) => (ExitKind::Interrupted, 0),
-        Ok(VcpuExit::Shutdown) => (ExitKind::Shutdown, 0),
-        Ok(VcpuExit::Hypercall(_)) => (ExitKind::Hypercall, 0),
-        Err(e) if e.errno() == libc::EINTR || e.errno() == libc::EAGAIN => {
-            (ExitKind::Interrupted, 0)
-        }
-        _ => (ExitKind::Other, 0),
-    }
-}
-
 /// The width of one element of the PIO access in `run`, or 1 when the
-/// exit is not a PIO one ([`dispatch`] ignores it then).
+/// exit is not a PIO one ([`Exit::decode`] ignores it then).
 ///
 /// # Safety
 /// `run` must point at a mapped kvm_run.

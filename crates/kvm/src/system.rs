@@ -89,7 +89,8 @@ impl HostKvm {
         self.kvm.get_api_version()
     }
 
-    /// Capabilities the lab reports, by name.
+    /// Capabilities the lab reports, by name (the architecture's own with
+    /// them: [`crate::arch::CAPABILITIES`]).
     pub fn capabilities(&self) -> BTreeMap<String, i64> {
         let caps: &[(&str, Cap)] = &[
             ("irqchip", Cap::Irqchip),
@@ -98,22 +99,15 @@ impl HostKvm {
             ("coalesced-mmio", Cap::CoalescedMmio),
             ("coalesced-pio", Cap::CoalescedPio),
             ("readonly-mem", Cap::ReadonlyMem),
-            #[cfg(target_arch = "x86_64")]
-            ("pit2", Cap::Pit2),
             ("immediate-exit", Cap::ImmediateExit),
             ("tsc-control", Cap::TscControl),
             ("get-tsc-khz", Cap::GetTscKhz),
-            #[cfg(target_arch = "x86_64")]
-            ("x2apic-api", Cap::X2ApicApi),
-            #[cfg(target_arch = "x86_64")]
-            ("split-irqchip", Cap::SplitIrqchip),
-            #[cfg(target_arch = "aarch64")]
-            ("arm-psci-0.2", Cap::ArmPsci02),
             ("max-vcpus", Cap::MaxVcpus),
             ("nr-memslots", Cap::NrMemslots),
         ];
         let mut out: BTreeMap<String, i64> = caps
             .iter()
+            .chain(crate::arch::CAPABILITIES)
             .map(|(n, c)| (n.to_string(), self.kvm.check_extension_int(*c) as i64))
             .collect();
         out.insert(

@@ -74,9 +74,9 @@ pub enum VcpuEnd {
         /// The event type.
         kind: u32,
     },
-    /// arm64: an MMIO access KVM could not decode; `what` is one line
-    /// naming the PC, the address and the instruction word.
-    #[cfg(target_arch = "aarch64")]
+    /// An MMIO access KVM could not decode (arm64: no valid syndrome);
+    /// `what` is one line naming the PC, the address and the instruction
+    /// word.
     Undecodable {
         /// The line.
         what: String,

@@ -2,7 +2,7 @@
 //! findings, the derived values' inputs, the vmm view's rows, the floor
 //! ladder's paths: `trapline_report::uses`) is a scenario of the ABI's
 //! table and a row the lab produces: trapline's probe scenarios, the floor
-//! ladder's rungs (`crates/lab/src/floor/ladder.rs`), the unprofiled rows
+//! ladder's rungs (`crates/floor/src/arch/x86_64/ladder.rs`), the unprofiled rows
 //! and the QEMU peer's. So renaming a scenario on either side fails here
 //! instead of rendering as "not measured". The report cannot depend on the
 //! lab, so this test lives where both are visible. No KVM needed.
@@ -50,7 +50,7 @@ fn produced() -> BTreeSet<(String, String)> {
         names::MMIO_USER_WRITE.to_string(),
     ));
     for r in ARM64.rungs {
-        for k in floor::arm64::ladder::kinds(r) {
+        for k in floor::arch::aarch64::ladder::kinds(r) {
             rows.insert((r.vmm.to_string(), k.name().to_string()));
         }
     }
@@ -129,12 +129,12 @@ fn the_floor_ladder_s_rungs_and_loops_are_the_lab_s() {
     }
     for r in ARM64.rungs {
         assert!(
-            floor::arm64::ladder::pieces(r.vmm).is_some(),
+            floor::arch::aarch64::ladder::pieces(r.vmm).is_some(),
             "the report's arm64 rung {} has no pieces in the lab's arm64 floor ladder",
             r.vmm
         );
     }
-    for k in floor::arm64::code::FloorKind::ALL {
+    for k in floor::arch::aarch64::code::FloorKind::ALL {
         assert!(
             catalog::ARM64_SCENARIOS
                 .iter()

@@ -7,29 +7,10 @@
 //! nothing else: each format's own parser does that. It is neutral code,
 //! built on every host, so both directions are tested on either.
 
-use std::fmt;
-
 use crate::bytes::{rd, u16_at};
 use crate::elf::{EM_386, EM_AARCH64, EM_ARM, EM_X86_64};
 use crate::error::LoadError;
-
-/// An architecture trapline runs guests for.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ImageArch {
-    /// 64-bit x86 (its guests may start in 32-bit modes).
-    X86_64,
-    /// 64-bit Arm.
-    Aarch64,
-}
-
-impl fmt::Display for ImageArch {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(match self {
-            ImageArch::X86_64 => "x86_64",
-            ImageArch::Aarch64 => "aarch64",
-        })
-    }
-}
+pub use crate::image::ImageArch;
 
 /// What an image looks like from its magic numbers.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -80,6 +80,26 @@ const CLASS64: Class = Class {
 /// overlapping), the notes, and an entry point among the file bytes.
 /// Touches no guest memory; never panics, whatever the bytes.
 pub(crate) fn parse(image: &[u8], target: &ElfTarget) -> Result<Elf, LoadError> {
+    let class = identify(image)?;
+    let header = read_header(image, class, target)?;
+    check_phdr_table(&header, class, image.len() as u64)?;
+    let (segments, pvh_entry) = read_segments(image, class, target, &header)?;
+    check_no_overlap(&segments)?;
+    // A PVH image is entered at its note's address, so that is the one
+    // that must be among the file bytes.
+    let entry = pvh_entry.unwrap_or(header.entry);
+    check_entry(entry, &segments)?;
+    Ok(Elf {
+        bits: class.bits,
+        entry,
+        segments,
+        pvh: pvh_entry.is_some(),
+    })
+}
+
+/// The ELF identification: the magic, the class (whose header must fit in
+/// the file) and little-endian data.
+fn identify(image: &[u8]) -> Result<&'static Class, LoadError> {
     let len = image.len() as u64;
     if image.is_empty() {
         return Err(LoadError::Empty);
@@ -123,12 +143,25 @@ pub(crate) fn parse(image: &[u8], target: &ElfTarget) -> Result<Elf, LoadError> 
     if image[5] != ELFDATA2LSB {
         return Err(LoadError::NotLittleEndian(image[5]));
     }
-    // From here on every header field is inside the file (len >= ehsize), but
-    // keep going through the checked readers: one code path, no panics.
+    Ok(class)
+}
+
+/// The ELF header fields the loader uses.
+struct Header {
+    entry: u64,
+    phoff: u64,
+    phentsize: u16,
+    phnum: u16,
+}
+
+/// The header of an executable for `target`'s machine.
+fn read_header(image: &[u8], class: &Class, target: &ElfTarget) -> Result<Header, LoadError> {
+    // Every header field is inside the file (len >= ehsize), but keep going
+    // through the checked readers: one code path, no panics.
     let trunc = || LoadError::Truncated {
         what: "ELF header",
         need: class.ehsize,
-        len,
+        len: image.len() as u64,
     };
     let e_type = u16_at(image, 16).ok_or_else(trunc)?;
     let e_machine = u16_at(image, 18).ok_or_else(trunc)?;
@@ -162,120 +195,161 @@ pub(crate) fn parse(image: &[u8], target: &ElfTarget) -> Result<Elf, LoadError> 
             u16_at(image, 56).ok_or_else(trunc)?,
         )
     };
+    Ok(Header {
+        entry,
+        phoff,
+        phentsize,
+        phnum,
+    })
+}
 
-    if phnum == 0 {
+/// The error for a program header table that does not fit in the file.
+fn table_out(h: &Header, len: u64) -> LoadError {
+    LoadError::PhdrTableOutOfFile {
+        phoff: h.phoff,
+        phnum: h.phnum,
+        phentsize: h.phentsize,
+        len,
+    }
+}
+
+/// A program header table of this class's entries, after the ELF header
+/// and inside the file.
+fn check_phdr_table(h: &Header, class: &Class, len: u64) -> Result<(), LoadError> {
+    if h.phnum == 0 {
         return Err(LoadError::NoLoadSegment);
     }
-    if phnum == PN_XNUM {
+    if h.phnum == PN_XNUM {
         return Err(LoadError::ExtendedPhnum);
     }
-    if phentsize != class.phentsize {
+    if h.phentsize != class.phentsize {
         return Err(LoadError::BadPhentsize {
             bits: class.bits,
-            got: phentsize,
+            got: h.phentsize,
             expected: class.phentsize,
         });
     }
-    if phoff < class.ehsize {
+    if h.phoff < class.ehsize {
         return Err(LoadError::PhdrTableInHeader {
-            phoff,
+            phoff: h.phoff,
             ehsize: class.ehsize,
         });
     }
-    let table_out = || LoadError::PhdrTableOutOfFile {
-        phoff,
-        phnum,
-        phentsize,
-        len,
-    };
-    let table_end = u64::from(phnum)
-        .checked_mul(u64::from(phentsize))
-        .and_then(|n| n.checked_add(phoff))
-        .ok_or_else(table_out)?;
+    let table_end = u64::from(h.phnum)
+        .checked_mul(u64::from(h.phentsize))
+        .and_then(|n| n.checked_add(h.phoff))
+        .ok_or_else(|| table_out(h, len))?;
     if table_end > len {
-        return Err(table_out());
+        return Err(table_out(h, len));
     }
+    Ok(())
+}
 
+/// Every PT_LOAD, checked, and the PVH entry of the first note that has
+/// one (ELF64 images, when `target` boots through PVH).
+fn read_segments(
+    image: &[u8],
+    class: &Class,
+    target: &ElfTarget,
+    h: &Header,
+) -> Result<(Vec<LoadSegment>, Option<u64>), LoadError> {
+    let len = image.len() as u64;
     let mut segments = Vec::new();
     let mut pvh_entry = None;
-    for index in 0..usize::from(phnum) {
-        let ph = phoff + index as u64 * u64::from(phentsize);
-        let p_type = u32_at(image, ph).ok_or_else(table_out)?;
+    for index in 0..usize::from(h.phnum) {
+        let ph = h.phoff + index as u64 * u64::from(h.phentsize);
+        let p_type = u32_at(image, ph).ok_or_else(|| table_out(h, len))?;
         if p_type == PT_NOTE && class.bits == 64 && target.pvh_note {
-            let offset = u64_at(image, ph + 8).ok_or_else(table_out)?;
-            let filesz = u64_at(image, ph + 32).ok_or_else(table_out)?;
+            let offset = u64_at(image, ph + 8).ok_or_else(|| table_out(h, len))?;
+            let filesz = u64_at(image, ph + 32).ok_or_else(|| table_out(h, len))?;
             if let Some(e) = check_notes(image, index, offset, filesz)? {
                 pvh_entry.get_or_insert(u64::from(e));
             }
         }
-        if p_type != PT_LOAD {
-            continue;
+        if p_type == PT_LOAD {
+            segments.push(read_load_segment(image, class, h, index, ph)?);
         }
-        let (offset, paddr, filesz, memsz) = if class.bits == 32 {
-            (
-                u64::from(u32_at(image, ph + 4).ok_or_else(table_out)?),
-                u64::from(u32_at(image, ph + 12).ok_or_else(table_out)?),
-                u64::from(u32_at(image, ph + 16).ok_or_else(table_out)?),
-                u64::from(u32_at(image, ph + 20).ok_or_else(table_out)?),
-            )
-        } else {
-            (
-                u64_at(image, ph + 8).ok_or_else(table_out)?,
-                u64_at(image, ph + 24).ok_or_else(table_out)?,
-                u64_at(image, ph + 32).ok_or_else(table_out)?,
-                u64_at(image, ph + 40).ok_or_else(table_out)?,
-            )
-        };
-        if filesz > memsz {
-            return Err(LoadError::FileszExceedsMemsz {
-                index,
-                filesz,
-                memsz,
-            });
-        }
-        match offset.checked_add(filesz) {
-            Some(end) if end <= len => {}
-            _ => {
-                return Err(LoadError::SegmentOutOfFile {
-                    index,
-                    offset,
-                    filesz,
-                    len,
-                })
-            }
-        }
-        // An ELF32 segment must end at or below 4 GiB: 32-bit code cannot
-        // address past it, and QEMU computes these sums in 32 bits.
-        let limit = if class.bits == 32 {
-            1u64 << 32
-        } else {
-            u64::MAX
-        };
-        match paddr.checked_add(memsz) {
-            Some(end) if end <= limit => {}
-            _ => {
-                return Err(LoadError::SegmentAddressOverflow {
-                    index,
-                    paddr,
-                    memsz,
-                    bits: class.bits,
-                })
-            }
-        }
-        segments.push(LoadSegment {
-            index,
-            paddr,
-            offset,
-            filesz,
-            memsz,
-        });
     }
     if segments.is_empty() {
         return Err(LoadError::NoLoadSegment);
     }
+    Ok((segments, pvh_entry))
+}
 
-    // Overlapping segments would make the result depend on copy order (and
-    // one segment's BSS zeroing would wipe another's bytes): refuse them.
+/// The PT_LOAD at file offset `ph`: its bytes inside the file, no more of
+/// them than of memory, and an end the class can address.
+fn read_load_segment(
+    image: &[u8],
+    class: &Class,
+    h: &Header,
+    index: usize,
+    ph: u64,
+) -> Result<LoadSegment, LoadError> {
+    let len = image.len() as u64;
+    let table_out = || table_out(h, len);
+    let (offset, paddr, filesz, memsz) = if class.bits == 32 {
+        (
+            u64::from(u32_at(image, ph + 4).ok_or_else(table_out)?),
+            u64::from(u32_at(image, ph + 12).ok_or_else(table_out)?),
+            u64::from(u32_at(image, ph + 16).ok_or_else(table_out)?),
+            u64::from(u32_at(image, ph + 20).ok_or_else(table_out)?),
+        )
+    } else {
+        (
+            u64_at(image, ph + 8).ok_or_else(table_out)?,
+            u64_at(image, ph + 24).ok_or_else(table_out)?,
+            u64_at(image, ph + 32).ok_or_else(table_out)?,
+            u64_at(image, ph + 40).ok_or_else(table_out)?,
+        )
+    };
+    if filesz > memsz {
+        return Err(LoadError::FileszExceedsMemsz {
+            index,
+            filesz,
+            memsz,
+        });
+    }
+    match offset.checked_add(filesz) {
+        Some(end) if end <= len => {}
+        _ => {
+            return Err(LoadError::SegmentOutOfFile {
+                index,
+                offset,
+                filesz,
+                len,
+            })
+        }
+    }
+    // An ELF32 segment must end at or below 4 GiB: 32-bit code cannot
+    // address past it, and QEMU computes these sums in 32 bits.
+    let limit = if class.bits == 32 {
+        1u64 << 32
+    } else {
+        u64::MAX
+    };
+    match paddr.checked_add(memsz) {
+        Some(end) if end <= limit => {}
+        _ => {
+            return Err(LoadError::SegmentAddressOverflow {
+                index,
+                paddr,
+                memsz,
+                bits: class.bits,
+            })
+        }
+    }
+    Ok(LoadSegment {
+        index,
+        paddr,
+        offset,
+        filesz,
+        memsz,
+    })
+}
+
+/// Overlapping segments would make the result depend on copy order (and
+/// one segment's BSS zeroing would wipe another's bytes): refuse them.
+fn check_no_overlap(segments: &[LoadSegment]) -> Result<(), LoadError> {
     let mut sorted: Vec<&LoadSegment> = segments.iter().filter(|s| s.memsz > 0).collect();
     sorted.sort_by_key(|s| s.paddr);
     for pair in sorted.windows(2) {
@@ -288,24 +362,20 @@ pub(crate) fn parse(image: &[u8], target: &ElfTarget) -> Result<Elf, LoadError> 
             });
         }
     }
+    Ok(())
+}
 
-    // The entry must be a byte that came from the file: jumping into BSS or
-    // unloaded memory would execute zeros or garbage. A PVH image is
-    // entered at its note's address, so that is the one that must be there.
-    let entry = pvh_entry.unwrap_or(entry);
-    if !segments
+/// The entry must be a byte that came from the file: jumping into BSS or
+/// unloaded memory would execute zeros or garbage.
+fn check_entry(entry: u64, segments: &[LoadSegment]) -> Result<(), LoadError> {
+    if segments
         .iter()
         .any(|s| entry >= s.paddr && entry - s.paddr < s.filesz)
     {
-        return Err(LoadError::EntryOutsideSegments { entry });
+        Ok(())
+    } else {
+        Err(LoadError::EntryOutsideSegments { entry })
     }
-
-    Ok(Elf {
-        bits: class.bits,
-        entry,
-        segments,
-        pvh: pvh_entry.is_some(),
-    })
 }
 
 /// Validates an ELF64 PT_NOTE segment: inside the file, and a whole number of

@@ -9,7 +9,8 @@ use std::fmt;
 
 use thiserror::Error;
 
-use crate::detect::ImageArch;
+use crate::image::ImageArch;
+use crate::ram::Span;
 
 /// Why an image could not be inspected or loaded.
 #[derive(Debug, Error)]
@@ -434,21 +435,6 @@ impl fmt::Display for Mib {
         } else {
             write!(f, "{one} MiB")
         }
-    }
-}
-
-/// A half-open guest-physical range, printed as `0x400000..0x1060000`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Span {
-    /// First byte.
-    pub start: u64,
-    /// One past the last byte.
-    pub end: u64,
-}
-
-impl fmt::Display for Span {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{:#x}..{:#x}", self.start, self.end)
     }
 }
 

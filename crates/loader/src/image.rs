@@ -4,7 +4,27 @@
 //! `linux::bzimage` each build an [`ImageInfo`]; `load`
 //! places and loads from it.
 
-use crate::error::Span;
+use std::fmt;
+
+use crate::ram::Span;
+
+/// An architecture trapline runs guests for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ImageArch {
+    /// 64-bit x86 (its guests may start in 32-bit modes).
+    X86_64,
+    /// 64-bit Arm.
+    Aarch64,
+}
+
+impl fmt::Display for ImageArch {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            ImageArch::X86_64 => "x86_64",
+            ImageArch::Aarch64 => "aarch64",
+        })
+    }
+}
 
 /// What kind of image this is, which decides how the boot vCPU starts.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -29,13 +29,10 @@ mod guest;
 mod image;
 mod ram;
 
-pub use error::{LoadError, Mib, Span};
+pub use error::{LoadError, Mib};
 pub use image::{BzImageHeader, ImageInfo, ImageKind, LoadSegment, MultibootHeader};
-pub use ram::Reserved;
+pub use ram::{Reserved, Span};
 
-#[cfg(target_arch = "x86_64")]
-pub use arch::x86_64::{
-    cpu, gdt, inspect, layout, linux, load, mbi_flags, place, BootArea, BootSetup, EntryMode,
-    GdtInfo, LoadRequest, MemoryMap, MmapEntry, BOOTLOADER_NAME, MMAP_RAM, MMAP_RESERVED,
-    MULTIBOOT_BOOTLOADER_MAGIC, MULTIBOOT_HEADER_MAGIC,
-};
+// Empty on aarch64 (arch::root says why).
+#[allow(unused_imports)]
+pub use arch::root::*;

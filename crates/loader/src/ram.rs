@@ -4,6 +4,7 @@
 //! (`bootinfo`) and the boot area's placement (`place`)
 //! are both built from it.
 
+use std::fmt;
 use std::ops::Range;
 
 use vm_memory::{GuestMemoryBackend, GuestMemoryMmap, GuestMemoryRegion};
@@ -113,6 +114,21 @@ pub(crate) fn align_up(v: u64, align: u64) -> u64 {
 #[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))] // only the x86 loader uses it so far
 pub fn reserved_range(r: &Reserved) -> Range<u64> {
     r.base..r.base.saturating_add(r.len)
+}
+
+/// A half-open guest-physical range, printed as `0x400000..0x1060000`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Span {
+    /// First byte.
+    pub start: u64,
+    /// One past the last byte.
+    pub end: u64,
+}
+
+impl fmt::Display for Span {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{:#x}..{:#x}", self.start, self.end)
+    }
 }
 
 #[cfg(test)]

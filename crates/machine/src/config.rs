@@ -166,7 +166,7 @@ impl MachineConfig {
             vcpus: 1,
             irqchip: trapline_kvm::Irqchip::Kernel,
             // The PIT is the PC's; `virt` has none.
-            pit: cfg!(target_arch = "x86_64"),
+            pit: crate::arch::HAS_PIT,
             acpi: AcpiMode::Full,
             cpu: trapline_kvm::CpuModel::default(),
             kernel: kernel.into(),
@@ -188,5 +188,16 @@ impl MachineConfig {
             metrics: None,
             virtio: VirtioConfig::new(),
         }
+    }
+}
+
+impl MachineConfig {
+    /// Where the console's output goes, taken for the UART (the config
+    /// keeps a sink).
+    pub(crate) fn take_serial(&mut self) -> trapline_devices::serial::SerialOutput {
+        std::mem::replace(
+            &mut self.serial,
+            trapline_devices::serial::SerialOutput::Sink,
+        )
     }
 }

@@ -22,6 +22,32 @@ pub(crate) fn start_all(starts: Vec<DeferredStart>) -> Result<Vec<Helper>, Machi
     starts.into_iter().map(|s| s()).collect()
 }
 
+/// What a helper thread runs first: the helper threads' seccomp filter
+/// (compiled here, on the main thread, when `seccomp`), with a warning
+/// naming `thread` ("RTC timer") when it cannot be installed; the thread
+/// runs on without it.
+pub(crate) fn on_helper_start(
+    seccomp: bool,
+    thread: &'static str,
+) -> Result<Box<dyn FnOnce() + Send>, MachineError> {
+    let helper = trapline_seccomp::ThreadKind::Helper;
+    let filter = if seccomp {
+        Some(trapline_seccomp::filter(helper)?)
+    } else {
+        None
+    };
+    Ok(Box::new(move || {
+        if let Some(f) = filter {
+            if let Err(e) = trapline_seccomp::install_program(helper, &f) {
+                eprintln!(
+                    "trapline: warning: {thread} thread runs without seccomp: {}",
+                    crate::words::clean(&e.to_string())
+                );
+            }
+        }
+    }))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -9,8 +9,8 @@
 //! paths on it (the lab) passes a [`MachineExtension`] in the config.
 //!
 //! The platform is the architecture's (`arch::x86_64`: the PC; `arch::aarch64`:
-//! QEMU's `virt`); the run loop, statistics, console and extension point are
-//! shared.
+//! QEMU's `virt`); the assembly ([`Machine::build`]), run loop, statistics,
+//! console and extension point are shared.
 
 /// std's `eprintln!` for every module of this crate (declared before them
 /// all): the line in words, and no panic when stderr is gone (see
@@ -39,14 +39,9 @@ pub mod stat;
 pub mod virtio;
 pub mod words;
 
-#[cfg(target_arch = "aarch64")]
-pub use arch::aarch64::layout;
-#[cfg(target_arch = "aarch64")]
-use arch::aarch64::platform;
-#[cfg(target_arch = "x86_64")]
-use arch::x86_64::{interrupts, platform};
-#[cfg(target_arch = "x86_64")]
-pub use arch::x86_64::{layout, sleep};
+// The architecture's names: `layout` on both, and its own (x86: `sleep`,
+// `CMDLINE_CAPACITY`); the crate-private platform pieces with them.
+pub use arch::*;
 
 pub use assemble::Machine;
 pub use config::{
@@ -58,9 +53,6 @@ pub use image::{ImageBytes, ImageReadError, MappedFile};
 pub use outcome::{status, Outcome};
 pub use run::RunReport;
 pub use stat::{StatReport, StatSort, TableOptions};
-/// Bytes the guest command line's slot holds, its NUL included.
-#[cfg(target_arch = "x86_64")]
-pub use trapline_loader::arch::x86_64::layout::CMDLINE_CAPACITY;
 pub use virtio::VirtioReadout;
 
 pub use trapline_devices::serial::SerialOutput;

@@ -125,7 +125,6 @@ impl Outcome {
                     detail: format!("KVM system event {k}"),
                 },
             },
-            #[cfg(target_arch = "aarch64")]
             VcpuEnd::Undecodable { what } => Outcome::KvmFailure { vcpu, detail: what },
             VcpuEnd::Unhandled { what } => Outcome::KvmFailure {
                 vcpu,

@@ -4,7 +4,7 @@
 //! ACPI S3 (a PM1a control write with the `_S3` sleep type) does not end a
 //! vCPU thread: that vCPU reports [`StopReason::Suspend`] and parks, the
 //! controller stops and parks the others the same way, sleeps until a wake
-//! event ([`crate::sleep`]), then sends each parked thread where its vCPU
+//! event (x86's `arch::sleep`), then sends each parked thread where its vCPU
 //! resumes; the thread sets its registers itself and enters KVM_RUN again.
 
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -16,22 +16,14 @@ use std::time::{Duration, Instant};
 use trapline_bus::{ExitSnapshot, StopReason};
 use trapline_devices::virtio::NotifyWorker;
 use trapline_kvm::{kick, run_vcpu, VcpuContext, VcpuEnd, VcpuFd};
-#[cfg(target_arch = "x86_64")]
-use trapline_kvm::{resume::resume, ResumeAt};
 use trapline_seccomp::{BpfProgram, ThreadKind};
 use vmm_sys_util::signal::Killable;
 
+use crate::arch::{self, ResumeAt};
 use crate::kvm_stats::Snapshots;
-#[cfg(target_arch = "x86_64")]
-use crate::sleep::{self, SleepEnd, Sleeper};
 use crate::stat::{MetricsLines, StatReport, VcpuStat};
 use crate::SeccompMode;
 use crate::{Machine, MachineError, Outcome};
-
-/// Where a vCPU resumes after S3: nowhere on arm64, where no guest
-/// suspends (no ACPI PM block), so no value exists.
-#[cfg(target_arch = "aarch64")]
-type ResumeAt = std::convert::Infallible;
 
 /// How long the controller waits for kicked vCPUs before giving up.
 const STOP_GRACE: Duration = Duration::from_secs(5);
@@ -382,48 +374,15 @@ impl Machine {
         })
     }
 
-    /// arm64 has no S3: a suspend cannot be asked for, and would end the
-    /// run as a power-off.
-    #[cfg(target_arch = "aarch64")]
-    fn sleep_and_resume(
-        &self,
-        _deadline: Option<Instant>,
-        _resume_txs: &[Sender<ResumeAt>],
-    ) -> Option<Outcome> {
-        Some(Outcome::PowerOff)
-    }
-
     /// Every vCPU is parked in S3: sleep until a wake event, then send
-    /// each vCPU where it resumes. Returns the outcome if the run ends
-    /// instead (the deadline, or no waking vector to resume at).
-    #[cfg(target_arch = "x86_64")]
+    /// each vCPU where it resumes (the architecture's: arm64 has no S3).
+    /// Returns the outcome if the run ends instead.
     fn sleep_and_resume(
         &self,
         deadline: Option<Instant>,
         resume_txs: &[Sender<ResumeAt>],
     ) -> Option<Outcome> {
-        let sleeper = Sleeper {
-            pm: &self.platform.pm,
-            rtc: &self.platform.rtc,
-            rtc_alarms: &self.platform.rtc_alarms,
-        };
-        sleeper.enter();
-        match sleeper.wait(deadline) {
-            SleepEnd::Deadline => return Some(Outcome::TimeoutAsleep),
-            SleepEnd::Signal(sig) => return Some(Outcome::Signal(sig)),
-            SleepEnd::Woke(_) => {}
-        }
-        let vector = sleep::waking_vector(self.vm.memory(), self.platform.facs);
-        if vector == 0 {
-            // Firmware with no waking vector reboots; trapline has nothing
-            // to reboot into.
-            return Some(Outcome::Reset);
-        }
-        for (i, tx) in resume_txs.iter().enumerate() {
-            // A thread that already ended has dropped its receiver.
-            let _ = tx.send(sleep::resume_at(i, vector));
-        }
-        None
+        arch::sleep_and_resume(&self.platform, self.vm.memory(), deadline, resume_txs)
     }
 }
 
@@ -656,8 +615,6 @@ impl VcpuThread {
 /// suspends (this vCPU asked for S3, or was stopped while `suspending`),
 /// report [`StopReason::Suspend`], wait for where to resume, set the vCPU
 /// there and run again. A closed resume channel ends the thread.
-// On arm64 nothing resumes a parked vCPU (no S3), so the loop never loops.
-#[cfg_attr(target_arch = "aarch64", allow(clippy::never_loop))]
 fn run_with_sleeps(
     vcpu: &mut VcpuFd,
     ctx: &VcpuContext,
@@ -684,14 +641,11 @@ fn run_with_sleeps(
         let Ok(at) = resume_rx.recv() else {
             return VcpuEnd::Stopped;
         };
-        #[cfg(target_arch = "x86_64")]
-        if let Err(e) = resume(vcpu, at) {
+        if let Err(e) = arch::resume(vcpu, at) {
             return VcpuEnd::Unhandled {
                 what: format!("resuming from S3: {e}"),
             };
         }
-        #[cfg(target_arch = "aarch64")]
-        match at {}
     }
 }
 

@@ -15,9 +15,9 @@ use trapline_fastpath::{Datamatch, IoEvent, IrqFd, Space};
 use trapline_kvm::Vm;
 use trapline_seccomp::ThreadKind;
 
+use crate::arch::KvmIrqLines;
 use crate::config::{VirtioConfig, VirtioIrq, VirtioNotify};
 use crate::layout::{VIRTIO_GSIS, VIRTIO_MMIO_BASE, VIRTIO_MMIO_STRIDE};
-use crate::platform::KvmIrqLines;
 use crate::MachineError;
 
 /// The guest-physical window of device `index`.
@@ -89,12 +89,10 @@ impl VirtioSet {
                 VIRTIO_GSIS.len()
             )));
         }
-        // On arm64 the vGIC is always in the kernel (and irqfds may be
-        // registered: the machine built it before the devices).
-        if cfg!(target_arch = "x86_64")
-            && !config.disks.is_empty()
-            && !vm.config().irqchip.has_ioapic_and_pic()
-        {
+        // On arm64 the vGIC is always in the kernel (`virt` takes only
+        // --irqchip kernel, and built the vGIC before the devices, so
+        // irqfds may be registered).
+        if !config.disks.is_empty() && !vm.config().irqchip.has_ioapic_and_pic() {
             return Err(MachineError::Config(format!(
                 "virtio devices need the in-kernel IOAPIC for their interrupts: \
                  run with --irqchip kernel, not --irqchip {}",

@@ -8,11 +8,12 @@
 //! same way for their published numbers and for this host.
 
 pub mod findings;
+pub mod goals;
 pub mod ladder;
 pub mod startup;
 
 use crate::fmt::cycles;
-use crate::model::{cycles_to_ns, scenario_key, Derived, Goal, Report, ValueRange, TRAPLINE_VMM};
+use crate::model::{cycles_to_ns, scenario_key, Derived, Report, ValueRange, TRAPLINE_VMM};
 use crate::unit::Unit;
 
 /// `pio-user-out − pio-kernel-wildcard`: the cost of completing a PIO write
@@ -157,23 +158,6 @@ impl Report {
         self.derived = standard(self);
         self.derived.extend(kept);
         self.judge_goals();
-    }
-
-    /// Sets each derived value's goal and verdict (see
-    /// [`crate::summary::goals`]); [`Report::finish`] calls it, and a
-    /// caller that adds values with a goal afterwards (the footprint) calls
-    /// it again.
-    pub fn judge_goals(&mut self) {
-        let checks = crate::summary::goals::goal_checks(self);
-        for d in &mut self.derived {
-            d.goal = checks
-                .iter()
-                .find(|c| c.derived.as_deref() == Some(d.name.as_str()))
-                .map(|c| Goal {
-                    at_most: c.goal,
-                    verdict: c.verdict,
-                });
-        }
     }
 }
 

@@ -108,13 +108,13 @@ pub fn derived_value(value: f64, unit: &str) -> String {
 
 /// A derived value's range with its unit once: `5,400..6,600 cyc`,
 /// `0.61..1.58x`, `0.61x..` (open at the top).
-pub fn range(r: crate::model::ValueRange, unit: &str) -> String {
+pub fn range(low: f64, high: Option<f64>, unit: &str) -> String {
     let u = Unit::parse(unit);
     let bare = |v: f64| derived_number(v, u);
     let suffix = unit_suffix(u, unit);
-    match r.high {
-        Some(h) => format!("{}..{}{suffix}", bare(r.low), bare(h)),
-        None => format!("{}{suffix}..", bare(r.low)),
+    match high {
+        Some(h) => format!("{}..{}{suffix}", bare(low), bare(h)),
+        None => format!("{}{suffix}..", bare(low)),
     }
 }
 
@@ -304,12 +304,11 @@ mod tests {
         assert_eq!(derived_value(2.4, "CPU-ms"), "2.40 CPU-ms");
         assert_eq!(derived_value(12345.0, "/s"), "12,345/s");
         assert_eq!(derived_value(2.0, "furlongs"), "2.00 furlongs");
-        let r = |low, high| crate::model::ValueRange { low, high };
-        assert_eq!(range(r(5880.0, Some(6120.0)), "cycles"), "5,880..6,120 cyc");
-        assert_eq!(range(r(0.61, Some(1.58)), "x"), "0.61..1.58x");
-        assert_eq!(range(r(0.61, None), "x"), "0.61x..");
-        assert_eq!(range(r(30.0, Some(36.0)), "count"), "30..36");
-        assert_eq!(range(r(440.2, Some(470.9)), "us"), "440..471 µs");
+        assert_eq!(range(5880.0, Some(6120.0), "cycles"), "5,880..6,120 cyc");
+        assert_eq!(range(0.61, Some(1.58), "x"), "0.61..1.58x");
+        assert_eq!(range(0.61, None, "x"), "0.61x..");
+        assert_eq!(range(30.0, Some(36.0), "count"), "30..36");
+        assert_eq!(range(440.2, Some(470.9), "us"), "440..471 µs");
     }
 
     #[test]

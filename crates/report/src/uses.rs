@@ -139,6 +139,16 @@ pub fn scenario_uses() -> Vec<ScenarioUse> {
     out
 }
 
+impl View {
+    /// The scenarios it reads on a run measured on x86_64, or on arm64
+    /// (`arm64`: the seed rows' arm64 scenarios), as `vmm:name` keys, when
+    /// it reads a known few; `None` when it shows the whole run (see
+    /// [`view_needs`]).
+    pub fn needs(self, arm64: bool) -> Option<Vec<String>> {
+        view_needs(self, arm64)
+    }
+}
+
 /// The scenarios `view` reads, as `vmm:name` keys (noop, the baseline,
 /// first), when it reads a known few: a seed table's rows, the values its
 /// findings and notes read; `seeds`, every seed's; `vmm`, its exit-cost

@@ -54,8 +54,14 @@ use seccompiler::{
     SeccompRule,
 };
 
+// `allow!` (an allow-list entry) for the lists here and under arch/: a
+// macro named as the attribute cannot be imported by path.
+#[macro_use]
+mod rule;
 mod arch;
 pub mod ioctls;
+mod kvm_ioctl;
+mod list;
 pub mod rules;
 mod sigsys;
 
@@ -353,11 +359,15 @@ mod tests {
     fn ioctls_per_kind() {
         let names = |k| allowed_ioctls(k).iter().map(|i| i.name).collect::<Vec<_>>();
         assert_eq!(names(ThreadKind::Vcpu)[0], "KVM_RUN", "KVM_RUN goes first");
-        // The dump of a dead vCPU reads its registers.
-        #[cfg(target_arch = "x86_64")]
-        assert!(names(ThreadKind::Vcpu).contains(&"KVM_GET_REGS"));
-        #[cfg(target_arch = "aarch64")]
-        assert!(names(ThreadKind::Vcpu).contains(&"KVM_GET_ONE_REG"));
+        // The dump of a dead vCPU reads its registers (KVM_GET_REGS on
+        // x86_64, KVM_GET_ONE_REG on aarch64).
+        for ioctl in arch::VCPU_STATE_IOCTLS {
+            assert!(
+                names(ThreadKind::Vcpu).contains(&ioctl.name),
+                "{}",
+                ioctl.name
+            );
+        }
         assert!(!names(ThreadKind::VmmMain).contains(&"KVM_RUN"));
         assert!(!names(ThreadKind::Helper).contains(&"KVM_RUN"));
     }
@@ -409,11 +419,11 @@ mod readme {
         }
     }
 
-    // The README's tables are x86_64's (syscall numbers and ioctls differ
-    // on aarch64).
-    #[cfg(target_arch = "x86_64")]
     #[test]
     fn readme_holds_the_current_tables() {
+        if !crate::arch::README_TABLES {
+            return;
+        }
         let readme = include_str!("../README.md");
         for (name, list) in SECTIONS {
             assert!(

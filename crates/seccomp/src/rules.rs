@@ -5,92 +5,35 @@
 //! hello64) and `trapline bench`, or is on a path those runs did not take
 //! but trapline has (noted in the reason).
 
+use crate::arch;
 use crate::ioctls::{self, KvmIoctl};
+use crate::list::{concat, total};
+
+pub use crate::rule::{Only, Rule};
 use crate::ThreadKind;
-
-/// What an allow-list entry lets through beyond the syscall number.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Only {
-    /// Any arguments.
-    Any,
-    /// `ioctl` with one of these request numbers (argument 1). The fd is not
-    /// checked: KVM fds are numbered at run time, and a KVM request on a fd
-    /// of another kind fails with ENOTTY.
-    Ioctls(&'static [KvmIoctl]),
-    /// `mmap`/`mprotect` without `PROT_EXEC` in argument 2: no new code.
-    NoExec,
-    /// `fcntl` with `F_GETFD` (argument 1) only.
-    FcntlGetFd,
-    /// `tgkill` whose thread group (argument 0) is this process: signals
-    /// only to our own threads. The filter embeds `getpid()`, so build it
-    /// in the process that installs it.
-    OwnProcess,
-}
-
-/// One allowed syscall.
-#[derive(Clone, Copy, Debug)]
-pub struct Rule {
-    /// The libc constant's name (`SYS_futex`).
-    pub sys: &'static str,
-    /// Number on this architecture.
-    pub nr: i64,
-    /// Argument restriction.
-    pub only: Only,
-    /// Why trapline needs it.
-    pub why: &'static str,
-}
-
-macro_rules! allow {
-    ($sys:ident, $only:expr, $why:expr) => {
-        Rule {
-            sys: stringify!($sys),
-            nr: libc::$sys,
-            only: $only,
-            why: $why,
-        }
-    };
-}
 
 use Only::*;
 
 /// Ioctls a vCPU thread makes, KVM_RUN first: the BPF program tries them
 /// in this order, and KVM_RUN is the one on the hot path.
-pub const VCPU_IOCTLS: &[KvmIoctl] = &[
+pub const VCPU_IOCTLS: &[KvmIoctl] = &concat::<_, { total(VCPU_IOCTL_PARTS) }>(VCPU_IOCTL_PARTS);
+
+const VCPU_IOCTL_PARTS: &[&[KvmIoctl]] = &[
     // The run loop: every guest exit comes back through it.
-    ioctls::RUN,
-    // KVM_EXIT_SHUTDOWN (triple fault): the loop reads RIP for the report.
-    #[cfg(target_arch = "x86_64")]
-    ioctls::GET_REGS,
-    // Diagnostics of a dead vCPU (mode, CR0/CR3) next to GET_REGS.
-    #[cfg(target_arch = "x86_64")]
-    ioctls::GET_SREGS,
-    // ... and the page of its RIP, to show the instruction bytes there
-    // when KVM cannot run it (internal error, failed entry).
-    #[cfg(target_arch = "x86_64")]
-    ioctls::TRANSLATE,
-    // arm64: a dead vCPU's registers (PC, PSTATE, ESR) one at a time, for
-    // the report of an exit KVM could not handle.
-    #[cfg(target_arch = "aarch64")]
-    ioctls::GET_ONE_REG,
-    // arm64: the answer to an SMCCC call KVM's filter forwarded, in x0.
-    #[cfg(target_arch = "aarch64")]
-    ioctls::SET_ONE_REG,
-    // A device raising or lowering its interrupt line from its exit handler.
-    ioctls::IRQ_LINE,
-    // A device with MSIs signalling one from its exit handler.
-    ioctls::SIGNAL_MSI,
-    // PCI devices (pci-testdev) move their ioeventfds when the guest
-    // reprograms a BAR, on the vCPU thread that took the config write.
-    ioctls::IOEVENTFD,
-    // Resume from ACPI S3: each vCPU thread puts its own vCPU in real mode
-    // at the waking vector (boot vCPU) or back in wait-for-SIPI (the
-    // others) before its next KVM_RUN.
-    #[cfg(target_arch = "x86_64")]
-    ioctls::SET_REGS,
-    #[cfg(target_arch = "x86_64")]
-    ioctls::SET_SREGS,
-    #[cfg(target_arch = "x86_64")]
-    ioctls::SET_MP_STATE,
+    &[ioctls::RUN],
+    // What the report of a dead vCPU reads (and arm64's SMCCC answer).
+    arch::VCPU_STATE_IOCTLS,
+    &[
+        // A device raising or lowering its interrupt line from its exit handler.
+        ioctls::IRQ_LINE,
+        // A device with MSIs signalling one from its exit handler.
+        ioctls::SIGNAL_MSI,
+        // PCI devices (pci-testdev) move their ioeventfds when the guest
+        // reprograms a BAR, on the vCPU thread that took the config write.
+        ioctls::IOEVENTFD,
+    ],
+    // Resume from ACPI S3 (x86_64).
+    arch::VCPU_RESUME_IOCTLS,
 ];
 
 /// Ioctls the controller makes after the vCPU threads are running: none
@@ -192,50 +135,48 @@ pub const VMM_MAIN: &[Rule] = &[
 ];
 
 /// A helper thread (eventfd consumer, irqfd writer) once its loop runs.
-pub const HELPER: &[Rule] = &[
-    allow!(
-        SYS_ioctl,
-        Ioctls(HELPER_IOCTLS),
-        "interrupt injection baselines (see HELPER_IOCTLS)"
-    ),
-    allow!(
-        SYS_read,
-        Any,
-        "consume eventfd counts (ioeventfd doorbells)"
-    ),
-    allow!(
-        SYS_write,
-        Any,
-        "signal eventfds (irqfd writes); panic messages to stderr"
-    ),
-    allow!(SYS_writev, Any, "vectored writes through std's LineWriter"),
-    allow!(SYS_ppoll, Any, "wait for an eventfd to become readable"),
-    // x86_64 only: arm64's libc poll is ppoll.
-    #[cfg(target_arch = "x86_64")]
-    allow!(
-        SYS_poll,
-        Any,
-        "wait for an eventfd to become readable (libc poll)"
-    ),
-    // x86_64 only: arm64's libc epoll_wait is epoll_pwait.
-    #[cfg(target_arch = "x86_64")]
-    allow!(SYS_epoll_wait, Any, "wait on several eventfds at once"),
-    allow!(
-        SYS_epoll_pwait,
-        Any,
-        "wait on several eventfds at once (glibc's epoll_wait)"
-    ),
-    allow!(
-        SYS_epoll_ctl,
-        Any,
-        "add or remove eventfds on an epoll set created before install"
-    ),
-    allow!(
-        SYS_clock_nanosleep,
-        Any,
-        "thread::sleep for pacing and back-off"
-    ),
-    allow!(SYS_nanosleep, Any, "thread::sleep on older glibc"),
+pub const HELPER: &[Rule] = &concat::<_, { total(HELPER_PARTS) }>(HELPER_PARTS);
+
+const HELPER_PARTS: &[&[Rule]] = &[
+    &[
+        allow!(
+            SYS_ioctl,
+            Ioctls(HELPER_IOCTLS),
+            "interrupt injection baselines (see HELPER_IOCTLS)"
+        ),
+        allow!(
+            SYS_read,
+            Any,
+            "consume eventfd counts (ioeventfd doorbells)"
+        ),
+        allow!(
+            SYS_write,
+            Any,
+            "signal eventfds (irqfd writes); panic messages to stderr"
+        ),
+        allow!(SYS_writev, Any, "vectored writes through std's LineWriter"),
+        allow!(SYS_ppoll, Any, "wait for an eventfd to become readable"),
+    ],
+    // libc's poll and epoll_wait where they are syscalls of their own.
+    arch::HELPER_WAITS,
+    &[
+        allow!(
+            SYS_epoll_pwait,
+            Any,
+            "wait on several eventfds at once (glibc's epoll_wait)"
+        ),
+        allow!(
+            SYS_epoll_ctl,
+            Any,
+            "add or remove eventfds on an epoll set created before install"
+        ),
+        allow!(
+            SYS_clock_nanosleep,
+            Any,
+            "thread::sleep for pacing and back-off"
+        ),
+        allow!(SYS_nanosleep, Any, "thread::sleep on older glibc"),
+    ],
 ];
 
 /// Ioctls the virtio notify worker may make.
@@ -247,46 +188,39 @@ pub const VIRTIO_WORKER_IOCTLS: &[KvmIoctl] = &[
 /// The virtio notify worker (`--virtio-notify ioeventfd`) once its loop
 /// runs: wait on the devices' ioeventfds, serve the queue (disk I/O),
 /// signal the completion.
-pub const VIRTIO_WORKER: &[Rule] = &[
-    allow!(
+pub const VIRTIO_WORKER: &[Rule] =
+    &concat::<_, { total(VIRTIO_WORKER_PARTS) }>(VIRTIO_WORKER_PARTS);
+
+const VIRTIO_WORKER_PARTS: &[&[Rule]] = &[
+    &[allow!(
         SYS_ioctl,
         Ioctls(VIRTIO_WORKER_IOCTLS),
         "completion interrupts through KVM_IRQ_LINE (--virtio-irq line)"
-    ),
-    // x86_64 only: arm64's libc epoll_wait is epoll_pwait.
-    #[cfg(target_arch = "x86_64")]
-    allow!(
-        SYS_epoll_wait,
-        Any,
-        "wait on the devices' ioeventfds (epoll set built before install)"
-    ),
-    allow!(
-        SYS_epoll_pwait,
-        Any,
-        "wait on the devices' ioeventfds (glibc's epoll_wait)"
-    ),
-    allow!(SYS_read, Any, "consume an ioeventfd's count"),
-    allow!(
-        SYS_write,
-        Any,
-        "signal a completion through an irqfd (--virtio-irq irqfd); panic messages to stderr"
-    ),
-    allow!(SYS_writev, Any, "vectored writes through std's LineWriter"),
-    allow!(SYS_pread64, Any, "virtio-blk reads its disk file"),
-    allow!(SYS_pwrite64, Any, "virtio-blk writes its disk file"),
-    allow!(
-        SYS_fdatasync,
-        Any,
-        "virtio-blk flush requests make earlier writes durable before completing"
-    ),
+    )],
+    // libc's epoll_wait where it is a syscall of its own.
+    arch::VIRTIO_WORKER_WAITS,
+    &[
+        allow!(
+            SYS_epoll_pwait,
+            Any,
+            "wait on the devices' ioeventfds (glibc's epoll_wait)"
+        ),
+        allow!(SYS_read, Any, "consume an ioeventfd's count"),
+        allow!(
+            SYS_write,
+            Any,
+            "signal a completion through an irqfd (--virtio-irq irqfd); panic messages to stderr"
+        ),
+        allow!(SYS_writev, Any, "vectored writes through std's LineWriter"),
+        allow!(SYS_pread64, Any, "virtio-blk reads its disk file"),
+        allow!(SYS_pwrite64, Any, "virtio-blk writes its disk file"),
+        allow!(
+            SYS_fdatasync,
+            Any,
+            "virtio-blk flush requests make earlier writes durable before completing"
+        ),
+    ],
 ];
-
-impl Rule {
-    /// The syscall's name, as in `man 2` (`futex`).
-    pub fn name(&self) -> &'static str {
-        self.sys.strip_prefix("SYS_").unwrap_or(self.sys)
-    }
-}
 
 /// The entries for `kind`: the runtime set, then the kind's own.
 pub fn rules(kind: ThreadKind) -> Vec<&'static Rule> {

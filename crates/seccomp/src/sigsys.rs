@@ -78,7 +78,7 @@ extern "C" fn on_sigsys(_: libc::c_int, info: *mut libc::siginfo_t, ctx: *mut li
             let req = unsafe { ioctl_request(ctx) };
             w.str(" request ");
             w.hex(req as u64);
-            if let Some(k) = ioctls::ALL.iter().find(|k| k.request == req) {
+            if let Some(k) = ioctls::all().find(|k| k.request == req) {
                 w.str(" = ");
                 w.str(k.name);
             }
@@ -196,8 +196,9 @@ macro_rules! names {
         }
     };
 }
-// aarch64 adds no names of its own (crate::arch::aarch64).
-#[cfg_attr(not(target_arch = "x86_64"), allow(unused_imports))]
+// For the arch modules' own names; aarch64 adds none (crate::arch::aarch64),
+// so there the re-export is unused.
+#[allow(unused_imports)]
 pub(crate) use names;
 
 /// The name of syscall `nr` on this architecture, for the syscalls

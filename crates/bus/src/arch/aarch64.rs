@@ -6,6 +6,9 @@
 
 /// What [`cycles`] reads, for reports.
 pub const COUNTER_NAME: &str = "CNTVCT_EL0";
+/// What [`cycles`] counts, as `--stat`'s headings name it: the generic
+/// timer's ticks (CNTFRQ_EL0 per second), not CPU cycles.
+pub const COUNTER_UNITS: &str = "CNTVCT_EL0 ticks";
 
 /// The virtual counter, after an ISB so it is not read early.
 #[inline(always)]

@@ -2,6 +2,8 @@
 
 /// What [`cycles`] reads, for reports.
 pub const COUNTER_NAME: &str = "TSC";
+/// What [`cycles`] counts, as `--stat`'s headings name it.
+pub const COUNTER_UNITS: &str = "TSC cycles";
 
 /// The TSC (RDTSC, not serialising: callers that need ordering fence it).
 #[inline(always)]

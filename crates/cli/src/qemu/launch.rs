@@ -7,8 +7,9 @@ use std::fmt::Display;
 use trapline_machine::status;
 
 use super::help::{device_options, help_text, version_text, ACCEL_LIST, CHARDEV_LIST};
-use super::parse::{parse, Action, QemuRun};
+use super::parse::{parse, Action};
 use super::platform::Platform;
+use super::translate::QemuRun;
 use crate::run_cmd;
 
 /// Entry point for a QEMU-style command line: `argv` is the whole argv,

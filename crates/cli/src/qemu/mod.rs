@@ -12,15 +12,18 @@
 //!
 //! The jobs are split: [`options`] is the one table of accepted options,
 //! [`parse`] walks argv into an [`parse::Action`] (with [`values`] checking
-//! each option's value), [`translate`] turns a run into `trapline run`'s
-//! arguments, [`help`] holds what is printed, and [`launch`] is the entry
+//! each option's value in QEMU's [`syntax`], [`virt`] the `virt` machine's
+//! spellings and [`device`] what a `-device` asked for), [`translate`] holds
+//! the run as given and turns it into `trapline run`'s arguments, [`help`] holds what is printed, and [`launch`] is the entry
 //! point.
 
+mod device;
 mod help;
 mod launch;
 mod options;
 mod parse;
 mod platform;
+mod syntax;
 mod translate;
 mod values;
 mod virt;
@@ -35,7 +38,7 @@ mod tests_virt;
 pub use launch::main;
 pub use options::is_qemu_style;
 /// `-m`'s size syntax, which `trapline run --mem` takes too.
-pub(crate) use values::parse_size;
+pub(crate) use syntax::parse_size;
 
 /// The QEMU version trapline claims in `-version` and `-h`. A compatibility
 /// string for version-sniffing scripts: the QEMU whose `-machine pc`

@@ -1,15 +1,15 @@
 //! The QEMU-style command line, option by option, into an [`Action`].
 
-use std::path::PathBuf;
-
+use super::device::DeviceSpec;
 use super::options::{accepted_list, Opt};
 use super::platform::Platform;
+use super::syntax::{is_help, only};
+use super::translate::QemuRun;
 use super::values::{
-    is_help, only, parse_accel, parse_device, parse_initrd, parse_machine, parse_mem, parse_serial,
-    parse_smp, DeviceSpec, MachineHelp,
+    parse_accel, parse_device, parse_initrd, parse_machine, parse_mem, parse_serial, parse_smp,
+    MachineHelp,
 };
 use super::virt::{parse_chardev, ChardevSpec, SerialParts};
-use crate::args::{DeviceArg, IrqchipArg, SerialSpec};
 
 /// What a QEMU-style command line asks for.
 #[derive(Debug, PartialEq)]
@@ -56,32 +56,6 @@ impl Spelling {
             Spelling::Qemu
         }
     }
-}
-
-/// The options of a QEMU-style run, as given (defaults are applied by
-/// [`QemuRun::into_run_args`]).
-#[derive(Debug, Default, PartialEq)]
-pub struct QemuRun {
-    pub kernel: Option<String>,
-    pub append: Option<String>,
-    pub initrd: Option<PathBuf>,
-    pub smp: Option<u32>,
-    pub cpu: Option<trapline_machine::CpuModel>,
-    pub mem_mib: Option<u64>,
-    pub devices: Vec<DeviceArg>,
-    pub serial: Option<SerialSpec>,
-    pub nographic: bool,
-    pub nodefaults: bool,
-    /// `-machine kernel_irqchip=on|split|off`.
-    pub irqchip: Option<IrqchipArg>,
-    /// `-machine pit=off`.
-    pub no_pit: bool,
-    /// `-machine microvm`: the PC with hardware-reduced ACPI.
-    pub microvm: bool,
-    /// The machine the options are read for.
-    pub platform: Platform,
-    /// Printed as `trapline: warning: …` before the run.
-    pub warnings: Vec<String>,
 }
 
 /// Parse QEMU-style arguments (without `argv[0]`). Options are processed in

@@ -7,8 +7,10 @@ use clap::Parser;
 
 use super::help::help_text;
 use super::options::{is_qemu_style, Opt};
-use super::parse::{parse, Action, QemuRun, Spelling};
-use super::values::{parse_mem, parse_size, parse_smp, parse_uint, split_opts};
+use super::parse::{parse, Action, Spelling};
+use super::syntax::{parse_size, parse_uint, split_opts};
+use super::translate::QemuRun;
+use super::values::{parse_mem, parse_smp};
 use super::{MAX_MEM_MIB, MAX_VCPUS, MIB};
 use crate::args::{Cli, DeviceArg, IrqchipArg, SerialSpec};
 

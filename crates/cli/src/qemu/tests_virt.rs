@@ -2,8 +2,9 @@
 //! and translated without a VM, on either build.
 
 use super::help::device_options;
-use super::parse::{parse_for, Action, QemuRun};
+use super::parse::{parse_for, Action};
 use super::platform::Platform;
+use super::translate::QemuRun;
 use crate::args::{DeviceArg, SerialSpec};
 
 fn virt(args: &[&str]) -> Result<Action, String> {

@@ -1,9 +1,37 @@
 //! A QEMU-style run translated into `trapline run`'s arguments.
 
+use std::path::PathBuf;
+
 use clap::Parser;
 
-use super::parse::QemuRun;
-use crate::args::{Cli, RunArgs, SerialSpec};
+use super::platform::Platform;
+use crate::args::{Cli, DeviceArg, IrqchipArg, RunArgs, SerialSpec};
+
+/// The options of a QEMU-style run, as given (defaults are applied by
+/// [`QemuRun::into_run_args`]).
+#[derive(Debug, Default, PartialEq)]
+pub struct QemuRun {
+    pub kernel: Option<String>,
+    pub append: Option<String>,
+    pub initrd: Option<PathBuf>,
+    pub smp: Option<u32>,
+    pub cpu: Option<trapline_machine::CpuModel>,
+    pub mem_mib: Option<u64>,
+    pub devices: Vec<DeviceArg>,
+    pub serial: Option<SerialSpec>,
+    pub nographic: bool,
+    pub nodefaults: bool,
+    /// `-machine kernel_irqchip=on|split|off`.
+    pub irqchip: Option<IrqchipArg>,
+    /// `-machine pit=off`.
+    pub no_pit: bool,
+    /// `-machine microvm`: the PC with hardware-reduced ACPI.
+    pub microvm: bool,
+    /// The machine the options are read for.
+    pub platform: Platform,
+    /// Printed as `trapline: warning: …` before the run.
+    pub warnings: Vec<String>,
+}
 
 impl QemuRun {
     /// The `trapline run` arguments this command line means.

@@ -14,7 +14,8 @@
 //! PCIe host (`--device pci-testdev`): arm/run adds it when `-device help`
 //! lists it, for kvm-unit-tests' arm64 `pci-test`.
 
-use super::values::{is_help, split_opts, DeviceSpec};
+use super::device::{DeviceSpec, SerialPart};
+use super::syntax::{is_help, split_opts};
 use crate::args::DeviceArg;
 
 /// One `virt` `-machine` property other than the type and `accel`.
@@ -39,18 +40,6 @@ pub(super) fn parse_virt_machine_prop(item: &str, key: &str, value: &str) -> Res
              gic-version=3|host|max, highmem=on|off, its=on)"
         )),
     }
-}
-
-/// A piece of chr-testdev given by `-device`.
-#[derive(Debug, PartialEq, Eq)]
-pub(super) enum SerialPart {
-    /// `-device virtio-serial-device`.
-    Bus,
-    /// `-device virtconsole,chardev=ID`.
-    Console {
-        /// The chardev's id.
-        chardev: String,
-    },
 }
 
 /// `-device DRIVER[,PROP=V…]` on `virt`; `items` are the properties.

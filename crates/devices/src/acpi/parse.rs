@@ -324,8 +324,36 @@ pub fn parse(base: u64, bytes: &[u8]) -> Result<Parsed, ParseError> {
     let mut out = Parsed::default();
     let rsdp = find_rsdp(&mem).ok_or(ParseError::NoRsdp)?;
     out.rsdp = rsdp;
+    let (revision, rsdt_addr, xsdt_addr) = read_rsdp(&mem, rsdp)?;
+    out.rsdp_revision = revision;
 
-    // RSDP: ACPI 1.0 part (20 bytes), then the 2.0 extension.
+    let mut tables: Vec<Sdt> = Vec::new();
+    if rsdt_addr != 0 {
+        out.rsdt = Some(read_root(&mem, rsdt_addr, "RSDT", 4, &mut tables)?);
+    }
+    if xsdt_addr != 0 {
+        out.xsdt = Some(read_root(&mem, xsdt_addr, "XSDT", 8, &mut tables)?);
+    }
+    for addr in listed(&out) {
+        let t = sdt(&mem, addr, None)?;
+        note(t, addr, &mut tables);
+        match &t[..4] {
+            b"FACP" => read_fadt(&mem, t, addr, &mut out, &mut tables)?,
+            b"APIC" => out.madt = Some(decode_madt(t, addr)?),
+            b"MCFG" => out.mcfg = Some(decode_mcfg(t, addr)?),
+            _ => {}
+        }
+    }
+    check_no_overlap(rsdp, &tables)?;
+    tables.sort_by_key(|t| t.addr);
+    out.tables = tables;
+    Ok(out)
+}
+
+/// The RSDP at `rsdp`, checked: its revision and the RSDT's and (revision
+/// 2+) the XSDT's addresses, 0 where it names none.
+fn read_rsdp(mem: &Mem<'_>, rsdp: u64) -> Result<(u8, u64, u64), ParseError> {
+    // ACPI 1.0 part (20 bytes), then the 2.0 extension.
     let v1 = mem.slice("RSDP", rsdp, 20)?;
     if !sum_is_zero(v1) {
         return Err(ParseError::Checksum {
@@ -333,10 +361,10 @@ pub fn parse(base: u64, bytes: &[u8]) -> Result<Parsed, ParseError> {
             addr: rsdp,
         });
     }
-    out.rsdp_revision = v1[15];
+    let revision = v1[15];
     let rsdt_addr = le(v1, 16, 4);
     let mut xsdt_addr = 0;
-    if out.rsdp_revision >= 2 {
+    if revision >= 2 {
         let len = le(mem.slice("RSDP", rsdp, 24)?, 20, 4);
         if len < 36 {
             return Err(ParseError::Malformed {
@@ -354,120 +382,133 @@ pub fn parse(base: u64, bytes: &[u8]) -> Result<Parsed, ParseError> {
         }
         xsdt_addr = le(full, 24, 8);
     }
+    Ok((revision, rsdt_addr, xsdt_addr))
+}
 
-    let mut regions: Vec<(u64, u64, String)> = vec![(rsdp, 36, "RSDP".into())];
-    let mut tables: Vec<Sdt> = Vec::new();
-    let note = |t: &[u8], addr: u64, tables: &mut Vec<Sdt>| {
-        if !tables.iter().any(|s| s.addr == addr) {
-            tables.push(Sdt {
-                signature: sig_string(&t[..4]),
-                addr,
-                len: le(t, 4, 4) as u32,
-                revision: t[8],
-            });
-        }
-    };
-
-    if rsdt_addr != 0 {
-        let t = sdt(&mem, rsdt_addr, Some("RSDT"))?;
-        if (t.len() - 36) % 4 != 0 {
-            return Err(ParseError::Malformed {
-                what: "RSDT".into(),
-                addr: rsdt_addr,
-                why: "entries not a multiple of 4 bytes",
-            });
-        }
-        note(t, rsdt_addr, &mut tables);
-        out.rsdt = Some((36..t.len()).step_by(4).map(|o| le(t, o, 4)).collect());
+/// Lists `t` (at `addr`) among the tables reached, once.
+fn note(t: &[u8], addr: u64, tables: &mut Vec<Sdt>) {
+    if !tables.iter().any(|s| s.addr == addr) {
+        tables.push(Sdt {
+            signature: sig_string(&t[..4]),
+            addr,
+            len: le(t, 4, 4) as u32,
+            revision: t[8],
+        });
     }
-    if xsdt_addr != 0 {
-        let t = sdt(&mem, xsdt_addr, Some("XSDT"))?;
-        if (t.len() - 36) % 8 != 0 {
-            return Err(ParseError::Malformed {
-                what: "XSDT".into(),
-                addr: xsdt_addr,
-                why: "entries not a multiple of 8 bytes",
-            });
-        }
-        note(t, xsdt_addr, &mut tables);
-        out.xsdt = Some((36..t.len()).step_by(8).map(|o| le(t, o, 8)).collect());
-    }
+}
 
-    // Every table either list points at, each once.
+/// The RSDT or XSDT (`signature`) at `addr`: its entries of `entry` bytes.
+fn read_root(
+    mem: &Mem<'_>,
+    addr: u64,
+    signature: &'static str,
+    entry: usize,
+    tables: &mut Vec<Sdt>,
+) -> Result<Vec<u64>, ParseError> {
+    let t = sdt(mem, addr, Some(signature))?;
+    if (t.len() - 36) % entry != 0 {
+        return Err(ParseError::Malformed {
+            what: signature.into(),
+            addr,
+            why: if entry == 4 {
+                "entries not a multiple of 4 bytes"
+            } else {
+                "entries not a multiple of 8 bytes"
+            },
+        });
+    }
+    note(t, addr, tables);
+    Ok((36..t.len())
+        .step_by(entry)
+        .map(|o| le(t, o, entry))
+        .collect())
+}
+
+/// Every table either list points at, each once (the XSDT's first).
+fn listed(out: &Parsed) -> Vec<u64> {
     let mut listed: Vec<u64> = Vec::new();
     for &a in out.xsdt.iter().chain(out.rsdt.iter()).flatten() {
         if !listed.contains(&a) {
             listed.push(a);
         }
     }
-    for addr in listed {
-        let t = sdt(&mem, addr, None)?;
-        note(t, addr, &mut tables);
-        match &t[..4] {
-            b"FACP" => {
-                let fadt = decode_fadt(t, addr)?;
-                // FACS: no checksum, signature and length only.
-                if fadt.firmware_ctrl != 0 {
-                    let facs_addr = u64::from(fadt.firmware_ctrl);
-                    let facs = mem.slice("FACS", facs_addr, 64)?;
-                    if &facs[..4] != b"FACS" {
-                        return Err(ParseError::Signature {
-                            expected: "FACS",
-                            found: sig_string(&facs[..4]),
-                            addr: facs_addr,
-                        });
-                    }
-                    let len = le(facs, 4, 4);
-                    if len < 64 || facs_addr % 64 != 0 {
-                        return Err(ParseError::Malformed {
-                            what: "FACS".into(),
-                            addr: facs_addr,
-                            why: "shorter than 64 bytes or not 64-byte aligned",
-                        });
-                    }
-                    mem.slice("FACS", facs_addr, len)?;
-                    tables.push(Sdt {
-                        signature: "FACS".into(),
-                        addr: facs_addr,
-                        len: len as u32,
-                        revision: facs[32],
-                    });
-                }
-                if fadt.dsdt != 0 {
-                    let dsdt_addr = u64::from(fadt.dsdt);
-                    let d = sdt(&mem, dsdt_addr, Some("DSDT"))?;
-                    note(d, dsdt_addr, &mut tables);
-                    out.s5_slp_typ = find_sleep_type(&d[36..], b"_S5_");
-                    out.s3_slp_typ = find_sleep_type(&d[36..], b"_S3_");
-                }
-                out.fadt = Some(fadt);
-            }
-            b"APIC" => out.madt = Some(decode_madt(t, addr)?),
-            b"MCFG" => {
-                if t.len() < 44 || (t.len() - 44) % 16 != 0 {
-                    return Err(ParseError::Malformed {
-                        what: "MCFG".into(),
-                        addr,
-                        why: "allocations not a multiple of 16 bytes",
-                    });
-                }
-                out.mcfg = Some(
-                    (44..t.len())
-                        .step_by(16)
-                        .map(|o| McfgAlloc {
-                            base: le(t, o, 8),
-                            segment: le(t, o + 8, 2) as u16,
-                            start_bus: t[o + 10],
-                            end_bus: t[o + 11],
-                        })
-                        .collect(),
-                );
-            }
-            _ => {}
-        }
-    }
+    listed
+}
 
-    // No two structures may overlap.
+/// The FADT `t` at `addr`, and the FACS and DSDT it points at (the DSDT's
+/// sleep types).
+fn read_fadt(
+    mem: &Mem<'_>,
+    t: &[u8],
+    addr: u64,
+    out: &mut Parsed,
+    tables: &mut Vec<Sdt>,
+) -> Result<(), ParseError> {
+    let fadt = decode_fadt(t, addr)?;
+    if fadt.firmware_ctrl != 0 {
+        tables.push(read_facs(mem, u64::from(fadt.firmware_ctrl))?);
+    }
+    if fadt.dsdt != 0 {
+        let dsdt_addr = u64::from(fadt.dsdt);
+        let d = sdt(mem, dsdt_addr, Some("DSDT"))?;
+        note(d, dsdt_addr, tables);
+        out.s5_slp_typ = find_sleep_type(&d[36..], b"_S5_");
+        out.s3_slp_typ = find_sleep_type(&d[36..], b"_S3_");
+    }
+    out.fadt = Some(fadt);
+    Ok(())
+}
+
+/// The FACS at `facs_addr`: no checksum, signature and length only.
+fn read_facs(mem: &Mem<'_>, facs_addr: u64) -> Result<Sdt, ParseError> {
+    let facs = mem.slice("FACS", facs_addr, 64)?;
+    if &facs[..4] != b"FACS" {
+        return Err(ParseError::Signature {
+            expected: "FACS",
+            found: sig_string(&facs[..4]),
+            addr: facs_addr,
+        });
+    }
+    let len = le(facs, 4, 4);
+    if len < 64 || facs_addr % 64 != 0 {
+        return Err(ParseError::Malformed {
+            what: "FACS".into(),
+            addr: facs_addr,
+            why: "shorter than 64 bytes or not 64-byte aligned",
+        });
+    }
+    mem.slice("FACS", facs_addr, len)?;
+    Ok(Sdt {
+        signature: "FACS".into(),
+        addr: facs_addr,
+        len: len as u32,
+        revision: facs[32],
+    })
+}
+
+/// The MCFG's allocations.
+fn decode_mcfg(t: &[u8], addr: u64) -> Result<Vec<McfgAlloc>, ParseError> {
+    if t.len() < 44 || (t.len() - 44) % 16 != 0 {
+        return Err(ParseError::Malformed {
+            what: "MCFG".into(),
+            addr,
+            why: "allocations not a multiple of 16 bytes",
+        });
+    }
+    Ok((44..t.len())
+        .step_by(16)
+        .map(|o| McfgAlloc {
+            base: le(t, o, 8),
+            segment: le(t, o + 8, 2) as u16,
+            start_bus: t[o + 10],
+            end_bus: t[o + 11],
+        })
+        .collect())
+}
+
+/// No two structures (the RSDP's 36 bytes and every table) may overlap.
+fn check_no_overlap(rsdp: u64, tables: &[Sdt]) -> Result<(), ParseError> {
+    let mut regions: Vec<(u64, u64, String)> = vec![(rsdp, 36, "RSDP".into())];
     regions.extend(
         tables
             .iter()
@@ -482,9 +523,7 @@ pub fn parse(base: u64, bytes: &[u8]) -> Result<Parsed, ParseError> {
             });
         }
     }
-    tables.sort_by_key(|t| t.addr);
-    out.tables = tables;
-    Ok(out)
+    Ok(())
 }
 
 /// Decode the FADT fields, checking the length covers them.

@@ -10,3 +10,17 @@
 pub mod aarch64;
 #[cfg(target_arch = "x86_64")]
 pub mod x86_64;
+
+/// What the crate root re-exports for the host: x86's loader, where its
+/// names have always been (an aarch64 trapline calls `arch::aarch64`).
+#[cfg(target_arch = "x86_64")]
+pub(crate) mod root {
+    pub use super::x86_64::{
+        cpu, gdt, inspect, layout, linux, load, mbi_flags, place, BootArea, BootSetup, EntryMode,
+        GdtInfo, LoadRequest, MemoryMap, MmapEntry, BOOTLOADER_NAME, MMAP_RAM, MMAP_RESERVED,
+        MULTIBOOT_BOOTLOADER_MAGIC, MULTIBOOT_HEADER_MAGIC,
+    };
+}
+/// Nothing: the arm64 loader is reached as `arch::aarch64`.
+#[cfg(not(target_arch = "x86_64"))]
+pub(crate) mod root {}

@@ -11,13 +11,8 @@ use trapline_bus::ExitKind;
 
 use super::{KeyRow, StatReport, VcpuStat, TABLE_KEYS};
 
-/// The bus's clock as the headings name it: the TSC's cycles on x86, the
-/// generic timer's ticks on arm64 (CNTFRQ_EL0 per second, not CPU cycles).
-const CLOCK: &str = if cfg!(target_arch = "x86_64") {
-    "TSC cycles"
-} else {
-    "CNTVCT_EL0 ticks"
-};
+/// The bus's clock as the headings name it.
+const CLOCK: &str = trapline_bus::arch::COUNTER_UNITS;
 
 /// How the tables of exits are ordered (`--stat-sort`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]

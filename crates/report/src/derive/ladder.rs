@@ -6,7 +6,7 @@
 //! `trapline-pc` is what trapline's own VMM adds to an in-kernel path.
 //!
 //! This module names the rungs and computes the derived values; the lab
-//! (`crates/lab/src/floor/`) builds the VMs. Each architecture has its
+//! (`crates/floor/`) builds the VMs. Each architecture has its
 //! own ladder ([`X86`], [`ARM64`]): the pieces that exist there, up to a
 //! rung configured like trapline's lab machine on it (`trapline-pc`,
 //! `trapline-virt`); a report's ladder is its host's ([`for_report`]).
@@ -513,7 +513,7 @@ mod tests {
         assert!((ratio.value - 1600.0 / 1520.0).abs() < 1e-9);
         // The x86 ladder's names are not used for an arm64 report.
         assert!(r.derived("piece:idmap:ram-read").is_none());
-        let goals = crate::summary::goals::goal_checks(&r);
+        let goals = crate::derive::goals::goal_checks(&r);
         assert!(goals
             .iter()
             .any(|g| g.derived.as_deref() == Some("trapline-vs-trapline-virt:mmio-vgic-read")));

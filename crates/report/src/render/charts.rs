@@ -10,6 +10,8 @@
 //! outliers are cut: drawn a little past it with a white gap, their value
 //! printed, so the other bars stay readable.
 
+use plotters::coord::types::RangedCoordf64;
+use plotters::coord::Shift;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
@@ -244,6 +246,16 @@ fn in_time(spec: &HBars) -> HBars {
     out
 }
 
+/// The drawing area of a chart's SVG.
+type Area<'a> = DrawingArea<SVGBackend<'a>, Shift>;
+/// The bar chart's plotting area: values across, categories down.
+type Plot<'a, 'b> = ChartContext<'a, SVGBackend<'b>, Cartesian2d<RangedCoordf64, RangedCoordf64>>;
+
+/// A plotters error in words.
+fn err<E: std::error::Error + Send + Sync>(e: DrawingAreaErrorKind<E>) -> String {
+    e.to_string()
+}
+
 /// Draws `spec` as an SVG document; `Err` says why there is no chart.
 pub fn hbars(spec: &HBars) -> Result<String, String> {
     let timed = spec.tsc_khz > 0;
@@ -259,118 +271,20 @@ pub fn hbars(spec: &HBars) -> Result<String, String> {
     if n == 0 || k == 0 || bar_values.is_empty() {
         return Err("nothing measured to chart".to_string());
     }
-    let cap = axis_cap(&bar_values).filter(|_| spec.cut_outliers);
-    // Where a bar is drawn: cut bars reach a little past the cap.
-    let reach = cap.map_or(f64::INFINITY, |c| c * (1.0 + CUT_OVERHANG));
-    let drawn = |v: f64| v.clamp(-reach, reach);
-    let bar_hi = bar_values.iter().map(|v| drawn(*v)).fold(0.0f64, f64::max);
-    let bar_lo = bar_values.iter().map(|v| drawn(*v)).fold(0.0f64, f64::min);
-    // Whiskers and repeats widen the axis up to a robust limit only.
-    let spreads = || {
-        spec.series.iter().flat_map(|s| {
-            s.values
-                .iter()
-                .flatten()
-                .filter_map(|b| b.whisker)
-                .flat_map(|(lo, hi)| [lo, hi])
-                .chain(s.samples.iter().flatten().copied())
-                .filter_map(finite)
-        })
-    };
-    let room_hi = if bar_hi > 0.0 {
-        bar_hi * WHISKER_ROOM
-    } else {
-        0.0
-    };
-    let room_lo = if bar_lo < 0.0 {
-        bar_lo * WHISKER_ROOM
-    } else {
-        0.0
-    };
-    let hi = spreads()
-        .map(|v| v.min(room_hi))
-        .fold(bar_hi * LABEL_ROOM, f64::max);
-    let lo = spreads().map(|v| v.max(room_lo)).fold(bar_lo, f64::min);
-    let hi = if hi - lo > 0.0 { hi } else { lo + 1.0 };
-    let span = hi - lo;
-    let x_range = (if lo < 0.0 { lo - span * 0.04 } else { 0.0 })..hi;
-    let clip = |v: f64| v.clamp(x_range.start, x_range.end);
-    let scale = if timed {
-        Scale::time(x_range.end.abs().max(x_range.start.abs()))
-    } else {
-        Scale::plain()
-    };
-    let clipped_any = spreads().any(|v| v > x_range.end || v < x_range.start);
-
-    let labels: Vec<String> = spec
-        .categories
-        .iter()
-        .map(|c| truncate(c, MAX_LABEL))
-        .collect();
-    let longest = labels.iter().map(|l| l.chars().count()).max().unwrap_or(0) as u32;
-    let label_w = (longest * 7 + 16).clamp(60, 340);
-    let row_h = (k as u32) * 16 + 12;
-    let legend_h = if k > 1 { 26 } else { 0 };
-    let top = 44 + legend_h;
-    let bottom = 56;
-    let height = top + row_h * n as u32 + bottom;
+    let axis = Axis::fit(spec, &bar_values, timed);
+    let frame = Frame::of(spec);
 
     let mut svg = String::new();
     {
-        let root = SVGBackend::with_string(&mut svg, (WIDTH, height)).into_drawing_area();
-        let err = |e: DrawingAreaErrorKind<_>| e.to_string();
+        let root = SVGBackend::with_string(&mut svg, (WIDTH, frame.height)).into_drawing_area();
         root.fill(&WHITE).map_err(err)?;
-        let (title_area, rest) = root.split_vertically(top);
-        title_area
-            .draw(&Text::new(
-                spec.title.clone(),
-                (10, 8),
-                ("sans-serif", 20)
-                    .into_font()
-                    .style(FontStyle::Bold)
-                    .color(&BLACK),
-            ))
-            .map_err(err)?;
-        if k > 1 {
-            let mut x = label_w as i32 + 10;
-            for s in &spec.series {
-                let color = s.color.rgb();
-                title_area
-                    .draw(&Rectangle::new([(x, 36), (x + 12, 48)], color.filled()))
-                    .map_err(err)?;
-                title_area
-                    .draw(&Text::new(
-                        s.name.clone(),
-                        (x + 16, 42),
-                        ("sans-serif", 14)
-                            .into_font()
-                            .color(&BLACK)
-                            .pos(Pos::new(HPos::Left, VPos::Center)),
-                    ))
-                    .map_err(err)?;
-                x += 16 + s.name.chars().count() as i32 * 7 + 20;
-            }
-        }
-
-        let mut notes = Vec::new();
-        if cap.is_some() {
-            notes.push("a white gap: bar cut short");
-        }
-        if clipped_any {
-            notes.push("▸ clipped at the axis");
-        }
-        let mut x_desc = spec.x_desc.clone();
-        if !scale.unit.is_empty() {
-            x_desc = format!("{x_desc} ({})", scale.unit);
-        }
-        if !notes.is_empty() {
-            x_desc = format!("{x_desc} · {}", notes.join(" · "));
-        }
+        let (title_area, rest) = root.split_vertically(frame.top);
+        draw_title(&title_area, spec, frame.label_w)?;
         let mut chart = ChartBuilder::on(&rest)
             .margin_right(20)
-            .x_label_area_size(bottom)
-            .y_label_area_size(label_w)
-            .build_cartesian_2d(x_range.clone(), 0f64..n as f64)
+            .x_label_area_size(frame.bottom)
+            .y_label_area_size(frame.label_w)
+            .build_cartesian_2d(axis.x_range.clone(), 0f64..n as f64)
             .map_err(err)?;
         chart
             .configure_mesh()
@@ -378,40 +292,28 @@ pub fn hbars(spec: &HBars) -> Result<String, String> {
             .y_labels(0)
             .y_label_formatter(&|_| String::new())
             .x_labels(8)
-            .x_label_formatter(&|v| scale.tick(*v))
-            .x_desc(x_desc)
+            .x_label_formatter(&|v| axis.scale.tick(*v))
+            .x_desc(axis.description(spec))
             .axis_desc_style(("sans-serif", 15))
             .label_style(("sans-serif", 13))
             .light_line_style(RGBColor(0xee, 0xee, 0xee))
             .bold_line_style(RGBColor(0xdd, 0xdd, 0xdd))
             .draw()
             .map_err(err)?;
-
-        let label_style = ("sans-serif", 14)
-            .into_font()
-            .color(&BLACK)
-            .pos(Pos::new(HPos::Right, VPos::Center));
-        let value_out = ("sans-serif", 12)
-            .into_font()
-            .color(&RGBColor(0x33, 0x33, 0x33))
-            .pos(Pos::new(HPos::Left, VPos::Center));
-        let value_in = ("sans-serif", 12)
-            .into_font()
-            .color(&WHITE)
-            .pos(Pos::new(HPos::Right, VPos::Center));
-        let clip_style = ("sans-serif", 11)
-            .into_font()
-            .color(&RGBColor(0x8a, 0x1c, 0x1c))
-            .pos(Pos::new(HPos::Right, VPos::Bottom));
+        let styles = Styles::new();
         let slot = 0.84 / k as f64;
         let x0 = chart.backend_coord(&(0.0, 0.0)).0;
-        for (i, label) in labels.iter().enumerate() {
+        for (i, label) in frame.labels.iter().enumerate() {
             // Category i occupies [n-1-i, n-i]: the first is on top.
             let row_top = (n - i) as f64;
-            let (px, py) = chart.backend_coord(&(x_range.start, row_top - 0.5));
+            let (px, py) = chart.backend_coord(&(axis.x_range.start, row_top - 0.5));
             // backend_coord is absolute, so draw on the root area.
-            root.draw(&Text::new(label.clone(), (px - 8, py), label_style.clone()))
-                .map_err(err)?;
+            root.draw(&Text::new(
+                label.clone(),
+                (px - 8, py),
+                styles.label.clone(),
+            ))
+            .map_err(err)?;
             for (j, s) in spec.series.iter().enumerate() {
                 let Some(bar) = s.values.get(i).copied().flatten() else {
                     continue;
@@ -419,120 +321,432 @@ pub fn hbars(spec: &HBars) -> Result<String, String> {
                 let Some(value) = finite(bar.value) else {
                     continue;
                 };
-                let color = s.color.rgb();
                 let y1 = row_top - 0.08 - j as f64 * slot;
-                let y0 = y1 - slot * 0.9;
-                let mid = (y0 + y1) / 2.0;
-                let end = drawn(value);
-                let cut = end != value;
-                chart
-                    .draw_series(std::iter::once(Rectangle::new(
-                        [(0.0, y0), (end, y1)],
-                        color.mix(0.85).filled(),
-                    )))
-                    .map_err(err)?;
-                if cut {
-                    // A white gap across the bar just past the cap.
-                    let c = end.abs() / (1.0 + CUT_OVERHANG);
-                    let gap = [c * 1.015, c * 1.035].map(|x| x.copysign(end));
-                    chart
-                        .draw_series(std::iter::once(Rectangle::new(
-                            [(gap[0], y0 - slot * 0.1), (gap[1], y1 + slot * 0.1)],
-                            WHITE.filled(),
-                        )))
-                        .map_err(err)?;
-                }
-                let mut clipped: Vec<f64> = Vec::new();
-                if let Some((wlo, whi)) = bar.whisker.filter(|_| !cut) {
-                    if let (Some(wlo), Some(whi)) = (finite(wlo), finite(whi)) {
-                        let style = ShapeStyle::from(&BLACK).stroke_width(1);
-                        chart
-                            .draw_series(std::iter::once(PathElement::new(
-                                vec![(clip(wlo), mid), (clip(whi), mid)],
-                                style,
-                            )))
-                            .map_err(err)?;
-                        for w in [wlo, whi] {
-                            if clip(w) != w {
-                                clipped.push(w);
-                                continue;
-                            }
-                            chart
-                                .draw_series(std::iter::once(
-                                    EmptyElement::at((w, mid))
-                                        + PathElement::new(vec![(0, -4), (0, 4)], style),
-                                ))
-                                .map_err(err)?;
-                        }
-                    }
-                }
-                // The repeats, as dots spread a little up and down so
-                // equal ones stay apart.
+                let place = BarPlace {
+                    y0: y1 - slot * 0.9,
+                    y1,
+                    slot,
+                    x0,
+                };
                 let repeats = s.samples.get(i).map(Vec::as_slice).unwrap_or_default();
-                for (r, v) in repeats.iter().enumerate() {
-                    let Some(v) = finite(*v) else { continue };
-                    if cut {
-                        continue;
-                    }
-                    if clip(v) != v {
-                        clipped.push(v);
-                        continue;
-                    }
-                    let dy = (r % 3) as f64 - 1.0;
-                    chart
-                        .draw_series(std::iter::once(Circle::new(
-                            (v, mid + dy * slot * 0.22),
-                            2,
-                            ShapeStyle::from(&BLACK.mix(0.6)).filled(),
-                        )))
-                        .map_err(err)?;
-                }
-                if let Some(far) = clipped
-                    .iter()
-                    .copied()
-                    .max_by(|a, b| a.abs().total_cmp(&b.abs()))
-                {
-                    // A marker at the axis's end, the farthest value beside it.
-                    let edge = if far > 0.0 {
-                        x_range.end
-                    } else {
-                        x_range.start
-                    };
-                    let (ex, ey) = chart.backend_coord(&(edge, mid));
-                    let dir = if far > 0.0 { -1 } else { 1 };
-                    root.draw(&Polygon::new(
-                        vec![(ex, ey), (ex + dir * 8, ey - 5), (ex + dir * 8, ey + 5)],
-                        RGBColor(0x8a, 0x1c, 0x1c).filled(),
-                    ))
-                    .map_err(err)?;
-                    if far > 0.0 {
-                        root.draw(&Text::new(
-                            format!("▸ {}", scale.label(far)),
-                            (ex - 10, ey - 4),
-                            clip_style.clone(),
-                        ))
-                        .map_err(err)?;
-                    }
-                }
-                // The value at the bar's end (the median), inside the bar
-                // when it is long enough.
-                let text = scale.label(value);
-                // A cut bar's value sits before its gap.
-                let at = if cut { end / (1.0 + CUT_OVERHANG) } else { end };
-                let (bx, by) = chart.backend_coord(&(at, mid));
-                let text_w = text.chars().count() as i32 * 7 + 8;
-                if end > 0.0 && bx - x0 > text_w + 6 {
-                    root.draw(&Text::new(text, (bx - 4, by), value_in.clone()))
-                        .map_err(err)?;
-                } else {
-                    root.draw(&Text::new(text, (bx.max(x0) + 5, by), value_out.clone()))
-                        .map_err(err)?;
-                }
+                let drawing = Drawing {
+                    root: &root,
+                    axis: &axis,
+                    styles: &styles,
+                };
+                drawing.bar(&mut chart, s.color, bar, value, repeats, &place)?;
             }
         }
         root.present().map_err(err)?;
     }
     Ok(svg)
+}
+
+/// The value axis: its range, where bars are cut, its unit.
+struct Axis {
+    /// The axis's extent.
+    x_range: std::ops::Range<f64>,
+    /// Where outliers are cut, when they are.
+    cap: Option<f64>,
+    /// How far a cut bar reaches (infinite when none is cut).
+    reach: f64,
+    /// The axis's unit.
+    scale: Scale,
+    /// Whether a whisker or repeat lies beyond the axis.
+    clipped_any: bool,
+}
+
+impl Axis {
+    /// The axis that shows every bar (outliers cut when `spec` asks) and
+    /// the whiskers and repeats up to a robust limit.
+    fn fit(spec: &HBars, bar_values: &[f64], timed: bool) -> Axis {
+        let cap = axis_cap(bar_values).filter(|_| spec.cut_outliers);
+        // Where a bar is drawn: cut bars reach a little past the cap.
+        let reach = cap.map_or(f64::INFINITY, |c| c * (1.0 + CUT_OVERHANG));
+        let drawn = |v: f64| v.clamp(-reach, reach);
+        let bar_hi = bar_values.iter().map(|v| drawn(*v)).fold(0.0f64, f64::max);
+        let bar_lo = bar_values.iter().map(|v| drawn(*v)).fold(0.0f64, f64::min);
+        // Whiskers and repeats widen the axis up to a robust limit only.
+        let spreads = || {
+            spec.series.iter().flat_map(|s| {
+                s.values
+                    .iter()
+                    .flatten()
+                    .filter_map(|b| b.whisker)
+                    .flat_map(|(lo, hi)| [lo, hi])
+                    .chain(s.samples.iter().flatten().copied())
+                    .filter_map(finite)
+            })
+        };
+        let room_hi = if bar_hi > 0.0 {
+            bar_hi * WHISKER_ROOM
+        } else {
+            0.0
+        };
+        let room_lo = if bar_lo < 0.0 {
+            bar_lo * WHISKER_ROOM
+        } else {
+            0.0
+        };
+        let hi = spreads()
+            .map(|v| v.min(room_hi))
+            .fold(bar_hi * LABEL_ROOM, f64::max);
+        let lo = spreads().map(|v| v.max(room_lo)).fold(bar_lo, f64::min);
+        let hi = if hi - lo > 0.0 { hi } else { lo + 1.0 };
+        let span = hi - lo;
+        let x_range = (if lo < 0.0 { lo - span * 0.04 } else { 0.0 })..hi;
+        let scale = if timed {
+            Scale::time(x_range.end.abs().max(x_range.start.abs()))
+        } else {
+            Scale::plain()
+        };
+        let clipped_any = spreads().any(|v| v > x_range.end || v < x_range.start);
+        Axis {
+            x_range,
+            cap,
+            reach,
+            scale,
+            clipped_any,
+        }
+    }
+
+    /// Where a bar of `v` ends.
+    fn drawn(&self, v: f64) -> f64 {
+        v.clamp(-self.reach, self.reach)
+    }
+
+    /// `v` within the axis.
+    fn clip(&self, v: f64) -> f64 {
+        v.clamp(self.x_range.start, self.x_range.end)
+    }
+
+    /// The axis's caption: the spec's, its unit, and what the marks mean.
+    fn description(&self, spec: &HBars) -> String {
+        let mut notes = Vec::new();
+        if self.cap.is_some() {
+            notes.push("a white gap: bar cut short");
+        }
+        if self.clipped_any {
+            notes.push("▸ clipped at the axis");
+        }
+        let mut x_desc = spec.x_desc.clone();
+        if !self.scale.unit.is_empty() {
+            x_desc = format!("{x_desc} ({})", self.scale.unit);
+        }
+        if !notes.is_empty() {
+            x_desc = format!("{x_desc} · {}", notes.join(" · "));
+        }
+        x_desc
+    }
+}
+
+/// The chart's frame in pixels: the labels' column, the title above, the
+/// axis below.
+struct Frame {
+    labels: Vec<String>,
+    label_w: u32,
+    top: u32,
+    bottom: u32,
+    height: u32,
+}
+
+impl Frame {
+    fn of(spec: &HBars) -> Frame {
+        let n = spec.categories.len();
+        let k = spec.series.len();
+        let labels: Vec<String> = spec
+            .categories
+            .iter()
+            .map(|c| truncate(c, MAX_LABEL))
+            .collect();
+        let longest = labels.iter().map(|l| l.chars().count()).max().unwrap_or(0) as u32;
+        let label_w = (longest * 7 + 16).clamp(60, 340);
+        let row_h = (k as u32) * 16 + 12;
+        let legend_h = if k > 1 { 26 } else { 0 };
+        let top = 44 + legend_h;
+        let bottom = 56;
+        let height = top + row_h * n as u32 + bottom;
+        Frame {
+            labels,
+            label_w,
+            top,
+            bottom,
+            height,
+        }
+    }
+}
+
+/// The title, and a legend when there is more than one series.
+fn draw_title(title_area: &Area<'_>, spec: &HBars, label_w: u32) -> Result<(), String> {
+    title_area
+        .draw(&Text::new(
+            spec.title.clone(),
+            (10, 8),
+            ("sans-serif", 20)
+                .into_font()
+                .style(FontStyle::Bold)
+                .color(&BLACK),
+        ))
+        .map_err(err)?;
+    if spec.series.len() > 1 {
+        let mut x = label_w as i32 + 10;
+        for s in &spec.series {
+            let color = s.color.rgb();
+            title_area
+                .draw(&Rectangle::new([(x, 36), (x + 12, 48)], color.filled()))
+                .map_err(err)?;
+            title_area
+                .draw(&Text::new(
+                    s.name.clone(),
+                    (x + 16, 42),
+                    ("sans-serif", 14)
+                        .into_font()
+                        .color(&BLACK)
+                        .pos(Pos::new(HPos::Left, VPos::Center)),
+                ))
+                .map_err(err)?;
+            x += 16 + s.name.chars().count() as i32 * 7 + 20;
+        }
+    }
+    Ok(())
+}
+
+/// The text styles of the bars' area.
+struct Styles {
+    label: TextStyle<'static>,
+    value_out: TextStyle<'static>,
+    value_in: TextStyle<'static>,
+    clip: TextStyle<'static>,
+}
+
+impl Styles {
+    fn new() -> Styles {
+        Styles {
+            label: ("sans-serif", 14)
+                .into_font()
+                .color(&BLACK)
+                .pos(Pos::new(HPos::Right, VPos::Center)),
+            value_out: ("sans-serif", 12)
+                .into_font()
+                .color(&RGBColor(0x33, 0x33, 0x33))
+                .pos(Pos::new(HPos::Left, VPos::Center)),
+            value_in: ("sans-serif", 12)
+                .into_font()
+                .color(&WHITE)
+                .pos(Pos::new(HPos::Right, VPos::Center)),
+            clip: ("sans-serif", 11)
+                .into_font()
+                .color(&RGBColor(0x8a, 0x1c, 0x1c))
+                .pos(Pos::new(HPos::Right, VPos::Bottom)),
+        }
+    }
+}
+
+/// Where one bar goes: its band (in category units), the series' slot
+/// height, and the pixel column of value 0.
+struct BarPlace {
+    y0: f64,
+    y1: f64,
+    slot: f64,
+    x0: i32,
+}
+
+impl BarPlace {
+    fn mid(&self) -> f64 {
+        (self.y0 + self.y1) / 2.0
+    }
+}
+
+/// What every bar is drawn with.
+struct Drawing<'r, 'a> {
+    root: &'r Area<'a>,
+    axis: &'r Axis,
+    styles: &'r Styles,
+}
+
+impl Drawing<'_, '_> {
+    /// One bar of `value`: the bar (cut short past the cap), its whisker
+    /// and repeats, a marker for what lies beyond the axis, its value.
+    fn bar(
+        &self,
+        chart: &mut Plot<'_, '_>,
+        color: Swatch,
+        bar: BarValue,
+        value: f64,
+        repeats: &[f64],
+        place: &BarPlace,
+    ) -> Result<(), String> {
+        let end = self.axis.drawn(value);
+        let cut = end != value;
+        draw_rect(chart, color, end, cut, place)?;
+        let mut clipped: Vec<f64> = Vec::new();
+        if let Some((wlo, whi)) = bar.whisker.filter(|_| !cut) {
+            if let (Some(wlo), Some(whi)) = (finite(wlo), finite(whi)) {
+                self.whisker(chart, wlo, whi, place.mid(), &mut clipped)?;
+            }
+        }
+        if !cut {
+            self.repeats(chart, repeats, place, &mut clipped)?;
+        }
+        self.clip_marker(chart, &clipped, place.mid())?;
+        self.value_label(chart, value, end, cut, place)
+    }
+
+    /// The whisker from `wlo` to `whi`, its ends that lie beyond the axis
+    /// put in `clipped`.
+    fn whisker(
+        &self,
+        chart: &mut Plot<'_, '_>,
+        wlo: f64,
+        whi: f64,
+        mid: f64,
+        clipped: &mut Vec<f64>,
+    ) -> Result<(), String> {
+        let clip = |v| self.axis.clip(v);
+        let style = ShapeStyle::from(&BLACK).stroke_width(1);
+        chart
+            .draw_series(std::iter::once(PathElement::new(
+                vec![(clip(wlo), mid), (clip(whi), mid)],
+                style,
+            )))
+            .map_err(err)?;
+        for w in [wlo, whi] {
+            if clip(w) != w {
+                clipped.push(w);
+                continue;
+            }
+            chart
+                .draw_series(std::iter::once(
+                    EmptyElement::at((w, mid)) + PathElement::new(vec![(0, -4), (0, 4)], style),
+                ))
+                .map_err(err)?;
+        }
+        Ok(())
+    }
+
+    /// The repeats, as dots spread a little up and down so equal ones stay
+    /// apart; those beyond the axis put in `clipped`.
+    fn repeats(
+        &self,
+        chart: &mut Plot<'_, '_>,
+        repeats: &[f64],
+        place: &BarPlace,
+        clipped: &mut Vec<f64>,
+    ) -> Result<(), String> {
+        for (r, v) in repeats.iter().enumerate() {
+            let Some(v) = finite(*v) else { continue };
+            if self.axis.clip(v) != v {
+                clipped.push(v);
+                continue;
+            }
+            let dy = (r % 3) as f64 - 1.0;
+            chart
+                .draw_series(std::iter::once(Circle::new(
+                    (v, place.mid() + dy * place.slot * 0.22),
+                    2,
+                    ShapeStyle::from(&BLACK.mix(0.6)).filled(),
+                )))
+                .map_err(err)?;
+        }
+        Ok(())
+    }
+
+    /// A marker at the axis's end, the farthest clipped value beside it.
+    fn clip_marker(&self, chart: &Plot<'_, '_>, clipped: &[f64], mid: f64) -> Result<(), String> {
+        let Some(far) = clipped
+            .iter()
+            .copied()
+            .max_by(|a, b| a.abs().total_cmp(&b.abs()))
+        else {
+            return Ok(());
+        };
+        let x_range = &self.axis.x_range;
+        let edge = if far > 0.0 {
+            x_range.end
+        } else {
+            x_range.start
+        };
+        let (ex, ey) = chart.backend_coord(&(edge, mid));
+        let dir = if far > 0.0 { -1 } else { 1 };
+        self.root
+            .draw(&Polygon::new(
+                vec![(ex, ey), (ex + dir * 8, ey - 5), (ex + dir * 8, ey + 5)],
+                RGBColor(0x8a, 0x1c, 0x1c).filled(),
+            ))
+            .map_err(err)?;
+        if far > 0.0 {
+            self.root
+                .draw(&Text::new(
+                    format!("▸ {}", self.axis.scale.label(far)),
+                    (ex - 10, ey - 4),
+                    self.styles.clip.clone(),
+                ))
+                .map_err(err)?;
+        }
+        Ok(())
+    }
+
+    /// The value at the bar's end (the median), inside the bar when it is
+    /// long enough; a cut bar's value sits before its gap.
+    fn value_label(
+        &self,
+        chart: &Plot<'_, '_>,
+        value: f64,
+        end: f64,
+        cut: bool,
+        place: &BarPlace,
+    ) -> Result<(), String> {
+        let text = self.axis.scale.label(value);
+        let at = if cut { end / (1.0 + CUT_OVERHANG) } else { end };
+        let (bx, by) = chart.backend_coord(&(at, place.mid()));
+        let text_w = text.chars().count() as i32 * 7 + 8;
+        if end > 0.0 && bx - place.x0 > text_w + 6 {
+            self.root
+                .draw(&Text::new(text, (bx - 4, by), self.styles.value_in.clone()))
+                .map_err(err)?;
+        } else {
+            self.root
+                .draw(&Text::new(
+                    text,
+                    (bx.max(place.x0) + 5, by),
+                    self.styles.value_out.clone(),
+                ))
+                .map_err(err)?;
+        }
+        Ok(())
+    }
+}
+
+/// The bar itself, to `end`; a cut one with a white gap across it just
+/// past the cap.
+fn draw_rect(
+    chart: &mut Plot<'_, '_>,
+    color: Swatch,
+    end: f64,
+    cut: bool,
+    place: &BarPlace,
+) -> Result<(), String> {
+    let (y0, y1) = (place.y0, place.y1);
+    chart
+        .draw_series(std::iter::once(Rectangle::new(
+            [(0.0, y0), (end, y1)],
+            color.rgb().mix(0.85).filled(),
+        )))
+        .map_err(err)?;
+    if cut {
+        let c = end.abs() / (1.0 + CUT_OVERHANG);
+        let gap = [c * 1.015, c * 1.035].map(|x| x.copysign(end));
+        chart
+            .draw_series(std::iter::once(Rectangle::new(
+                [
+                    (gap[0], y0 - place.slot * 0.1),
+                    (gap[1], y1 + place.slot * 0.1),
+                ],
+                WHITE.filled(),
+            )))
+            .map_err(err)?;
+    }
+    Ok(())
 }
 
 #[cfg(test)]

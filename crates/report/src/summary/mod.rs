@@ -4,22 +4,21 @@
 //! A header (what ran, the host, the nested caveat, whether every check
 //! passed, every failure in full), trapline's own scenarios grouped by
 //! path (net cycles with their spread, time and exits per iteration), the
-//! headline values against their goals ([`goals`]), what was not measured
+//! headline values against their goals ([`crate::derive::goals`]), what was not measured
 //! and why, and where the full report is. Everything else (gross medians,
 //! min/max, the floor ladder's rows and pieces, formulas, every check text)
 //! is in `--verbose`, `--view vmm` and the report files. Pure: it reads the
 //! report only, so it is tested without KVM.
 
-pub mod goals;
 pub(crate) mod layout;
 
 use std::collections::BTreeMap;
 
+use crate::derive::goals::goal_checks;
 use crate::derive::{ladder, names};
 use crate::fmt;
 use crate::model::{cycles_to_ns, Report, ScenarioResult, Status, BASELINE_SCENARIO, TRAPLINE_VMM};
 use crate::render::grid::Align;
-use goals::goal_checks;
 use layout::{hard_wrap, unbreak, width_of, wrap, Column, Keep, Line, Table, NO_BREAK};
 use trapline_bus::ExitKind;
 

@@ -70,7 +70,8 @@ pub(crate) fn derived_grid(derived: &[Derived]) -> Grid {
         g.push(Row::cells(vec![
             d.name.clone(),
             derived_value(d.value, &d.unit),
-            d.range.map_or_else(String::new, |r| fmt::range(r, &d.unit)),
+            d.range
+                .map_or_else(String::new, |r| fmt::range(r.low, r.high, &d.unit)),
             d.goal.as_ref().map_or_else(String::new, |goal| {
                 format!("≤ {}", derived_value(goal.at_most, &d.unit))
             }),
@@ -273,12 +274,39 @@ impl Page for AllPage<'_> {
     }
 
     fn charts(&self) -> Vec<Chart> {
-        let r = self.report;
-        let tsc = r.host.tsc_khz;
         let ours: Vec<&ScenarioResult> =
             by_group(self.measured().filter(|s| s.vmm == TRAPLINE_VMM).collect());
-        // Other VMMs beside trapline's rows (a peer, trapline without the
-        // profile); the floor ladder has its own chart.
+        let mut charts = vec![
+            self.premium_chart(),
+            self.cost_chart(&ours),
+            self.net_chart(&ours),
+        ];
+        charts.extend(self.ladder_chart());
+        charts
+    }
+}
+
+/// `what`, and the unit a chart's axis is in.
+fn time_desc(tsc: u64, what: &str) -> String {
+    if tsc > 0 {
+        format!("{what} at the TSC frequency")
+    } else {
+        format!("{what} in cycles")
+    }
+}
+
+/// A chart's category per scenario: `group · name`.
+fn categories(names: &[&ScenarioResult]) -> Vec<String> {
+    names
+        .iter()
+        .map(|s| format!("{} · {}", s.group, s.name))
+        .collect()
+}
+
+impl<'a> AllPage<'a> {
+    /// Other VMMs beside trapline's rows (a peer, trapline without the
+    /// profile), in run order; the floor ladder has its own chart.
+    fn others(&self) -> Vec<&'a str> {
         let mut others: Vec<&str> = Vec::new();
         for s in self.measured() {
             if s.vmm != TRAPLINE_VMM
@@ -288,85 +316,69 @@ impl Page for AllPage<'_> {
                 others.push(&s.vmm);
             }
         }
+        others
+    }
+
+    /// `vmm`'s bars for the scenarios `names` (gross, or `net` of its
+    /// baseline), whiskers from the fastest to the slowest repeat, and the
+    /// repeats.
+    fn series_of(&self, vmm: &str, colour: Swatch, net: bool, names: &[&ScenarioResult]) -> Series {
+        let r = self.report;
+        let rows: Vec<Option<&ScenarioResult>> = names
+            .iter()
+            .map(|s| r.scenario(vmm, &s.name).filter(|x| x.is_measured()))
+            .collect();
+        let base = r.baseline_median(vmm).filter(|_| net);
+        Series {
+            name: vmm.to_string(),
+            color: colour,
+            values: rows
+                .iter()
+                .map(|x| {
+                    let x = (*x)?;
+                    let st = if net {
+                        x.net.as_ref()?
+                    } else {
+                        x.stats.as_ref()?
+                    };
+                    Some(BarValue {
+                        value: st.median,
+                        whisker: Some((st.min, st.max)),
+                    })
+                })
+                .collect(),
+            samples: rows
+                .iter()
+                .map(|x| match x {
+                    Some(x) if !net || x.net.is_some() => x
+                        .per_iter_cycles()
+                        .into_iter()
+                        .map(|v| v - base.unwrap_or(0.0))
+                        .collect(),
+                    _ => Vec::new(),
+                })
+                .collect(),
+        }
+    }
+
+    /// trapline's series, then each other VMM's that measured any of
+    /// `names`.
+    fn grouped(&self, net: bool, names: &[&ScenarioResult]) -> Vec<Series> {
         let colours = [Swatch::Orange, Swatch::Green, Swatch::Purple, Swatch::Grey];
-        let series_of = |vmm: &str, colour: Swatch, net: bool, names: &[&ScenarioResult]| {
-            let rows: Vec<Option<&ScenarioResult>> = names
-                .iter()
-                .map(|s| r.scenario(vmm, &s.name).filter(|x| x.is_measured()))
-                .collect();
-            let base = r.baseline_median(vmm).filter(|_| net);
-            Series {
-                name: vmm.to_string(),
-                color: colour,
-                values: rows
-                    .iter()
-                    .map(|x| {
-                        let x = (*x)?;
-                        let st = if net {
-                            x.net.as_ref()?
-                        } else {
-                            x.stats.as_ref()?
-                        };
-                        Some(BarValue {
-                            value: st.median,
-                            whisker: Some((st.min, st.max)),
-                        })
-                    })
-                    .collect(),
-                samples: rows
-                    .iter()
-                    .map(|x| match x {
-                        Some(x) if !net || x.net.is_some() => x
-                            .per_iter_cycles()
-                            .into_iter()
-                            .map(|v| v - base.unwrap_or(0.0))
-                            .collect(),
-                        _ => Vec::new(),
-                    })
-                    .collect(),
+        let mut series = vec![self.series_of(TRAPLINE_VMM, Swatch::Blue, net, names)];
+        for (vmm, colour) in self.others().iter().zip(colours.iter().cycle()) {
+            let s = self.series_of(vmm, *colour, net, names);
+            if s.values.iter().any(Option::is_some) {
+                series.push(s);
             }
-        };
-        let grouped = |net: bool, names: &[&ScenarioResult]| {
-            let mut series = vec![series_of(TRAPLINE_VMM, Swatch::Blue, net, names)];
-            for (vmm, colour) in others.iter().zip(colours.iter().cycle()) {
-                let s = series_of(vmm, *colour, net, names);
-                if s.values.iter().any(Option::is_some) {
-                    series.push(s);
-                }
-            }
-            series
-        };
-        let categories = |names: &[&ScenarioResult]| -> Vec<String> {
-            names
-                .iter()
-                .map(|s| format!("{} · {}", s.group, s.name))
-                .collect()
-        };
-        let time_desc = |what: &str| {
-            if tsc > 0 {
-                format!("{what} at the TSC frequency")
-            } else {
-                format!("{what} in cycles")
-            }
-        };
-        let medians = HBars {
-            title: "trapline's scenarios: cost per iteration".to_string(),
-            x_desc: time_desc("median per iteration"),
-            categories: categories(&ours),
-            series: grouped(false, &ours),
-            tsc_khz: tsc,
-            cut_outliers: true,
-        };
-        let with_net: Vec<&ScenarioResult> =
-            ours.iter().copied().filter(|s| s.net.is_some()).collect();
-        let net = HBars {
-            title: "Net cost over the noop baseline".to_string(),
-            x_desc: time_desc("median minus the same VMM's noop median"),
-            categories: categories(&with_net),
-            series: grouped(true, &with_net),
-            tsc_khz: tsc,
-            cut_outliers: true,
-        };
+        }
+        series
+    }
+
+    /// The derived cycle values (the premium, its floor, trapline's own
+    /// cost), with every value that has a goal called out beside them.
+    fn premium_chart(&self) -> Chart {
+        let r = self.report;
         let premiums: Vec<_> = r
             .derived
             .iter()
@@ -374,7 +386,7 @@ impl Page for AllPage<'_> {
             .collect();
         let premium_chart = HBars {
             title: "User-exit premium, its floor and trapline's own cost".to_string(),
-            x_desc: time_desc("derived value"),
+            x_desc: time_desc(r.host.tsc_khz, "derived value"),
             categories: premiums.iter().map(|d| d.name.clone()).collect(),
             series: vec![Series {
                 name: "value".to_string(),
@@ -390,7 +402,7 @@ impl Page for AllPage<'_> {
                     .collect(),
                 samples: Vec::new(),
             }],
-            tsc_khz: tsc,
+            tsc_khz: r.host.tsc_khz,
             // The headline: every bar is read, none is cut.
             cut_outliers: false,
         };
@@ -417,40 +429,65 @@ impl Page for AllPage<'_> {
         } else {
             hbars(&premium_chart)
         };
-        let mut charts = vec![
-            Chart {
-                title: "The user-exit premium".to_string(),
+        Chart {
+            title: "The user-exit premium".to_string(),
                 caption: "How much more a PIO write costs when completed in user space than by an in-kernel \
                           ioeventfd, the part of that premium trapline's in-loop floor already pays, and what \
                           trapline's dispatch and handling add; whiskers span the range the inputs' MADs \
                           allow."
                     .to_string(),
                 svg: premium_svg,
-                callout,
-            },
-            Chart {
-                title: "Cost per operation".to_string(),
+            callout,
+        }
+    }
+
+    /// Each of trapline's scenarios, other VMMs beside them.
+    fn cost_chart(&self, ours: &[&ScenarioResult]) -> Chart {
+        let tsc = self.report.host.tsc_khz;
+        let medians = HBars {
+            title: "trapline's scenarios: cost per iteration".to_string(),
+            x_desc: time_desc(tsc, "median per iteration"),
+            categories: categories(ours),
+            series: self.grouped(false, ours),
+            tsc_khz: tsc,
+            cut_outliers: true,
+        };
+        Chart {
+            title: "Cost per operation".to_string(),
                 caption: "Median per loop iteration of each of trapline's scenarios, grouped by path (other \
                           VMMs beside them); whiskers span the fastest and slowest repeat and each dot is \
                           one repeat, so two clusters show. A whisker or repeat far past the rest is clipped \
                           at the axis's end and marked ▸ with its value."
                     .to_string(),
                 svg: hbars(&medians),
-                callout: Vec::new(),
+            callout: Vec::new(),
+        }
+    }
+
+    /// What each operation costs beyond the same VMM's noop.
+    fn net_chart(&self, ours: &[&ScenarioResult]) -> Chart {
+        let tsc = self.report.host.tsc_khz;
+        let with_net: Vec<&ScenarioResult> =
+            ours.iter().copied().filter(|s| s.net.is_some()).collect();
+        let net = HBars {
+            title: "Net cost over the noop baseline".to_string(),
+            x_desc: time_desc(tsc, "median minus the same VMM's noop median"),
+            categories: categories(&with_net),
+            series: self.grouped(true, &with_net),
+            tsc_khz: tsc,
+            cut_outliers: true,
+        };
+        Chart {
+            title: "Net cost".to_string(),
+            caption: "What each operation costs beyond the empty loop (noop) of the same VMM."
+                .to_string(),
+            svg: if with_net.is_empty() {
+                Err("no noop baseline was measured".to_string())
+            } else {
+                hbars(&net)
             },
-            Chart {
-                title: "Net cost".to_string(),
-                caption: "What each operation costs beyond the empty loop (noop) of the same VMM.".to_string(),
-                svg: if with_net.is_empty() {
-                    Err("no noop baseline was measured".to_string())
-                } else {
-                    hbars(&net)
-                },
-                callout: Vec::new(),
-            },
-        ];
-        charts.extend(self.ladder_chart());
-        charts
+            callout: Vec::new(),
+        }
     }
 }
 

@@ -80,14 +80,6 @@ impl View {
             }
         }
     }
-
-    /// The scenarios it reads on a run measured on x86_64, or on arm64
-    /// (`arm64`: the seed rows' arm64 scenarios), as `vmm:name` keys, when
-    /// it reads a known few; `None` when it shows the whole run (see
-    /// [`crate::uses::view_needs`]).
-    pub fn needs(self, arm64: bool) -> Option<Vec<String>> {
-        crate::uses::view_needs(self, arm64)
-    }
 }
 
 impl std::fmt::Display for View {

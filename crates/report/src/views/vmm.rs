@@ -10,7 +10,7 @@ use super::common::{self, finite, host_caption, Measured, NOT_MEASURED};
 use crate::derive::startup::{self, GroupValue, PhaseValue};
 use crate::derive::{
     names, DISPATCH_OVERHEAD, HANDLING_PER_USER_EXIT, PREMIUM_RATIO_RAW_KVM_VMM, STAT_OVERHEAD,
-    STAT_OVERHEAD_SHARE, USER_EXIT_PREMIUM, VMM_CPU_TO_FIRST_KVM_RUN, VMM_RSS_BEYOND_GUEST,
+    STAT_OVERHEAD_SHARE, USER_EXIT_PREMIUM,
 };
 use crate::fmt;
 use crate::model::{cycles_to_ns, Report, Verdict, TRAPLINE_VMM};
@@ -32,47 +32,8 @@ what one exit to user space costs in trapline's dispatch; Firecracker's figures 
 on its own hosts and its CPU figure stops at API socket availability, before any KVM_RUN, so \
 they give scale rather than a like-for-like race";
 
-/// A footprint value with its goal and Firecracker's promise.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct FootprintGoal {
-    /// The derived value's name.
-    pub name: &'static str,
-    /// What it measures, in words.
-    pub what: &'static str,
-    /// A short label for charts.
-    pub short: &'static str,
-    /// The derived value's unit in the report.
-    pub unit: Unit,
-    /// The unit as shown.
-    pub shown_unit: Unit,
-    /// trapline's goal: at most this.
-    pub goal: f64,
-    /// Firecracker's published promise: at most this.
-    pub firecracker: f64,
-}
-
-/// The goals and Firecracker's figures (see [`FIRECRACKER_SOURCE`]). The only
-/// copy of them in the code.
-pub const FOOTPRINT_GOALS: [FootprintGoal; 2] = [
-    FootprintGoal {
-        name: VMM_CPU_TO_FIRST_KVM_RUN,
-        what: "CPU time from exec to the first KVM_RUN",
-        short: "CPU-ms to first KVM_RUN",
-        unit: Unit::Millis,
-        shown_unit: Unit::CpuMillis,
-        goal: 1.0,
-        firecracker: 8.0,
-    },
-    FootprintGoal {
-        name: VMM_RSS_BEYOND_GUEST,
-        what: "resident memory beyond guest RAM",
-        short: "MiB beyond guest RAM",
-        unit: Unit::MiB,
-        shown_unit: Unit::MiB,
-        goal: 2.0,
-        firecracker: 5.0,
-    },
-];
+use crate::derive::goals::footprint_check;
+pub use crate::derive::goals::{FootprintGoal, FOOTPRINT_GOALS};
 
 /// One footprint row.
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -138,15 +99,18 @@ impl FootprintRow {
                 formula,
                 ..base
             },
-            Some(v) => Self {
-                this_host: Some(v),
-                passes_goal: Some(v <= g.goal),
-                verdict: Some(Verdict::at_most(v, None, g.goal)),
-                within_firecracker: Some(v <= g.firecracker),
-                status: "ok".to_string(),
-                formula,
-                ..base
-            },
+            Some(v) => {
+                let verdict = footprint_check(report, g).map(|c| c.verdict);
+                Self {
+                    this_host: Some(v),
+                    passes_goal: verdict.map(|v| v == Verdict::Met),
+                    verdict,
+                    within_firecracker: Some(v <= g.firecracker),
+                    status: "ok".to_string(),
+                    formula,
+                    ..base
+                }
+            }
         }
     }
 

@@ -44,6 +44,9 @@ static inline void mmio_write64(uint64_t a, uint64_t v) { asm volatile("str %0, 
 
 /* Orders earlier normal-memory stores before a following MMIO store (Linux's __iowmb). */
 static inline void io_wmb(void) { asm volatile("dmb oshst" : : : "memory"); }
+/* Orders memory a device shares (virtqueues): before publishing a ring index, after reading the device's. */
+static inline void dma_mb(void) { asm volatile("dmb ish" : : : "memory"); }
+static inline void dma_rmb(void) { asm volatile("dmb ish" : : : "memory"); }
 
 #define read_sysreg(r)                                       \
     ({                                                       \
@@ -63,6 +66,9 @@ static inline uint64_t counter_now(void)
     isb();
     return read_sysreg(cntvct_el0);
 }
+
+/* The clock both architectures time with (x86: the TSC). */
+static inline uint64_t clock_now(void) { return counter_now(); }
 
 /* Counter ticks per second. */
 static inline uint64_t counter_freq(void) { return read_sysreg(cntfrq_el0); }

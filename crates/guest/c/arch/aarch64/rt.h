@@ -8,9 +8,7 @@
 #ifndef TRAPLINE_RT_H
 #define TRAPLINE_RT_H
 
-#include "lib.h"
-#include "trapline_abi.h"
-#include "trapline_abi_extra.h"
+#include "runtime.h"
 #include "machine.h"
 #include "layout.h"
 #include "io.h"
@@ -18,31 +16,13 @@
 
 _Static_assert(MAX_CPUS == MAX_VCPUS, "layout.h MAX_CPUS must equal trapline-abi MAX_VCPUS");
 
-#define barrier() asm volatile("" : : : "memory")
-#define noreturn __attribute__((noreturn))
-
-/* Entry points the payload provides. ap_main is weak in the runtime. */
-int main(int argc, char **argv);
+/* The secondaries' entry point, weak in the runtime (main() is in runtime.h). */
 void ap_main(u32 cpu, u64 mpidr);
-
-/* ---- console: printf over the machine's UART (console.c, uart_*.h) ---- */
-void serial_putc(char c);
-void serial_reset(void);
-void console_force_unlock(void);
-int printf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-int vprintf(const char *fmt, va_list ap);
-
-/* ---- ucall: ucall(kind, text, arg0, ...) with 1..UCALL_ARGS args ---- */
-void ucall_args(u32 kind, const char *text, const u64 args[UCALL_ARGS]);
-#define ucall(kind, text, ...) ucall_args((kind), (text), (const u64[UCALL_ARGS]){ __VA_ARGS__ })
 
 /* ---- exceptions: an IRQ at EL1 calls this when set (exc.c); else it is reported as a bug ---- */
 extern void (*rt_irq_handler)(void);
 
-/* ---- leaving ---- */
-noreturn void exit(int code);   /* debug exit with code, else PSCI SYSTEM_OFF */
-noreturn void finish(int code); /* ucall DONE(code); 0: SYSTEM_OFF, else exit(code) */
-noreturn void park(void);
+/* Leaving (runtime.h): exit(code) goes out through the debug-exit page, else PSCI SYSTEM_OFF; finish(0) is SYSTEM_OFF. */
 
 /* ---- PSCI 0.2 through HVC (KVM serves it; function ids from trapline_abi.h) ---- */
 u64 psci_version(void);
@@ -81,6 +61,20 @@ extern struct percpu percpu[MAX_CPUS];
 void percpu_init(u32 index);
 
 static inline struct percpu *this_cpu(void) { return (struct percpu *)read_sysreg(tpidr_el1); }
+
+/*
+ * The ucall doorbell (lib/ucall.c): store the message's address (32 bits)
+ * to VIRT_UCALL_MMIO after the message. On QEMU the page is unassigned:
+ * the store aborts, and the abort is skipped.
+ */
+static inline void ucall_send(struct percpu *c, struct ucall *u)
+{
+    u32 saved = c->skip_faults;
+    c->skip_faults = 1;
+    io_wmb();
+    mmio_write32(VIRT_UCALL_MMIO, (u32)(uintptr_t)u);
+    c->skip_faults = saved;
+}
 
 /* ---- SMP ---- */
 /* The entry point PSCI CPU_ON starts secondaries at (start.S); context = their CPU index. */

@@ -2,7 +2,7 @@
  * kvmtool's UART: an 8250/16550 on MMIO with byte-wide registers (no
  * register shift), at KVMTOOL_UART_BASE (build.rs defines it from
  * trapline-abi). Output is polled on LSR.THRE, bounded like the PL011's.
- * Included by console.c only (one back end per build).
+ * Included through uart.h by lib/console.c only (one back end per build).
  */
 #ifndef TRAPLINE_UART_8250_H
 #define TRAPLINE_UART_8250_H
@@ -24,7 +24,7 @@ static void uart_tx(char c)
 }
 
 /* Back to 8N1 with the divisor latch closed and interrupts off. */
-void serial_reset(void)
+static void uart_reset(void)
 {
     mmio_write8(KVMTOOL_UART_BASE + UART_LCR, LCR_8N1);
     mmio_write8(KVMTOOL_UART_BASE + UART_IER, 0);

@@ -2,7 +2,7 @@
  * The virt machine's UART: a PL011. Output is polled (FR.TXFF clear before
  * each DR write, bounded so a VMM without a UART cannot hang the guest) with
  * byte stores to DR, as kvm-unit-tests prints.
- * Included by console.c only (one back end per build).
+ * Included through uart.h by lib/console.c only (one back end per build).
  */
 #ifndef TRAPLINE_UART_PL011_H
 #define TRAPLINE_UART_PL011_H
@@ -26,7 +26,7 @@ static void uart_tx(char c)
 }
 
 /* Undo whatever random MMIO writes did to the UART (disabled, masked, 7 bits). */
-void serial_reset(void)
+static void uart_reset(void)
 {
     mmio_write32(VIRT_PL011_BASE + PL011_IMSC, 0);
     mmio_write32(VIRT_PL011_BASE + PL011_LCR_H, LCR_H_8N1_FIFO);

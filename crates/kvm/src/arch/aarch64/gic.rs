@@ -26,10 +26,10 @@ pub const fn spi_irq_line(spi: u32) -> u32 {
     (KVM_ARM_IRQ_TYPE_SPI << KVM_ARM_IRQ_TYPE_SHIFT) | (abi::GIC_SPI_INTID_BASE + spi)
 }
 
-/// The vGICv3 and its ITS; the device fds live as long as the VM.
+/// The vGICv3 and its ITS (if asked for); the device fds live as long as the VM.
 pub struct Gic {
     _gic: DeviceFd,
-    _its: DeviceFd,
+    _its: Option<DeviceFd>,
 }
 
 fn create_device(vm: &VmFd, type_: u32, what: &str) -> Result<DeviceFd, KvmError> {
@@ -53,10 +53,37 @@ fn set_attr(dev: &DeviceFd, group: u32, attr: u64, addr: u64, what: &str) -> Res
         .map_err(KvmError::ioctl(format!("KVM_SET_DEVICE_ATTR ({what})")))
 }
 
+/// The vGIC's ITS at the virt machine's address, initialized.
+fn create_its(vm: &VmFd) -> Result<DeviceFd, KvmError> {
+    let its = create_device(vm, kvm_device_type_KVM_DEV_TYPE_ARM_VGIC_ITS, "GICv3 ITS")?;
+    let its_base: u64 = abi::VIRT_GIC_ITS_BASE;
+    set_attr(
+        &its,
+        KVM_DEV_ARM_VGIC_GRP_ADDR,
+        KVM_VGIC_ITS_ADDR_TYPE.into(),
+        &its_base as *const u64 as u64,
+        "ITS address",
+    )?;
+    set_attr(
+        &its,
+        KVM_DEV_ARM_VGIC_GRP_CTRL,
+        KVM_DEV_ARM_VGIC_CTRL_INIT.into(),
+        0,
+        "ITS CTRL_INIT",
+    )?;
+    Ok(its)
+}
+
 impl Gic {
     /// Create the vGICv3 for `vcpus` vCPUs (all already created) and its
     /// ITS, and initialize both.
     pub fn create(vm: &VmFd, vcpus: u32) -> Result<Gic, KvmError> {
+        Self::create_with(vm, vcpus, true)
+    }
+
+    /// [`Gic::create`], with the ITS only when `its` (the raw-KVM floor's
+    /// ladder adds it as a rung of its own).
+    pub fn create_with(vm: &VmFd, vcpus: u32, its: bool) -> Result<Gic, KvmError> {
         if vcpus > abi::VIRT_GIC_REDIST_MAX_VCPUS {
             return Err(KvmError::Config(format!(
                 "{vcpus} vCPUs: the virt machine's redistributor window holds {}",
@@ -86,22 +113,7 @@ impl Gic {
             &redist as *const u64 as u64,
             "GICv3 redistributor address",
         )?;
-        let its = create_device(vm, kvm_device_type_KVM_DEV_TYPE_ARM_VGIC_ITS, "GICv3 ITS")?;
-        let its_base: u64 = abi::VIRT_GIC_ITS_BASE;
-        set_attr(
-            &its,
-            KVM_DEV_ARM_VGIC_GRP_ADDR,
-            KVM_VGIC_ITS_ADDR_TYPE.into(),
-            &its_base as *const u64 as u64,
-            "ITS address",
-        )?;
-        set_attr(
-            &its,
-            KVM_DEV_ARM_VGIC_GRP_CTRL,
-            KVM_DEV_ARM_VGIC_CTRL_INIT.into(),
-            0,
-            "ITS CTRL_INIT",
-        )?;
+        let its = its.then(|| create_its(vm)).transpose()?;
         let nr_irqs: u32 = abi::VIRT_GIC_NR_IRQS;
         set_attr(
             &gic,

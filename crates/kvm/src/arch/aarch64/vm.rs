@@ -3,38 +3,21 @@
 //! 0.2 in KVM; vCPUs other than 0 powered off until the guest's CPU_ON),
 //! then the boot registers of vCPU 0.
 
-use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::atomic::AtomicU32;
 use std::sync::Arc;
 
 use kvm_bindings::{
-    kvm_enable_cap, kvm_userspace_memory_region, kvm_vcpu_init, KVM_ARM_VCPU_POWER_OFF,
-    KVM_ARM_VCPU_PSCI_0_2, KVM_CAP_ARM_NISV_TO_USER,
+    kvm_enable_cap, kvm_vcpu_init, KVM_ARM_VCPU_POWER_OFF, KVM_ARM_VCPU_PSCI_0_2,
+    KVM_CAP_ARM_NISV_TO_USER,
 };
 use kvm_ioctls::{VcpuFd, VmFd};
-use vm_memory::{GuestAddress, GuestMemoryBackend, GuestMemoryMmap, GuestMemoryRegion};
+use vm_memory::{GuestMemoryBackend, GuestMemoryMmap};
 
-use super::cpu::CpuModel;
 use super::gic::Gic;
 use super::regs;
-use crate::{HostKvm, Irqchip, KvmError};
+use crate::{HostKvm, Irqchip, KvmError, VmConfig};
 
 pub use trapline_abi::MAX_VCPUS;
-
-/// How to build a VM.
-#[derive(Clone, Debug)]
-pub struct VmConfig {
-    /// Guest RAM from `VIRT_RAM_BASE`, in bytes (a multiple of 64 KiB, the
-    /// largest page size an arm64 host may use).
-    pub mem_bytes: u64,
-    /// Number of vCPUs (1..=MAX_VCPUS).
-    pub vcpus: u32,
-    /// The interrupt controller: only [`Irqchip::Kernel`] (the vGICv3).
-    pub irqchip: Irqchip,
-    /// No PIT on arm64: must be false.
-    pub pit: bool,
-    /// `--cpu`: the host's.
-    pub cpu: CpuModel,
-}
 
 /// Where vCPU 0 starts (arm64 booting.rst: x0 = the device tree's
 /// address, x1-x3 = 0, EL1h, interrupts masked, MMU off).
@@ -49,28 +32,17 @@ pub struct BootRegs {
 /// A KVM VM with its guest memory and (once the vCPUs exist) its vGIC.
 pub struct Vm {
     gic: std::sync::OnceLock<Gic>,
-    fd: Arc<VmFd>,
-    memory: GuestMemoryMmap,
-    config: VmConfig,
-    next_slot: AtomicU32,
+    pub(crate) fd: Arc<VmFd>,
+    pub(crate) memory: GuestMemoryMmap,
+    pub(crate) config: VmConfig,
+    pub(crate) next_slot: AtomicU32,
     nisv_to_user: bool,
 }
 
 impl Vm {
     /// Create the VM and map RAM at `VIRT_RAM_BASE`.
     pub fn new(kvm: &HostKvm, config: VmConfig) -> Result<Self, KvmError> {
-        if config.vcpus == 0 || config.vcpus > MAX_VCPUS {
-            return Err(KvmError::Config(format!(
-                "{} vCPUs requested: trapline runs 1 to {MAX_VCPUS}",
-                config.vcpus
-            )));
-        }
-        if config.mem_bytes == 0 || !config.mem_bytes.is_multiple_of(0x1_0000) {
-            return Err(KvmError::Config(format!(
-                "guest memory of {} bytes: must be a non-zero multiple of 64 KiB",
-                config.mem_bytes
-            )));
-        }
+        crate::vm_common::check_size(config.vcpus, config.mem_bytes, 0x1_0000, "64 KiB")?;
         if config.irqchip != Irqchip::Kernel || config.pit {
             return Err(KvmError::Config(
                 "--irqchip split|none and the PIT are x86-only: the virt machine has KVM's vGICv3"
@@ -91,26 +63,7 @@ impl Vm {
                 })
                 .is_ok();
         let base = trapline_abi::VIRT_RAM_BASE;
-        let memory =
-            GuestMemoryMmap::<()>::from_ranges(&[(GuestAddress(base), config.mem_bytes as usize)])
-                .map_err(|e| KvmError::Memory {
-                    mib: config.mem_bytes >> 20,
-                    detail: e.to_string(),
-                })?;
-        for (slot, region) in memory.iter().enumerate() {
-            let desc = kvm_userspace_memory_region {
-                slot: slot as u32,
-                flags: 0,
-                guest_phys_addr: region.start_addr().0,
-                memory_size: region.len(),
-                userspace_addr: region.as_ptr() as u64,
-            };
-            // SAFETY: the host range belongs to `memory`, which the Vm owns
-            // and drops after the VM fd is closed (field order: `fd` first),
-            // so KVM never holds a dangling host address.
-            unsafe { fd.set_user_memory_region(desc) }
-                .map_err(KvmError::ioctl("KVM_SET_USER_MEMORY_REGION (RAM)"))?;
-        }
+        let memory = crate::vm_common::map_ram(&fd, base, config.mem_bytes)?;
         let slots = memory.num_regions() as u32;
         Ok(Self {
             gic: std::sync::OnceLock::new(),
@@ -120,26 +73,6 @@ impl Vm {
             next_slot: AtomicU32::new(slots),
             nisv_to_user,
         })
-    }
-
-    /// The VM fd, shared with fast-path registrations.
-    pub fn fd(&self) -> &Arc<VmFd> {
-        &self.fd
-    }
-
-    /// Guest RAM.
-    pub fn memory(&self) -> &GuestMemoryMmap {
-        &self.memory
-    }
-
-    /// The configuration it was built with.
-    pub fn config(&self) -> &VmConfig {
-        &self.config
-    }
-
-    /// A memslot number nobody uses yet.
-    pub fn alloc_slot(&self) -> u32 {
-        self.next_slot.fetch_add(1, Ordering::Relaxed)
     }
 
     /// Whether undecodable accesses exit with KVM_EXIT_ARM_NISV.

@@ -1,15 +1,15 @@
 //! The VM: guest memory, irqchip, vCPU creation.
 
-use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::atomic::AtomicU32;
 use std::sync::Arc;
 
-use kvm_bindings::{kvm_userspace_memory_region, CpuId, KVM_MAX_CPUID_ENTRIES};
+use kvm_bindings::{CpuId, KVM_MAX_CPUID_ENTRIES};
 use kvm_ioctls::{VcpuFd, VmFd};
-use vm_memory::{GuestAddress, GuestMemoryBackend, GuestMemoryMmap, GuestMemoryRegion};
+use vm_memory::{GuestMemoryBackend, GuestMemoryMmap};
 
 use super::cpu_state::BootCpuState;
 use super::{cpuid, irqchip};
-use crate::{HostKvm, Irqchip, KvmError};
+use crate::{HostKvm, KvmError, VmConfig};
 
 /// Identity-map page KVM needs on Intel (real-mode guests without
 /// unrestricted guest), and the three TSS pages after it: the same
@@ -22,47 +22,20 @@ pub use trapline_abi::KVM_TSS_ADDR as TSS_ADDR;
 /// per-CPU arrays by it too).
 pub use trapline_abi::MAX_VCPUS;
 
-/// How to build a VM.
-#[derive(Clone, Debug)]
-pub struct VmConfig {
-    /// Guest RAM from GPA 0, in bytes (a multiple of 4 KiB).
-    pub mem_bytes: u64,
-    /// Number of vCPUs (1..=64).
-    pub vcpus: u32,
-    /// The interrupt controllers KVM emulates. Without any, HLT exits to
-    /// user space, which one lab scenario measures.
-    pub irqchip: Irqchip,
-    /// The in-kernel PIT (needs [`Irqchip::Kernel`]).
-    pub pit: bool,
-    /// The CPU model every vCPU gets (`--cpu`).
-    pub cpu: cpuid::CpuModel,
-}
-
 /// A KVM VM with its guest memory.
 pub struct Vm {
-    fd: Arc<VmFd>,
-    memory: GuestMemoryMmap,
+    pub(crate) fd: Arc<VmFd>,
+    pub(crate) memory: GuestMemoryMmap,
     cpuid: CpuId,
-    config: VmConfig,
-    next_slot: AtomicU32,
+    pub(crate) config: VmConfig,
+    pub(crate) next_slot: AtomicU32,
 }
 
 impl Vm {
     /// Create the VM, map RAM at slot 0, and set up the irqchip and PIT as
     /// configured.
     pub fn new(kvm: &HostKvm, config: VmConfig) -> Result<Self, KvmError> {
-        if config.vcpus == 0 || config.vcpus > MAX_VCPUS {
-            return Err(KvmError::Config(format!(
-                "{} vCPUs requested: trapline runs 1 to {MAX_VCPUS}",
-                config.vcpus
-            )));
-        }
-        if config.mem_bytes == 0 || !config.mem_bytes.is_multiple_of(4096) {
-            return Err(KvmError::Config(format!(
-                "guest memory of {} bytes: must be a non-zero multiple of 4 KiB",
-                config.mem_bytes
-            )));
-        }
+        crate::vm_common::check_size(config.vcpus, config.mem_bytes, 4096, "4 KiB")?;
         let fd = kvm
             .kvm()
             .create_vm()
@@ -74,26 +47,7 @@ impl Vm {
         fd.set_tss_address(TSS_ADDR as usize)
             .map_err(KvmError::ioctl("KVM_SET_TSS_ADDR"))?;
         irqchip::create(&fd, config.irqchip, config.pit)?;
-        let memory =
-            GuestMemoryMmap::<()>::from_ranges(&[(GuestAddress(0), config.mem_bytes as usize)])
-                .map_err(|e| KvmError::Memory {
-                    mib: config.mem_bytes >> 20,
-                    detail: e.to_string(),
-                })?;
-        for (slot, region) in memory.iter().enumerate() {
-            let desc = kvm_userspace_memory_region {
-                slot: slot as u32,
-                flags: 0,
-                guest_phys_addr: region.start_addr().0,
-                memory_size: region.len(),
-                userspace_addr: region.as_ptr() as u64,
-            };
-            // SAFETY: the host range belongs to `memory`, which the Vm owns
-            // and drops after the VM fd is closed (field order: `fd` first),
-            // so KVM never holds a dangling host address.
-            unsafe { fd.set_user_memory_region(desc) }
-                .map_err(KvmError::ioctl("KVM_SET_USER_MEMORY_REGION (RAM)"))?;
-        }
+        let memory = crate::vm_common::map_ram(&fd, 0, config.mem_bytes)?;
         let mut cpuid = kvm
             .kvm()
             .get_supported_cpuid(KVM_MAX_CPUID_ENTRIES)
@@ -117,26 +71,6 @@ impl Vm {
             config,
             next_slot: AtomicU32::new(slots),
         })
-    }
-
-    /// The VM fd, shared with fast-path registrations.
-    pub fn fd(&self) -> &Arc<VmFd> {
-        &self.fd
-    }
-
-    /// Guest RAM.
-    pub fn memory(&self) -> &GuestMemoryMmap {
-        &self.memory
-    }
-
-    /// The configuration it was built with.
-    pub fn config(&self) -> &VmConfig {
-        &self.config
-    }
-
-    /// A memslot number nobody uses yet.
-    pub fn alloc_slot(&self) -> u32 {
-        self.next_slot.fetch_add(1, Ordering::Relaxed)
     }
 
     /// The CPU vendor string KVM reports.

@@ -48,9 +48,10 @@ pub use linux_image::Arm64ImageHeader;
 
 use crate::detect::{self, ImageArch, ImageFormat};
 use crate::elf::{self, ElfTarget};
-use crate::error::{LoadError, Mib, Span};
+use crate::error::{LoadError, Mib};
 use crate::guest::{write, zero_bss};
 use crate::image::LoadSegment;
+use crate::ram::Span;
 use crate::ram::{align_up, Ram};
 
 /// Alignment of a raw image's load address (kvm-unit-tests' sections are

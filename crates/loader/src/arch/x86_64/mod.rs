@@ -58,9 +58,10 @@ pub use place::BootArea;
 
 use crate::detect::{self, ImageArch};
 use crate::elf;
-use crate::error::{LoadError, Mib, Span};
+use crate::error::{LoadError, Mib};
 use crate::guest::{write, zero_bss};
 use crate::image::{ImageInfo, ImageKind, LoadSegment};
+use crate::ram::Span;
 use crate::ram::{align_up, reserved_range, Ram, Reserved};
 
 /// EAX at Multiboot entry: tells the kernel a Multiboot loader started it.
@@ -335,15 +336,86 @@ const X86_ELF: elf::ElfTarget = elf::ElfTarget {
 pub fn load(mem: &GuestMemoryMmap, req: &LoadRequest<'_>) -> Result<BootSetup, LoadError> {
     let info = inspect(req.image)?;
     let ram = Ram::of(mem);
-    if ram.first_hole(&(0..HIGH_MEMORY_START)).is_some() {
-        let found = match ram.runs.first() {
-            None => "nowhere (no RAM at all)".to_string(),
-            Some(r) if r.start != 0 => format!("at {:#x}", r.start),
-            Some(r) => format!("at 0 but stops at {:#x}", r.end),
-        };
-        return Err(LoadError::NoLowRam { found });
+    check_low_ram(&ram)?;
+    let loaded = check_segments(&info, &ram, req.reserved)?;
+    if info.kind == ImageKind::Elf64 && info.entry >= IDENTITY_MAP_END {
+        return Err(LoadError::EntryNotIdentityMapped { entry: info.entry });
     }
+    let span = info.span();
+    let initrd = place_initrd(&info, req, &ram)?;
+    let taken: Vec<Range<u64>> = loaded
+        .iter()
+        .map(|s| s.paddr..s.end())
+        .chain(initrd.clone())
+        .chain(req.reserved.iter().map(reserved_range))
+        .collect();
+    let area = place::place_boot_area(&ram, &taken)?;
+    let (entry, code_selector) = entry_mode(&info, area);
+    let cmdline = cmdline_for(&info, req)?;
+    let map = checked_memory_map(&info, &ram, req.reserved, area)?;
 
+    // ---- Everything is checked; from here on we only write. ----
+
+    copy_image(mem, &info, req)?;
+    zero_bss(mem, &info.segments, req.fresh_memory)?;
+    if let (Some(data), Some(range)) = (req.initrd, &initrd) {
+        write(mem, "the initrd", range.start, data)?;
+    }
+    write_boot_info(
+        mem,
+        &info,
+        req,
+        &AreaContents {
+            area,
+            cmdline: cmdline.as_bytes(),
+            initrd: initrd.clone(),
+            map: &map,
+        },
+    )?;
+
+    Ok(BootSetup {
+        kind: info.kind,
+        entry,
+        gdt: GdtInfo {
+            base: area.gdt(),
+            limit: gdt::GDT_LIMIT,
+        },
+        code_selector,
+        data_selector: gdt::SELECTOR_DATA,
+        mbi_address: match info.kind {
+            ImageKind::BzImage => linux::zeropage::boot_params_addr(area),
+            _ => area.mbi(),
+        },
+        image: span.start..span.end,
+        initrd,
+        cmdline,
+        mem_upper_kib: map.mem_upper,
+        memory_map: map.entries,
+        boot_area: area,
+    })
+}
+
+/// Guest RAM must cover 0–1 MiB: the boot structures and the low-memory
+/// map live there.
+fn check_low_ram(ram: &Ram) -> Result<(), LoadError> {
+    if ram.first_hole(&(0..HIGH_MEMORY_START)).is_none() {
+        return Ok(());
+    }
+    let found = match ram.runs.first() {
+        None => "nowhere (no RAM at all)".to_string(),
+        Some(r) if r.start != 0 => format!("at {:#x}", r.start),
+        Some(r) => format!("at 0 but stops at {:#x}", r.end),
+    };
+    Err(LoadError::NoLowRam { found })
+}
+
+/// The segments that take memory, each checked to lie in RAM, outside the
+/// firmware area and every reserved range.
+fn check_segments<'a>(
+    info: &'a ImageInfo,
+    ram: &Ram,
+    reserved: &[Reserved],
+) -> Result<Vec<&'a LoadSegment>, LoadError> {
     let loaded: Vec<&LoadSegment> = info.segments.iter().filter(|s| s.memsz > 0).collect();
     for seg in &loaded {
         let what = if info.kind == ImageKind::BzImage {
@@ -354,48 +426,45 @@ pub fn load(mem: &GuestMemoryMmap, req: &LoadRequest<'_>) -> Result<BootSetup, L
         } else {
             format!("PT_LOAD segment {} ({})", seg.index, seg.span())
         };
-        check_placement(&what, seg.paddr..seg.end(), &ram, req.reserved)?;
+        check_placement(&what, seg.paddr..seg.end(), ram, reserved)?;
     }
+    Ok(loaded)
+}
 
-    if info.kind == ImageKind::Elf64 && info.entry >= IDENTITY_MAP_END {
-        return Err(LoadError::EntryNotIdentityMapped { entry: info.entry });
-    }
-
-    let span = info.span();
-    let initrd = match req.initrd {
-        None => None,
-        Some(data) => {
-            let start = align_up(span.end.max(HIGH_MEMORY_START), PAGE_SIZE);
-            let end = start.saturating_add(data.len() as u64);
-            let what = format!(
-                "the initrd ({} bytes, placed page-aligned after the image at {:#x})",
-                data.len(),
-                start
-            );
-            if end > IDENTITY_MAP_END {
-                return Err(LoadError::InitrdAbove4GiB { what });
-            }
-            if let Some(h) = &info.bzimage {
-                // initrd_addr_max is the highest byte the initrd may occupy.
-                let max = u64::from(h.initrd_addr_max);
-                if end > 0 && end - 1 > max {
-                    return Err(LoadError::InitrdAboveAddrMax { what, end, max });
-                }
-            }
-            check_placement(&what, start..end, &ram, req.reserved)?;
-            Some(start..end)
-        }
+/// Where the initrd goes, if there is one: page-aligned after the image and
+/// 1 MiB, below 4 GiB and a bzImage's `initrd_addr_max`, in free RAM.
+fn place_initrd(
+    info: &ImageInfo,
+    req: &LoadRequest<'_>,
+    ram: &Ram,
+) -> Result<Option<Range<u64>>, LoadError> {
+    let Some(data) = req.initrd else {
+        return Ok(None);
     };
+    let start = align_up(info.span().end.max(HIGH_MEMORY_START), PAGE_SIZE);
+    let end = start.saturating_add(data.len() as u64);
+    let what = format!(
+        "the initrd ({} bytes, placed page-aligned after the image at {:#x})",
+        data.len(),
+        start
+    );
+    if end > IDENTITY_MAP_END {
+        return Err(LoadError::InitrdAbove4GiB { what });
+    }
+    if let Some(h) = &info.bzimage {
+        // initrd_addr_max is the highest byte the initrd may occupy.
+        let max = u64::from(h.initrd_addr_max);
+        if end > 0 && end - 1 > max {
+            return Err(LoadError::InitrdAboveAddrMax { what, end, max });
+        }
+    }
+    check_placement(&what, start..end, ram, req.reserved)?;
+    Ok(Some(start..end))
+}
 
-    let taken: Vec<Range<u64>> = loaded
-        .iter()
-        .map(|s| s.paddr..s.end())
-        .chain(initrd.clone())
-        .chain(req.reserved.iter().map(reserved_range))
-        .collect();
-    let area = place::place_boot_area(&ram, &taken)?;
-
-    let (entry, code_selector) = match info.kind {
+/// How the boot vCPU enters the image, and its code selector.
+fn entry_mode(info: &ImageInfo, area: BootArea) -> (EntryMode, u16) {
+    match info.kind {
         ImageKind::Multiboot32 => (
             EntryMode::Protected32 {
                 // inspect() bounds ELF32 entries to 32 bits; the boot area
@@ -438,20 +507,31 @@ pub fn load(mem: &GuestMemoryMmap, req: &LoadRequest<'_>) -> Result<BootSetup, L
             },
             gdt::SELECTOR_CODE64,
         ),
-    };
+    }
+}
 
+/// The command line the guest gets, checked against its slot.
+fn cmdline_for(info: &ImageInfo, req: &LoadRequest<'_>) -> Result<String, LoadError> {
     let slot = CMDLINE_CAPACITY as usize - 1;
-    let cmdline = match (info.kind, &info.bzimage) {
+    match (info.kind, &info.bzimage) {
         // Linux reads its parameters from the first word on; a bzImage's
         // kernel takes at most cmdline_size bytes of them.
         (ImageKind::BzImage, Some(h)) => {
-            check_cmdline(req.append.to_string(), slot.min(h.cmdline_size as usize))?
+            check_cmdline(req.append.to_string(), slot.min(h.cmdline_size as usize))
         }
-        (ImageKind::Pvh, _) => check_cmdline(req.append.to_string(), slot)?,
-        _ => build_cmdline(req.image_name, req.append)?,
-    };
+        (ImageKind::Pvh, _) => check_cmdline(req.append.to_string(), slot),
+        _ => build_cmdline(req.image_name, req.append),
+    }
+}
 
-    let map = memory_map(&ram, req.reserved, area);
+/// The memory map, checked to fit the boot protocol's table.
+fn checked_memory_map(
+    info: &ImageInfo,
+    ram: &Ram,
+    reserved: &[Reserved],
+    area: BootArea,
+) -> Result<MemoryMap, LoadError> {
+    let map = memory_map(ram, reserved, area);
     let max_entries = if info.kind == ImageKind::BzImage {
         linux::zeropage::E820_MAX_ENTRIES
     } else {
@@ -463,9 +543,15 @@ pub fn load(mem: &GuestMemoryMmap, req: &LoadRequest<'_>) -> Result<BootSetup, L
             max: max_entries,
         });
     }
+    Ok(map)
+}
 
-    // ---- Everything is checked; from here on we only write. ----
-
+/// Copies the image's segments into guest memory.
+fn copy_image(
+    mem: &GuestMemoryMmap,
+    info: &ImageInfo,
+    req: &LoadRequest<'_>,
+) -> Result<(), LoadError> {
     match info.kind {
         ImageKind::Multiboot32 | ImageKind::BzImage => {
             // A bzImage is one segment: the protected-mode kernel (the file
@@ -488,70 +574,47 @@ pub fn load(mem: &GuestMemoryMmap, req: &LoadRequest<'_>) -> Result<BootSetup, L
                 .map_err(LoadError::Elf64Copy)?;
         }
     }
-    zero_bss(mem, &info.segments, req.fresh_memory)?;
-    if let (Some(data), Some(range)) = (req.initrd, &initrd) {
-        write(mem, "the initrd", range.start, data)?;
-    }
+    Ok(())
+}
+
+/// Writes the boot protocol's structures into the boot area: PVH's
+/// start info, a bzImage's zero page, or the Multiboot information.
+fn write_boot_info(
+    mem: &GuestMemoryMmap,
+    info: &ImageInfo,
+    req: &LoadRequest<'_>,
+    c: &AreaContents<'_>,
+) -> Result<(), LoadError> {
     if info.kind == ImageKind::Pvh {
         linux::pvh::write_boot_area(
             mem,
             req.fresh_memory,
             &linux::pvh::PvhArea {
-                area,
-                cmdline: cmdline.as_bytes(),
-                initrd: initrd.clone(),
-                map: &map,
+                area: c.area,
+                cmdline: c.cmdline,
+                initrd: c.initrd.clone(),
+                map: c.map,
                 rsdp: req.rsdp.unwrap_or(0),
             },
-        )?;
+        )
     } else if let Some(header) = &info.bzimage {
         linux::zeropage::write_boot_area(
             mem,
             req.fresh_memory,
             &linux::zeropage::ZeroPage {
-                area,
+                area: c.area,
                 image: req.image,
                 header,
                 load_addr: info.entry,
-                cmdline: cmdline.as_bytes(),
-                initrd: initrd.clone(),
-                map: &map,
+                cmdline: c.cmdline,
+                initrd: c.initrd.clone(),
+                map: c.map,
                 rsdp: req.rsdp.unwrap_or(0),
             },
-        )?;
+        )
     } else {
-        bootinfo::write_boot_area(
-            mem,
-            req.fresh_memory,
-            &AreaContents {
-                area,
-                cmdline: cmdline.as_bytes(),
-                initrd: initrd.clone(),
-                map: &map,
-            },
-        )?;
+        bootinfo::write_boot_area(mem, req.fresh_memory, c)
     }
-
-    Ok(BootSetup {
-        kind: info.kind,
-        entry,
-        gdt: GdtInfo {
-            base: area.gdt(),
-            limit: gdt::GDT_LIMIT,
-        },
-        code_selector,
-        data_selector: gdt::SELECTOR_DATA,
-        mbi_address: match info.kind {
-            ImageKind::BzImage => linux::zeropage::boot_params_addr(area),
-            _ => area.mbi(),
-        },
-        image: span.start..span.end,
-        initrd,
-        cmdline,
-        mem_upper_kib: map.mem_upper,
-        memory_map: map.entries,
-        boot_area: area,
-    })
 }
 
 /// `"<image_name> <append>"`, or just the name when there are no arguments

@@ -1,11 +1,16 @@
-//! From a loaded image to the boot vCPU's registers.
+//! From the configured image to the boot vCPU's registers: the image
+//! loaded (with virtio devices announced on its command line), then every
+//! vCPU created, the boot vCPU with the registers the loader asks for.
 
-use trapline_kvm::{BootCpuState, CpuMode, Segment, Vm};
+use trapline_kvm::{BootCpuState, CpuMode, Segment, VcpuFd, Vm};
 use trapline_loader::gdt::SegmentFields;
 use trapline_loader::{load, BootSetup, EntryMode, LoadRequest, Reserved};
 
 use crate::layout::HOLES;
 use crate::{MachineConfig, MachineError};
+
+/// Where the boot vCPU starts.
+pub(crate) type Boot = BootCpuState;
 
 fn segment(f: SegmentFields) -> Segment {
     Segment {
@@ -56,7 +61,7 @@ pub(crate) fn cpu_state(setup: &BootSetup) -> BootCpuState {
 }
 
 /// Load the configured image into the VM's memory.
-pub(crate) fn load_image(vm: &Vm, config: &MachineConfig) -> Result<BootCpuState, MachineError> {
+fn load_configured(vm: &Vm, config: &MachineConfig) -> Result<BootCpuState, MachineError> {
     let reserved: Vec<Reserved> = HOLES
         .iter()
         .map(|h| Reserved {
@@ -78,6 +83,39 @@ pub(crate) fn load_image(vm: &Vm, config: &MachineConfig) -> Result<BootCpuState
         },
     )?;
     Ok(cpu_state(&setup))
+}
+
+/// Load the image (after announcing virtio devices on its command line
+/// where Linux looks for them without firmware tables).
+pub(crate) fn load_image(vm: &Vm, config: &mut MachineConfig) -> Result<Boot, MachineError> {
+    let disks = config.virtio.disks.len();
+    // The hardware-reduced machine declares them in its DSDT instead: with
+    // no ISA IRQs, a command line's IRQ number is not their GSI.
+    if disks > 0 && config.acpi == crate::AcpiMode::Full {
+        let words = crate::virtio::cmdline(disks);
+        config.append = match config.append.trim() {
+            "" => words,
+            a => format!("{a} {words}"),
+        };
+    }
+    load_configured(vm, config)
+}
+
+/// Every vCPU, the boot vCPU with `boot`'s registers.
+pub(crate) fn create_vcpus(vm: &Vm, boot: &mut Boot) -> Result<Vec<VcpuFd>, MachineError> {
+    (0..vm.config().vcpus)
+        .map(|i| Ok(vm.create_vcpu(i, (i == 0).then_some(&*boot))?))
+        .collect()
+}
+
+/// Nothing more: the boot vCPU got its registers when it was created.
+pub(crate) fn prepare_boot(
+    _vm: &Vm,
+    _vcpus: &[VcpuFd],
+    _boot: &Boot,
+    _config: &MachineConfig,
+) -> Result<(), MachineError> {
+    Ok(())
 }
 
 #[cfg(test)]

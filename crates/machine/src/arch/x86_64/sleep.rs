@@ -9,13 +9,17 @@
 //! trapline, so it never wakes the machine. The run's timeout still ends
 //! the run while it sleeps.
 
-use std::sync::mpsc::{Receiver, RecvTimeoutError};
+use std::sync::mpsc::{Receiver, RecvTimeoutError, Sender};
 use std::time::{Duration, Instant};
 
 use trapline_devices::pm_timer::{PmIo, PM1_RTC, PM1_TMR_EN};
 use trapline_devices::rtc::Rtc;
-use trapline_kvm::ResumeAt;
+pub use trapline_kvm::ResumeAt;
+use trapline_kvm::{KvmError, VcpuFd};
 use vm_memory::{Bytes, GuestAddress, GuestMemoryMmap};
+
+use super::platform::Platform;
+use crate::Outcome;
 
 /// Offset of the 32-bit firmware waking vector in the FACS.
 const FACS_WAKING_VECTOR: u64 = 12;
@@ -123,6 +127,44 @@ pub(crate) fn resume_at(index: usize, vector: u32) -> ResumeAt {
     } else {
         ResumeAt::WaitForSipi
     }
+}
+
+/// Every vCPU is parked in S3: sleep until a wake event, then send each
+/// vCPU where it resumes. Returns the outcome if the run ends instead (the
+/// deadline, a stop signal, or no waking vector to resume at).
+pub(crate) fn sleep_and_resume(
+    platform: &Platform,
+    memory: &GuestMemoryMmap,
+    deadline: Option<Instant>,
+    resume_txs: &[Sender<ResumeAt>],
+) -> Option<Outcome> {
+    let sleeper = Sleeper {
+        pm: &platform.pm,
+        rtc: &platform.rtc,
+        rtc_alarms: &platform.rtc_alarms,
+    };
+    sleeper.enter();
+    match sleeper.wait(deadline) {
+        SleepEnd::Deadline => return Some(Outcome::TimeoutAsleep),
+        SleepEnd::Signal(sig) => return Some(Outcome::Signal(sig)),
+        SleepEnd::Woke(_) => {}
+    }
+    let vector = waking_vector(memory, platform.facs);
+    if vector == 0 {
+        // Firmware with no waking vector reboots; trapline has nothing to
+        // reboot into.
+        return Some(Outcome::Reset);
+    }
+    for (i, tx) in resume_txs.iter().enumerate() {
+        // A thread that already ended has dropped its receiver.
+        let _ = tx.send(resume_at(i, vector));
+    }
+    None
+}
+
+/// Set a parked vCPU where the machine resumes it.
+pub(crate) fn resume(vcpu: &VcpuFd, at: ResumeAt) -> Result<(), KvmError> {
+    trapline_kvm::resume::resume(vcpu, at)
 }
 
 #[cfg(test)]

@@ -320,73 +320,13 @@ fn paired(section: &str, in_file: bool, hook: &str, in_code: bool) -> Result<(),
 }
 
 fn build(view: &'static str, raw: RawTable, hooks: Hooks) -> Result<SeedTable, String> {
-    ensure(
-        raw.seed.len() == 3 && raw.seed.bytes().all(|b| b.is_ascii_digit()),
-        || format!("`seed` is {:?}: three digits, e.g. \"001\"", raw.seed),
-    )?;
-    ensure(!raw.rows.is_empty(), || "`rows` is empty".into())?;
-    ensure(!raw.published.is_empty(), || "`published` is empty".into())?;
-    ensure(!raw.measures.is_empty(), || "`measures` is empty".into())?;
-    let published = raw
-        .published
-        .into_iter()
-        .map(|c| {
-            let unit = Unit::parse(&c.unit).ok_or_else(|| {
-                let known: Vec<&str> = Unit::ALL.iter().map(|u| u.as_str()).collect();
-                format!(
-                    "published column {:?} has unit {:?}, not one of {}",
-                    c.key,
-                    c.unit,
-                    known.join(", ")
-                )
-            })?;
-            Ok((
-                Field {
-                    key: c.key,
-                    title: c.title,
-                    csv: c.csv,
-                },
-                unit,
-            ))
-        })
-        .collect::<Result<Vec<_>, String>>()?;
-    let measures: Vec<Measure> = raw
-        .measures
-        .into_iter()
-        .map(|m| Measure {
-            field: Field {
-                key: m.key,
-                title: m.title,
-                csv: m.csv,
-            },
-            quantity: m.quantity,
-            json: m.json,
-            table: m.table,
-        })
-        .collect();
-    let published_keys = || published.iter().map(|(f, _)| f.key.as_str());
-    let measure_keys = || measures.iter().map(|m| m.field.key.as_str());
-    let (compare_published, compare_measure) = match &raw.compare {
-        None => (0, 0),
-        Some(c) => (
-            index_of(published_keys(), &c.published, "`compare.published`")?,
-            index_of(measure_keys(), &c.measure, "`compare.measure`")?,
-        ),
-    };
+    check_required(&raw)?;
+    let published = published_columns(raw.published)?;
+    let measures = measures(raw.measures);
+    let (compare_published, compare_measure) =
+        compare_indices(raw.compare.as_ref(), &published, &measures)?;
     let labels: Vec<&str> = raw.rows.iter().map(|r| r.label.as_str()).collect();
-    for (i, l) in labels.iter().enumerate() {
-        ensure(!l.is_empty(), || {
-            format!("row {} has an empty label", i + 1)
-        })?;
-        ensure(!labels[..i].contains(l), || {
-            format!("two rows are labelled {l:?}")
-        })?;
-    }
-    if let Some(per) = &raw.per {
-        ensure(labels.contains(&per.as_str()), || {
-            format!("`per` names {per:?}, which labels no row")
-        })?;
-    }
+    check_labels(&labels, raw.per.as_deref())?;
     let rows = raw
         .rows
         .iter()
@@ -401,52 +341,18 @@ fn build(view: &'static str, raw: RawTable, hooks: Hooks) -> Result<SeedTable, S
             row(r, &columns)
         })
         .collect::<Result<Vec<_>, String>>()?;
-    let mut also: Vec<Also> = Vec::new();
-    for a in raw.also {
-        ensure(!also.iter().any(|o| o.name == a.name), || {
-            format!("`also` names {:?} twice", a.name)
-        })?;
-        ensure(a.scenario.as_ref().is_none_or(|s| !s.is_empty()), || {
-            format!("`also` {:?} has an empty `scenario`", a.name)
-        })?;
-        also.push(Also {
-            name: a.name,
-            value: a.value,
-            scenario: a.scenario,
-        });
-    }
+    let also = also_list(raw.also)?;
     let chart = chart(raw.chart, &published, &measures, &raw.texts, &rows)?;
-    paired(
-        "joined",
-        raw.joined.is_some(),
-        "joined",
-        hooks.joined.is_some(),
+    check_hooks(
+        &Sections {
+            joined: raw.joined.is_some(),
+            derived: raw.derived.is_some(),
+            findings_heading: raw.findings_heading.is_some(),
+            seed_conclusion: raw.seed_conclusion.is_some(),
+        },
+        &chart.callout,
+        &hooks,
     )?;
-    paired(
-        "derived",
-        raw.derived.is_some(),
-        "derived",
-        hooks.derived.is_some(),
-    )?;
-    paired(
-        "findings_heading",
-        raw.findings_heading.is_some(),
-        "findings",
-        hooks.findings.is_some(),
-    )?;
-    if raw.seed_conclusion.is_some() {
-        paired(
-            "seed_conclusion",
-            true,
-            "conclusion",
-            hooks.conclusion.is_some(),
-        )?;
-    }
-    match &chart.callout {
-        Callout::Findings(_) => paired("callout", true, "findings", hooks.findings.is_some())?,
-        Callout::Conclusion => paired("callout", true, "conclusion", hooks.conclusion.is_some())?,
-        Callout::None => {}
-    }
     let joined = match (raw.joined, hooks.joined) {
         (Some(j), Some(format)) => Some(Joined {
             published: j.published,
@@ -500,6 +406,149 @@ fn build(view: &'static str, raw: RawTable, hooks: Hooks) -> Result<SeedTable, S
     };
     unique_json_keys(&table)?;
     Ok(table)
+}
+
+/// A three-digit seed, and the lists a table cannot do without.
+fn check_required(raw: &RawTable) -> Result<(), String> {
+    ensure(
+        raw.seed.len() == 3 && raw.seed.bytes().all(|b| b.is_ascii_digit()),
+        || format!("`seed` is {:?}: three digits, e.g. \"001\"", raw.seed),
+    )?;
+    ensure(!raw.rows.is_empty(), || "`rows` is empty".into())?;
+    ensure(!raw.published.is_empty(), || "`published` is empty".into())?;
+    ensure(!raw.measures.is_empty(), || "`measures` is empty".into())
+}
+
+/// The published columns, each with a unit trapline knows.
+fn published_columns(columns: Vec<RawColumn>) -> Result<Vec<(Field, Unit)>, String> {
+    columns
+        .into_iter()
+        .map(|c| {
+            let unit = Unit::parse(&c.unit).ok_or_else(|| {
+                let known: Vec<&str> = Unit::ALL.iter().map(|u| u.as_str()).collect();
+                format!(
+                    "published column {:?} has unit {:?}, not one of {}",
+                    c.key,
+                    c.unit,
+                    known.join(", ")
+                )
+            })?;
+            Ok((
+                Field {
+                    key: c.key,
+                    title: c.title,
+                    csv: c.csv,
+                },
+                unit,
+            ))
+        })
+        .collect()
+}
+
+/// The measured columns.
+fn measures(measures: Vec<RawMeasure>) -> Vec<Measure> {
+    measures
+        .into_iter()
+        .map(|m| Measure {
+            field: Field {
+                key: m.key,
+                title: m.title,
+                csv: m.csv,
+            },
+            quantity: m.quantity,
+            json: m.json,
+            table: m.table,
+        })
+        .collect()
+}
+
+/// The published and measured columns `compare` names (the first of each
+/// when it names none).
+fn compare_indices(
+    compare: Option<&RawCompare>,
+    published: &[(Field, Unit)],
+    measures: &[Measure],
+) -> Result<(usize, usize), String> {
+    let published_keys = || published.iter().map(|(f, _)| f.key.as_str());
+    let measure_keys = || measures.iter().map(|m| m.field.key.as_str());
+    match compare {
+        None => Ok((0, 0)),
+        Some(c) => Ok((
+            index_of(published_keys(), &c.published, "`compare.published`")?,
+            index_of(measure_keys(), &c.measure, "`compare.measure`")?,
+        )),
+    }
+}
+
+/// Row labels present and distinct, and `per` one of them.
+fn check_labels(labels: &[&str], per: Option<&str>) -> Result<(), String> {
+    for (i, l) in labels.iter().enumerate() {
+        ensure(!l.is_empty(), || {
+            format!("row {} has an empty label", i + 1)
+        })?;
+        ensure(!labels[..i].contains(l), || {
+            format!("two rows are labelled {l:?}")
+        })?;
+    }
+    if let Some(per) = per {
+        ensure(labels.contains(&per), || {
+            format!("`per` names {per:?}, which labels no row")
+        })?;
+    }
+    Ok(())
+}
+
+/// The `also` values, each named once and with a scenario when it says so.
+fn also_list(raw: Vec<RawAlso>) -> Result<Vec<Also>, String> {
+    let mut also: Vec<Also> = Vec::new();
+    for a in raw {
+        ensure(!also.iter().any(|o| o.name == a.name), || {
+            format!("`also` names {:?} twice", a.name)
+        })?;
+        ensure(a.scenario.as_ref().is_none_or(|s| !s.is_empty()), || {
+            format!("`also` {:?} has an empty `scenario`", a.name)
+        })?;
+        also.push(Also {
+            name: a.name,
+            value: a.value,
+            scenario: a.scenario,
+        });
+    }
+    Ok(also)
+}
+
+/// Which of the sections that need a hook the file has.
+struct Sections {
+    joined: bool,
+    derived: bool,
+    findings_heading: bool,
+    seed_conclusion: bool,
+}
+
+/// Every section that needs a hook has it, and every hook given has its
+/// section.
+fn check_hooks(file: &Sections, callout: &Callout, hooks: &Hooks) -> Result<(), String> {
+    paired("joined", file.joined, "joined", hooks.joined.is_some())?;
+    paired("derived", file.derived, "derived", hooks.derived.is_some())?;
+    paired(
+        "findings_heading",
+        file.findings_heading,
+        "findings",
+        hooks.findings.is_some(),
+    )?;
+    if file.seed_conclusion {
+        paired(
+            "seed_conclusion",
+            true,
+            "conclusion",
+            hooks.conclusion.is_some(),
+        )?;
+    }
+    match callout {
+        Callout::Findings(_) => paired("callout", true, "findings", hooks.findings.is_some()),
+        Callout::Conclusion => paired("callout", true, "conclusion", hooks.conclusion.is_some()),
+        Callout::None => Ok(()),
+    }
 }
 
 /// What a row's references are checked against.

@@ -8,7 +8,9 @@
 use serde::ser::{Serialize, SerializeMap, Serializer};
 
 use super::super::common::{self, host_caption, ratio, Finding, Measured};
-use super::table::{Bars, Callout, Joined, PublishedSeries, SeedRow, SeedTable, TextSeries};
+use super::table::{
+    Bars, Callout, Joined, PublishedSeries, Quantity, SeedRow, SeedTable, TextSeries,
+};
 use crate::fmt::derived_value;
 use crate::model::{Derived, Report, TRAPLINE_VMM};
 use crate::render::charts::{hbars, HBars, Series, Swatch};
@@ -78,83 +80,145 @@ impl PartialEq for SeedView {
     }
 }
 
+/// This host's denominator when the `per` row is not measured: the
+/// fallback scenario's value, and why.
+struct Fallback {
+    scenario: &'static str,
+    base: f64,
+    why: String,
+    per: &'static str,
+}
+
+/// A table's rows looked up in a report.
+struct Lookup<'r> {
+    report: &'r Report,
+    table: &'static SeedTable,
+    arm64: bool,
+    /// The compared measure's quantity.
+    quantity: Option<Quantity>,
+}
+
+impl<'r> Lookup<'r> {
+    fn new(report: &'r Report, table: &'static SeedTable) -> Self {
+        Lookup {
+            report,
+            table,
+            arm64: report.host.is_arm64(),
+            quantity: table
+                .measures
+                .get(table.compare_measure)
+                .map(|m| m.quantity),
+        }
+    }
+
+    /// Whether the report measured any of the table's rows on `peer`.
+    fn has_peer(&self, peer: &str) -> bool {
+        self.report.scenarios.iter().any(|s| {
+            s.vmm == peer
+                && self
+                    .table
+                    .rows
+                    .iter()
+                    .any(|r| r.scenario_on(self.arm64) == Some(&s.name))
+        })
+    }
+
+    /// The compared measure of `m`.
+    fn compared(&self, m: &Measured, row: &SeedRow) -> Option<f64> {
+        self.quantity.and_then(|q| q.of(m, row.per_iter))
+    }
+
+    /// `row`'s scenario on `vmm`, or why the row has none here.
+    fn measured(&self, vmm: &str, row: &SeedRow) -> Measured {
+        match row.scenario_on(self.arm64) {
+            Some(scenario) => Measured::lookup(self.report, vmm, scenario),
+            None => Measured {
+                reason: row.missing_on(self.arm64).cloned(),
+                ..Measured::absent(String::new())
+            },
+        }
+    }
+
+    /// The compared measure of the row labelled `label` on `vmm`.
+    fn lookup(&self, vmm: &str, label: &str) -> Option<f64> {
+        let row = self.table.rows.iter().find(|r| r.label == label)?;
+        self.compared(&self.measured(vmm, row), row)
+    }
+
+    /// This host's denominator: the `per` row's, else the fallback
+    /// scenario's (say which, and why).
+    fn fallback(&self) -> Option<Fallback> {
+        let table = self.table;
+        let scenario = table.fallback_per.as_deref()?;
+        let per = &table.rows.first()?.per;
+        let per_row = table.rows.iter().find(|r| r.label == *per)?;
+        if self.lookup(TRAPLINE_VMM, per).is_some() {
+            return None;
+        }
+        let base = self.quantity.and_then(|q| {
+            q.of(
+                &Measured::lookup(self.report, TRAPLINE_VMM, scenario),
+                per_row.per_iter,
+            )
+        })?;
+        let why = self.measured(TRAPLINE_VMM, per_row).status_text();
+        Some(Fallback {
+            scenario,
+            base,
+            why,
+            per: per.as_str(),
+        })
+    }
+
+    /// `row` beside this host and (`shown_peer`) the peer; ratios over the
+    /// `per` row's (this host's over the fallback when there is one).
+    fn row_view(
+        &self,
+        row: &'static SeedRow,
+        peer: Option<&str>,
+        shown_peer: Option<&str>,
+        fallback: Option<&Fallback>,
+    ) -> SeedRowView {
+        let table = self.table;
+        let this_host = self.measured(TRAPLINE_VMM, row);
+        let peer_row = shown_peer.map(|p| self.measured(p, row));
+        let own_base = match fallback {
+            Some(f) => Some(f.base),
+            None => self.lookup(TRAPLINE_VMM, &row.per),
+        };
+        SeedRowView {
+            row,
+            scenario: row.scenario_on(self.arm64),
+            published_ratio: ratio(table.published(&row.label), table.published(&row.per)),
+            values: table
+                .measures
+                .iter()
+                .map(|m| m.quantity.of(&this_host, row.per_iter))
+                .collect(),
+            ratio: ratio(self.compared(&this_host, row), own_base),
+            peer_ratio: peer.and_then(|p| {
+                ratio(
+                    peer_row.as_ref().and_then(|m| self.compared(m, row)),
+                    self.lookup(p, &row.per),
+                )
+            }),
+            this_host,
+            peer: peer_row,
+        }
+    }
+}
+
 impl SeedView {
     /// Maps `report` onto `table`.
     pub fn build(report: &Report, table: &'static SeedTable) -> Self {
-        let arm64 = report.host.is_arm64();
+        let look = Lookup::new(report, table);
+        let fallback = look.fallback();
         let peer = table.peer.as_deref();
-        let has_peer = peer.is_some_and(|peer| {
-            report.scenarios.iter().any(|s| {
-                s.vmm == peer
-                    && table
-                        .rows
-                        .iter()
-                        .any(|r| r.scenario_on(arm64) == Some(&s.name))
-            })
-        });
-        let quantity = table
-            .measures
-            .get(table.compare_measure)
-            .map(|m| m.quantity);
-        let compared = |m: &Measured, row: &SeedRow| quantity.and_then(|q| q.of(m, row.per_iter));
-        let measured = |vmm: &str, row: &SeedRow| match row.scenario_on(arm64) {
-            Some(scenario) => Measured::lookup(report, vmm, scenario),
-            None => Measured {
-                reason: row.missing_on(arm64).cloned(),
-                ..Measured::absent(String::new())
-            },
-        };
-        let lookup = |vmm: &str, label: &str| {
-            let row = table.rows.iter().find(|r| r.label == label)?;
-            compared(&measured(vmm, row), row)
-        };
-        // This host's denominator: the `per` row's, else the fallback
-        // scenario's (say which, and why).
-        let fallback = table.fallback_per.as_deref().and_then(|scenario| {
-            let per = &table.rows.first()?.per;
-            let per_row = table.rows.iter().find(|r| r.label == *per)?;
-            if lookup(TRAPLINE_VMM, per).is_some() {
-                return None;
-            }
-            let base = quantity.and_then(|q| {
-                q.of(
-                    &Measured::lookup(report, TRAPLINE_VMM, scenario),
-                    per_row.per_iter,
-                )
-            })?;
-            let why = measured(TRAPLINE_VMM, per_row).status_text();
-            Some((scenario, base, why, per.as_str()))
-        });
-        let own_base = |vmm: &str, row: &SeedRow| match fallback {
-            Some((_, base, _, _)) if vmm == TRAPLINE_VMM => Some(base),
-            _ => lookup(vmm, &row.per),
-        };
+        let shown_peer = peer.filter(|p| look.has_peer(p));
         let rows = table
             .rows
             .iter()
-            .map(|row| {
-                let this_host = measured(TRAPLINE_VMM, row);
-                let peer_row = peer.filter(|_| has_peer).map(|p| measured(p, row));
-                SeedRowView {
-                    row,
-                    scenario: row.scenario_on(arm64),
-                    published_ratio: ratio(table.published(&row.label), table.published(&row.per)),
-                    values: table
-                        .measures
-                        .iter()
-                        .map(|m| m.quantity.of(&this_host, row.per_iter))
-                        .collect(),
-                    ratio: ratio(compared(&this_host, row), own_base(TRAPLINE_VMM, row)),
-                    peer_ratio: peer.and_then(|p| {
-                        ratio(
-                            peer_row.as_ref().and_then(|m| compared(m, row)),
-                            lookup(p, &row.per),
-                        )
-                    }),
-                    this_host,
-                    peer: peer_row,
-                }
-            })
+            .map(|row| look.row_view(row, peer, shown_peer, fallback.as_ref()))
             .collect();
         let hooks = &table.hooks;
         let findings = hooks.findings.map(|f| {
@@ -165,7 +229,7 @@ impl SeedView {
         Self {
             table,
             caption: host_caption(
-                match (&table.arm64_caption, arm64) {
+                match (&table.arm64_caption, look.arm64) {
                     (Some(c), true) => c,
                     _ => &table.caption,
                 },
@@ -177,7 +241,8 @@ impl SeedView {
                 .map(|c| c(report, table, findings.as_deref().unwrap_or_default())),
             findings,
             derived: table.derived.as_ref().and_then(|d| (d.value)(report)),
-            fallback_note: fallback.map(|(scenario, _, why, per)| {
+            fallback_note: fallback.map(|f| {
+                let (scenario, why, per) = (f.scenario, f.why, f.per);
                 format!(
                     "{per} is not measured on this host ({why}), so this host's ratios divide by \
                      {scenario} instead, a trap served in the kernel; the published ratios still \
@@ -185,7 +250,7 @@ impl SeedView {
                 )
             }),
             report_notes: hooks.report_notes.map(|f| f(report)).unwrap_or_default(),
-            arm64,
+            arm64: look.arm64,
         }
     }
 
@@ -444,49 +509,10 @@ impl SeedView {
     /// The table, with the published and this host's values joined into
     /// one cell each when `joined` (for people) or apart (CSV).
     fn table_grid(&self, joined: Option<&'static Joined>) -> Grid {
-        use Align::{Left, Right};
         let t = self.table;
         let peer = t.peer.as_deref().filter(|_| self.has_peer());
-        let mut cols = vec![column(&t.label.title, &t.label.csv, Left, |r| {
-            Cell::text(&r.row.label)
-        })];
-        for (i, f) in t.texts.iter().enumerate() {
-            cols.push(column(&f.title, &f.csv, Left, move |r| {
-                Cell::text(r.row.texts.get(i).map_or("", |text| text.shown.as_str()))
-            }));
-        }
-        if let Some(f) = &t.per_iter {
-            cols.push(column(&f.title, &f.csv, Right, |r| {
-                Cell::Text(r.row.per_iter.to_string())
-            }));
-        }
-        let mut published = Vec::new();
-        match joined {
-            Some(j) => published.push(column(&j.published, "", Right, move |r| {
-                let mut text = (j.format)(&r.row.published).unwrap_or_else(|| "–".into());
-                if let Some(f) = t.flag.as_ref().filter(|_| r.row.flag) {
-                    text = format!("{text} {}", f.title);
-                }
-                Cell::Text(text)
-            })),
-            None => {
-                for (i, (f, unit)) in t.published.iter().enumerate() {
-                    published.push(column(&f.title, &f.csv, Right, move |r| {
-                        Cell::Num(r.row.published.get(i).copied().flatten(), *unit)
-                    }));
-                }
-                if let Some(f) = &t.flag {
-                    published.push(column(&f.csv, &f.csv, Left, |r| {
-                        Cell::Text(r.row.flag.to_string())
-                    }));
-                }
-            }
-        }
-        if let Some(f) = &t.published_ratio {
-            published.push(column(&f.title, &f.csv, Right, |r| {
-                Cell::Num(r.published_ratio, Unit::Ratio)
-            }));
-        }
+        let mut cols = row_columns(t);
+        let mut published = published_columns(t, joined);
         // A narrow terminal leaves the published columns out before this
         // host's, in the seed's order, then the scenario names.
         let published_titles: Vec<String> = published.iter().map(|c| c.title.clone()).collect();
@@ -494,76 +520,14 @@ impl SeedView {
             cols.append(&mut published);
         }
         if t.scenario_column {
-            cols.push(column("scenario", "scenario", Left, move |r| {
-                Cell::text(match (r.scenario, joined) {
-                    (Some(scenario), _) => scenario,
-                    (None, Some(_)) => "–",
-                    (None, None) => "",
-                })
-            }));
+            cols.push(scenario_column(joined));
         }
-        // This host's values: in the table for people (before the ratio)
-        // or in CSV only (after it).
-        let measures = |table: bool| {
-            t.measures
-                .iter()
-                .enumerate()
-                .filter(move |(_, m)| m.table == table)
-                .map(|(i, m)| {
-                    column(&m.field.title, &m.field.csv, Right, move |r| {
-                        Cell::Num(r.values.get(i).copied().flatten(), m.quantity.unit())
-                    })
-                })
-        };
-        match joined {
-            Some(j) => cols.push(column(&j.this_host, "", Right, move |r| {
-                let shown = t.measures.iter().zip(&r.values).filter(|(m, _)| m.table);
-                let v: Vec<Option<f64>> = shown.map(|(_, v)| *v).collect();
-                Cell::Text((j.format)(&v).unwrap_or_else(|| "–".to_string()))
-            })),
-            None => cols.extend(measures(true)),
-        }
-        if let Some(f) = &t.ratio {
-            cols.push(column(&f.title, &f.csv, Right, |r| {
-                Cell::Num(r.ratio, Unit::Ratio)
-            }));
-        }
-        if joined.is_none() {
-            cols.extend(measures(false));
-        }
+        cols.extend(this_host_columns(t, joined));
         cols.append(&mut published);
         if let Some(p) = peer {
-            cols.push(column(
-                format!("{p} median"),
-                format!("{p}_median_cycles"),
-                Right,
-                |r| Cell::Num(r.peer.as_ref().and_then(|q| q.median), Unit::Cycles),
-            ));
-            if let Some(f) = &t.ratio {
-                cols.push(column(
-                    format!("{p} {}", f.title),
-                    format!("{p}_{}", f.csv),
-                    Right,
-                    |r| Cell::Num(r.peer_ratio, Unit::Ratio),
-                ));
-            }
+            cols.extend(peer_columns(t, p));
         }
-        let basis = t.hooks.basis;
-        let status = if basis.is_some() {
-            "basis / status"
-        } else {
-            "status"
-        };
-        cols.push(column(status, "status", Left, move |r| {
-            let mut status = basis
-                .and_then(|b| b(&r.this_host))
-                .map_or_else(|| r.this_host.status_text(), str::to_string);
-            let peer_status = r.peer.as_ref().filter(|q| !q.is_measured());
-            if let (Some(p), Some(q)) = (peer, peer_status) {
-                status.push_str(&format!("; {p} {}", q.status_text()));
-            }
-            Cell::Text(status)
-        }));
+        cols.push(status_column(t, peer));
         let titles: Vec<(&str, &str, Align)> = cols
             .iter()
             .map(|c| (c.title.as_str(), c.csv.as_str(), c.align))
@@ -669,6 +633,143 @@ impl SeedView {
         }));
         (categories.iter().map(|c| c.to_string()).collect(), series)
     }
+}
+
+/// The row's own columns: its label, its texts, its iterations.
+fn row_columns(t: &'static SeedTable) -> Vec<Column> {
+    use Align::{Left, Right};
+    let mut cols = vec![column(&t.label.title, &t.label.csv, Left, |r| {
+        Cell::text(&r.row.label)
+    })];
+    for (i, f) in t.texts.iter().enumerate() {
+        cols.push(column(&f.title, &f.csv, Left, move |r| {
+            Cell::text(r.row.texts.get(i).map_or("", |text| text.shown.as_str()))
+        }));
+    }
+    if let Some(f) = &t.per_iter {
+        cols.push(column(&f.title, &f.csv, Right, |r| {
+            Cell::Text(r.row.per_iter.to_string())
+        }));
+    }
+    cols
+}
+
+/// The published values (one joined cell, or a column each and the flag),
+/// and their ratio.
+fn published_columns(t: &'static SeedTable, joined: Option<&'static Joined>) -> Vec<Column> {
+    use Align::{Left, Right};
+    let mut published = Vec::new();
+    match joined {
+        Some(j) => published.push(column(&j.published, "", Right, move |r| {
+            let mut text = (j.format)(&r.row.published).unwrap_or_else(|| "–".into());
+            if let Some(f) = t.flag.as_ref().filter(|_| r.row.flag) {
+                text = format!("{text} {}", f.title);
+            }
+            Cell::Text(text)
+        })),
+        None => {
+            for (i, (f, unit)) in t.published.iter().enumerate() {
+                published.push(column(&f.title, &f.csv, Right, move |r| {
+                    Cell::Num(r.row.published.get(i).copied().flatten(), *unit)
+                }));
+            }
+            if let Some(f) = &t.flag {
+                published.push(column(&f.csv, &f.csv, Left, |r| {
+                    Cell::Text(r.row.flag.to_string())
+                }));
+            }
+        }
+    }
+    if let Some(f) = &t.published_ratio {
+        published.push(column(&f.title, &f.csv, Right, |r| {
+            Cell::Num(r.published_ratio, Unit::Ratio)
+        }));
+    }
+    published
+}
+
+/// The scenario measuring the row ("–" for none in the joined table).
+fn scenario_column(joined: Option<&'static Joined>) -> Column {
+    column("scenario", "scenario", Align::Left, move |r| {
+        Cell::text(match (r.scenario, joined) {
+            (Some(scenario), _) => scenario,
+            (None, Some(_)) => "–",
+            (None, None) => "",
+        })
+    })
+}
+
+/// This host's values: in the table for people (joined, before the
+/// ratio) or in CSV only (after it); and the ratio.
+fn this_host_columns(t: &'static SeedTable, joined: Option<&'static Joined>) -> Vec<Column> {
+    let measures = |table: bool| {
+        t.measures
+            .iter()
+            .enumerate()
+            .filter(move |(_, m)| m.table == table)
+            .map(|(i, m)| {
+                column(&m.field.title, &m.field.csv, Align::Right, move |r| {
+                    Cell::Num(r.values.get(i).copied().flatten(), m.quantity.unit())
+                })
+            })
+    };
+    let mut cols = Vec::new();
+    match joined {
+        Some(j) => cols.push(column(&j.this_host, "", Align::Right, move |r| {
+            let shown = t.measures.iter().zip(&r.values).filter(|(m, _)| m.table);
+            let v: Vec<Option<f64>> = shown.map(|(_, v)| *v).collect();
+            Cell::Text((j.format)(&v).unwrap_or_else(|| "–".to_string()))
+        })),
+        None => cols.extend(measures(true)),
+    }
+    if let Some(f) = &t.ratio {
+        cols.push(column(&f.title, &f.csv, Align::Right, |r| {
+            Cell::Num(r.ratio, Unit::Ratio)
+        }));
+    }
+    if joined.is_none() {
+        cols.extend(measures(false));
+    }
+    cols
+}
+
+/// The peer's median and ratio.
+fn peer_columns(t: &'static SeedTable, p: &str) -> Vec<Column> {
+    let mut cols = vec![column(
+        format!("{p} median"),
+        format!("{p}_median_cycles"),
+        Align::Right,
+        |r| Cell::Num(r.peer.as_ref().and_then(|q| q.median), Unit::Cycles),
+    )];
+    if let Some(f) = &t.ratio {
+        cols.push(column(
+            format!("{p} {}", f.title),
+            format!("{p}_{}", f.csv),
+            Align::Right,
+            |r| Cell::Num(r.peer_ratio, Unit::Ratio),
+        ));
+    }
+    cols
+}
+
+/// Why a value is missing (or the basis it was taken on), and the peer's.
+fn status_column(t: &'static SeedTable, peer: Option<&'static str>) -> Column {
+    let basis = t.hooks.basis;
+    let status = if basis.is_some() {
+        "basis / status"
+    } else {
+        "status"
+    };
+    column(status, "status", Align::Left, move |r| {
+        let mut status = basis
+            .and_then(|b| b(&r.this_host))
+            .map_or_else(|| r.this_host.status_text(), str::to_string);
+        let peer_status = r.peer.as_ref().filter(|q| !q.is_measured());
+        if let (Some(p), Some(q)) = (peer, peer_status) {
+            status.push_str(&format!("; {p} {}", q.status_text()));
+        }
+        Cell::Text(status)
+    })
 }
 
 /// A column of the seed table: its titles and how a row fills it.

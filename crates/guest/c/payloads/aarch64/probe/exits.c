@@ -7,7 +7,7 @@
  * doorbells (seed 002: user exit, ioeventfd, PV). Every address is a
  * trapline-abi constant (VIRT_PROBE_*, VIRT_DOORBELL_*, VIRT_GICD_IIDR).
  */
-#include "../../probe/probe.h"
+#include "probe/probe.h"
 
 /* An ordinary RAM word for ram-read; same value as the devices so one check fits all. */
 static u32 ram_word = PROBE_READ_VALUE;

@@ -1,38 +1,9 @@
 /*
- * The arm64 probe's GICv3 and its IPI scenarios (ROUTINE_IPI): the
- * distributor and each CPU's redistributor and system-register CPU
- * interface, vCPU 1 serving SGIs spinning or in WFI, self-SGIs and timed
- * EOIs. KVM's vGICv3 serves all of it; with a GICv3 host the SGI write
- * (ICC_SGI1R_EL1) traps to KVM, the acknowledge and EOI stay in the CPU.
+ * The arm64 probe's IPI scenarios (ROUTINE_IPI) on the GICv3 (gic.c):
+ * vCPU 1 serving SGIs spinning or in WFI, self-SGIs and timed EOIs.
  */
-#include "../../probe/probe.h"
-
-/* Distributor registers (offsets from VIRT_GIC_DIST_BASE). */
-#define GICD_CTLR 0x0
-#define GICD_CTLR_ENABLE_G1A (1u << 1)
-#define GICD_CTLR_ARE (1u << 4)
-#define GICD_IGROUPR(n) (0x80 + 4 * (n))
-#define GICD_ISENABLER(n) (0x100 + 4 * (n))
-#define GICD_ICENABLER(n) (0x180 + 4 * (n))
-#define GICD_ICFGR(n) (0xc00 + 4 * (n))
-#define GICD_IROUTER(n) (0x6000 + 8 * (n))
-/* Redistributor registers (offsets from a CPU's frames). */
-#define GICR_WAKER 0x14
-#define GICR_WAKER_PROCESSOR_SLEEP (1u << 1)
-#define GICR_SGI_BASE 0x10000
-#define GICR_IGROUPR0 (GICR_SGI_BASE + 0x80)
-#define GICR_ISENABLER0 (GICR_SGI_BASE + 0x100)
-/* INTIDs from 1020 up are special (1023: nothing pending). */
-#define INTID_SPECIAL 1020
-
-#define read_icc_iar1() read_sysreg(S3_0_C12_C12_0)
-#define write_icc_eoir1(v) write_sysreg(S3_0_C12_C12_1, v)
-#define write_icc_sgi1r(v) write_sysreg(S3_0_C12_C11_5, v)
-#define read_icc_sre() read_sysreg(S3_0_C12_C12_5)
-#define write_icc_sre(v) write_sysreg(S3_0_C12_C12_5, v)
-
-static inline void irqs_on(void) { asm volatile("msr daifclr, #2" : : : "memory"); }
-static inline void irqs_off(void) { asm volatile("msr daifset, #2" : : : "memory"); }
+#include "probe/probe.h"
+#include "gic.h"
 
 /* vCPU 1 serves SGIs in one of these modes. */
 enum { AP_WFI, AP_SPIN };
@@ -45,8 +16,6 @@ static struct {
 } __attribute__((aligned(64))) sgi_count[MAX_CPUS];
 static volatile bool eoi_timed; /* the boot CPU's handler times its EOI write */
 static volatile u64 eoi_ticks;  /* sum of those EOI writes */
-
-static u64 redist(u32 cpu) { return VIRT_GIC_REDIST_BASE + (u64)cpu * VIRT_GIC_REDIST_STRIDE; }
 
 /* The MPIDR of CPU i as the device tree lists it (KVM's numbering without one). */
 static u64 cpu_mpidr(u32 i) { return i < dt.ncpus ? dt.mpidr[i] : smp_default_mpidr(i); }
@@ -64,61 +33,26 @@ static void send_sgi(u32 sgi, u64 mpidr)
     isb();
 }
 
-/* Acknowledge, count, (time and) EOI: every IRQ of the probe comes here. */
-static void probe_irq(void)
+/* VIRT_IPI_SGI on any CPU: count, then EOI (timed on the boot CPU for eoi). */
+static void sgi_irq(u32 iar)
 {
-    u32 iar = (u32)read_icc_iar1();
-    u32 intid = iar & 0xffffff;
-    if (intid >= INTID_SPECIAL)
-        return;
     u32 cpu = this_cpu()->index;
-    if (intid == VIRT_IPI_SGI)
-        sgi_count[cpu].n++;
-    else if (intid == GIC_SPI_INTID_BASE + VIRT_IRQFD_SPI)
-        irqfd_irq();
-    if (eoi_timed && cpu == 0 && intid == VIRT_IPI_SGI) {
+    sgi_count[cpu].n++;
+    if (eoi_timed && cpu == 0) {
         u64 t0 = counter_now();
-        write_icc_eoir1(iar);
+        gic_eoi(iar);
         u64 t1 = counter_now();
         eoi_ticks += t1 - t0;
     } else {
-        write_icc_eoir1(iar);
+        gic_eoi(iar);
     }
-    isb();
 }
 
-void gic_eoi(u32 iar) { write_icc_eoir1(iar); }
-
-/* This CPU's redistributor awake with the SGIs in group 1 and ours enabled; its CPU interface on. */
-void gic_cpu_init(u32 cpu)
-{
-    u64 rd = redist(cpu);
-    mmio_write32(rd + GICR_WAKER, mmio_read32(rd + GICR_WAKER) & ~GICR_WAKER_PROCESSOR_SLEEP);
-    mmio_write32(rd + GICR_IGROUPR0, ~0u);
-    mmio_write32(rd + GICR_ISENABLER0, 1u << VIRT_IPI_SGI);
-    write_icc_sre(read_icc_sre() | 1); /* the system-register interface (RAO/WI under KVM) */
-    isb();
-    write_sysreg(S3_0_C4_C6_0, 0xff); /* ICC_PMR_EL1: let every priority through */
-    write_sysreg(S3_0_C12_C12_7, 1);  /* ICC_IGRPEN1_EL1: group 1 on */
-    isb();
-}
-
-/* An SPI in group 1, edge-triggered, routed to `mpidr`, enabled. */
-void gic_spi_route_edge(u32 intid, u64 mpidr)
-{
-    u64 d = VIRT_GIC_DIST_BASE;
-    mmio_write32(d + GICD_IGROUPR(intid / 32), mmio_read32(d + GICD_IGROUPR(intid / 32)) | 1u << (intid % 32));
-    mmio_write32(d + GICD_ICFGR(intid / 16), mmio_read32(d + GICD_ICFGR(intid / 16)) | 2u << (2 * (intid % 16)));
-    mmio_write64(d + GICD_IROUTER(intid), mpidr & 0xff00ffffffULL);
-    mmio_write32(d + GICD_ISENABLER(intid / 32), 1u << (intid % 32));
-}
-
-/* The distributor on (affinity routing, group 1), the boot CPU's interface, the IRQ handler. */
+/* The GIC on the boot CPU, and the SGI's handler. */
 void irq_init(void)
 {
-    mmio_write32(VIRT_GIC_DIST_BASE + GICD_CTLR, GICD_CTLR_ARE | GICD_CTLR_ENABLE_G1A);
-    gic_cpu_init(0);
-    rt_irq_handler = probe_irq;
+    gic_init();
+    gic_set_handler(VIRT_IPI_SGI, sgi_irq);
 }
 
 /* vCPU 1: serve SGIs with IRQs unmasked, spinning or in WFI as ap_mode says, forever. */
@@ -139,7 +73,7 @@ void ap_main(u32 cpu, u64 mpidr)
 /* Waits (bounded) until *count moves past `from`; false on a timeout. */
 static bool wait_past(volatile u64 *count, u64 from)
 {
-    u64 t0 = counter_now(), limit = WAIT_TICKS;
+    u64 t0 = counter_now(), limit = WAIT_LIMIT;
     while (*count == from)
         if (counter_now() - t0 > limit)
             return false;
@@ -165,7 +99,7 @@ u32 ipi_prepare(u32 id, const char *name)
         s64 ret = smp_start_cpu(1, cpu_mpidr(1));
         u64 t0 = counter_now();
         while (ret == PSCI_RET_SUCCESS && !__atomic_load_n(&ap_online, __ATOMIC_ACQUIRE))
-            if (counter_now() - t0 > WAIT_TICKS)
+            if (counter_now() - t0 > WAIT_LIMIT)
                 break;
         if (!ap_online) {
             printf("probe: %s: vCPU 1 did not come up (PSCI CPU_ON %ld)\n", name, ret);
