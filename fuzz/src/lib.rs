@@ -15,10 +15,10 @@ use std::sync::mpsc::{channel, Receiver};
 use std::sync::{Arc, Mutex};
 
 use trapline_abi as abi;
-// The lab's devices (probe, user-space doorbell) live in the bench crate,
+// The lab's devices (probe, user-space doorbell) live in their own crate,
 // which installs them through the machine's extension point.
-use trapline_lab::lab::probe::{ProbeDevice, ProbeSpace};
-use trapline_lab::lab::user_doorbell::Doorbell;
+use trapline_lab_devices::probe::{ProbeDevice, ProbeSpace};
+use trapline_lab_devices::user_doorbell::Doorbell;
 use trapline_bus::{AccessSizes, Bus, BusBuilder, BusDevice, ExitCounters};
 use trapline_devices::debug_exit::DebugExit;
 use trapline_devices::fw_cfg::{FwCfg, FW_CFG_IO_BASE, FW_CFG_IO_LEN};

@@ -5,6 +5,7 @@ use std::time::{Duration, Instant};
 use trapline_kvm::HostKvm;
 use trapline_report::HostInfo;
 
+use crate::arch;
 use trapline_peers::host::{cpu_model, cpuinfo_field, load_avg};
 
 /// Measure the host's cycle counter (the TSC; on arm64 the generic
@@ -45,8 +46,8 @@ pub fn collect(kvm: &HostKvm, tsc_khz: u64) -> HostInfo {
         kvm_caps: kvm.capabilities(),
         nested_note: host_caveat(&cpuinfo, &flags),
         emulated: emulated_cpu(&cpuinfo),
-        counter: COUNTER.map(str::to_string),
-        arch: (!cfg!(target_arch = "x86_64")).then(|| std::env::consts::ARCH.to_string()),
+        counter: arch::COUNTER.map(str::to_string),
+        arch: arch::REPORT_ARCH.map(str::to_string),
     }
 }
 
@@ -54,13 +55,6 @@ pub fn collect(kvm: &HostKvm, tsc_khz: u64) -> HostInfo {
 /// the Arm ARM reserves for software use: QEMU's `max` CPU under TCG
 /// reports it, so the host's CPU (and KVM with it) is emulated.
 const MIDR_IMPLEMENTER_SOFTWARE: &str = "0x00";
-
-/// The probe's clock when it is not the TSC (see `HostInfo::counter`).
-#[cfg(target_arch = "x86_64")]
-const COUNTER: Option<&str> = None;
-/// The probe's clock when it is not the TSC (see `HostInfo::counter`).
-#[cfg(target_arch = "aarch64")]
-const COUNTER: Option<&str> = Some("CNTVCT_EL0");
 
 /// Whether /proc/cpuinfo describes an emulated CPU (arm64: MIDR
 /// implementer "software").

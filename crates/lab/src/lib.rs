@@ -21,13 +21,13 @@ macro_rules! eprintln {
     };
 }
 
+mod arch;
 pub mod catalog;
 pub mod doorbell;
 mod error;
 pub use trapline_floor as floor;
 pub mod footprint;
 pub mod host;
-pub mod lab;
 pub mod peer;
 mod progress;
 pub mod pump;

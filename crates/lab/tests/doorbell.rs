@@ -10,7 +10,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use trapline_lab::doorbell::Consumer;
-use trapline_lab::lab::{self, LabFixtures};
+use trapline_lab_devices::{self as lab, LabFixtures};
 use trapline_machine::{HostKvm, Machine, MachineConfig, Outcome, SerialOutput};
 
 /// These tests count threads and load the CPUs: one at a time.

@@ -34,14 +34,6 @@ pub fn builtin_initrd(p: &std::path::Path) -> Option<trapline_machine::ImageByte
 /// The lab's probe devices and user-space doorbell, for the lab's own
 /// payloads. No fast paths: those are what a lab scenario turns on, not
 /// what the payload needs to run.
-#[cfg(feature = "bench")]
 pub fn lab_extension() -> Option<Box<dyn trapline_machine::MachineExtension>> {
-    Some(Box::new(trapline_lab::lab::LabFixtures::default()))
-}
-
-/// Built without the lab (no `bench` feature): the lab's payloads run
-/// without its devices, as on arm64.
-#[cfg(not(feature = "bench"))]
-pub fn lab_extension() -> Option<Box<dyn trapline_machine::MachineExtension>> {
-    None
+    Some(Box::new(trapline_lab_devices::LabFixtures::default()))
 }

@@ -10,6 +10,7 @@ use super::peer_run::{PeerSetup, ProbePeer};
 use super::schedule::Plan;
 use super::tally::Tally;
 use super::{finish_result, LabOptions};
+use crate::arch;
 use crate::floor;
 
 /// How a lab run that a stop signal ended early got on.
@@ -118,16 +119,12 @@ fn push_results(report: &mut Report, opts: &LabOptions, plan: &Plan, mut tally: 
             report.push(r);
         }
     }
-    // On x86 kvmtool runs no probe: every row says why.
-    #[cfg(target_arch = "x86_64")]
-    if opts.kvmtool.is_some() {
+    // Where kvmtool runs no probe (x86), every row says why.
+    if let (Some(why), Some(_)) = (arch::KVMTOOL_PROBE_NOT_APPLICABLE, &opts.kvmtool) {
         for s in &plan.scenarios {
             let r = ScenarioResult::new(s.name(), s.group, s.path)
                 .with_vmm("kvmtool")
-                .unsupported(format!(
-                    "n/a on kvmtool: {}",
-                    crate::kvmtool::PROBE_NOT_APPLICABLE
-                ));
+                .unsupported(format!("n/a on kvmtool: {why}"));
             report.push(r);
         }
     }

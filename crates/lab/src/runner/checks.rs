@@ -2,10 +2,12 @@
 //! Both are texts for people: exit counts print as `1 pio-write + 1
 //! pio-read`, never as Rust's Debug form.
 
+use std::collections::BTreeMap;
 use std::fmt;
 
-use crate::lab::probe::ProbeRegister;
 use trapline_bus::{ExitKind, ExitSnapshot};
+use trapline_lab_devices::probe::ProbeRegister;
+use trapline_lab_devices::LabReadout;
 
 use super::ucall::{Batch, ProbeRun};
 use crate::catalog::Check;
@@ -55,6 +57,9 @@ pub(super) fn user_exits(exits: &ExitSnapshot) -> u64 {
     exits.total_exits() - exits.get(ExitKind::Interrupted)
 }
 
+/// Whether batch `b` did what `check` claims: `exits` are its loop's
+/// exits, `total` the iterations the guest made in all (warm-up
+/// included), `run` what the probe VM's host side counted.
 pub(super) fn verify(
     check: Check,
     b: &Batch,
@@ -62,130 +67,237 @@ pub(super) fn verify(
     total: u64,
     run: &ProbeRun,
 ) -> Result<(), String> {
-    let n = b.iterations;
-    let got = |k: ExitKind| exits.get(k);
-    // What a failure message shows: the kinds that moved, by name.
-    let seen = Seen(exits);
-    let lab = &run.lab;
-    let device = |r: ProbeRegister| lab.probe_pio.writes(r) + lab.probe_mmio.writes(r);
-    let all = user_exits(exits);
+    let batch = Observed {
+        n: b.iterations,
+        value: b.value,
+        exits,
+        all: user_exits(exits),
+        total,
+        host: HostCounts::of(run),
+    };
     match check {
-        Check::NoExits if all == 0 => Ok(()),
-        Check::NoExits => Err(format!(
-            "{all} exits reached trapline in {n} iterations: {seen}"
-        )),
-        Check::UserExit(k, reg) => {
-            if got(k) != n || all != n {
-                return Err(format!(
-                    "expected {n} {} exits and nothing else, saw {seen}",
-                    k.name()
-                ));
-            }
-            match reg {
-                Some(r) if device(r) != total => Err(format!(
-                    "device saw {} writes, guest made {total}",
-                    device(r)
-                )),
-                _ => Ok(()),
-            }
+        Check::NoExits => batch.no_exits(),
+        Check::UserExit(k, reg) => batch.user_exit(k, reg),
+        Check::IoEvent(name) => batch.io_event(name),
+        Check::Coalesced(r) => batch.coalesced(r),
+        Check::Testdev(_, exit) => batch.testdev(exit),
+        Check::ExitsPerIter(per) => exact_exits(per, batch.n, exits, batch.all),
+        Check::Scan(per) => batch.scan(per),
+        Check::Irqfd => batch.irqfd(),
+        Check::Doorbell(fd, exit) => batch.doorbell(fd, exit),
+        Check::Floor => batch.floor(),
+    }
+}
+
+/// One batch as its check sees it.
+struct Observed<'a> {
+    /// Iterations timed.
+    n: u64,
+    /// The value the guest reported (pci-testdev's count, functions found).
+    value: u64,
+    /// The loop's exits by kind.
+    exits: &'a ExitSnapshot,
+    /// Of those, the ones that reached trapline ([`user_exits`]).
+    all: u64,
+    /// Iterations the guest made in all, warm-up included.
+    total: u64,
+    /// What the probe VM's host side counted.
+    host: HostCounts<'a>,
+}
+
+/// What the probe VM's host side counted: the lab's devices and
+/// ioeventfds, the doorbell consumer, the irqfd injector.
+struct HostCounts<'a> {
+    lab: &'a LabReadout,
+    /// Rings the consumer thread counted, per doorbell.
+    doorbells: &'a BTreeMap<&'static str, u64>,
+    /// PCI functions the machine has on bus 0.
+    functions: u64,
+    /// irqfd injections the guest acknowledged.
+    injected: u64,
+    /// Why injections stopped early.
+    inject_error: Option<&'a str>,
+}
+
+impl<'a> HostCounts<'a> {
+    fn of(run: &'a ProbeRun) -> Self {
+        HostCounts {
+            lab: &run.lab,
+            doorbells: &run.doorbells,
+            functions: run.functions,
+            injected: run.injected,
+            inject_error: run.inject_error.as_deref(),
         }
-        Check::IoEvent(name) => {
-            if all != 0 {
-                return Err(format!(
-                    "the ioeventfd path leaked {all} exits to user space in {n} iterations: {seen}"
-                ));
-            }
-            match lab.ioevent_counts.get(name) {
-                Some(&c) if c == total => Ok(()),
-                Some(&c) => Err(format!(
-                    "{name} eventfd counted {c}, guest wrote {total} times"
-                )),
-                None => Err(format!("{name} ioeventfd was not registered")),
-            }
+    }
+}
+
+impl Observed<'_> {
+    fn got(&self, k: ExitKind) -> u64 {
+        self.exits.get(k)
+    }
+
+    /// What a failure message shows: the kinds that moved, by name.
+    fn seen(&self) -> Seen<'_> {
+        Seen(self.exits)
+    }
+
+    /// Writes the probe devices saw at `r`.
+    fn device(&self, r: ProbeRegister) -> u64 {
+        let lab = self.host.lab;
+        lab.probe_pio.writes(r) + lab.probe_mmio.writes(r)
+    }
+
+    /// Whether the loop made one exit of `exit`'s kind per iteration and
+    /// nothing else, or none at all without one; and how many it should.
+    fn exits_each(&self, exit: Option<ExitKind>) -> (bool, u64) {
+        let want = if exit.is_some() { self.n } else { 0 };
+        let ok = self.all == want && exit.is_none_or(|k| self.got(k) == self.n);
+        (ok, want)
+    }
+
+    fn no_exits(&self) -> Result<(), String> {
+        let (all, n) = (self.all, self.n);
+        if all == 0 {
+            return Ok(());
         }
-        Check::Coalesced(r) => {
-            if all >= n {
-                return Err(format!(
-                    "{all} exits in {n} iterations: the writes were not coalesced"
-                ));
-            }
-            if device(r) != total {
-                return Err(format!(
-                    "device saw {} writes through the ring, guest made {total}",
-                    device(r)
-                ));
-            }
-            Ok(())
+        Err(format!(
+            "{all} exits reached trapline in {n} iterations: {}",
+            self.seen()
+        ))
+    }
+
+    fn user_exit(&self, k: ExitKind, reg: Option<ProbeRegister>) -> Result<(), String> {
+        let (n, total) = (self.n, self.total);
+        if self.got(k) != n || self.all != n {
+            return Err(format!(
+                "expected {n} {} exits and nothing else, saw {}",
+                k.name(),
+                self.seen()
+            ));
         }
-        Check::Testdev(_, exit) => {
-            let want = if exit.is_some() { n } else { 0 };
-            if all != want || exit.is_some_and(|k| got(k) != n) {
-                return Err(format!(
-                    "expected {want} {} exits in {n} iterations, saw {seen}",
-                    exit.map_or("", |k| k.name())
-                ));
-            }
-            if b.value != total {
-                return Err(format!(
-                    "pci-testdev counted {} writes, guest made {total}",
-                    b.value
-                ));
-            }
-            Ok(())
+        match reg {
+            Some(r) if self.device(r) != total => Err(format!(
+                "device saw {} writes, guest made {total}",
+                self.device(r)
+            )),
+            _ => Ok(()),
         }
-        Check::ExitsPerIter(per) => exact_exits(per, n, exits, all),
-        Check::Scan(per) => {
-            exact_exits(per, n, exits, all)?;
-            if b.value != run.functions {
-                return Err(format!(
-                    "the scan found {} functions on bus 0, the machine has {}",
-                    b.value, run.functions
-                ));
-            }
-            Ok(())
+    }
+
+    fn io_event(&self, name: &str) -> Result<(), String> {
+        let (all, n, total) = (self.all, self.n, self.total);
+        if all != 0 {
+            return Err(format!(
+                "the ioeventfd path leaked {all} exits to user space in {n} iterations: {}",
+                self.seen()
+            ));
         }
-        Check::Irqfd => {
-            if let Some(e) = &run.inject_error {
-                return Err(format!("irqfd injections: {e}"));
-            }
-            if run.injected != total {
-                return Err(format!(
-                    "{} injections acknowledged, guest expected {total}",
-                    run.injected
-                ));
-            }
-            if all > 1 {
-                return Err(format!(
-                    "{all} exits during the batch (only its start ucall expected): {seen}"
-                ));
-            }
-            Ok(())
+        match self.host.lab.ioevent_counts.get(name) {
+            Some(&c) if c == total => Ok(()),
+            Some(&c) => Err(format!(
+                "{name} eventfd counted {c}, guest wrote {total} times"
+            )),
+            None => Err(format!("{name} ioeventfd was not registered")),
         }
-        Check::Doorbell(fd, exit) => {
-            let want = if exit.is_some() { n } else { 0 };
-            if all != want || exit.is_some_and(|k| got(k) != n) {
-                return Err(format!("expected {want} exits for {n} rings, saw {seen}"));
-            }
-            let counted = run.doorbells.get(fd).copied().unwrap_or(0)
-                + lab.ioevent_counts.get(fd).copied().unwrap_or(0);
-            if counted != total {
-                return Err(format!(
-                    "the consumer counted {counted} rings, the guest rang {total} times"
-                ));
-            }
-            Ok(())
+    }
+
+    fn coalesced(&self, r: ProbeRegister) -> Result<(), String> {
+        let (all, n, total) = (self.all, self.n, self.total);
+        if all >= n {
+            return Err(format!(
+                "{all} exits in {n} iterations: the writes were not coalesced"
+            ));
         }
-        Check::Floor => {
-            if got(ExitKind::FastPort) != n || all != n {
-                return Err(format!(
-                    "expected {n} floor exits and nothing else, saw {seen}"
-                ));
-            }
-            if device(ProbeRegister::PioFloor) != 0 {
-                return Err("floor writes reached the bus".into());
-            }
-            Ok(())
+        if self.device(r) != total {
+            return Err(format!(
+                "device saw {} writes through the ring, guest made {total}",
+                self.device(r)
+            ));
         }
+        Ok(())
+    }
+
+    fn testdev(&self, exit: Option<ExitKind>) -> Result<(), String> {
+        let (n, total) = (self.n, self.total);
+        let (ok, want) = self.exits_each(exit);
+        if !ok {
+            return Err(format!(
+                "expected {want} {} exits in {n} iterations, saw {}",
+                exit.map_or("", |k| k.name()),
+                self.seen()
+            ));
+        }
+        if self.value != total {
+            return Err(format!(
+                "pci-testdev counted {} writes, guest made {total}",
+                self.value
+            ));
+        }
+        Ok(())
+    }
+
+    fn scan(&self, per: &[(ExitKind, u64)]) -> Result<(), String> {
+        exact_exits(per, self.n, self.exits, self.all)?;
+        if self.value != self.host.functions {
+            return Err(format!(
+                "the scan found {} functions on bus 0, the machine has {}",
+                self.value, self.host.functions
+            ));
+        }
+        Ok(())
+    }
+
+    fn irqfd(&self) -> Result<(), String> {
+        let (all, total, host) = (self.all, self.total, &self.host);
+        if let Some(e) = host.inject_error {
+            return Err(format!("irqfd injections: {e}"));
+        }
+        if host.injected != total {
+            return Err(format!(
+                "{} injections acknowledged, guest expected {total}",
+                host.injected
+            ));
+        }
+        if all > 1 {
+            return Err(format!(
+                "{all} exits during the batch (only its start ucall expected): {}",
+                self.seen()
+            ));
+        }
+        Ok(())
+    }
+
+    fn doorbell(&self, fd: &str, exit: Option<ExitKind>) -> Result<(), String> {
+        let (n, total) = (self.n, self.total);
+        let (ok, want) = self.exits_each(exit);
+        if !ok {
+            return Err(format!(
+                "expected {want} exits for {n} rings, saw {}",
+                self.seen()
+            ));
+        }
+        let counted = self.host.doorbells.get(fd).copied().unwrap_or(0)
+            + self.host.lab.ioevent_counts.get(fd).copied().unwrap_or(0);
+        if counted != total {
+            return Err(format!(
+                "the consumer counted {counted} rings, the guest rang {total} times"
+            ));
+        }
+        Ok(())
+    }
+
+    fn floor(&self) -> Result<(), String> {
+        let n = self.n;
+        if self.got(ExitKind::FastPort) != n || self.all != n {
+            return Err(format!(
+                "expected {n} floor exits and nothing else, saw {}",
+                self.seen()
+            ));
+        }
+        if self.device(ProbeRegister::PioFloor) != 0 {
+            return Err("floor writes reached the bus".into());
+        }
+        Ok(())
     }
 }
 
@@ -251,6 +363,9 @@ impl fmt::Display for Seen<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::catalog::TestdevBar;
+    use std::sync::Arc;
+    use trapline_lab_devices::probe::{ProbeDevice, ProbeSpace};
 
     #[test]
     fn check_texts_name_exit_kinds_in_words() {
@@ -266,6 +381,100 @@ mod tests {
         assert_eq!(
             describe_check(Check::Scan(&[(ExitKind::MmioRead, 256)]), 4),
             "256 mmio-read exits per scan; every function found"
+        );
+    }
+
+    /// A batch of `n` iterations (`total` with the warm-up) that made
+    /// `exits`, checked against what the host side counted.
+    fn check(
+        check: Check,
+        n: u64,
+        total: u64,
+        exits: &ExitSnapshot,
+        lab: &LabReadout,
+        doorbells: &BTreeMap<&'static str, u64>,
+    ) -> Result<(), String> {
+        let batch = Observed {
+            n,
+            value: total,
+            exits,
+            all: user_exits(exits),
+            total,
+            host: HostCounts {
+                lab,
+                doorbells,
+                functions: 2,
+                injected: 0,
+                inject_error: None,
+            },
+        };
+        match check {
+            Check::Doorbell(fd, exit) => batch.doorbell(fd, exit),
+            Check::IoEvent(name) => batch.io_event(name),
+            Check::UserExit(k, reg) => batch.user_exit(k, reg),
+            Check::Testdev(_, exit) => batch.testdev(exit),
+            _ => unreachable!("not used here"),
+        }
+    }
+
+    fn lab(ioevents: &[(&'static str, u64)]) -> LabReadout {
+        LabReadout {
+            probe_pio: Arc::new(ProbeDevice::new(ProbeSpace::Pio)),
+            probe_mmio: Arc::new(ProbeDevice::new(ProbeSpace::Mmio)),
+            ioevent_counts: ioevents.iter().copied().collect(),
+        }
+    }
+
+    /// Each check says what it expected and what it saw, in words.
+    #[test]
+    fn each_check_passes_exact_counts_and_names_what_it_missed() {
+        let none = ExitSnapshot::default();
+        let writes = ExitSnapshot::default().with_count(ExitKind::MmioWrite, 100);
+        let rings = BTreeMap::from([("doorbell-user-mmio", 116)]);
+        let user = Check::Doorbell("doorbell-user-mmio", Some(ExitKind::MmioWrite));
+        assert_eq!(check(user, 100, 116, &writes, &lab(&[]), &rings), Ok(()));
+        let kvm = Check::Doorbell("doorbell-mmio", None);
+        assert_eq!(
+            check(kvm, 100, 116, &writes, &lab(&[]), &rings),
+            Err("expected 0 exits for 100 rings, saw 100 mmio-write".into())
+        );
+        assert_eq!(
+            check(
+                kvm,
+                100,
+                116,
+                &none,
+                &lab(&[("doorbell-mmio", 115)]),
+                &rings
+            ),
+            Err("the consumer counted 115 rings, the guest rang 116 times".into())
+        );
+        let wildcard = Check::IoEvent("mmio-wildcard");
+        assert_eq!(
+            check(wildcard, 100, 116, &none, &lab(&[]), &rings),
+            Err("mmio-wildcard ioeventfd was not registered".into())
+        );
+        assert_eq!(
+            check(
+                wildcard,
+                100,
+                116,
+                &none,
+                &lab(&[("mmio-wildcard", 116)]),
+                &rings
+            ),
+            Ok(())
+        );
+        let write = Check::UserExit(ExitKind::MmioWrite, Some(ProbeRegister::MmioUser));
+        assert_eq!(
+            check(write, 100, 116, &writes, &lab(&[]), &rings),
+            Err("device saw 0 writes, guest made 116".into())
+        );
+        let testdev = Check::Testdev(TestdevBar::Mem, Some(ExitKind::MmioWrite));
+        assert_eq!(check(testdev, 100, 116, &writes, &lab(&[]), &rings), Ok(()));
+        assert_eq!(
+            check(testdev, 100, 116, &none, &lab(&[]), &rings),
+            Err("expected 100 mmio-write exits in 100 iterations, saw nothing".into())
         );
     }
 

@@ -69,6 +69,32 @@ pub struct LabOptions {
     pub stat: bool,
 }
 
+#[cfg(test)]
+impl LabOptions {
+    /// `--quick`'s batches over three repeats with the exit profile, no
+    /// peer, no progress and no footprint, selecting `only`: what the
+    /// schedule's and the probe's tests plan with.
+    pub(crate) fn for_tests(only: Option<&str>) -> LabOptions {
+        LabOptions {
+            repeat: 3,
+            goal_cycles: 1 << 23,
+            min_iters: 16,
+            max_iters: 1 << 20,
+            warmup: 16,
+            only: only.map(String::from),
+            quick: true,
+            vm_timeout: Duration::from_secs(1),
+            hypercall_timeout: Duration::from_secs(1),
+            progress: false,
+            seccomp: false,
+            footprint_exe: None,
+            peer: None,
+            kvmtool: None,
+            stat: true,
+        }
+    }
+}
+
 /// Per-scenario accumulation across repeats.
 #[derive(Default)]
 pub(super) struct Acc {
@@ -76,6 +102,12 @@ pub(super) struct Acc {
     pub(super) failure: Option<String>,
     pub(super) unsupported: Option<String>,
     pub(super) check: Option<String>,
+}
+
+/// The stop signal received so far, if any (SIGINT, SIGTERM, SIGHUP: see
+/// `trapline_machine::signals`): a lab run keeps what ran before it.
+pub(super) fn stop_signal() -> Option<i32> {
+    trapline_machine::signals::received()
 }
 
 pub(super) fn finish_result(mut r: ScenarioResult, a: Acc) -> ScenarioResult {

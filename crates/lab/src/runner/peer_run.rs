@@ -9,6 +9,7 @@ use trapline_abi::ResultStatus;
 use trapline_report::Sample;
 
 use super::{Acc, LabOptions};
+use crate::arch;
 use crate::catalog::{MachineKind, Peer, Scenario};
 use crate::peer::Qemu;
 use crate::LabError;
@@ -27,7 +28,7 @@ impl ProbePeer {
     pub(super) fn of(opts: &LabOptions) -> Option<ProbePeer> {
         if opts.peer.is_some() {
             Some(ProbePeer::Qemu)
-        } else if cfg!(target_arch = "aarch64") && opts.kvmtool.is_some() {
+        } else if opts.kvmtool.is_some() && arch::KVMTOOL_PROBE_NOT_APPLICABLE.is_none() {
             Some(ProbePeer::Kvmtool)
         } else {
             None

@@ -7,15 +7,16 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use trapline_abi::{ResultStatus, Routine, ScenarioId};
+use trapline_lab_devices::{self as lab, LabFixtures};
 use trapline_machine::{HostKvm, Machine, MachineConfig, Outcome, SeccompMode, SerialOutput};
 use trapline_report::Sample;
 
 use super::checks::{describe_check, verify};
 use super::ucall::{collect, kernel_exits, loop_exits, ProbeRun};
 use super::{Acc, LabOptions};
+use crate::arch;
 use crate::catalog::{Check, MachineKind, Scenario};
 use crate::doorbell::Consumer;
-use crate::lab::{self, LabFixtures};
 use crate::{peer, pump};
 
 pub(super) struct ProbeOutcome {
@@ -108,20 +109,15 @@ pub(super) fn run_probe(
     })
 }
 
-/// How a probe that ran every scenario ends: `finish(0)` leaves through
-/// the debug-exit port on x86, and powers off with PSCI SYSTEM_OFF on arm64.
-#[cfg(target_arch = "x86_64")]
-const GOOD_END: Outcome = Outcome::DebugExit(0);
-#[cfg(target_arch = "aarch64")]
-const GOOD_END: Outcome = Outcome::PowerOff;
-
 pub(super) fn absorb(
     acc: &mut BTreeMap<&'static str, Acc>,
     list: &[&Scenario],
     run: &ProbeRun,
     opts: &LabOptions,
 ) {
-    let good_end = run.run.outcome == GOOD_END;
+    // `finish(0)` leaves through the debug-exit port on x86, and powers
+    // off with PSCI SYSTEM_OFF on arm64.
+    let good_end = run.run.outcome == arch::GOOD_END;
     for s in list {
         let a = acc.entry(s.name()).or_default();
         let id = s.id.id;
@@ -219,28 +215,7 @@ mod tests {
     use super::{bad_value, cmdline};
     use crate::catalog::{self, MachineKind};
     use crate::runner::LabOptions;
-    use std::time::Duration;
     use trapline_abi::scenario;
-
-    fn opts() -> LabOptions {
-        LabOptions {
-            repeat: 1,
-            goal_cycles: 1 << 23,
-            min_iters: 16,
-            max_iters: 1 << 20,
-            warmup: 16,
-            only: None,
-            quick: true,
-            vm_timeout: Duration::from_secs(1),
-            hypercall_timeout: Duration::from_secs(1),
-            progress: false,
-            seccomp: false,
-            footprint_exe: None,
-            peer: None,
-            kvmtool: None,
-            stat: false,
-        }
-    }
 
     #[test]
     fn the_command_line_adds_the_vcpus_and_x2apic_the_machine_kind_needs() {
@@ -255,14 +230,18 @@ mod tests {
             MachineKind::Hypercall,
             MachineKind::EcamRo,
         ] {
-            assert_eq!(cmdline(&list, kind, &opts()), base, "{kind:?}");
+            assert_eq!(
+                cmdline(&list, kind, &LabOptions::for_tests(None)),
+                base,
+                "{kind:?}"
+            );
         }
         assert_eq!(
-            cmdline(&list, MachineKind::Smp, &opts()),
+            cmdline(&list, MachineKind::Smp, &LabOptions::for_tests(None)),
             format!("{base} cpus=2")
         );
         assert_eq!(
-            cmdline(&list, MachineKind::SmpX2apic, &opts()),
+            cmdline(&list, MachineKind::SmpX2apic, &LabOptions::for_tests(None)),
             format!("{base} cpus=2 x2apic=1")
         );
     }

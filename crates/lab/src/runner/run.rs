@@ -14,7 +14,7 @@ use super::assemble::{assemble_report, Stopped};
 use super::peer_run::PeerSetup;
 use super::schedule::Plan;
 use super::tally::Tally;
-use super::LabOptions;
+use super::{stop_signal, LabOptions};
 use crate::progress::Progress;
 use crate::LabError;
 
@@ -61,9 +61,4 @@ pub fn run_lab(kvm: &HostKvm, opts: &LabOptions) -> Result<Report, LabError> {
     let mut report = assemble_report(kvm, opts, &plan, &peer, tally, started_at, stopped);
     report.wall_seconds = started.elapsed().as_secs_f64();
     Ok(report)
-}
-
-/// The stop signal received so far, if any.
-pub(super) fn stop_signal() -> Option<i32> {
-    trapline_machine::signals::received()
 }

@@ -4,6 +4,7 @@
 use trapline_report::ladder::{self, Rung};
 
 use super::LabOptions;
+use crate::arch;
 use crate::catalog::{self, MachineKind, Scenario};
 use crate::floor::{self, FloorKind};
 use crate::LabError;
@@ -232,13 +233,6 @@ pub fn dry_run(opts: &LabOptions) -> Result<DryRun, LabError> {
     })
 }
 
-/// The scenario the profile's overhead is measured on: the user exit
-/// (PIO on x86, MMIO on arm64, which has no port I/O).
-#[cfg(target_arch = "x86_64")]
-pub(super) const STAT_OVERHEAD_SCENARIO: &str = trapline_report::derive::names::PIO_USER_OUT;
-#[cfg(target_arch = "aarch64")]
-pub(super) const STAT_OVERHEAD_SCENARIO: &str = trapline_report::derive::names::MMIO_USER_WRITE;
-
 /// What a run measures, chosen once from the options: the selected
 /// scenarios and floor loops, trapline's scenarios grouped by the machine
 /// they run on, and the peer's units.
@@ -278,10 +272,13 @@ impl Plan {
                 .collect()
         };
         let main = by_machine(MachineKind::Main);
-        let unprofiled = if opts.stat && main.iter().any(|s| s.name() == STAT_OVERHEAD_SCENARIO) {
+        // The profile's overhead is measured on the user exit (PIO on x86,
+        // MMIO on arm64, which has no port I/O).
+        let overhead = arch::STAT_OVERHEAD_SCENARIO;
+        let unprofiled = if opts.stat && main.iter().any(|s| s.name() == overhead) {
             main.iter()
                 .copied()
-                .filter(|s| s.name() == STAT_OVERHEAD_SCENARIO || s.name() == "noop")
+                .filter(|s| s.name() == overhead || s.name() == "noop")
                 .collect()
         } else {
             Vec::new()
@@ -392,7 +389,6 @@ fn peer_units(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::time::Duration;
 
     #[test]
     fn progress_lines_name_machines_as_people_do_not_as_rust_types() {
@@ -416,81 +412,6 @@ mod tests {
         );
     }
 
-    fn opts(only: Option<&str>) -> LabOptions {
-        LabOptions {
-            repeat: 3,
-            goal_cycles: 1 << 23,
-            min_iters: 16,
-            max_iters: 1 << 20,
-            warmup: 16,
-            only: only.map(String::from),
-            quick: true,
-            vm_timeout: Duration::from_secs(1),
-            hypercall_timeout: Duration::from_secs(1),
-            progress: false,
-            seccomp: false,
-            footprint_exe: None,
-            peer: None,
-            kvmtool: None,
-            stat: true,
-        }
-    }
-
-    // x86_64's catalog (the arm64 twin is below).
-    #[cfg(target_arch = "x86_64")]
-    #[test]
-    fn a_bare_glob_selects_no_floor_loops_a_rung_or_a_written_name_does() {
-        let pio = dry_run(&opts(Some("pio-*"))).unwrap();
-        assert_eq!(pio.floor_rows, 0, "{:?}", pio.rows);
-        // trapline's rows, and pio-user-out with its noop baseline again
-        // without the profile.
-        let nostat = trapline_report::derive::names::UNPROFILED_VMM;
-        assert!(pio.rows.iter().all(
-            |r| r.0 == "trapline" || (r.0 == nostat && ["noop", "pio-user-out"].contains(&r.1))
-        ));
-        assert!(pio.rows.iter().any(|r| r.1 == "pio-user-out"));
-        assert_eq!(pio.unprofiled_rows, 2, "{:?}", pio.rows);
-        let named = dry_run(&opts(Some("pio-kernel-wildcard"))).unwrap();
-        // On every rung, each with its noop baseline.
-        assert_eq!(named.floor_rows, 2 * ladder::RUNGS.len());
-        let raw = dry_run(&opts(Some("raw-kvm:*"))).unwrap();
-        assert!(raw.floor_rows > 0 && raw.rows.iter().all(|r| r.0 == "raw-kvm"));
-    }
-
-    // x86_64's catalog (the arm64 twin is below).
-    #[cfg(target_arch = "x86_64")]
-    #[test]
-    fn the_dry_run_counts_vm_runs_and_estimates_the_time() {
-        let all = dry_run(&opts(None)).unwrap();
-        let one = dry_run(&opts(Some("cpuid"))).unwrap();
-        // noop and cpuid on the main VM: one VM run per repeat.
-        assert_eq!(one.rows.len(), 2);
-        assert_eq!(one.units_per_repeat, 1);
-        let text = one.summary(&opts(Some("cpuid")), Some("--only cpuid"));
-        assert!(
-            text.contains("3 VM runs: 1 per repeat × 3 repeats"),
-            "{text}"
-        );
-        assert!(text.contains("estimated time: about"), "{text}");
-        assert!(text.starts_with("2 rows selected (2 of trapline's scenarios, 0 floor ladder loops) by --only cpuid\n"), "{text}");
-        assert!(all.units_per_repeat > one.units_per_repeat);
-        assert!(all.estimate(&opts(None)) > one.estimate(&opts(Some("cpuid"))));
-    }
-
-    // x86_64's catalog (the arm64 twin is below).
-    #[cfg(target_arch = "x86_64")]
-    #[test]
-    fn the_paper_view_runs_only_its_scenarios() {
-        let view: trapline_report::View = "paper".parse().unwrap();
-        let only = view.needs(false).unwrap().join(",");
-        let paper = dry_run(&opts(Some(&only))).unwrap();
-        let all = dry_run(&opts(None)).unwrap();
-        assert_eq!(paper.floor_rows, 0);
-        assert!(paper.rows.len() < 15, "{:?}", paper.rows);
-        assert!(paper.rows.len() < all.rows.len() / 4);
-        assert!(paper.rows.iter().any(|r| r.1 == "pio-kernel-pic"));
-    }
-
     /// `--view vmm` measures its exit rows and the whole floor ladder, not
     /// the rest of trapline's catalog (on each architecture its own rows:
     /// port I/O on x86, MMIO and the vGIC on arm64).
@@ -498,8 +419,8 @@ mod tests {
     fn the_vmm_view_runs_its_exit_rows_and_the_ladder() {
         let arm64 = cfg!(target_arch = "aarch64");
         let only = trapline_report::View::Vmm.needs(arm64).unwrap().join(",");
-        let vmm = dry_run(&opts(Some(&only))).unwrap();
-        let all = dry_run(&opts(None)).unwrap();
+        let vmm = dry_run(&LabOptions::for_tests(Some(&only))).unwrap();
+        let all = dry_run(&LabOptions::for_tests(None)).unwrap();
         assert_eq!(vmm.floor_rows, all.floor_rows, "{:?}", vmm.rows);
         let trapline: Vec<&str> = vmm
             .rows
@@ -516,22 +437,5 @@ mod tests {
             assert!(trapline.contains(&s), "{s}: {trapline:?}");
         }
         assert!(trapline.len() < 10, "{trapline:?}");
-    }
-
-    #[cfg(target_arch = "aarch64")]
-    #[test]
-    fn on_arm64_the_paper_view_runs_its_arm64_scenarios_only() {
-        let view: trapline_report::View = "paper".parse().unwrap();
-        let only = view.needs(true).unwrap().join(",");
-        let paper = dry_run(&opts(Some(&only))).unwrap();
-        let all = dry_run(&opts(None)).unwrap();
-        assert_eq!(paper.floor_rows, 0, "{:?}", paper.rows);
-        for s in ["noop", "sysreg-trap", "mmio-vgic-read", "mmio-user-read"] {
-            assert!(paper.rows.iter().any(|r| r.1 == s), "{s}: {:?}", paper.rows);
-        }
-        assert!(paper.rows.len() < all.rows.len(), "{:?}", paper.rows);
-        let one = dry_run(&opts(Some("sysreg-trap"))).unwrap();
-        assert_eq!(one.rows.len(), 2, "{:?}", one.rows);
-        assert_eq!(one.units_per_repeat, 1);
     }
 }

@@ -9,9 +9,9 @@ use trapline_report::ladder::Rung;
 use super::floor_run::absorb_floor;
 use super::peer_run::{absorb_peer, PeerSetup};
 use super::probe::{absorb, cmdline, run_probe};
-use super::run::stop_signal;
 use super::schedule::Unit;
-use super::{Acc, LabOptions};
+use super::{stop_signal, Acc, LabOptions};
+use crate::arch;
 use crate::catalog::{MachineKind, Scenario};
 use crate::floor::{self, FloorKind};
 
@@ -31,10 +31,9 @@ pub(super) struct Tally {
     /// False once the hypercall VM timed out: the hypercall does not
     /// return here, and later repeats leave that VM out.
     pub(super) hypercall_supported: bool,
-    /// arm64: why this host's KVM cannot forward an HVC to trapline
-    /// (`None` once checked and it can; asked on the first probe run).
-    #[cfg(target_arch = "aarch64")]
-    smccc_unsupported: Option<Option<String>>,
+    /// What this host's KVM cannot run (arm64: `hypercall-user` without
+    /// the SMCCC filter), asked on the first probe run that has it.
+    support: arch::HostSupport,
 }
 
 impl Tally {
@@ -56,8 +55,7 @@ impl Tally {
             unprofiled_acc: BTreeMap::new(),
             tsc_khz: 0,
             hypercall_supported: true,
-            #[cfg(target_arch = "aarch64")]
-            smccc_unsupported: None,
+            support: arch::HostSupport::new(),
         }
     }
 
@@ -89,10 +87,8 @@ impl Tally {
         kind: MachineKind,
         list: &[&'static Scenario],
     ) {
-        #[cfg(target_arch = "aarch64")]
-        let filtered = self.without_hypercall_user(kvm, list);
-        #[cfg(target_arch = "aarch64")]
-        let list = filtered.as_slice();
+        let runnable = self.runnable(kvm, list);
+        let list = runnable.as_slice();
         if list.is_empty() {
             return;
         }
@@ -116,36 +112,23 @@ impl Tally {
         }
     }
 
-    /// `list` without `hypercall-user` where this host's KVM has no SMCCC
-    /// filter, which is then reported unsupported with the reason.
-    #[cfg(target_arch = "aarch64")]
-    fn without_hypercall_user(
-        &mut self,
-        kvm: &HostKvm,
-        list: &[&'static Scenario],
-    ) -> Vec<&'static Scenario> {
-        let id = trapline_abi::scenario::HYPERCALL_USER.id;
-        if !list.iter().any(|s| s.id.id == id) {
-            return list.to_vec();
+    /// `list` without what this host's KVM cannot run, each of those
+    /// reported unsupported with the reason.
+    fn runnable(&mut self, kvm: &HostKvm, list: &[&'static Scenario]) -> Vec<&'static Scenario> {
+        let mut runnable = Vec::with_capacity(list.len());
+        for s in list {
+            match self.support.why_not(kvm, s) {
+                Some(why) => {
+                    self.acc
+                        .entry(s.name())
+                        .or_default()
+                        .unsupported
+                        .get_or_insert(why);
+                }
+                None => runnable.push(*s),
+            }
         }
-        let why = self
-            .smccc_unsupported
-            .get_or_insert_with(|| match kvm.kvm().create_vm() {
-                Ok(vm) => trapline_kvm::smccc::filter_offered(&vm),
-                Err(e) => Some(format!("KVM_CREATE_VM to ask for the SMCCC filter: {e}")),
-            })
-            .clone();
-        let Some(why) = why else {
-            return list.to_vec();
-        };
-        for s in list.iter().filter(|s| s.id.id == id) {
-            self.acc
-                .entry(s.name())
-                .or_default()
-                .unsupported
-                .get_or_insert_with(|| why.clone());
-        }
-        list.iter().copied().filter(|s| s.id.id != id).collect()
+        runnable
     }
 
     /// The main machine's `list` once more, without the exit profile.
@@ -183,7 +166,7 @@ impl Tally {
         } else if let Some(q) = &peer.qemu {
             crate::peer::run_probe(q, &peer.dir, &line, cpus, opts.vm_timeout)
         } else {
-            run_kvmtool_probe(opts, &peer.dir, &line, cpus)
+            arch::run_kvmtool_probe(opts, &peer.dir, &line, cpus)
         };
         if stop_signal().is_some() {
             return;
@@ -226,29 +209,4 @@ fn fail_all(acc: &mut BTreeMap<&'static str, Acc>, list: &[&'static Scenario], e
             .failure
             .get_or_insert_with(|| e.to_string());
     }
-}
-
-/// The probe's kvmtool build on `lkvm` (arm64).
-#[cfg(target_arch = "aarch64")]
-fn run_kvmtool_probe(
-    opts: &LabOptions,
-    dir: &std::path::Path,
-    line: &str,
-    cpus: u32,
-) -> Result<String, String> {
-    match &opts.kvmtool {
-        Some(k) => crate::kvmtool::run_probe(k, dir, line, cpus, opts.vm_timeout),
-        None => Err("no lkvm was found".into()),
-    }
-}
-
-/// kvmtool runs no probe on x86 (`ProbePeer::of` never picks it there).
-#[cfg(target_arch = "x86_64")]
-fn run_kvmtool_probe(
-    _opts: &LabOptions,
-    _dir: &std::path::Path,
-    _line: &str,
-    _cpus: u32,
-) -> Result<String, String> {
-    Err(crate::kvmtool::PROBE_NOT_APPLICABLE.into())
 }

@@ -4,11 +4,12 @@
 use std::collections::BTreeMap;
 
 use trapline_abi::UcallKind;
-use trapline_bus::{ExitKind, ExitSnapshot, HandlingTotals};
+use trapline_bus::{ExitSnapshot, HandlingTotals};
 use trapline_devices::ucall::{KernelExitCounts, KERNEL_EXIT_COUNTERS};
+use trapline_lab_devices::LabReadout;
 use trapline_machine::RunReport;
 
-use crate::lab::LabReadout;
+use crate::arch;
 use crate::pump::PumpResult;
 
 /// One timed batch as the guest reported it.
@@ -102,16 +103,10 @@ pub(super) fn collect(
     }
 }
 
-/// The exit a ucall itself makes: an OUT on x86, an MMIO store on arm64.
-#[cfg(target_arch = "x86_64")]
-pub(super) const UCALL_EXIT: ExitKind = ExitKind::PioWrite;
-/// The exit a ucall itself makes: an OUT on x86, an MMIO store on arm64.
-#[cfg(target_arch = "aarch64")]
-pub(super) const UCALL_EXIT: ExitKind = ExitKind::MmioWrite;
-
-/// Exits during a batch, minus the RESULT ucall's own exit.
+/// Exits during a batch, minus the RESULT ucall's own exit (an OUT on x86,
+/// an MMIO store on arm64).
 pub(super) fn loop_exits(b: &Batch) -> ExitSnapshot {
-    b.exits.without(UCALL_EXIT, 1)
+    b.exits.without(arch::UCALL_EXIT, 1)
 }
 
 /// KVM's own exit counters that moved during a batch, minus the RESULT

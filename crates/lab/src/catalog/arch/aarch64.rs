@@ -1,24 +1,22 @@
 //! The arm64 probe's scenarios (the `virt` machine, KVM's vGICv3): those
 //! of the x86 catalog that exist on arm64, under the same names where the
-//! meaning is the same, and the arm64-only ones (`sysreg-trap`,
+//! meaning is the same (word for word in `common` where the record is too),
+//! and the arm64-only ones (`hypercall-user`, `sysreg-trap`,
 //! `mmio-vgic-read`). Each holds its ABI record, as on x86.
 
-use super::Check::*;
-use super::MachineKind::*;
-use super::{Peer, Scenario, TestdevBar};
-use super::{NO_PEER_COALESCED, NO_PEER_LAB_THREADS, NO_PEER_RO_MEMSLOT};
-use crate::lab::probe::ProbeRegister;
 use trapline_abi::scenario;
 use trapline_bus::ExitKind;
+
+use crate::catalog::common::{self, NO_PEER_COALESCED, NO_PEER_LAB_THREADS, NO_PEER_PV_PORT};
+use crate::catalog::record::Check::*;
+use crate::catalog::record::MachineKind::*;
+use crate::catalog::record::{Peer, Scenario, TestdevBar};
 
 // Why a scenario is not run on the QEMU peer (`qemu-system-aarch64 -M virt`).
 const NO_PEER_IOEVENTFD: Peer =
     Peer::Skipped("QEMU registers no ioeventfd on trapline's probe addresses");
 
-// QEMU's `virt` has no PV doorbell port (as on the PC) and no read-only
-// ECAM (trapline's `--ecam-ro`).
-const NO_PEER_PV_PORT: Peer =
-    Peer::Skipped("the PV doorbell port is trapline's (KVM never merged PV MMIO)");
+// QEMU's `virt` has no read-only ECAM (trapline's `--ecam-ro`).
 const NO_PEER_ECAM_RO: Peer = Peer::Skipped("the read-only ECAM window is trapline's (--ecam-ro)");
 
 const NO_PEER_SMCCC_FILTER: Peer = Peer::Skipped(
@@ -50,15 +48,8 @@ pub fn kvmtool_peer(s: &Scenario) -> Peer {
 }
 
 /// Every arm64 probe scenario, in report order.
-pub const ARM64_SCENARIOS: &[Scenario] = &[
-    Scenario {
-        id: scenario::NOOP,
-        group: "baseline",
-        path: "empty loop: the cost subtracted from every other scenario",
-        machine: Main,
-        check: NoExits,
-        peer: Peer::Runs,
-    },
+pub const SCENARIOS: &[Scenario] = &[
+    common::NOOP,
     Scenario {
         id: scenario::HYPERCALL,
         group: "trap",
@@ -101,14 +92,7 @@ pub const ARM64_SCENARIOS: &[Scenario] = &[
         check: UserExit(ExitKind::MmioRead, None),
         peer: Peer::ValueUnchecked,
     },
-    Scenario {
-        id: scenario::MMIO_USER_WRITE,
-        group: "mmio",
-        path: "store to a trapline MMIO device: exit to user space",
-        machine: Main,
-        check: UserExit(ExitKind::MmioWrite, Some(ProbeRegister::MmioUser)),
-        peer: Peer::Runs,
-    },
+    common::MMIO_USER_WRITE,
     Scenario {
         id: scenario::MMIO_KERNEL_WILDCARD,
         group: "mmio",
@@ -125,54 +109,12 @@ pub const ARM64_SCENARIOS: &[Scenario] = &[
         check: IoEvent("mmio-datamatch"),
         peer: NO_PEER_IOEVENTFD,
     },
-    Scenario {
-        id: scenario::COALESCED_MMIO,
-        group: "coalesced",
-        path: "store into a coalesced MMIO zone: queued in the ring, drained on the next exit",
-        machine: Main,
-        check: Coalesced(ProbeRegister::MmioCoalesced),
-        peer: NO_PEER_COALESCED,
-    },
-    Scenario {
-        id: scenario::RAM_READ,
-        group: "memslot",
-        path: "load from ordinary guest RAM",
-        machine: Main,
-        check: NoExits,
-        peer: Peer::Runs,
-    },
-    Scenario {
-        id: scenario::RO_MEMSLOT_READ,
-        group: "memslot",
-        path: "load from a KVM_MEM_READONLY memslot: a RAM read, value checked",
-        machine: Main,
-        check: NoExits,
-        peer: NO_PEER_RO_MEMSLOT,
-    },
-    Scenario {
-        id: scenario::RO_MEMSLOT_WRITE,
-        group: "memslot",
-        path: "store to a KVM_MEM_READONLY memslot: exits as MMIO",
-        machine: Main,
-        check: UserExit(ExitKind::MmioWrite, Some(ProbeRegister::RoMemslot)),
-        peer: NO_PEER_RO_MEMSLOT,
-    },
-    Scenario {
-        id: scenario::DOORBELL_USER_MMIO,
-        group: "doorbell",
-        path: "ring = MMIO store exiting to trapline, which signals the consumer's eventfd (seed 002's qemu-mmio)",
-        machine: Main,
-        check: Doorbell("doorbell-user-mmio", Some(ExitKind::MmioWrite)),
-        peer: NO_PEER_LAB_THREADS,
-    },
-    Scenario {
-        id: scenario::DOORBELL_IOEVENTFD_MMIO,
-        group: "doorbell",
-        path: "ring = MMIO store to a KVM ioeventfd (iosignalfd-mmio)",
-        machine: Main,
-        check: Doorbell("doorbell-mmio", None),
-        peer: NO_PEER_LAB_THREADS,
-    },
+    common::COALESCED_MMIO,
+    common::RAM_READ,
+    common::RO_MEMSLOT_READ,
+    common::RO_MEMSLOT_WRITE,
+    common::DOORBELL_USER_MMIO,
+    common::DOORBELL_IOEVENTFD_MMIO,
     Scenario {
         id: scenario::DOORBELL_PV,
         group: "doorbell",
@@ -185,30 +127,9 @@ pub const ARM64_SCENARIOS: &[Scenario] = &[
     // in the 32-bit MMIO window, BAR1 through the PCI I/O window (MMIO
     // mapped to port space); the guest finds both by ECAM. Then seed 004's
     // config reads by ECAM, exiting and from a read-only memslot.
-    Scenario {
-        id: scenario::PCI_MMIO_NO_EVENTFD,
-        group: "pci",
-        path: "pci-testdev BAR0 byte store, no ioeventfd: exit to user space",
-        machine: Main,
-        check: Testdev(TestdevBar::Mem, Some(ExitKind::MmioWrite)),
-        peer: Peer::Runs,
-    },
-    Scenario {
-        id: scenario::PCI_MMIO_WILDCARD_EVENTFD,
-        group: "pci",
-        path: "pci-testdev BAR0 byte store to a wildcard ioeventfd (any length)",
-        machine: Main,
-        check: Testdev(TestdevBar::Mem, None),
-        peer: Peer::Runs,
-    },
-    Scenario {
-        id: scenario::PCI_MMIO_DATAMATCH_EVENTFD,
-        group: "pci",
-        path: "pci-testdev BAR0 byte store to a 1-byte datamatch ioeventfd",
-        machine: Main,
-        check: Testdev(TestdevBar::Mem, None),
-        peer: Peer::Runs,
-    },
+    common::PCI_MMIO_NO_EVENTFD,
+    common::PCI_MMIO_WILDCARD_EVENTFD,
+    common::PCI_MMIO_DATAMATCH_EVENTFD,
     Scenario {
         id: scenario::PCI_MMIO_PV_EVENTFD,
         group: "pci",
@@ -249,38 +170,10 @@ pub const ARM64_SCENARIOS: &[Scenario] = &[
         check: Testdev(TestdevBar::IoWindow, None),
         peer: NO_PEER_PV_PORT,
     },
-    Scenario {
-        id: scenario::PCI_CONFIG_READ_ECAM,
-        group: "pci-config",
-        path: "config dword read through ECAM: one MMIO exit",
-        machine: Main,
-        check: ExitsPerIter(&[(ExitKind::MmioRead, 1)]),
-        peer: Peer::Runs,
-    },
-    Scenario {
-        id: scenario::PCI_CONFIG_READ_ECAM_RO,
-        group: "pci-config",
-        path: "config dword read through ECAM mapped read-only over a shadow: no exit (seed 004)",
-        machine: EcamRo,
-        check: ExitsPerIter(&[]),
-        peer: NO_PEER_ECAM_RO,
-    },
-    Scenario {
-        id: scenario::PCI_SCAN_ECAM,
-        group: "pci-config",
-        path: "enumerate bus 0 through ECAM",
-        machine: Main,
-        check: Scan(&[(ExitKind::MmioRead, 256)]),
-        peer: Peer::Runs,
-    },
-    Scenario {
-        id: scenario::PCI_SCAN_ECAM_RO,
-        group: "pci-config",
-        path: "enumerate bus 0 through read-only ECAM",
-        machine: EcamRo,
-        check: Scan(&[]),
-        peer: NO_PEER_ECAM_RO,
-    },
+    common::pci_config_read_ecam(Peer::Runs),
+    common::pci_config_read_ecam_ro(NO_PEER_ECAM_RO),
+    common::pci_scan_ecam(Peer::Runs),
+    common::pci_scan_ecam_ro(NO_PEER_ECAM_RO),
     Scenario {
         id: scenario::IPI,
         group: "irq",
@@ -322,3 +215,68 @@ pub const ARM64_SCENARIOS: &[Scenario] = &[
         peer: NO_PEER_LAB_THREADS,
     },
 ];
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The arm64 catalog has what the issue asks of the arm64 probe.
+    #[test]
+    fn the_arm64_catalog_has_the_papers_rows() {
+        for name in [
+            "noop",
+            "hypercall",
+            "hypercall-user",
+            "sysreg-trap",
+            "mmio-vgic-read",
+            "mmio-user-read",
+            "mmio-user-write",
+            "mmio-kernel-wildcard",
+            "mmio-kernel-datamatch",
+            "coalesced-mmio",
+            "ro-memslot-read",
+            "ro-memslot-write",
+            "ipi",
+            "eoi",
+            "irqfd",
+            "doorbell-user-mmio",
+            "doorbell-ioeventfd-mmio",
+            "doorbell-pv",
+            "pci-config-read-ecam",
+            "pci-config-read-ecam-ro",
+            "pci-scan-ecam",
+            "pci-scan-ecam-ro",
+        ] {
+            assert!(SCENARIOS.iter().any(|s| s.name() == name), "{name}");
+        }
+        // Seed 003's eight pci-testdev variants, the I/O BAR's through the
+        // PCI I/O window.
+        let testdev: Vec<_> = SCENARIOS
+            .iter()
+            .filter(|s| matches!(s.check, Testdev(..)))
+            .collect();
+        assert_eq!(testdev.len(), 8);
+        for s in testdev {
+            let io = s.name().starts_with("portio-");
+            assert!(
+                matches!(s.check, Testdev(TestdevBar::IoWindow, _)) == io,
+                "{}",
+                s.name()
+            );
+            assert!(
+                !matches!(
+                    s.check,
+                    Testdev(TestdevBar::Io, _) | Testdev(_, Some(ExitKind::PioWrite))
+                ),
+                "{}",
+                s.name()
+            );
+        }
+        // No port I/O, no CF8/CFC, no APIC modes on arm64.
+        for s in SCENARIOS {
+            assert!(matches!(s.machine, Main | Smp | EcamRo), "{}", s.name());
+            assert!(!s.name().starts_with("pio-"), "{}", s.name());
+            assert!(!s.name().contains("cf8"), "{}", s.name());
+        }
+    }
+}

@@ -11,6 +11,8 @@ use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use trapline_abi as abi;
 use trapline_bus::{AccessSizes, BusDevice, IoOutcome};
 
+use crate::arch;
+
 /// The registers a probe device counts writes for.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[repr(usize)]
@@ -59,30 +61,16 @@ impl ProbeRegister {
         }
     }
 
-    /// The register at an MMIO address (page granular): the x86 probe
-    /// pages (`PROBE_MMIO_*`).
-    #[cfg(target_arch = "x86_64")]
+    /// The register at an MMIO address (page granular): this
+    /// architecture's probe pages (`PROBE_MMIO_*` on x86, `VIRT_PROBE_*` on
+    /// arm64).
     pub fn at_mmio(addr: u64) -> Self {
-        match addr & !(abi::PROBE_PAGE_SIZE - 1) {
-            abi::PROBE_MMIO_USER => Self::MmioUser,
-            abi::PROBE_MMIO_WILDCARD => Self::MmioWildcard,
-            abi::PROBE_MMIO_DATAMATCH => Self::MmioDatamatch,
-            abi::PROBE_MMIO_COALESCED => Self::MmioCoalesced,
-            abi::PROBE_RO_MEMSLOT => Self::RoMemslot,
-            _ => Self::Other,
-        }
-    }
-
-    /// The register at an MMIO address (page granular): the `virt`
-    /// machine's probe pages (`VIRT_PROBE_*`).
-    #[cfg(target_arch = "aarch64")]
-    pub fn at_mmio(addr: u64) -> Self {
-        match addr & !(abi::VIRT_TRAPLINE_PAGE - 1) {
-            abi::VIRT_PROBE_MMIO_USER => Self::MmioUser,
-            abi::VIRT_PROBE_MMIO_WILDCARD => Self::MmioWildcard,
-            abi::VIRT_PROBE_MMIO_DATAMATCH => Self::MmioDatamatch,
-            abi::VIRT_PROBE_MMIO_COALESCED => Self::MmioCoalesced,
-            abi::VIRT_PROBE_RO_MEMSLOT => Self::RoMemslot,
+        match addr & !(arch::PROBE_PAGE - 1) {
+            arch::PROBE_MMIO_USER => Self::MmioUser,
+            arch::PROBE_MMIO_WILDCARD => Self::MmioWildcard,
+            arch::PROBE_MMIO_DATAMATCH => Self::MmioDatamatch,
+            arch::PROBE_MMIO_COALESCED => Self::MmioCoalesced,
+            arch::PROBE_RO_MEMSLOT => Self::RoMemslot,
             _ => Self::Other,
         }
     }
@@ -205,21 +193,9 @@ mod tests {
         assert_eq!(p.writes(ProbeRegister::PioDatamatch), 1);
         assert_eq!(p.last_value(), 1);
         let m = ProbeDevice::new(ProbeSpace::Mmio);
-        #[cfg(target_arch = "x86_64")]
-        let (base, coalesced, ro) = (
-            abi::PROBE_MMIO_BASE,
-            abi::PROBE_MMIO_COALESCED,
-            abi::PROBE_RO_MEMSLOT,
-        );
-        #[cfg(target_arch = "aarch64")]
-        let (base, coalesced, ro) = (
-            abi::VIRT_PROBE_FIRST,
-            abi::VIRT_PROBE_MMIO_COALESCED,
-            abi::VIRT_PROBE_RO_MEMSLOT,
-        );
-        let _ = m.write(0, base, coalesced - base + 8, &[0; 8]);
+        let _ = m.write(0, arch::PROBE_MMIO_COALESCED, 8, &[0; 8]);
         assert_eq!(m.writes(ProbeRegister::MmioCoalesced), 1);
-        let _ = m.write(0, ro, 4, &[1, 2, 3, 4]);
+        let _ = m.write(0, arch::PROBE_RO_MEMSLOT, 4, &[1, 2, 3, 4]);
         assert_eq!(m.writes(ProbeRegister::RoMemslot), 1);
     }
 }

@@ -1,19 +1,21 @@
 //! The lab's own devices and fast paths on the probe addresses of the ABI,
 //! installed into a machine through its extension point
 //! ([`trapline_machine::MachineExtension`]): a plain `trapline run` builds
-//! its machine without them.
+//! its machine without them, and depends on nothing else of the lab.
 //!
 //! ```text
 //!  LabFixtures ──install──▶ Lab (probe devices, doorbell, fast paths)
-//!                            ├─ lab::handles(&Machine)   before the run: eventfds, memory
-//!                            └─ lab::readout(&RunReport) after it: write and ioeventfd counts
+//!                            ├─ handles(&Machine)   before the run: eventfds, memory
+//!                            └─ readout(&RunReport) after it: write and ioeventfd counts
 //! ```
+//!
+//! What they do is the same on both architectures (`install`); where they
+//! sit (ports and 4 KiB pages on x86, 64 KiB pages of trapline's window on
+//! arm64's `virt`) and which fast paths exist is each architecture's
+//! (`arch`).
 
+mod arch;
 mod install;
-#[cfg(target_arch = "aarch64")]
-mod install_arm64;
-#[cfg(target_arch = "x86_64")]
-mod install_x86;
 pub mod probe;
 pub mod user_doorbell;
 
@@ -102,8 +104,7 @@ pub struct LabReadout {
     pub ioevent_counts: BTreeMap<&'static str, u64>,
 }
 
-/// Why the lab's handles could not be had (the lab as a whole fails with
-/// [`crate::LabError`]).
+/// Why the lab's handles could not be had.
 #[derive(Debug, thiserror::Error)]
 pub enum HandlesError {
     /// The machine was built without the lab's extension.

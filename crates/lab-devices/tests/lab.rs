@@ -6,7 +6,7 @@
 
 use std::time::Duration;
 
-use trapline_lab::lab::{self, HandlesError, LabFixtures};
+use trapline_lab_devices::{self as lab, HandlesError, LabFixtures};
 use trapline_machine::{HostKvm, Machine, MachineConfig, Outcome, SerialOutput};
 
 fn kvm(test: &str) -> Option<HostKvm> {
