@@ -133,6 +133,11 @@ esac
 echo "test.sh: cargo doc (warnings are errors)"
 RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps --quiet
 
+# The shape of the code (docs/architecture.md#where-x86-ends-and-arm64-begins):
+# no architecture named outside arch/ modules beyond its budget, and clippy
+# (warnings as errors, functions over 100 lines among them) on both targets.
+scripts/check-structure.sh
+
 # `trapline run` and `trapline report` build without the lab's measuring
 # code (the default `bench` feature brings the lab, the raw-KVM floor and
 # the peers), and the report crate links neither the machine nor KVM.

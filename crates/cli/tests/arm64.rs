@@ -324,6 +324,21 @@ fn bench_quick_runs_every_arm64_scenario_with_its_check_green() {
     let rows = report["scenarios"].as_array().expect("scenarios");
     let trapline: Vec<&serde_json::Value> =
         rows.iter().filter(|r| r["vmm"] == "trapline").collect();
+    every_scenario_ran_with_its_check(&trapline);
+    hypercall_user_ran_or_says_why(&trapline);
+    every_floor_rung_ran(rows);
+    the_floor_s_values_are_derived(&report);
+    assert_eq!(out.status.code(), Some(0), "{o}");
+    // The host is emulated here: the report says so beside the numbers.
+    let note = report["host"]["nested_note"].as_str().unwrap_or("");
+    assert!(
+        note.contains("emulated"),
+        "no emulated-host caveat: {note:?}"
+    );
+}
+
+/// Every arm64 scenario has a trapline row, `ok`, with its check's words.
+fn every_scenario_ran_with_its_check(trapline: &[&serde_json::Value]) {
     for name in [
         "noop",
         "hypercall",
@@ -368,6 +383,9 @@ fn bench_quick_runs_every_arm64_scenario_with_its_check_green() {
             "{name} has no check text: {row}"
         );
     }
+}
+
+fn hypercall_user_ran_or_says_why(trapline: &[&serde_json::Value]) {
     // An HVC answered by trapline where KVM has the SMCCC filter (Linux
     // 6.4+); the emulated host's Debian 6.1 has none: unsupported, saying why.
     let user_hvc = trapline
@@ -382,6 +400,9 @@ fn bench_quick_runs_every_arm64_scenario_with_its_check_green() {
         ),
         _ => panic!("hypercall-user: {user_hvc}"),
     }
+}
+
+fn every_floor_rung_ran(rows: &[serde_json::Value]) {
     // The raw-KVM floor and its ladder: the probe's own loops on raw VMs,
     // each with its check green, KVM's own exit counters beside them, and
     // the values derived from the floor.
@@ -416,6 +437,9 @@ fn bench_quick_runs_every_arm64_scenario_with_its_check_green() {
     assert_eq!(user["exits_per_iter"]["mmio-write"], 1.0, "{user}");
     let kvm_exits = user["kvm_exits_per_iter"]["exits"].as_f64().unwrap_or(0.0);
     assert!(kvm_exits >= 1.0, "KVM's counters beside the floor: {user}");
+}
+
+fn the_floor_s_values_are_derived(report: &serde_json::Value) {
     let derived = report["derived"].as_array().expect("derived");
     // The ratio divides by raw KVM's premium, so it is left out when
     // that premium came out at or below zero: under TCG the kernel path
@@ -443,13 +467,6 @@ fn bench_quick_runs_every_arm64_scenario_with_its_check_green() {
             "no derived value {name}"
         );
     }
-    assert_eq!(out.status.code(), Some(0), "{o}");
-    // The host is emulated here: the report says so beside the numbers.
-    let note = report["host"]["nested_note"].as_str().unwrap_or("");
-    assert!(
-        note.contains("emulated"),
-        "no emulated-host caveat: {note:?}"
-    );
 }
 
 #[test]
