@@ -11,12 +11,13 @@
 //! range straddles the goal cannot be resolved by this run.
 
 use crate::derive::ladder::{self, VS_TRAPLINE_PC_GOAL};
+use crate::derive::startfloor;
 use crate::derive::{
     names, HANDLING_PER_USER_EXIT, PREMIUM_RATIO_RAW_KVM_GOAL, PREMIUM_RATIO_RAW_KVM_VMM,
     STAT_OVERHEAD_SHARE, STAT_OVERHEAD_SHARE_GOAL, VMM_CPU_TO_FIRST_KVM_RUN, VMM_RSS_BEYOND_GUEST,
 };
 use crate::fmt;
-use crate::model::{Goal, Report, TRAPLINE_VMM};
+use crate::model::{Goal, Report, ValueRange, TRAPLINE_VMM};
 use crate::unit::Unit;
 
 pub use crate::model::Verdict;
@@ -355,8 +356,26 @@ pub fn goal_checks(report: &Report) -> Vec<GoalCheck> {
     );
     out.extend(stat_overhead(report));
     out.extend(footprint(report));
-    out.extend(crate::derive::startfloor::goal_check(report));
+    out.extend(startfloor_check(report));
     out
+}
+
+/// Start-up against the start-up floor: [`startfloor::MULTIPLE`] against
+/// [`startfloor::MULTIPLE_GOAL`].
+pub fn startfloor_check(report: &Report) -> Option<GoalCheck> {
+    let d = report
+        .derived(startfloor::MULTIPLE)
+        .filter(|d| d.unit == Unit::Ratio.as_str() && d.value.is_finite())?;
+    let range = d.range.map(ValueRange::bounds);
+    Some(GoalCheck {
+        label: "start-up / the start-up floor's".to_string(),
+        amount: Amount::Ratio,
+        value: d.value,
+        range,
+        goal: startfloor::MULTIPLE_GOAL,
+        verdict: Verdict::at_most(d.value, range, startfloor::MULTIPLE_GOAL),
+        derived: Some(startfloor::MULTIPLE.to_string()),
+    })
 }
 
 impl Report {

@@ -10,7 +10,6 @@
 //! is the sum of its own phases between the same two marks (see
 //! [`super::startup::PHASES`]), taken per process before the median.
 
-use super::goals::{Amount, GoalCheck};
 use crate::model::{Report, ValueRange, Verdict};
 use crate::unit::Unit;
 
@@ -133,40 +132,25 @@ pub fn comparison(report: &Report) -> Option<Comparison> {
         floor_cpu_ms: value(FLOOR_CPU, Unit::Millis),
         floor_rss_mib: value(FLOOR_RSS, Unit::MiB),
         // The verdict as judged once into the derived value
-        // (`Report::judge_goals`), judged here only for a report that was not.
-        multiple: goal_check(report).map(|c| {
-            let d = report.derived(MULTIPLE);
-            GoalValue {
-                value: c.value,
-                range: d.and_then(|d| d.range),
-                verdict: d
-                    .and_then(|d| d.goal.as_ref())
-                    .map_or(c.verdict, |g| g.verdict),
-            }
-        }),
+        // (`Report::judge_goals`, see `goals::startfloor_check`); a report
+        // that was not judged gets the same rule here.
+        multiple: report
+            .derived(MULTIPLE)
+            .filter(|d| d.unit == Unit::Ratio.as_str() && d.value.is_finite())
+            .map(|d| GoalValue {
+                value: d.value,
+                range: d.range,
+                verdict: d.goal.as_ref().map_or_else(
+                    || Verdict::at_most(d.value, d.range.map(ValueRange::bounds), MULTIPLE_GOAL),
+                    |g| g.verdict,
+                ),
+            }),
     };
     (!c.spans.is_empty() || c.floor_cpu_ms.is_some()).then_some(c)
 }
 
 /// Why a report with start-up phases has no floor to compare them with.
 pub const NOT_MEASURED_WHY: &str = "not measured: no trapline-start-floor results in this run (the lab runs the floor program when it is beside the trapline executable: `cargo build --release` builds both)";
-
-/// The headline check: [`MULTIPLE`] against [`MULTIPLE_GOAL`].
-pub fn goal_check(report: &Report) -> Option<GoalCheck> {
-    let d = report
-        .derived(MULTIPLE)
-        .filter(|d| d.unit == Unit::Ratio.as_str() && d.value.is_finite())?;
-    let range = d.range.map(ValueRange::bounds);
-    Some(GoalCheck {
-        label: "start-up / the start-up floor's".to_string(),
-        amount: Amount::Ratio,
-        value: d.value,
-        range,
-        goal: MULTIPLE_GOAL,
-        verdict: Verdict::at_most(d.value, range, MULTIPLE_GOAL),
-        derived: Some(MULTIPLE.to_string()),
-    })
-}
 
 #[cfg(test)]
 mod tests {
@@ -221,10 +205,14 @@ mod tests {
         assert_eq!(s[0].floor_faults, Some(25.0));
         assert_eq!(s[0].multiple, Some(1.2));
         assert_eq!(s[1].multiple, None);
-        let c = goal_check(&r).unwrap();
-        assert_eq!(c.verdict, Verdict::Missed);
+        let verdict = |r: &Report| comparison(r).unwrap().multiple.unwrap().verdict;
+        assert_eq!(verdict(&r), Verdict::Missed);
         r.derived[5].range = ValueRange::around(1.4, 0.2);
-        assert_eq!(goal_check(&r).unwrap().verdict, Verdict::WithinSpread);
+        assert_eq!(verdict(&r), Verdict::WithinSpread);
+        assert_eq!(
+            super::super::goals::startfloor_check(&r).unwrap().verdict,
+            Verdict::WithinSpread
+        );
         assert!(is_floor_value("vmm-startfloor:vm"));
         assert!(is_floor_value(MULTIPLE));
         assert!(!is_floor_value("vmm-startup:vm"));
