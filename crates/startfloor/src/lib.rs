@@ -12,7 +12,8 @@
 //! bench` runs it interleaved with trapline's own start and reports
 //! trapline's start-up as a multiple of it (docs/bench.md#footprint).
 //! Everything runs on the main thread: a VMM's vCPU thread is its own
-//! choice, and counts as its own work.
+//! choice, and counts as its own work. The binary is a target of the
+//! `trapline` package (`crates/cli/src/bin/start_floor.rs`).
 
 mod arch;
 mod ram;
@@ -25,7 +26,11 @@ use trapline_machine::footprint::{self, marks};
 /// Guest RAM, as `trapline run`'s default (`--mem 128`).
 pub const RAM_BYTES: usize = 128 << 20;
 
-fn main() -> ExitCode {
+/// The program: the start, its footprint lines on stderr, then the exit
+/// status (`trapline-start-floor`'s `main`, in the `trapline` package so
+/// that `cargo build` builds it beside trapline and `cargo run` still runs
+/// trapline).
+pub fn main() -> ExitCode {
     marks::enable("main");
     let wall = Instant::now();
     match start() {
