@@ -143,13 +143,18 @@ if [ "$run_cargo_tests" = 1 ]; then
   fi
 
   if [ "$trapline_builds" = 1 ]; then
-    # The binaries the integration tests run (env!("CARGO_BIN_EXE_trapline")).
-    debug_trapline="$ROOT/target/$ARM64_RUST_TARGET/debug/trapline"
-    if [ -x "$debug_trapline" ]; then pack_at_own_path "$debug_trapline"; fi
-    log "cargo build --release --target $ARM64_RUST_TARGET (the release trapline)"
-    nice cargo build --release --target "$ARM64_RUST_TARGET" --bin trapline >"$build_log" 2>&1 ||
+    # The binaries the integration tests run (env!("CARGO_BIN_EXE_trapline"),
+    # env!("CARGO_BIN_EXE_trapline-start-floor")).
+    for bin in trapline trapline-start-floor; do
+      debug_bin="$ROOT/target/$ARM64_RUST_TARGET/debug/$bin"
+      if [ -x "$debug_bin" ]; then pack_at_own_path "$debug_bin"; fi
+    done
+    log "cargo build --release --target $ARM64_RUST_TARGET (the release trapline and, beside it, the start-up floor)"
+    nice cargo build --release --target "$ARM64_RUST_TARGET" --bin trapline --bin trapline-start-floor >"$build_log" 2>&1 ||
       { log "ERROR: the release trapline does not build for aarch64 (see $build_log)" >&2; tail -n 20 "$build_log" >&2; exit 1; }
-    "$ARM64_STRIP" --strip-all -o "$stage/trapline" "target/$ARM64_RUST_TARGET/release/trapline"
+    for bin in trapline trapline-start-floor; do
+      "$ARM64_STRIP" --strip-all -o "$stage/$bin" "target/$ARM64_RUST_TARGET/release/$bin"
+    done
     # The Linux guest of crates/cli/tests/linux_arm64.rs and virtio_blk.rs,
     # at the same paths as here: the host's own kernel (uncompressed, as
     # Debian ships it: 32 MiB, about 3 s of the host's unpacking), busybox
