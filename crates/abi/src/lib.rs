@@ -47,8 +47,10 @@ macro_rules! c_enum {
     };
 }
 
+mod hist;
 mod kvmtool;
 mod virt;
+pub use hist::*;
 pub use kvmtool::*;
 pub use virt::*;
 
@@ -551,6 +553,7 @@ pub fn c_header() -> String {
         .iter()
         .chain(UCALL_DEFINES)
         .chain(virt::c_defines())
+        .chain(hist::HIST_DEFINES)
     {
         def(name, *value);
     }
@@ -577,6 +580,10 @@ pub fn c_header() -> String {
     let _ = writeln!(
         out,
         "struct ucall {{\n    unsigned int magic;\n    unsigned int kind;\n    unsigned long long args[{UCALL_ARGS}];\n    char text[{UCALL_TEXT_LEN}];\n}} __attribute__((aligned(8)));\n_Static_assert(sizeof(struct ucall) == {UCALL_SIZE}, \"ucall layout\");"
+    );
+    let _ = writeln!(
+        out,
+        "struct guest_hist {{\n    unsigned long long magic, count, min, max, sum;\n    unsigned int counts[{HIST_BUCKETS}];\n}} __attribute__((aligned(8)));\n_Static_assert(sizeof(struct guest_hist) == {GUEST_HIST_SIZE}, \"guest_hist layout\");"
     );
     out.push_str("#endif\n");
     out

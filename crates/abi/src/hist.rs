@@ -1,0 +1,392 @@
+//! Log-linear histograms: fixed memory, bounded relative error.
+//!
+//! A value below [`HIST_SUB_COUNT`] has a bucket of its own (exact). Above
+//! that, each power of two `[2^e, 2^(e+1))` is cut into [`HIST_SUB_COUNT`]
+//! equal buckets, so a bucket is never wider than `1/HIST_SUB_COUNT` of its
+//! lower bound. A value reported as its bucket's midpoint is therefore within
+//! `1 / (2 * HIST_SUB_COUNT)` = 0.78 % of the value recorded (the lab's
+//! bound is 2 %), and the whole `u64` range needs [`HIST_BUCKETS`] counters.
+//!
+//! The same arithmetic runs in three places: the guest's probe records into a
+//! [`GuestHist`] in its own memory (C, `c/lib/hist.h`, from the constants the
+//! generated header carries), trapline's run loop records its exit handling
+//! (`--stat`), and the lab reads both back into a [`Histogram`]. Change a
+//! constant here and all three follow.
+
+use alloc::vec::Vec;
+
+/// log2 of the buckets per power of two.
+pub const HIST_SUB_BITS: u32 = 6;
+/// Buckets per power of two (and the values recorded exactly: 0..HIST_SUB_COUNT).
+pub const HIST_SUB_COUNT: u64 = 1 << HIST_SUB_BITS;
+/// Buckets for the whole `u64` range: the exact ones, then one row of
+/// `HIST_SUB_COUNT` per power of two from `2^HIST_SUB_BITS` to `2^63`.
+pub const HIST_BUCKETS: usize = ((64 - HIST_SUB_BITS as usize) + 1) * HIST_SUB_COUNT as usize;
+/// Marks a [`GuestHist`] the guest has initialised ("TRAPHIST" in ASCII).
+pub const HIST_MAGIC: u64 = 0x5453_4948_5041_5254;
+
+/// The bucket `value` is counted in.
+#[must_use]
+pub const fn hist_bucket(value: u64) -> usize {
+    if value < HIST_SUB_COUNT {
+        return value as usize;
+    }
+    let exp = 63 - value.leading_zeros(); // >= HIST_SUB_BITS
+    let shift = exp - HIST_SUB_BITS;
+    let sub = (value >> shift) & (HIST_SUB_COUNT - 1);
+    ((shift as u64 + 1) * HIST_SUB_COUNT + sub) as usize
+}
+
+/// The smallest value counted in bucket `index` (`index < HIST_BUCKETS`).
+#[must_use]
+pub const fn hist_low(index: usize) -> u64 {
+    let row = index as u64 / HIST_SUB_COUNT;
+    let sub = index as u64 % HIST_SUB_COUNT;
+    if row == 0 {
+        return sub;
+    }
+    let shift = row - 1;
+    (HIST_SUB_COUNT + sub) << shift
+}
+
+/// The largest value counted in bucket `index` (inclusive).
+#[must_use]
+pub const fn hist_high(index: usize) -> u64 {
+    let row = index as u64 / HIST_SUB_COUNT;
+    if row == 0 {
+        return hist_low(index);
+    }
+    hist_low(index) + ((1u64 << (row - 1)) - 1)
+}
+
+/// The value a bucket stands for: its midpoint (within 0.78 % of any value in it).
+#[must_use]
+pub const fn hist_mid(index: usize) -> u64 {
+    let low = hist_low(index);
+    low + (hist_high(index) - low) / 2
+}
+
+/// A histogram as the guest keeps it in its own memory (`struct guest_hist`
+/// in `c/lib/hist.h`; the generated header asserts the same size). The host
+/// reads it back whole with [`Histogram::from_guest`].
+#[repr(C)]
+#[derive(Clone, Debug)]
+pub struct GuestHist {
+    /// [`HIST_MAGIC`] once the guest has cleared it.
+    pub magic: u64,
+    /// Values recorded.
+    pub count: u64,
+    /// Smallest value recorded (`u64::MAX` while empty).
+    pub min: u64,
+    /// Largest value recorded.
+    pub max: u64,
+    /// Sum of the values recorded (wraps only after 2^64 cycles).
+    pub sum: u64,
+    /// Per-bucket counts.
+    pub counts: [u32; HIST_BUCKETS],
+}
+
+/// Size of a [`GuestHist`] in guest memory.
+pub const GUEST_HIST_SIZE: usize = core::mem::size_of::<GuestHist>();
+
+/// Why a guest's histogram could not be read back.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum HistError {
+    /// The block lacks [`HIST_MAGIC`]: the guest never initialised it (or the address is wrong).
+    NoMagic,
+    /// The bucket counts do not add up to the count the guest claims.
+    Inconsistent,
+}
+
+impl core::fmt::Display for HistError {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        match self {
+            Self::NoMagic => f.write_str(
+                "the guest's histogram lacks its magic (not initialised, or a wrong address)",
+            ),
+            Self::Inconsistent => {
+                f.write_str("the guest's histogram counts do not add up to its total")
+            }
+        }
+    }
+}
+
+/// A host-side histogram: counts per bucket plus exact count, min, max and sum.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Histogram {
+    counts: Vec<u64>,
+    count: u64,
+    min: u64,
+    max: u64,
+    sum: u128,
+}
+
+impl Default for Histogram {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Histogram {
+    /// An empty histogram ([`HIST_BUCKETS`] counters).
+    #[must_use]
+    pub fn new() -> Self {
+        Self {
+            counts: alloc::vec![0; HIST_BUCKETS],
+            count: 0,
+            min: u64::MAX,
+            max: 0,
+            sum: 0,
+        }
+    }
+
+    /// Counts one value.
+    pub fn record(&mut self, value: u64) {
+        self.counts[hist_bucket(value)] += 1;
+        self.count += 1;
+        self.min = self.min.min(value);
+        self.max = self.max.max(value);
+        self.sum += u128::from(value);
+    }
+
+    /// Adds every value `other` counted.
+    pub fn merge(&mut self, other: &Self) {
+        for (a, b) in self.counts.iter_mut().zip(&other.counts) {
+            *a += b;
+        }
+        self.count += other.count;
+        self.min = self.min.min(other.min);
+        self.max = self.max.max(other.max);
+        self.sum += other.sum;
+    }
+
+    /// The histogram a guest kept, checked: magic present, buckets adding up to its count.
+    ///
+    /// # Errors
+    /// [`HistError`] when the block is not an initialised, consistent histogram
+    /// (a hostile or broken guest: the host never trusts it further).
+    pub fn from_guest(g: &GuestHist) -> Result<Self, HistError> {
+        if g.magic != HIST_MAGIC {
+            return Err(HistError::NoMagic);
+        }
+        let counts: Vec<u64> = g.counts.iter().map(|&c| u64::from(c)).collect();
+        if counts.iter().sum::<u64>() != g.count {
+            return Err(HistError::Inconsistent);
+        }
+        let (min, max) = if g.count == 0 {
+            (u64::MAX, 0)
+        } else {
+            (g.min, g.max)
+        };
+        Ok(Self {
+            counts,
+            count: g.count,
+            min,
+            max,
+            sum: u128::from(g.sum),
+        })
+    }
+
+    /// Values recorded.
+    #[must_use]
+    pub fn count(&self) -> u64 {
+        self.count
+    }
+
+    /// Smallest value recorded, exact (`None` while empty).
+    #[must_use]
+    pub fn min(&self) -> Option<u64> {
+        (self.count > 0).then_some(self.min)
+    }
+
+    /// Largest value recorded, exact (`None` while empty).
+    #[must_use]
+    pub fn max(&self) -> Option<u64> {
+        (self.count > 0).then_some(self.max)
+    }
+
+    /// Mean of the values recorded, exact (`None` while empty).
+    #[must_use]
+    #[allow(clippy::cast_precision_loss)] // a mean of cycle counts: f64 is the answer's type
+    pub fn mean(&self) -> Option<f64> {
+        (self.count > 0).then(|| self.sum as f64 / self.count as f64)
+    }
+
+    /// The value at quantile `q` (0..=1): the midpoint of the bucket holding
+    /// the `ceil(q * count)`-th smallest value, clamped to the exact min and
+    /// max (so `quantile(1.0)` is the max). `None` while empty.
+    #[must_use]
+    #[allow(
+        clippy::cast_possible_truncation,
+        clippy::cast_sign_loss,
+        clippy::cast_precision_loss
+    )]
+    pub fn quantile(&self, q: f64) -> Option<u64> {
+        if self.count == 0 {
+            return None;
+        }
+        let q = if q.is_nan() { 0.5 } else { q.clamp(0.0, 1.0) };
+        // ceil(q * count) without std's float functions (this crate is no_std).
+        let exact = q * self.count as f64;
+        let floor = exact as u64;
+        let rank = if (floor as f64) < exact {
+            floor + 1
+        } else {
+            floor
+        }
+        .clamp(1, self.count);
+        let mut seen = 0;
+        for (i, &c) in self.counts.iter().enumerate() {
+            seen += c;
+            if seen >= rank {
+                return Some(hist_mid(i).clamp(self.min, self.max));
+            }
+        }
+        Some(self.max)
+    }
+
+    /// The non-empty buckets as (lowest value, highest value, count), in value order.
+    pub fn buckets(&self) -> impl Iterator<Item = (u64, u64, u64)> + '_ {
+        self.counts
+            .iter()
+            .enumerate()
+            .filter(|(_, &c)| c > 0)
+            .map(|(i, &c)| (hist_low(i), hist_high(i), c))
+    }
+}
+
+/// The histogram constants as C `#define`s (the generated header's share).
+pub(crate) const HIST_DEFINES: &[(&str, u64)] = &[
+    ("HIST_SUB_BITS", HIST_SUB_BITS as u64),
+    ("HIST_SUB_COUNT", HIST_SUB_COUNT),
+    ("HIST_BUCKETS", HIST_BUCKETS as u64),
+    ("HIST_MAGIC", HIST_MAGIC),
+    ("GUEST_HIST_SIZE", GUEST_HIST_SIZE as u64),
+];
+
+#[cfg(test)]
+mod tests {
+    extern crate std;
+    use super::*;
+
+    /// xorshift64*: a fixed, seeded stream of values for the property tests.
+    fn values(seed: u64, n: usize) -> impl Iterator<Item = u64> {
+        let mut x = seed;
+        (0..n).map(move |i| {
+            x ^= x >> 12;
+            x ^= x << 25;
+            x ^= x >> 27;
+            let r = x.wrapping_mul(0x2545_f491_4f6c_dd1d);
+            // Spread over every magnitude, not only the top bits.
+            r >> (i % 64)
+        })
+    }
+
+    #[test]
+    fn buckets_cover_u64_in_order_without_gaps() {
+        assert_eq!(hist_low(0), 0);
+        for i in 1..HIST_BUCKETS {
+            assert_eq!(hist_low(i), hist_high(i - 1) + 1, "bucket {i}");
+        }
+        assert_eq!(hist_high(HIST_BUCKETS - 1), u64::MAX);
+        assert_eq!(hist_bucket(u64::MAX), HIST_BUCKETS - 1);
+    }
+
+    #[test]
+    fn every_value_falls_in_its_bucket_and_its_midpoint_is_within_the_bound() {
+        let boundaries = (0..64).flat_map(|e| {
+            let p = 1u64 << e;
+            [p - 1, p, p + 1]
+        });
+        for v in values(0x9e37_79b9_7f4a_7c15, 200_000).chain(boundaries) {
+            let i = hist_bucket(v);
+            assert!(i < HIST_BUCKETS);
+            assert!(hist_low(i) <= v && v <= hist_high(i), "{v} in bucket {i}");
+            let mid = hist_mid(i);
+            #[allow(clippy::cast_precision_loss)]
+            let err = (mid as f64 - v as f64).abs() / (v.max(1) as f64);
+            assert!(
+                err <= 1.0 / (2.0 * HIST_SUB_COUNT as f64) + 1e-12,
+                "{v}: midpoint {mid}, error {err}"
+            );
+            assert!(err <= 0.02);
+        }
+    }
+
+    #[test]
+    fn quantiles_are_within_the_bound_of_the_exact_order_statistics() {
+        let mut sorted: std::vec::Vec<u64> =
+            values(7, 50_000).map(|v| v % 10_000_000 + 1).collect();
+        let mut h = Histogram::new();
+        for &v in &sorted {
+            h.record(v);
+        }
+        sorted.sort_unstable();
+        for q in [0.0, 0.5, 0.9, 0.99, 0.999, 1.0] {
+            #[allow(
+                clippy::cast_possible_truncation,
+                clippy::cast_sign_loss,
+                clippy::cast_precision_loss
+            )]
+            let rank = ((q * sorted.len() as f64).ceil() as usize).clamp(1, sorted.len());
+            let exact = sorted[rank - 1];
+            let got = h.quantile(q).unwrap();
+            #[allow(clippy::cast_precision_loss)]
+            let err = (got as f64 - exact as f64).abs() / exact as f64;
+            assert!(err <= 0.02, "q {q}: {got} vs {exact}");
+        }
+        assert_eq!(h.quantile(1.0), h.max());
+        assert_eq!(h.min(), sorted.first().copied());
+    }
+
+    #[test]
+    fn merging_equals_recording_everything_in_one() {
+        let (mut a, mut b, mut all) = (Histogram::new(), Histogram::new(), Histogram::new());
+        for (i, v) in values(3, 10_000).enumerate() {
+            if i % 3 == 0 {
+                a.record(v)
+            } else {
+                b.record(v)
+            }
+            all.record(v);
+        }
+        a.merge(&b);
+        assert_eq!(a, all);
+    }
+
+    #[test]
+    fn a_guest_block_is_checked_before_it_is_trusted() {
+        // The block is ~15 KiB: keep it off the test thread's stack.
+        let mut g = std::boxed::Box::new(GuestHist {
+            magic: 0,
+            count: 0,
+            min: u64::MAX,
+            max: 0,
+            sum: 0,
+            counts: [0; HIST_BUCKETS],
+        });
+        assert_eq!(Histogram::from_guest(&g), Err(HistError::NoMagic));
+        g.magic = HIST_MAGIC;
+        assert_eq!(Histogram::from_guest(&g).unwrap().count(), 0);
+        g.counts[hist_bucket(1000)] = 2;
+        g.count = 3;
+        assert_eq!(Histogram::from_guest(&g), Err(HistError::Inconsistent));
+        g.count = 2;
+        g.min = 1000;
+        g.max = 1001;
+        g.sum = 2001;
+        let h = Histogram::from_guest(&g).unwrap();
+        assert_eq!((h.count(), h.min(), h.max()), (2, Some(1000), Some(1001)));
+        // The bucket's midpoint (1003), clamped to what was recorded.
+        assert_eq!(h.quantile(0.5), Some(1001));
+    }
+
+    #[test]
+    fn an_empty_histogram_has_no_quantiles() {
+        let h = Histogram::new();
+        assert_eq!(
+            (h.quantile(0.5), h.min(), h.max(), h.mean()),
+            (None, None, None, None)
+        );
+    }
+}
