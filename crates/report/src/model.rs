@@ -519,8 +519,11 @@ impl ScenarioResult {
         self.stats = Stats::of(&self.per_iter_cycles());
         self.noise = crate::noise::assess(&self.per_iter_cycles());
         let timed_median = Stats::of(&self.per_iter_cycles()).map(|s| s.median);
+        let self_timed = self.is_self_timed();
         if let Some(t) = &mut self.tails {
-            t.set_overhead(timed_median);
+            // A self-timed scenario's recorded values are taken as its
+            // batches take them: recording adds nothing to what is timed.
+            t.set_overhead(timed_median.filter(|_| !self_timed));
             self.noise.extend(crate::noise::assess_tails(t));
         }
         let Some(stats) = &self.stats else {

@@ -17,6 +17,7 @@ use std::collections::BTreeMap;
 use crate::derive::goals::goal_checks;
 use crate::derive::{ladder, names};
 use crate::fmt;
+use crate::fmt::compact_cycles;
 use crate::model::{cycles_to_ns, Report, ScenarioResult, Status, BASELINE_SCENARIO, TRAPLINE_VMM};
 use crate::render::grid::Align;
 use layout::{hard_wrap, unbreak, width_of, wrap, Column, Keep, Line, Table, NO_BREAK};
@@ -233,34 +234,6 @@ fn exits_text(s: &ScenarioResult) -> String {
     } else {
         parts.join(" + ")
     }
-}
-
-/// Cycles in at most seven columns: exact up to 100k (`64,756`), then
-/// three significant digits (`763k`, `18.4M`): beyond that the spread is
-/// far wider than the digits dropped.
-fn compact_cycles(v: f64) -> String {
-    let a = v.abs();
-    if !v.is_finite() {
-        return "-".to_string();
-    }
-    if a < 1e5 {
-        return fmt::cycles(v);
-    }
-    let (x, unit) = if a < 1e6 {
-        (v / 1e3, "k")
-    } else if a < 1e9 {
-        (v / 1e6, "M")
-    } else {
-        (v / 1e9, "G")
-    };
-    let digits = if x.abs() >= 100.0 {
-        0
-    } else if x.abs() >= 10.0 {
-        1
-    } else {
-        2
-    };
-    format!("{x:.digits$}{unit}")
 }
 
 /// A time in the unit that keeps it short: `998 ns`, `9.68 us`, `5.64 ms`
