@@ -92,6 +92,13 @@ impl NoiseKind {
     }
 }
 
+impl NoiseKind {
+    /// Whether it is about one VM's distribution (its tails), not the repeats.
+    pub fn is_shape(self) -> bool {
+        matches!(self, NoiseKind::TwoModes | NoiseKind::HeavyTail)
+    }
+}
+
 impl std::fmt::Display for NoiseKind {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(self.as_str())

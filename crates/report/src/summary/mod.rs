@@ -383,9 +383,19 @@ fn noise_lines(report: &Report, width: usize) -> Vec<String> {
     }
     noisy.sort_by_key(|s| s.vmm != TRAPLINE_VMM);
     let n = noisy.len();
+    let shape = noisy
+        .iter()
+        .flat_map(|s| &s.noise)
+        .any(|f| f.kind.is_shape());
+    let what = if shape {
+        "noisy repeats or distributions (a median may be off where its repeats are; a \
+         distribution's flags say how single iterations spread)"
+    } else {
+        "noisy repeats (the numbers above may be off)"
+    };
     let mut out = wrap(
         &format!(
-            "Noise: {n} scenario{} of {} had noisy repeats (the numbers above may be off):",
+            "Noise: {n} scenario{} of {} had {what}:",
             if n == 1 { "" } else { "s" },
             report.scenarios.len()
         ),
@@ -417,8 +427,10 @@ fn noise_lines(report: &Report, width: usize) -> Vec<String> {
     for f in noisy.iter().flat_map(|s| &s.noise) {
         // Spread and outliers share their advice.
         let key = match f.kind {
-            crate::noise::NoiseKind::Bimodal => f.kind,
-            _ => crate::noise::NoiseKind::Spread,
+            crate::noise::NoiseKind::Spread | crate::noise::NoiseKind::Outliers => {
+                crate::noise::NoiseKind::Spread
+            }
+            k => k,
         };
         if !kinds.contains(&key) {
             kinds.push(key);
@@ -426,8 +438,10 @@ fn noise_lines(report: &Report, width: usize) -> Vec<String> {
     }
     for k in kinds {
         let what = match k {
-            crate::noise::NoiseKind::Bimodal => "bimodal",
-            _ => "spread or outliers",
+            crate::noise::NoiseKind::Spread | crate::noise::NoiseKind::Outliers => {
+                "spread or outliers"
+            }
+            k => k.as_str(),
         };
         out.extend(wrap(
             &format!("{what}: {}.", k.advice()),
