@@ -64,10 +64,10 @@ impl TailsRow {
             (None, _) if s.vmm.starts_with(crate::model::TRAPLINE_VMM) => {
                 "not recorded (a report from before tails)".into()
             }
-            (None, _) => format!(
-                "not recorded: {} gives a serial line or a loop total only, no recorded pass",
-                s.vmm
-            ),
+            (None, _) if s.vmm.starts_with("raw-kvm") => {
+                "not recorded: the raw-KVM floor times a loop total only".into()
+            }
+            (None, _) => format!("not recorded: {} gives a serial line only", s.vmm),
         };
         Self {
             scenario: s.key(),
