@@ -11,7 +11,9 @@ use super::trace::KeyShare;
 use super::{KshareReport, Measured, Outcome, ScenarioShare, SCHEMA};
 
 /// What the columns mean, under each table.
-const LEGEND: &str = "kernel p50/p99/max: cycles from kvm_exit to the next kvm_entry for the \
+const LEGEND: &str = "exit path: the exit reason and the first path event's port or address \
+                      (OUT/IN port I/O, W/R MMIO, R? a read finished in user space, fastW fast \
+                      MMIO); p50/p99/max: cycles from kvm_exit to the next kvm_entry for the \
                       key's exits (user: the exit went to user space, the VMM's time included); \
                       share: p50 over the probe's round trip (median cycles per iteration)";
 
@@ -35,6 +37,31 @@ fn path_cell(k: &KeyShare) -> String {
     } else {
         format!("{} {}", k.key.reason, k.key.detail)
     }
+}
+
+/// The key's path in the table's width: the path event's words shortened
+/// (`OUT 0x5d0`, `W 0xd0000000`; the JSON, CSV and markdown keep them whole).
+fn short_path_cell(k: &KeyShare) -> String {
+    const SHORT: [(&str, &str); 6] = [
+        ("pio_write ", "OUT "),
+        ("pio_read ", "IN "),
+        ("mmio write ", "W "),
+        ("mmio read ", "R "),
+        ("mmio unsatisfied-read ", "R? "),
+        ("fast_mmio ", "fastW "),
+    ];
+    let detail = SHORT
+        .iter()
+        .find_map(|(long, short)| {
+            k.key
+                .detail
+                .strip_prefix(long)
+                .map(|rest| format!("{short}{rest}"))
+        })
+        .unwrap_or_else(|| k.key.detail.clone());
+    let mut cell = format!("{} {detail}", k.key.reason).trim_end().to_string();
+    cell.truncate(20);
+    cell
 }
 
 /// Why a row has no keys (`None` when it has).
@@ -80,8 +107,7 @@ fn table_keys(s: &mut String, sc: &ScenarioShare, m: &Measured, rt: &str) {
         } else {
             ("", "")
         };
-        let mut path = path_cell(k);
-        path.truncate(20);
+        let path = short_path_cell(k);
         let _ = writeln!(
             s,
             "  {:<21} {:>10} {:<20} {:<6} {:>6} {:>7} {:>7} {:>8} {:>5}",
@@ -324,7 +350,7 @@ mod tests {
                 "pio-kernel-wildcard",
                 "4000",
                 "io",
-                "pio_write",
+                "OUT",
                 "0x5d0",
                 "kernel"
             ]
@@ -333,6 +359,7 @@ mod tests {
         // p50: 2200's bucket midpoint, 2191; over a 4000-cycle round trip.
         assert_eq!(cells.last(), Some(&"55%"), "{first}");
         assert!(t.contains("unsupported: kvm_exit never fired"));
+        assert!(t.contains(" npf fastW 0xd0001000 "), "{t}");
         assert!(t.contains("note: 3 events lost"));
     }
 
