@@ -19,7 +19,8 @@ pub const COMMAND: &str = "trapline kernel-share";
 #[derive(clap::Args, Debug)]
 pub struct KernelShareArgs {
     /// Comma-separated scenario names [default: every in-kernel I/O path,
-    /// cpuid, and the user exit `pio-user-out`].
+    /// cpuid where there is one, and the profile's user exit
+    /// (`pio-user-out` on x86, `mmio-user-write` on arm64)].
     #[arg(long, value_name = "NAMES", value_delimiter = ',')]
     pub only: Vec<String>,
     /// Shorter timed loops (`trapline bench --quick`'s).
