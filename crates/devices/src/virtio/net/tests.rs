@@ -1,7 +1,8 @@
 //! virtio-net driven the way a driver would, on plain guest memory (no
 //! KVM): exact bytes through the echo back end, frames waiting for
 //! receive buffers, hostile chains and rings, a back end taking the data
-//! path over at DRIVER_OK.
+//! path over at DRIVER_OK; the TAP back end in a network namespace the
+//! test makes (skipped, loudly, where the host does not allow one).
 
 use std::sync::{Arc, Mutex};
 
@@ -28,7 +29,7 @@ const EVENT_IDX: u64 = 1 << 29;
 const ALL: u64 = VERSION_1 | EVENT_IDX | 1 << F_MAC | 1 << F_STATUS;
 
 struct Driver {
-    dev: VirtioMmio,
+    dev: Arc<VirtioMmio>,
     mem: GuestMemoryMmap,
     irq: EventFd,
     counters: Arc<NetCounters>,
@@ -43,7 +44,8 @@ impl Driver {
         let interrupt = Arc::new(VirtioInterrupt::irqfd(irq.try_clone().unwrap()));
         let net = Net::new(backend, DEFAULT_MAC);
         let counters = net.counters();
-        let dev = VirtioMmio::new(Box::new(net), mem.clone(), interrupt, event_idx).unwrap();
+        let dev =
+            Arc::new(VirtioMmio::new(Box::new(net), mem.clone(), interrupt, event_idx).unwrap());
         Self {
             dev,
             mem,
@@ -580,5 +582,221 @@ fn random_register_and_ring_traffic_never_panics() {
                 d.offer(q, (r >> 56) as u16 % 18, true);
             }
         }
+    }
+}
+
+mod tap_in_a_namespace {
+    use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+    use std::time::{Duration, Instant};
+
+    use super::*;
+    use crate::virtio::worker::{NotifyWorker, ReadySource};
+
+    /// An EtherType for local experiments (IEEE 802): nothing else in the
+    /// namespace sends it.
+    const ETHERTYPE: [u8; 2] = [0x88, 0xb5];
+    const NAME: &str = "tltap0";
+
+    /// Run `f` on a thread in a new network namespace (namespaces are per
+    /// thread); `None`, said loudly, where the host refuses one or has no
+    /// /dev/net/tun.
+    fn in_netns<T: Send>(test: &str, f: impl FnOnce() -> T + Send) -> Option<T> {
+        if !std::path::Path::new(tap::TUN_PATH).exists() {
+            eprintln!(
+                "SKIPPED {test}: {} does not exist on this host",
+                tap::TUN_PATH
+            );
+            return None;
+        }
+        std::thread::scope(|s| {
+            s.spawn(|| {
+                // SAFETY: unshare changes this thread's network namespace only.
+                if unsafe { libc::unshare(libc::CLONE_NEWNET) } != 0 {
+                    eprintln!(
+                        "SKIPPED {test}: cannot make a network namespace ({}); run as root or with CAP_SYS_ADMIN",
+                        std::io::Error::last_os_error()
+                    );
+                    return None;
+                }
+                // No IPv6 autoconfiguration traffic on the new interface.
+                for k in ["all", "default"] {
+                    let _ = std::fs::write(format!("/proc/sys/net/ipv6/conf/{k}/disable_ipv6"), "1");
+                }
+                Some(f())
+            })
+            .join()
+            .unwrap()
+        })
+    }
+
+    /// A raw packet socket on interface `name`: the host's side of the TAP.
+    fn packet_socket(name: &str) -> OwnedFd {
+        let proto = (libc::ETH_P_ALL as u16).to_be();
+        // SAFETY: plain socket(2); owned right after.
+        let fd = unsafe {
+            libc::socket(
+                libc::AF_PACKET,
+                libc::SOCK_RAW | libc::SOCK_CLOEXEC,
+                i32::from(proto),
+            )
+        };
+        assert!(
+            fd >= 0,
+            "packet socket: {}",
+            std::io::Error::last_os_error()
+        );
+        // SAFETY: a fresh fd nothing else owns.
+        let sock = unsafe { OwnedFd::from_raw_fd(fd) };
+        let cname = std::ffi::CString::new(name).unwrap();
+        // SAFETY: a NUL-terminated name.
+        let ifindex = unsafe { libc::if_nametoindex(cname.as_ptr()) };
+        assert_ne!(ifindex, 0, "no interface {name}");
+        // SAFETY: an all-zero sockaddr_ll is valid; the fields are set below.
+        let mut addr: libc::sockaddr_ll = unsafe { std::mem::zeroed() };
+        addr.sll_family = libc::AF_PACKET as u16;
+        addr.sll_protocol = proto;
+        addr.sll_ifindex = ifindex as i32;
+        // SAFETY: binds to a sockaddr_ll of the size given.
+        let rc = unsafe {
+            libc::bind(
+                sock.as_raw_fd(),
+                (&raw const addr).cast(),
+                std::mem::size_of::<libc::sockaddr_ll>() as u32,
+            )
+        };
+        assert_eq!(rc, 0, "bind: {}", std::io::Error::last_os_error());
+        sock
+    }
+
+    /// Wait (at most 5 s, a bound, not a measurement) for `fd` to be readable.
+    fn readable(fd: &OwnedFd) -> bool {
+        let mut p = libc::pollfd {
+            fd: fd.as_raw_fd(),
+            events: libc::POLLIN,
+            revents: 0,
+        };
+        // SAFETY: one pollfd.
+        unsafe { libc::poll(&mut p, 1, 5000) == 1 }
+    }
+
+    /// The next frame of our EtherType the host side sees.
+    fn host_receive(sock: &OwnedFd) -> Vec<u8> {
+        let mut buf = vec![0u8; 2048];
+        loop {
+            assert!(readable(sock), "no frame reached the host side");
+            // SAFETY: reads into `buf`, of the length given.
+            let n = unsafe { libc::recv(sock.as_raw_fd(), buf.as_mut_ptr().cast(), buf.len(), 0) };
+            assert!(n > 0);
+            let f = &buf[..n as usize];
+            if f.len() >= 14 && f[12..14] == ETHERTYPE {
+                return f.to_vec();
+            }
+        }
+    }
+
+    fn host_send(sock: &OwnedFd, frame: &[u8]) {
+        // SAFETY: sends `frame`.
+        let n = unsafe { libc::send(sock.as_raw_fd(), frame.as_ptr().cast(), frame.len(), 0) };
+        assert_eq!(
+            n,
+            frame.len() as isize,
+            "{}",
+            std::io::Error::last_os_error()
+        );
+    }
+
+    fn our_frame(len: usize, seed: u8) -> Vec<u8> {
+        let mut f = frame(len, seed);
+        f[12..14].copy_from_slice(&ETHERTYPE);
+        f
+    }
+
+    #[test]
+    fn tap_errors_are_named() {
+        in_netns("tap_errors_are_named", || {
+            let tap = Tap::open(&TapOptions {
+                name: Some(NAME.into()),
+                vnet_hdr: false,
+            })
+            .unwrap();
+            assert_eq!(tap.name(), NAME);
+            assert!(tap.created());
+            let again = Tap::open(&TapOptions {
+                name: Some(NAME.into()),
+                vnet_hdr: false,
+            })
+            .unwrap_err();
+            assert!(matches!(again, TapError::Busy(_)), "{again}");
+            let lo = Tap::open(&TapOptions {
+                name: Some("lo".into()),
+                vnet_hdr: false,
+            })
+            .unwrap_err();
+            assert!(matches!(lo, TapError::NotATap(_)), "{lo}");
+            // A name the kernel picks, and a vnet header for a kernel back end.
+            let picked = Tap::open(&TapOptions {
+                name: None,
+                vnet_hdr: true,
+            })
+            .unwrap();
+            assert!(picked.name().starts_with("tap"), "{}", picked.name());
+        });
+    }
+
+    #[test]
+    fn frames_cross_the_tap_byte_for_byte_both_ways() {
+        in_netns("frames_cross_the_tap_byte_for_byte_both_ways", || {
+            let tap = Tap::open(&TapOptions {
+                name: Some(NAME.into()),
+                vnet_hdr: false,
+            })
+            .unwrap();
+            let tap_fd = tap.fd().try_clone_to_owned().unwrap();
+            let sock = packet_socket(NAME);
+            let mut d = Driver::new(Box::new(tap), false);
+            d.setup(ALL & !EVENT_IDX);
+            for i in 0..4 {
+                d.post_rx(i, RX_BUFFER_LEN as u32, true);
+            }
+            // Guest to host.
+            for (i, len) in [(0u16, 60), (1, MAX_FRAME)] {
+                let f = our_frame(len, i as u8);
+                d.send(i, &f);
+                assert_eq!(host_receive(&sock), f);
+            }
+            // Host to guest, through the worker waiting on the TAP.
+            let worker = NotifyWorker::spawn(
+                "net-test",
+                Vec::new(),
+                vec![ReadySource {
+                    fd: tap_fd,
+                    device: d.dev.clone(),
+                    queue: RX_QUEUE as u32,
+                }],
+                Box::new(|| Ok(())),
+            )
+            .unwrap();
+            let sent = [our_frame(100, 7), our_frame(MAX_FRAME, 8)];
+            for f in &sent {
+                host_send(&sock, f);
+            }
+            let start = Instant::now();
+            let mut got = Vec::new();
+            while got.len() < sent.len() && start.elapsed() < Duration::from_secs(5) {
+                for (id, len) in d.take_used(RX_QUEUE) {
+                    let b = d.rx_bytes(id, len);
+                    if b.len() >= HEADER_LEN + 14
+                        && b[HEADER_LEN + 12..HEADER_LEN + 14] == ETHERTYPE
+                    {
+                        got.push(b);
+                    }
+                }
+                std::thread::sleep(Duration::from_millis(5));
+            }
+            drop(worker);
+            let want: Vec<Vec<u8>> = sent.iter().map(|f| expect_rx(f)).collect();
+            assert_eq!(got, want);
+            assert_eq!(d.counters.total_drops(), 0, "{:?}", d.counters);
+        });
     }
 }
