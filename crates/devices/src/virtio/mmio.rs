@@ -198,13 +198,18 @@ impl VirtioMmio {
     /// device ask for a reset.
     pub fn notify(&self, queue: u32) {
         self.notifies.fetch_add(1, Ordering::Relaxed);
-        self.serve(queue);
+        self.serve_with(queue, true);
     }
 
     /// Serve `queue` without a notification from the driver (a back end
     /// has frames for the receive queue), then every queue the device
-    /// says has work.
+    /// says has work. A queue the driver has not made ready is left alone
+    /// (a driver need not use every queue).
     pub fn serve(&self, queue: u32) {
+        self.serve_with(queue, false);
+    }
+
+    fn serve_with(&self, queue: u32, driver_asked: bool) {
         let mut guard = self.lock();
         let st = &mut *guard;
         if !st.status.is_live() || st.data_path == DataPath::Kernel {
@@ -216,19 +221,22 @@ impl VirtioMmio {
         if index >= st.queues.len() {
             return;
         }
-        self.serve_locked(st, index);
+        self.serve_locked(st, index, driver_asked);
         let pending = st.device.pending_queues();
         for other in 0..st.queues.len().min(64) {
             if other != index && pending & 1 << other != 0 && st.status.is_live() {
-                self.serve_locked(st, other);
+                self.serve_locked(st, other, false);
             }
         }
     }
 
-    fn serve_locked(&self, st: &mut State, index: usize) {
+    fn serve_locked(&self, st: &mut State, index: usize, driver_asked: bool) {
         let Some(slot) = st.queues.get_mut(index) else {
             return;
         };
+        if !driver_asked && !slot.queue.ready() {
+            return;
+        }
         if !slot.usable(&self.mem) {
             self.needs_reset(&mut st.status);
             return;

@@ -414,6 +414,21 @@ fn broken_rings_ask_for_a_reset_and_the_vmm_goes_on() {
 }
 
 #[test]
+fn a_driver_that_never_readies_the_receive_queue_can_still_transmit() {
+    let mut d = Driver::new(Box::new(Echo::new()), true);
+    d.negotiate(ALL);
+    d.w(0x30, RX_QUEUE as u32);
+    d.w(0x44, 0);
+    d.w(0x70, 15);
+    d.send(0, &frame(60, 0));
+    d.send(1, &frame(60, 1));
+    assert_eq!(d.take_used(TX_QUEUE).len(), 2);
+    d.dev.serve(RX_QUEUE as u32);
+    d.assert_live();
+    assert_eq!(d.counters.tx_frames.load(Ordering::Relaxed), 2);
+}
+
+#[test]
 fn notifies_before_driver_ok_and_for_unknown_queues_are_ignored() {
     let mut d = Driver::new(Box::new(Echo::new()), true);
     d.negotiate(ALL);
