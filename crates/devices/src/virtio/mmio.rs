@@ -221,42 +221,46 @@ impl VirtioMmio {
         if index >= st.queues.len() {
             return;
         }
-        self.serve_locked(st, index, driver_asked);
+        // One interrupt for the whole call: an echoed frame completes a
+        // transmit and a receive chain, and the guest's handler looks at
+        // both queues on one.
+        let mut interrupt = self.serve_locked(st, index, driver_asked);
         let pending = st.device.pending_queues();
         for other in 0..st.queues.len().min(64) {
             if other != index && pending & 1 << other != 0 && st.status.is_live() {
-                self.serve_locked(st, other, false);
+                interrupt |= self.serve_locked(st, other, false);
             }
+        }
+        if interrupt {
+            self.interrupt.trigger(INT_VRING);
         }
     }
 
-    fn serve_locked(&self, st: &mut State, index: usize, driver_asked: bool) {
+    /// One pass over queue `index`; whether the driver wants an interrupt
+    /// for what it used.
+    fn serve_locked(&self, st: &mut State, index: usize, driver_asked: bool) -> bool {
         let Some(slot) = st.queues.get_mut(index) else {
-            return;
+            return false;
         };
         if !driver_asked && !slot.queue.ready() {
-            return;
+            return false;
         }
         if !slot.usable(&self.mem) {
             self.needs_reset(&mut st.status);
-            return;
+            return false;
         }
         let event_idx = st.status.acked(VIRTIO_RING_F_EVENT_IDX);
         let q = &mut slot.queue;
         match self.drain(index, q, st.device.as_mut(), event_idx) {
-            Ok(0) => {}
+            Ok(0) => false,
             Ok(n) => {
                 self.completions.fetch_add(n, Ordering::Relaxed);
-                if q.needs_notification(&self.mem).unwrap_or(true) {
-                    self.interrupt.trigger(INT_VRING);
-                }
+                q.needs_notification(&self.mem).unwrap_or(true)
             }
             Err(n) => {
                 self.completions.fetch_add(n, Ordering::Relaxed);
-                if n > 0 {
-                    self.interrupt.trigger(INT_VRING);
-                }
                 self.needs_reset(&mut st.status);
+                n > 0
             }
         }
     }

@@ -223,6 +223,15 @@ fn echo_reflects_every_frame_byte_for_byte_on_both_event_idx_settings() {
         assert_ne!(d.irq.read().unwrap(), 0, "interrupted");
         assert_eq!(d.r(0x60) & 1, 1);
         d.assert_live();
+        // One echo, one interrupt: the transmit and the receive completion
+        // share it (under EVENT_IDX this driver's used_event of 0 asks for
+        // none).
+        d.w(0x64, 1);
+        let before = d.dev.interrupt().raised();
+        d.send(3, &frame(60, 4));
+        assert_eq!(d.take_used(RX_QUEUE).len(), 1);
+        let want = if event_idx { before } else { before + 1 };
+        assert_eq!(d.dev.interrupt().raised(), want, "event_idx {event_idx}");
     }
 }
 
