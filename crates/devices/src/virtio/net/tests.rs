@@ -825,6 +825,50 @@ mod tap_in_a_namespace {
     }
 }
 
+/// `avail_event` of queue `q` (after the used ring).
+fn avail_event(mem: &GuestMemoryMmap, q: usize) -> u16 {
+    mem.read_obj(GuestAddress(RINGS[q][2] + 4 + 8 * u64::from(SIZE)))
+        .unwrap()
+}
+
+/// Both rings' indices, for a failure message.
+fn ring_state(d: &Driver) -> String {
+    format!(
+        "rx avail {} used {} avail_event {}; tx avail {} used {} avail_event {}",
+        d.avail[0],
+        d.used_idx(0),
+        avail_event(&d.mem, 0),
+        d.avail[1],
+        d.used_idx(1),
+        avail_event(&d.mem, 1)
+    )
+}
+
+/// Re-arm the receive interrupt (used_event = the next entry), look once
+/// more, then sleep on the interrupt (at most 5 s) as Linux's driver does;
+/// whether there is something to take.
+fn rearm_and_wait(d: &Driver) -> bool {
+    d.mem
+        .write_obj(
+            d.used_seen[0],
+            GuestAddress(RINGS[0][1] + 4 + 2 * u64::from(SIZE)),
+        )
+        .unwrap();
+    std::sync::atomic::fence(Ordering::SeqCst);
+    if d.used_idx(0) != d.used_seen[0] {
+        return true;
+    }
+    let mut p = libc::pollfd {
+        fd: std::os::fd::AsRawFd::as_raw_fd(&d.irq),
+        events: libc::POLLIN,
+        revents: 0,
+    };
+    // SAFETY: one pollfd.
+    let woke = unsafe { libc::poll(&mut p, 1, 5000) } == 1;
+    let _ = d.irq.read();
+    woke || d.used_idx(0) != d.used_seen[0]
+}
+
 /// A driver on its own thread racing a notify worker, as under
 /// `--virtio-notify ioeventfd` with EVENT_IDX: kicks only when the device
 /// asks (avail_event), sleeps on the interrupt after re-arming used_event;
@@ -856,10 +900,6 @@ fn event_idx_bursts_race_a_worker_without_a_stall() {
             }
         })
     };
-    let avail_event = |q: usize| -> u16 {
-        mem.read_obj(GuestAddress(RINGS[q][2] + 4 + 8 * u64::from(SIZE)))
-            .unwrap()
-    };
     let publish = |d: &mut Driver, q: usize, head: u16, old: u16| -> u16 {
         let slot = u64::from(d.avail[q] % SIZE);
         d.mem
@@ -872,7 +912,7 @@ fn event_idx_bursts_race_a_worker_without_a_stall() {
             .unwrap();
         fence(Ordering::SeqCst);
         let new = d.avail[q];
-        let ev = avail_event(q);
+        let ev = avail_event(&d.mem, q);
         if new.wrapping_sub(ev).wrapping_sub(1) < new.wrapping_sub(old) {
             tx.send(q as u32).unwrap();
         }
@@ -901,36 +941,12 @@ fn event_idx_bursts_race_a_worker_without_a_stall() {
         }
         let mut got = Vec::new();
         while got.len() < 8 {
-            // Re-arm (used_event = the next entry), then look once more
-            // before sleeping on the interrupt, as Linux's driver does.
-            d.mem
-                .write_obj(
-                    d.used_seen[0],
-                    GuestAddress(RINGS[0][1] + 4 + 2 * u64::from(SIZE)),
-                )
-                .unwrap();
-            fence(Ordering::SeqCst);
-            if d.used_idx(0) == d.used_seen[0] {
-                let mut p = libc::pollfd {
-                    fd: std::os::fd::AsRawFd::as_raw_fd(&d.irq),
-                    events: libc::POLLIN,
-                    revents: 0,
-                };
-                // SAFETY: one pollfd; 5 s bounds a missed interrupt.
-                let woke = unsafe { libc::poll(&mut p, 1, 5000) } == 1;
-                assert!(
-                    woke || d.used_idx(0) != d.used_seen[0],
-                    "burst {burst}: no interrupt after {} frames: rx avail {} used {} avail_event {}; tx avail {} used {} avail_event {}",
-                    got.len(),
-                    d.avail[0],
-                    d.used_idx(0),
-                    avail_event(0),
-                    d.avail[1],
-                    d.used_idx(1),
-                    avail_event(1)
-                );
-                let _ = d.irq.read();
-            }
+            assert!(
+                rearm_and_wait(&d),
+                "burst {burst}: no interrupt after {} frames: {}",
+                got.len(),
+                ring_state(&d)
+            );
             for (id, len) in d.take_used(RX_QUEUE) {
                 let k = got.len();
                 let f = frame(60 + k, burst as u8);
