@@ -27,12 +27,14 @@ pub(super) struct ProbeOutcome {
 /// The probe's command line for `list` on a machine of `kind`: the
 /// scenarios and batch options, then `cpus=N` where the kind needs more
 /// than one vCPU ([`peer::cpus_for`], which also sizes the VM) and
-/// `x2apic=1` for [`MachineKind::SmpX2apic`]. trapline's probe VM and the
+/// `x2apic=1` for [`MachineKind::SmpX2apic`]. `tails=1` asks for each
+/// scenario's recorded pass (a peer that cannot read the blocks back is
+/// found by the probe itself and gets none). trapline's probe VM and the
 /// QEMU peer run the same line.
 pub(super) fn cmdline(list: &[&Scenario], kind: MachineKind, opts: &LabOptions) -> String {
     let ids: Vec<String> = list.iter().map(|s| s.id.id.to_string()).collect();
     let mut line = format!(
-        "s={} goal={} min={} max={} warmup={}",
+        "s={} goal={} min={} max={} warmup={} tails=1",
         ids.join(","),
         opts.goal_cycles,
         opts.min_iters,
@@ -236,7 +238,7 @@ mod tests {
             catalog::find("noop").unwrap(),
             catalog::find("ipi").unwrap(),
         ];
-        let base = "s=0,33 goal=8388608 min=16 max=1048576 warmup=16";
+        let base = "s=0,33 goal=8388608 min=16 max=1048576 warmup=16 tails=1";
         for kind in [
             MachineKind::Main,
             MachineKind::NoIrqchip,
