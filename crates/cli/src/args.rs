@@ -32,6 +32,11 @@ pub enum Command {
     /// virtio-blk I/O on each notify × irq path, beside Linux's own driver
     /// when QEMU and a kernel are there (an experiment, not a probe run).
     VirtioPaths(crate::lazy_args::Lazy<crate::experiments::virtio_paths::VirtioPathsArgs>),
+    #[cfg(feature = "bench")]
+    /// virtio-net UDP round trips and bursts on each notify × irq path and
+    /// back end (echo, TAP), beside the doorbell's rows and QEMU with
+    /// `--peer qemu` (an experiment, not a probe run).
+    NetPaths(crate::lazy_args::Lazy<crate::experiments::net_paths::NetPathsArgs>),
 }
 
 /// `trapline run`.

@@ -1,11 +1,12 @@
 //! The experiments that are not probe runs, each a command of its own:
-//! `trapline linux-boot` ([`linux_boot`]) and `trapline virtio-paths`
-//! ([`virtio_paths`]), with their `--list` ([`list`]). They run on x86
+//! `trapline linux-boot` ([`linux_boot`]), `trapline virtio-paths`
+//! ([`virtio_paths`]) and `trapline net-paths` ([`net_paths`]), with their `--list` ([`list`]). They run on x86
 //! only for now: elsewhere each refuses with a usage error
 //! ([`unavailable`]).
 
 pub mod linux_boot;
 mod list;
+pub mod net_paths;
 pub mod virtio_paths;
 
 /// Exit statuses of the experiments (shared meanings with `trapline
