@@ -50,6 +50,12 @@ pub struct NetPathsArgs {
     /// Request/response pairs per run, 1 to 10^6 [default: 2000; 300 with --quick].
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..=1_000_000))]
     pub pairs: Option<u64>,
+    /// Bursts per run, 0 to 10^5 [default: 100; 20 with --quick].
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(0..=100_000))]
+    pub bursts: Option<u64>,
+    /// UDP payload bytes of the bursts' frames, 8 to 1472.
+    #[arg(long, value_name = "BYTES", default_value = "1472", value_parser = clap::value_parser!(u64).range(8..=1472))]
+    pub burst_size: u64,
     /// Frames in flight per burst, 1 to 64.
     #[arg(long, value_name = "N", default_value = "32", value_parser = clap::value_parser!(u64).range(1..=64))]
     pub depth: u64,
@@ -83,10 +89,10 @@ impl NetPathsArgs {
         NetOptions {
             exe,
             pairs: self.pairs.unwrap_or(if self.quick { 300 } else { 2000 }),
-            bursts: if self.quick { 20 } else { 100 },
+            bursts: self.bursts.unwrap_or(if self.quick { 20 } else { 100 }),
             depth: self.depth,
             size: self.size,
-            burst_size: 1472,
+            burst_size: self.burst_size,
             repeat: self.repeat.unwrap_or(if self.quick { 1 } else { 3 }),
             timeout: self.timeout,
             seccomp: !self.no_seccomp,

@@ -88,6 +88,7 @@ static u64 base;
 static bool event_idx;
 static volatile u64 irqs;
 static u64 irqs_taken;
+static bool rx_unsignalled;
 
 /* What the run counted. */
 static struct {
@@ -133,6 +134,10 @@ static void publish(struct vq *q)
         count.notifies++;
     }
     q->notified = q->next_avail;
+    /* Frames the device returned before the re-arm may owe no interrupt
+     * (with EVENT_IDX it looked at the old used_event): take them without one. */
+    if (q == &rxq)
+        rx_unsignalled = *(volatile u16 *)&q->used->idx != q->used_seen;
 }
 
 static void post_rx(u16 id)
@@ -143,6 +148,13 @@ static void post_rx(u16 id)
 
 /* Sent frames the device has handed back (no interrupt asked: polled). */
 static void reclaim_tx(void) { txq.used_seen = *(volatile u16 *)&txq.used->idx; }
+
+/* Each transmit slot's frame (a template of slot_size[] bytes of payload) and
+ * which slot carried each recent sequence number. */
+static u32 slot_size[QMAX], slot_sum[QMAX], slot_len[QMAX];
+static u16 slot_of_seq[QMAX];
+static u32 last_seq;
+static void prepare_slots(u32 size);
 
 /* Queue one frame (request `seq`, `size` payload bytes); false if the ring stayed full. */
 static bool send(u32 seq, u32 size)
@@ -158,36 +170,54 @@ static bool send(u32 seq, u32 size)
     }
     u16 id = txq.next_avail % txq.size;
     u8 *b = txq.buf[id];
-    memset(b, 0, NET_HDR);
-    u32 len = frame_build(b + NET_HDR, &self, &peer, seq, size);
-    txq.desc[id] = (struct desc){ (u64)b, NET_HDR + len, 0, 0 };
+    if (slot_size[id] != size)
+        prepare_slots(size);
+    frame_stamp(b + NET_HDR, slot_sum[id], seq);
+    slot_of_seq[seq % QMAX] = id;
+    last_seq = seq;
+    txq.desc[id] = (struct desc){ (u64)b, NET_HDR + slot_len[id], 0, 0 };
     txq.avail->ring[id] = id;
     txq.next_avail++;
     publish(&txq);
     return true;
 }
 
-/* Whether a received frame is request `seq`'s answer, byte for byte. */
-static bool answer_ok(const u8 *f, u32 len, u32 seq, u32 size)
+/* Every transmit slot's template for `size` (the per-byte work done before the clock starts). */
+static void prepare_slots(u32 size)
 {
+    for (u16 id = 0; id < txq.size; id++)
+        if (slot_size[id] != size) {
+            memset(txq.buf[id], 0, NET_HDR);
+            slot_len[id] = frame_template(txq.buf[id] + NET_HDR, &self, &peer, size, &slot_sum[id]);
+            slot_size[id] = size;
+        }
+}
+
+/* Whether a received frame is request `seq`'s answer, byte for byte (the request is still in its slot). */
+static bool answer_ok(const u8 *f, u32 len, u32 seq)
+{
+    u16 id = slot_of_seq[seq % QMAX];
+    const u8 *req = txq.buf[id] + NET_HDR;
     if (udp_mode)
-        return frame_is_reply(f, len, &self, &peer, seq, size);
-    static u8 want[BUF_SIZE];
-    u32 n = frame_build(want, &self, &peer, seq, size);
-    return len == n && !memcmp(f, want, n);
+        return frame_is_reply(f, len, req, slot_len[id]);
+    return len == slot_len[id] && frames_equal(f, req, len);
 }
 
 /*
  * Wait for the receive interrupt (at most wait_limit after `t0`) and
- * return how many used entries are there to take. Entries the bound
- * finds without their interrupt are taken too, and counted.
+ * return how many used entries are there to take. Entries already there
+ * when the interrupt was re-armed are taken at once (as Linux's driver
+ * does after enabling callbacks); entries the bound finds without their
+ * interrupt are taken too, and counted.
  */
 static u16 rx_wait(u64 t0)
 {
     for (;;) {
+        u64 seen = irqs; /* before the ring: an interrupt after this read is not lost */
         u16 ready = (u16)(*(volatile u16 *)&rxq.used->idx - rxq.used_seen);
-        if (ready && irqs != irqs_taken) {
-            irqs_taken = irqs;
+        if (ready && (seen != irqs_taken || rx_unsignalled)) {
+            irqs_taken = seen;
+            rx_unsignalled = false;
             return ready;
         }
         if (clock_now() - t0 > wait_limit) {
@@ -199,26 +229,45 @@ static u16 rx_wait(u64 t0)
     }
 }
 
-/* A received frame: its sequence number (-1 for a frame that is not ours) and whether its bytes are right. */
+/* Frame bytes in each receive buffer. */
+static u32 rx_len[QMAX];
+
+/* A received frame: its sequence number (-1 for a frame that is not ours),
+ * whether it answers a request too old to still be in its slot, and
+ * whether its bytes are right. */
 struct rx {
     s64 seq;
-    bool ok;
+    bool stale, ok;
 };
 
-/* Takes the next used entry, checks it against `size`, gives the buffer back. */
-static struct rx take(u32 size)
+/* Checks a taken frame against its request (not for stale or foreign ones) and gives its buffer back. */
+static bool finish_entry(u16 id, struct rx r)
+{
+    bool ok = r.seq < 0 || r.stale || answer_ok(rxq.buf[id] + NET_HDR, rx_len[id], (u32)r.seq);
+    post_rx(id);
+    return ok;
+}
+
+/* Takes the next used entry: its frame's sequence number and, with
+ * `check`, its bytes against its request, the buffer given back. Without
+ * `check` the caller finishes it later with finish_entry() (*id). */
+static struct rx take(bool check, u16 *id_out)
 {
     dma_rmb();
     u16 slot = rxq.used_seen % rxq.size;
     u32 id = rxq.used->ring[slot].id, len = rxq.used->ring[slot].len;
     rxq.used_seen++;
-    struct rx r = { -1, false };
+    struct rx r = { -1, false, false };
+    *id_out = 0xffff;
     if (id < rxq.size && len > NET_HDR && len <= BUF_SIZE) {
         const u8 *f = rxq.buf[id] + NET_HDR;
+        rx_len[id] = len - NET_HDR;
         r.seq = frame_seq(f, len - NET_HDR, &self, &peer);
-        if (r.seq >= 0)
-            r.ok = answer_ok(f, len - NET_HDR, (u32)r.seq, size);
-        post_rx((u16)id);
+        r.stale = r.seq >= 0 && ((u32)r.seq > last_seq || (u32)r.seq + QMAX <= last_seq);
+        r.ok = true;
+        *id_out = (u16)id;
+        if (check)
+            r.ok = finish_entry((u16)id, r);
     } else {
         count.bad++;
     }
@@ -238,9 +287,12 @@ static u64 pair(u32 seq, u32 size, u32 *highest)
         u64 t1 = clock_now();
         bool got = false;
         while (n--) {
-            struct rx r = take(size);
+            u16 id;
+            struct rx r = take(true, &id);
             if (r.seq < 0)
                 count.other++;
+            else if (r.stale)
+                count.reordered++; /* far too late, or never sent */
             else if (!r.ok)
                 count.bad++;
             else if ((u32)r.seq == seq)
@@ -267,11 +319,15 @@ static u32 popcount(u64 v)
     return n;
 }
 
-/* One burst of `depth` frames from `first`; the ticks it took (0 if any frame was lost). */
+/* One burst of `depth` frames from `first`; the ticks it took (0 if any
+ * frame was lost). The frames' bytes are checked after the clock stops
+ * (their buffers held until then: the receive ring has room for a burst). */
 static u64 burst(u32 first, u32 depth, u32 size)
 {
     u64 seen = 0, full = depth >= 64 ? ~0ULL : (1ULL << depth) - 1;
-    u32 highest = 0;
+    u32 highest = 0, held = 0;
+    static u16 ids[QMAX];
+    static struct rx frames[QMAX];
     u64 t0 = clock_now();
     for (u32 i = 0; i < depth; i++)
         if (!send(first + i, size))
@@ -281,13 +337,16 @@ static u64 burst(u32 first, u32 depth, u32 size)
         if (!n)
             break;
         while (n--) {
-            struct rx r = take(size);
+            u16 id;
+            struct rx r = take(false, &id);
             u32 k = (u32)(r.seq - first);
+            if (id != 0xffff) {
+                ids[held] = id;
+                frames[held++] = r;
+            }
             if (r.seq < 0)
                 count.other++;
-            else if (!r.ok)
-                count.bad++;
-            else if (r.seq < first || k >= depth)
+            else if (r.stale || r.seq < first || k >= depth)
                 count.reordered++; /* an earlier burst's frame, late */
             else if (seen & (1ULL << k))
                 count.dup++;
@@ -298,9 +357,15 @@ static u64 burst(u32 first, u32 depth, u32 size)
                 seen |= 1ULL << k;
             }
         }
+        if (held + MAX_DEPTH > rxq.size)
+            break; /* never more held than the ring can spare */
         publish(&rxq);
     }
     u64 t1 = clock_now();
+    for (u32 i = 0; i < held; i++)
+        if (!finish_entry(ids[i], frames[i]))
+            count.bad++;
+    publish(&rxq);
     count.lost += (u64)depth - (u64)popcount(seen);
     return seen == full ? t1 - t0 : 0;
 }
@@ -447,6 +512,7 @@ static void print_hist(const char *name, const struct guest_hist *h)
 static void run_pairs(u64 n, u64 warmup, u32 size, u32 *seq)
 {
     u32 highest = 0;
+    prepare_slots(size);
     for (u64 i = 0; i < warmup; i++)
         if (!pair((*seq)++, size, &highest))
             count.lost++;
@@ -470,6 +536,7 @@ static void run_pairs(u64 n, u64 warmup, u32 size, u32 *seq)
 static void run_bursts(u64 n, u32 depth, u32 size, u32 *seq)
 {
     u64 ticks = 0, whole = 0;
+    prepare_slots(size);
     for (u64 i = 0; i < n; i++) {
         u64 t = burst(*seq, depth, size);
         *seq += depth;

@@ -48,13 +48,19 @@ struct endpoint {
     u16 port;
 };
 
-/* Writes request `seq` with `size` payload bytes from `src` to `dst` into `f`; its length. */
+/* A frame of `size` payload bytes from `src` to `dst` with sequence number 0
+ * into `f`; its length. *sum: the UDP checksum's sum without the number. */
+u32 frame_template(u8 *f, const struct endpoint *src, const struct endpoint *dst, u32 size, u32 *sum);
+/* Stamps `seq` into a template: the payload's number, the IP id, both checksums. */
+void frame_stamp(u8 *f, u32 sum, u32 seq);
+/* frame_template and frame_stamp at once. */
 u32 frame_build(u8 *f, const struct endpoint *src, const struct endpoint *dst, u32 seq, u32 size);
-/* The sequence number of a frame this driver sent (or its echo), or -1 when it is none. */
+/* The sequence number of a frame between `a` and `b` (either way), or -1 when it is none of ours. */
 s64 frame_seq(const u8 *f, u32 len, const struct endpoint *a, const struct endpoint *b);
-/* Whether `f` is exactly the reply a UDP echo at `peer` gives to request `seq` from `self`. */
-bool frame_is_reply(const u8 *f, u32 len, const struct endpoint *self, const struct endpoint *peer, u32 seq,
-                    u32 size);
+/* Whether `f` is exactly a UDP echo's reply to the request `req` (`req_len` bytes). */
+bool frame_is_reply(const u8 *f, u32 len, const u8 *req, u32 req_len);
+/* n bytes equal (32-bit words where both are aligned). */
+bool frames_equal(const u8 *a, const u8 *b, u32 n);
 /* The Internet checksum of `len` bytes, folded, starting from `sum`. */
 u16 inet_csum(const void *p, u32 len, u32 sum);
 /* "a.b.c.d" and "xx:xx:xx:xx:xx:xx" (command-line values). */
