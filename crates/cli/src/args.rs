@@ -37,6 +37,10 @@ pub enum Command {
     /// back end (echo, TAP), beside the doorbell's rows and QEMU with
     /// `--peer qemu` (an experiment, not a probe run).
     NetPaths(crate::lazy_args::Lazy<crate::experiments::net_paths::NetPathsArgs>),
+    #[cfg(feature = "bench")]
+    /// The kernel's share of in-kernel paths: KVM's trace points (tracefs,
+    /// root) around each scenario, beside the probe's round trip.
+    KernelShare(crate::lazy_args::Lazy<crate::experiments::kernel_share::KernelShareArgs>),
 }
 
 /// `trapline run`.
