@@ -130,6 +130,15 @@ const PAYLOADS_X86_64: &[(&str, &[&str], Kind)] = &[
         &["payloads/common/vblk.c", "payloads/x86_64/vblk_machine.c"],
         Kind::Flat,
     ),
+    (
+        "vnet",
+        &[
+            "payloads/common/vnet.c",
+            "payloads/common/vnet_frame.c",
+            "payloads/x86_64/vnet_machine.c",
+        ],
+        Kind::Flat,
+    ),
     ("hello64", &["payloads/x86_64/hello64.c"], Kind::Elf64),
     ("realmode", &["payloads/x86_64/realmode.S"], Kind::Low),
 ];
@@ -192,6 +201,15 @@ const PAYLOADS_AARCH64: &[(&str, &[&str])] = &[
     (
         "vblk",
         &["payloads/common/vblk.c", "payloads/aarch64/vblk_machine.c"],
+    ),
+    (
+        "vnet",
+        &[
+            "payloads/common/vnet.c",
+            "payloads/common/vnet_frame.c",
+            "payloads/aarch64/vnet_machine.c",
+            "payloads/aarch64/probe/gic.c",
+        ],
     ),
     ("probe", PROBE_AARCH64),
     ("chrtestdev", &["payloads/aarch64/chrtestdev.c"]),

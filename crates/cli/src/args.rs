@@ -33,6 +33,11 @@ pub enum Command {
     /// when QEMU and a kernel are there (an experiment, not a probe run).
     VirtioPaths(crate::lazy_args::Lazy<crate::experiments::virtio_paths::VirtioPathsArgs>),
     #[cfg(feature = "bench")]
+    /// virtio-net UDP round trips and bursts on each notify × irq path and
+    /// back end (echo, TAP), beside the doorbell's rows and QEMU with
+    /// `--peer qemu` (an experiment, not a probe run).
+    NetPaths(crate::lazy_args::Lazy<crate::experiments::net_paths::NetPathsArgs>),
+    #[cfg(feature = "bench")]
     /// The kernel's share of in-kernel paths: KVM's trace points (tracefs,
     /// root) around each scenario, beside the probe's round trip.
     KernelShare(crate::lazy_args::Lazy<crate::experiments::kernel_share::KernelShareArgs>),

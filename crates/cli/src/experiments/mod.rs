@@ -1,12 +1,14 @@
 //! The experiments that are not probe runs, each a command of its own:
 //! `trapline linux-boot` ([`linux_boot`]), `trapline virtio-paths`
-//! ([`virtio_paths`]), with their `--list` ([`list`]): x86 only for now,
-//! elsewhere each refuses with a usage error ([`unavailable`]); and
-//! `trapline kernel-share` ([`kernel_share`]), on both architectures.
+//! ([`virtio_paths`]) and `trapline net-paths` ([`net_paths`]), with their
+//! `--list` ([`list`]): x86 only for now, elsewhere each refuses with a
+//! usage error ([`unavailable`]); and `trapline kernel-share`
+//! ([`kernel_share`]), on both architectures.
 
 pub mod kernel_share;
 pub mod linux_boot;
 mod list;
+pub mod net_paths;
 pub mod virtio_paths;
 
 /// Exit statuses of the experiments (shared meanings with `trapline

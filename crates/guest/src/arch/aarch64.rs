@@ -29,6 +29,12 @@ pub const HOSTILE: &[u8] = payload!("hostile.elf");
 /// sector 0, writes sector `wsector=` (1), flushes, and checks that each
 /// request's interrupt reached the GIC.
 pub const VBLK: &[u8] = payload!("vblk.elf");
+/// A virtio-net driver and UDP data path for the first virtio-net
+/// transport (needs `--net`): request/response pairs (round trips into a
+/// histogram) and bursts of frames in flight, every frame checked byte for
+/// byte; `vnet: …` lines and COUNT ucalls; exits 0 when none was lost,
+/// reordered or wrong.
+pub const VNET: &[u8] = payload!("vnet.elf");
 
 /// The lab's probe (`trapline bench`): the x86 probe's harness and ABI
 /// records with the arm64 scenarios' loops (`s=`, `goal=`, `min=`, `max=`,
@@ -62,6 +68,7 @@ pub const PAYLOADS: &[(&str, &[u8])] = &[
     ("smp", SMP),
     ("hostile", HOSTILE),
     ("vblk", VBLK),
+    ("vnet", VNET),
     ("probe", PROBE),
     ("chrtestdev", CHRTESTDEV),
     ("gic", GIC),

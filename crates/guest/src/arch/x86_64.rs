@@ -52,6 +52,12 @@ pub const S3: &[u8] = payload!("s3.flat");
 /// writes and flushes sector `wsector=`, times reads and writes with
 /// `bench=N`; exits 0 when every request completed as expected.
 pub const VBLK: &[u8] = payload!("vblk.flat");
+/// A virtio-net driver and UDP data path for the first virtio-net
+/// transport (needs `--net`): request/response pairs (round trips into a
+/// histogram) and bursts of frames in flight, every frame checked byte for
+/// byte; `vnet: …` lines and COUNT ucalls; exits 0 when none was lost,
+/// reordered or wrong.
+pub const VNET: &[u8] = payload!("vnet.flat");
 /// A plain ELF64 entered in long mode; exits with 0x2a.
 pub const HELLO64: &[u8] = payload!("hello64.elf");
 /// A Multiboot image linked at 0x8000 (below 1 MiB, like kvm-unit-tests'
@@ -75,6 +81,7 @@ pub const PAYLOADS: &[(&str, &[u8])] = &[
     ("rtc", RTC),
     ("s3", S3),
     ("vblk", VBLK),
+    ("vnet", VNET),
     ("hello64", HELLO64),
     ("realmode", REALMODE),
 ];

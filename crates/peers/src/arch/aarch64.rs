@@ -120,6 +120,34 @@ pub mod experiments {
     }
 }
 
+/// The data path's QEMU peer on arm64: `virt` with a GICv3, whose
+/// virtio-mmio transports are where trapline's are (the payload scans
+/// them all).
+pub mod qemu_net {
+    /// The machine and its options.
+    pub const MACHINE_ARGS: &[&str] = &[
+        "-machine",
+        "virt,gic-version=3,highmem=off",
+        "-cpu",
+        "host",
+        "-global",
+        "virtio-mmio.force-legacy=false",
+        "-m",
+        "128",
+    ];
+
+    /// No words: the payload knows `virt`'s transports.
+    pub fn transport_words() -> String {
+        String::new()
+    }
+
+    /// The guest reads its counter's rate itself.
+    pub const NEEDS_TSC_KHZ: bool = false;
+
+    /// Payload file extension.
+    pub const PAYLOAD_EXT: &str = "elf";
+}
+
 #[cfg(test)]
 mod tests {
     use crate::qemu::CpuModel;

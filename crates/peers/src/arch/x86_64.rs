@@ -72,6 +72,53 @@ pub mod experiments {
     }
 }
 
+/// The data path's QEMU peer on x86 (`trapline net-paths --peer qemu`):
+/// `microvm`, the one x86 machine with virtio-mmio. `ioapic2=off` puts its
+/// eight transports' interrupts on the first IOAPIC (GSI 16 up), which the
+/// payload routes; QEMU appends no `virtio_mmio.device=` words to a
+/// Multiboot image's command line, so they are given here.
+pub mod qemu_net {
+    /// The machine and its options (the CPU as virtio-paths' microvm rows:
+    /// QEMU 7.2 aborts with `-cpu host` on some AMD hosts).
+    pub const MACHINE_ARGS: &[&str] = &[
+        "-M",
+        "microvm,ioapic2=off",
+        "-cpu",
+        "qemu64,-cx16",
+        "-global",
+        "virtio-mmio.force-legacy=false",
+        "-device",
+        "isa-debug-exit,iobase=0xf4,iosize=0x4",
+        "-m",
+        "128",
+    ];
+
+    /// microvm's transports: base, stride, count, first GSI (QEMU's
+    /// hw/i386/microvm.h with the second IOAPIC off).
+    const TRANSPORTS: (u64, u64, u64, u64) = (0xfeb0_0000, 0x200, 8, 16);
+
+    /// The payload's words naming every transport (it scans them for DeviceID 1).
+    pub fn transport_words() -> String {
+        let (base, stride, n, gsi) = TRANSPORTS;
+        (0..n)
+            .map(|i| {
+                format!(
+                    "virtio_mmio.device=512@{:#x}:{}",
+                    base + i * stride,
+                    gsi + i
+                )
+            })
+            .collect::<Vec<_>>()
+            .join(" ")
+    }
+
+    /// The guest's clock must be told its rate (`tsc_khz=`): QEMU's TSC is the host's.
+    pub const NEEDS_TSC_KHZ: bool = true;
+
+    /// Payload file extension.
+    pub const PAYLOAD_EXT: &str = "flat";
+}
+
 #[cfg(test)]
 mod tests {
     use crate::qemu::CpuModel;

@@ -1,7 +1,7 @@
 //! The experiments that are not probe runs, each a command of its own
 //! (x86 only for now: [`crate::arch::experiments::UNAVAILABLE`] says why
-//! not elsewhere): `trapline linux-boot` ([`linux_boot`]) and `trapline
-//! virtio-paths` ([`virtio`]).
+//! not elsewhere): `trapline linux-boot` ([`linux_boot`]), `trapline
+//! virtio-paths` ([`virtio`]) and `trapline net-paths` ([`net`]).
 
 /// std's `eprintln!` for the experiments (declared before them): the line
 /// in words, and no panic when stderr is gone (see `trapline_stdio::words`).
@@ -12,4 +12,5 @@ macro_rules! eprintln {
 }
 
 pub mod linux_boot;
+pub mod net;
 pub mod virtio;
