@@ -32,7 +32,7 @@ pub use console::ChrTestdev;
 pub use empty::EmptyTransport;
 pub use interrupt::VirtioInterrupt;
 pub use mmio::{VirtioMmio, MMIO_LEN, QUEUE_NOTIFY_OFFSET};
-pub use worker::NotifyWorker;
+pub use worker::{NotifyWorker, ReadySource};
 
 /// Feature bit: the device conforms to virtio 1.x (mandatory over MMIO v2).
 pub const VIRTIO_F_VERSION_1: u32 = virtio_bindings::virtio_config::VIRTIO_F_VERSION_1;

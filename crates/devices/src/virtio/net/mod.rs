@@ -75,8 +75,8 @@ pub const DEFAULT_MAC: [u8; 6] = {
 /// Why a frame was dropped.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum DropReason {
-    /// Transmit chain with buffers outside guest RAM (or lengths that
-    /// overflow).
+    /// Transmit chain with buffers outside guest RAM, lengths that
+    /// overflow, or no end (a loop, or longer than the queue).
     TxBadChain,
     /// Transmit chain shorter than header + Ethernet header.
     TxShort,
@@ -87,7 +87,7 @@ pub enum DropReason {
     /// The back end had no room or failed (a full TAP queue, the echo
     /// backlog full because the guest posts no receive buffers).
     TxBackend,
-    /// Receive chain with buffers outside guest RAM.
+    /// Receive chain with buffers outside guest RAM or no end.
     RxBadChain,
     /// The frame did not fit the receive chain.
     RxSmallBuffer,
@@ -198,6 +198,9 @@ impl Net {
 
     /// One transmit chain: header, then the frame, to the back end.
     fn transmit(&mut self, chain: Chain<'_>, mem: &GuestMemoryMmap) -> Result<(), DropReason> {
+        if !ends(&chain) {
+            return Err(DropReason::TxBadChain);
+        }
         let mut reader = Reader::new(mem, chain).map_err(|_| DropReason::TxBadChain)?;
         let len = reader.available_bytes();
         let frame_len = len.checked_sub(HEADER_LEN).ok_or(DropReason::TxShort)?;
@@ -240,7 +243,12 @@ impl Net {
 
     /// One receive chain: a frame if the back end has one.
     fn receive(&mut self, chain: Chain<'_>, mem: &GuestMemoryMmap) -> Handled {
-        let Ok(mut writer) = Writer::new(mem, chain) else {
+        let writer = if ends(&chain) {
+            Writer::new(mem, chain).ok()
+        } else {
+            None
+        };
+        let Some(mut writer) = writer else {
             // Returned empty without taking a frame: the guest gets its
             // chain back and learns nothing was written.
             self.counters.dropped(DropReason::RxBadChain);
@@ -263,6 +271,17 @@ impl Net {
         NetCounters::count(&self.counters.rx_frames, &self.counters.rx_bytes, n);
         Handled::Used((HEADER_LEN + n) as u32)
     }
+}
+
+/// Whether `chain` ends where the driver meant it to: `virtio_queue` stops
+/// a walk after a queue's worth of descriptors (a loop) or at a `next`
+/// past the table, and the last descriptor it gave then still says NEXT.
+fn ends(chain: &Chain<'_>) -> bool {
+    let mut last_has_next = true;
+    for d in chain.clone() {
+        last_has_next = d.has_next();
+    }
+    !last_has_next
 }
 
 impl VirtioDevice for Net {
