@@ -247,6 +247,10 @@ UCALL_MAGIC: u32 = 0x4c50_5254;
 UCALL_TEXT_LEN: usize = 64;
 /// Number of u64 arguments a ucall carries.
 UCALL_ARGS: usize = 6;
+/// Iterations a scenario's recorded pass (its tails) stamps at most: the
+/// probe records min(final batch's iterations, this) after the timed
+/// batches, each iteration stamped alone into a [`GuestHist`].
+TAILS_SAMPLE_CAP: u64 = 4096;
 }
 
 /// A structured message from a guest payload to the host runner.
@@ -306,6 +310,14 @@ c_enum! {
         /// each run uses a fresh (or alternating) counter, else the host can
         /// miss the last acknowledgement of the previous run.
         IrqfdStart = 9 "UCALL_IRQFD_START",
+        /// A scenario's recorded pass (its tails) is done: `args[0]` = scenario
+        /// id, `args[1]` = GPA of its [`GuestHist`] (one value per
+        /// iteration, in the probe's clock), `args[2]` = GPA of a u64 the host
+        /// sets to 1 once it has read the block (the guest reuses the block
+        /// only then), `args[3]` = the stamp pair's own cost (the median
+        /// empty stamped iteration), `args[4]` = iterations the pass meant to
+        /// record.
+        Hist = 10 "UCALL_HIST",
     }
 }
 
@@ -322,6 +334,7 @@ impl UcallKind {
             7 => Self::Count,
             8 => Self::Clock,
             9 => Self::IrqfdStart,
+            10 => Self::Hist,
             _ => return None,
         })
     }

@@ -32,6 +32,10 @@ pub enum Command {
     /// virtio-blk I/O on each notify × irq path, beside Linux's own driver
     /// when QEMU and a kernel are there (an experiment, not a probe run).
     VirtioPaths(crate::lazy_args::Lazy<crate::experiments::virtio_paths::VirtioPathsArgs>),
+    #[cfg(feature = "bench")]
+    /// The kernel's share of in-kernel paths: KVM's trace points (tracefs,
+    /// root) around each scenario, beside the probe's round trip.
+    KernelShare(crate::lazy_args::Lazy<crate::experiments::kernel_share::KernelShareArgs>),
 }
 
 /// `trapline run`.

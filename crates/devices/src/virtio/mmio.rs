@@ -198,13 +198,18 @@ impl VirtioMmio {
     /// device ask for a reset.
     pub fn notify(&self, queue: u32) {
         self.notifies.fetch_add(1, Ordering::Relaxed);
-        self.serve(queue);
+        self.serve_with(queue, true);
     }
 
     /// Serve `queue` without a notification from the driver (a back end
     /// has frames for the receive queue), then every queue the device
-    /// says has work.
+    /// says has work. A queue the driver has not made ready is left alone
+    /// (a driver need not use every queue).
     pub fn serve(&self, queue: u32) {
+        self.serve_with(queue, false);
+    }
+
+    fn serve_with(&self, queue: u32, driver_asked: bool) {
         let mut guard = self.lock();
         let st = &mut *guard;
         if !st.status.is_live() || st.data_path == DataPath::Kernel {
@@ -216,39 +221,46 @@ impl VirtioMmio {
         if index >= st.queues.len() {
             return;
         }
-        self.serve_locked(st, index);
+        // One interrupt for the whole call: an echoed frame completes a
+        // transmit and a receive chain, and the guest's handler looks at
+        // both queues on one.
+        let mut interrupt = self.serve_locked(st, index, driver_asked);
         let pending = st.device.pending_queues();
         for other in 0..st.queues.len().min(64) {
             if other != index && pending & 1 << other != 0 && st.status.is_live() {
-                self.serve_locked(st, other);
+                interrupt |= self.serve_locked(st, other, false);
             }
+        }
+        if interrupt {
+            self.interrupt.trigger(INT_VRING);
         }
     }
 
-    fn serve_locked(&self, st: &mut State, index: usize) {
+    /// One pass over queue `index`; whether the driver wants an interrupt
+    /// for what it used.
+    fn serve_locked(&self, st: &mut State, index: usize, driver_asked: bool) -> bool {
         let Some(slot) = st.queues.get_mut(index) else {
-            return;
+            return false;
         };
+        if !driver_asked && !slot.queue.ready() {
+            return false;
+        }
         if !slot.usable(&self.mem) {
             self.needs_reset(&mut st.status);
-            return;
+            return false;
         }
         let event_idx = st.status.acked(VIRTIO_RING_F_EVENT_IDX);
         let q = &mut slot.queue;
         match self.drain(index, q, st.device.as_mut(), event_idx) {
-            Ok(0) => {}
+            Ok(0) => false,
             Ok(n) => {
                 self.completions.fetch_add(n, Ordering::Relaxed);
-                if q.needs_notification(&self.mem).unwrap_or(true) {
-                    self.interrupt.trigger(INT_VRING);
-                }
+                q.needs_notification(&self.mem).unwrap_or(true)
             }
             Err(n) => {
                 self.completions.fetch_add(n, Ordering::Relaxed);
-                if n > 0 {
-                    self.interrupt.trigger(INT_VRING);
-                }
                 self.needs_reset(&mut st.status);
+                n > 0
             }
         }
     }

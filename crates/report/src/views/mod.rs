@@ -9,7 +9,8 @@
 //! seed is a file and an entry in [`seed::SEEDS`]); the modules named after
 //! them hold only their code (conclusions computed in
 //! [`crate::derive::findings`]). `seeds` shows them all. `vmm` shows
-//! trapline's own footprint and cost per exit.
+//! trapline's own footprint and cost per exit; `tails` every scenario's
+//! recorded distribution.
 
 pub mod all;
 pub mod common;
@@ -21,6 +22,7 @@ pub mod pci_testdev;
 mod peer;
 pub mod seed;
 pub mod seeds;
+pub mod tails;
 pub mod vmm;
 
 use crate::model::Report;
@@ -42,6 +44,8 @@ pub enum View {
     /// trapline's own footprint against its goals and Firecracker's
     /// promises, and its cost per exit.
     Vmm,
+    /// Every scenario's recorded distribution: p50 … max beside its median.
+    Tails,
 }
 
 impl View {
@@ -49,7 +53,7 @@ impl View {
     pub fn all() -> impl Iterator<Item = View> {
         std::iter::once(View::All)
             .chain(SeedId::all().map(View::Seed))
-            .chain([View::Seeds, View::Vmm])
+            .chain([View::Seeds, View::Vmm, View::Tails])
     }
 
     /// The name on the command line.
@@ -59,6 +63,7 @@ impl View {
             View::Seed(s) => s.name(),
             View::Seeds => "seeds",
             View::Vmm => "vmm",
+            View::Tails => "tails",
         }
     }
 
@@ -77,6 +82,10 @@ impl View {
             View::Seeds => "every seed table, one after another".into(),
             View::Vmm => {
                 "trapline's own footprint and cost per exit, and the floor ladder's table".into()
+            }
+            View::Tails => {
+                "every scenario's distribution: p50, p90, p99, p99.9 and max beside its median"
+                    .into()
             }
         }
     }
@@ -108,6 +117,7 @@ pub(crate) fn page(report: &Report, view: View) -> Box<dyn Page + '_> {
         View::Seed(s) => Box::new(seed::SeedView::build(report, s.table())),
         View::Seeds => Box::new(seeds::SeedsView::build(report)),
         View::Vmm => Box::new(vmm::VmmView::build(report)),
+        View::Tails => Box::new(tails::TailsView::build(report)),
     }
 }
 

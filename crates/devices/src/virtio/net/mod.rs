@@ -297,7 +297,7 @@ impl VirtioDevice for Net {
         &[QUEUE_SIZE, QUEUE_SIZE]
     }
 
-    /// `struct virtio_net_config`: mac[6] at 0, status (le16) at 6; the
+    /// `struct virtio_net_config`: `mac[6]` at 0, status (le16) at 6; the
     /// rest (max_virtqueue_pairs, mtu: features not offered) reads as 0.
     fn read_config(&self, offset: u64, data: &mut [u8]) {
         let mut cfg = [0u8; 8];

@@ -223,6 +223,15 @@ fn echo_reflects_every_frame_byte_for_byte_on_both_event_idx_settings() {
         assert_ne!(d.irq.read().unwrap(), 0, "interrupted");
         assert_eq!(d.r(0x60) & 1, 1);
         d.assert_live();
+        // One echo, one interrupt: the transmit and the receive completion
+        // share it (under EVENT_IDX this driver's used_event of 0 asks for
+        // none).
+        d.w(0x64, 1);
+        let before = d.dev.interrupt().raised();
+        d.send(3, &frame(60, 4));
+        assert_eq!(d.take_used(RX_QUEUE).len(), 1);
+        let want = if event_idx { before } else { before + 1 };
+        assert_eq!(d.dev.interrupt().raised(), want, "event_idx {event_idx}");
     }
 }
 
@@ -411,6 +420,21 @@ fn broken_rings_ask_for_a_reset_and_the_vmm_goes_on() {
     d.w(0x70, 15);
     d.w(0x50, 1);
     assert_needs_reset(&d);
+}
+
+#[test]
+fn a_driver_that_never_readies_the_receive_queue_can_still_transmit() {
+    let mut d = Driver::new(Box::new(Echo::new()), true);
+    d.negotiate(ALL);
+    d.w(0x30, RX_QUEUE as u32);
+    d.w(0x44, 0);
+    d.w(0x70, 15);
+    d.send(0, &frame(60, 0));
+    d.send(1, &frame(60, 1));
+    assert_eq!(d.take_used(TX_QUEUE).len(), 2);
+    d.dev.serve(RX_QUEUE as u32);
+    d.assert_live();
+    assert_eq!(d.counters.tx_frames.load(Ordering::Relaxed), 2);
 }
 
 #[test]
@@ -799,4 +823,144 @@ mod tap_in_a_namespace {
             assert_eq!(d.counters.total_drops(), 0, "{:?}", d.counters);
         });
     }
+}
+
+/// `avail_event` of queue `q` (after the used ring).
+fn avail_event(mem: &GuestMemoryMmap, q: usize) -> u16 {
+    mem.read_obj(GuestAddress(RINGS[q][2] + 4 + 8 * u64::from(SIZE)))
+        .unwrap()
+}
+
+/// Both rings' indices, for a failure message.
+fn ring_state(d: &Driver) -> String {
+    format!(
+        "rx avail {} used {} avail_event {}; tx avail {} used {} avail_event {}",
+        d.avail[0],
+        d.used_idx(0),
+        avail_event(&d.mem, 0),
+        d.avail[1],
+        d.used_idx(1),
+        avail_event(&d.mem, 1)
+    )
+}
+
+/// Re-arm the receive interrupt (used_event = the next entry), look once
+/// more, then sleep on the interrupt (at most 5 s) as Linux's driver does;
+/// whether there is something to take.
+fn rearm_and_wait(d: &Driver) -> bool {
+    d.mem
+        .write_obj(
+            d.used_seen[0],
+            GuestAddress(RINGS[0][1] + 4 + 2 * u64::from(SIZE)),
+        )
+        .unwrap();
+    std::sync::atomic::fence(Ordering::SeqCst);
+    if d.used_idx(0) != d.used_seen[0] {
+        return true;
+    }
+    let mut p = libc::pollfd {
+        fd: std::os::fd::AsRawFd::as_raw_fd(&d.irq),
+        events: libc::POLLIN,
+        revents: 0,
+    };
+    // SAFETY: one pollfd.
+    let woke = unsafe { libc::poll(&mut p, 1, 5000) } == 1;
+    let _ = d.irq.read();
+    woke || d.used_idx(0) != d.used_seen[0]
+}
+
+/// A driver on its own thread racing a notify worker, as under
+/// `--virtio-notify ioeventfd` with EVENT_IDX: kicks only when the device
+/// asks (avail_event), sleeps on the interrupt after re-arming used_event;
+/// every burst must come back whole, in order, with no kick or interrupt
+/// missed.
+#[test]
+fn event_idx_bursts_race_a_worker_without_a_stall() {
+    use std::sync::atomic::fence;
+    let mem = GuestMemoryMmap::from_ranges(&[(GuestAddress(0), RAM)]).unwrap();
+    let irq = EventFd::new(EFD_NONBLOCK).unwrap();
+    let interrupt = Arc::new(VirtioInterrupt::irqfd(irq.try_clone().unwrap()));
+    let net = Net::new(Box::new(Echo::new()), DEFAULT_MAC);
+    let dev = Arc::new(VirtioMmio::new(Box::new(net), mem.clone(), interrupt, true).unwrap());
+    let mut d = Driver {
+        dev: dev.clone(),
+        mem: mem.clone(),
+        irq,
+        counters: Arc::default(),
+        avail: [0; 2],
+        used_seen: [0; 2],
+    };
+    d.setup(ALL);
+    let (tx, rx) = std::sync::mpsc::channel::<u32>();
+    let worker = {
+        let dev = dev.clone();
+        std::thread::spawn(move || {
+            while let Ok(q) = rx.recv() {
+                dev.notify(q);
+            }
+        })
+    };
+    let publish = |d: &mut Driver, q: usize, head: u16, old: u16| -> u16 {
+        let slot = u64::from(d.avail[q] % SIZE);
+        d.mem
+            .write_obj(head, GuestAddress(RINGS[q][1] + 4 + 2 * slot))
+            .unwrap();
+        d.avail[q] = d.avail[q].wrapping_add(1);
+        fence(Ordering::SeqCst);
+        d.mem
+            .write_obj(d.avail[q], GuestAddress(RINGS[q][1] + 2))
+            .unwrap();
+        fence(Ordering::SeqCst);
+        let new = d.avail[q];
+        let ev = avail_event(&d.mem, q);
+        if new.wrapping_sub(ev).wrapping_sub(1) < new.wrapping_sub(old) {
+            tx.send(q as u32).unwrap();
+        }
+        new
+    };
+    // Three receive buffers for bursts of eight, each reposted once taken:
+    // frames wait in the echo's backlog for the driver's receive kicks.
+    let mut rx_old = 0u16;
+    for i in 0..3 {
+        d.desc(RX_QUEUE, i, RX_BUF + 0x1000 * u64::from(i), 2048, WRITE, 0);
+        rx_old = publish(&mut d, RX_QUEUE, i, rx_old);
+    }
+    let mut tx_old = 0u16;
+    for burst in 0..300u32 {
+        for i in 0..8u16 {
+            let f = frame(60 + usize::from(i), burst as u8);
+            let at = TX_BUF + 0x1000 * u64::from(i);
+            d.mem
+                .write_slice(&[0; HEADER_LEN], GuestAddress(at))
+                .unwrap();
+            d.mem
+                .write_slice(&f, GuestAddress(at + HEADER_LEN as u64))
+                .unwrap();
+            d.desc(TX_QUEUE, i, at, (HEADER_LEN + f.len()) as u32, 0, 0);
+            tx_old = publish(&mut d, TX_QUEUE, i, tx_old);
+        }
+        let mut got = Vec::new();
+        while got.len() < 8 {
+            assert!(
+                rearm_and_wait(&d),
+                "burst {burst}: no interrupt after {} frames: {}",
+                got.len(),
+                ring_state(&d)
+            );
+            for (id, len) in d.take_used(RX_QUEUE) {
+                let k = got.len();
+                let f = frame(60 + k, burst as u8);
+                assert_eq!(
+                    d.rx_bytes(id, len),
+                    expect_rx(&f),
+                    "burst {burst} frame {k}"
+                );
+                got.push((id, len));
+                rx_old = publish(&mut d, RX_QUEUE, id as u16, rx_old);
+            }
+        }
+        let _ = d.take_used(TX_QUEUE);
+    }
+    drop(tx);
+    worker.join().unwrap();
 }
