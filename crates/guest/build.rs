@@ -393,17 +393,25 @@ fn build_x86_64(src: &Path, out: &Path) {
             run(cmd, &objcopy, "convert to elf32-i386", name, X86_TOOLS_HINT);
         }
     }
-    build_linux_programs(src, out, &gcc.cc);
+    build_linux_programs(src, out, &gcc.cc, LINUX_PROGRAMS,
+        (&["-m32", "-fcf-protection=none"], X86_TOOLS_HINT),
+    );
 }
 
 /// Linux user-space programs (the /init of initramfs images the crate
-/// packs at run time): libc-free, i386 ABI with `int $0x80` syscalls,
-/// like ../shared/guests/linux/tinit.c.
-fn build_linux_programs(src: &Path, out: &Path, cc: &str) {
-    for &(name, source) in LINUX_PROGRAMS {
+/// packs at run time, or programs in one): libc-free, like
+/// ../shared/guests/linux/tinit.c; on x86 the i386 ABI with `int $0x80`
+/// syscalls (`arch_flags` -m32), on arm64 the native one.
+fn build_linux_programs(
+    src: &Path,
+    out: &Path,
+    cc: &str,
+    programs: &[(&str, &str)],
+    (arch_flags, hint): (&[&str], &str),
+) {
+    for &(name, source) in programs {
         let mut cmd = Command::new(cc);
-        cmd.args([
-            "-m32",
+        cmd.args(arch_flags).args([
             "-static",
             "-nostdlib",
             "-ffreestanding",
@@ -412,7 +420,6 @@ fn build_linux_programs(src: &Path, out: &Path, cc: &str) {
             "-no-pie",
             "-fno-stack-protector",
             "-fno-asynchronous-unwind-tables",
-            "-fcf-protection=none",
             "-Os",
             "-Wall",
             "-Wextra",
@@ -421,7 +428,7 @@ fn build_linux_programs(src: &Path, out: &Path, cc: &str) {
         .arg("-o")
         .arg(out.join(name))
         .arg(src.join(source));
-        run(cmd, cc, "build the Linux program", name, X86_TOOLS_HINT);
+        run(cmd, cc, "build the Linux program", name, hint);
     }
 }
 
@@ -446,6 +453,13 @@ fn build_aarch64(src: &Path, out: &Path) {
         );
     }
     build_probe_kvmtool(src, out, &virt.cc, &dir);
+    build_linux_programs(
+        src,
+        &dir,
+        &virt.cc,
+        LINUX_PROGRAMS_AARCH64,
+        (&[], AARCH64_TOOLS_HINT),
+    );
 }
 
 /// Links an arm64 payload at `base` (`c/arch/aarch64/flat.lds`'s `PAYLOAD_BASE`).
@@ -513,7 +527,12 @@ fn build_probe_kvmtool(src: &Path, out: &Path, cc: &str, dir: &Path) {
 }
 
 /// (output name, source): /init programs for Linux guests.
-const LINUX_PROGRAMS: &[(&str, &str)] = &[("vblktest", "linux/vblktest.c")];
+const LINUX_PROGRAMS: &[(&str, &str)] = &[
+    ("vblktest", "linux/vblktest.c"),
+    ("nettest", "linux/nettest.c"),
+];
+/// (output name, source): arm64 Linux programs, into `OUT_DIR/aarch64/`.
+const LINUX_PROGRAMS_AARCH64: &[(&str, &str)] = &[("nettest", "linux/nettest.c")];
 
 /// Tables the C side needs beyond `c_header()` (the scenario table: id,
 /// name, routine, value check and the value itself of each, whose

@@ -16,9 +16,15 @@ ARM64_BUSYBOX="$ARM64_CACHE/busybox"
 # The same kernel as a GUEST of trapline (crates/cli/tests/linux_arm64.rs):
 # the modules its initramfs loads, unpacked from the kernel's package with
 # what they depend on, and `order` naming their files in loading order
-# (dependencies first). Debian builds virtio and its ring in.
-ARM64_GUEST_MODULES="virtio_mmio virtio_blk"
+# (dependencies first). Debian builds virtio and its ring in; virtio_net
+# brings net_failover and failover.
+ARM64_GUEST_MODULES="virtio_mmio virtio_blk virtio_net"
 ARM64_GUEST_MODULES_DIR="$ARM64_CACHE/modules"
+# The same kernel as the emulated HOST: the modules its init loads before
+# the tests (init.sh), for vhost-net (/dev/vhost-net and the TAP it needs,
+# /dev/net/tun); test.sh packs them as the test folder's modules/.
+ARM64_HOST_MODULES="tun vhost_net"
+ARM64_HOST_MODULES_DIR="$ARM64_CACHE/host-modules"
 
 # QEMU for the emulated host itself (qemu-system-aarch64 -accel kvm there,
 # the lab's `--peer qemu`): Debian's arm64 qemu-system-arm, unpacked by

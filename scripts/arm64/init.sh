@@ -36,6 +36,16 @@ echo "ARM64-HOST-UP $(uptime_s)"
 echo "arm64-host: $(uname -r), $(grep -c ^processor /proc/cpuinfo) CPUs, $(awk '/MemTotal/ { print int($2 / 1024) }' /proc/meminfo) MiB"
 dmesg | grep -iE 'kvm \[|GICv3|CPU\(s\) started' | sed 's/^/arm64-host: /'
 
+# Kernel modules the tests need of the host (test.sh packs the vhost-net
+# ones), in their order; one that fails to load is said, and the tests that
+# need it skip or fail by name.
+if [ -f /tests/modules/order ]; then
+  for m in $(cat /tests/modules/order); do
+    insmod "/tests/modules/$m" || echo "arm64-host: WARNING: insmod $m failed"
+  done
+  echo "arm64-host: modules loaded: $(tr '\n' ' ' </tests/modules/order)($(ls /dev/vhost-net /dev/net/tun 2>/dev/null | tr '\n' ' '))"
+fi
+
 # Set by run-host.sh on the kernel's command line; the kernel passes an
 # unknown name=value to init's environment.
 timeout_default=${arm64_test_timeout:-300}

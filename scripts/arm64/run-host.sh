@@ -10,7 +10,9 @@
 # The command runs with `sh -c` in /tests (TESTDIR's copy, also on PATH);
 # status 0 passes, 77 skips, anything else or its timeout fails. A folder
 # TESTDIR/rootfs/, if there, is laid over the initramfs's root instead of
-# being copied to /tests (for files that must be at fixed paths).
+# being copied to /tests (for files that must be at fixed paths). A folder
+# TESTDIR/modules/, if there, holds kernel modules (.ko) the host loads
+# before the first test, in the order its file `order` lists them.
 #
 # It packs a busybox initramfs (cpio newc; the project's own /init, init.sh here, plus
 # TESTDIR), boots QEMU's arm64 `virt` machine with EL2 under TCG so Debian's

@@ -12,7 +12,9 @@
 #   adds the foreign architecture arm64 to dpkg once) and unpacked into
 #   $TRAPLINE_ARM64_CACHE (default target/arm64-host/), reused while present;
 #   from the same kernel package, the modules Linux needs as trapline's
-#   guest for a virtio-blk disk (common.sh: ARM64_GUEST_MODULES).
+#   guest for a virtio-blk disk and a virtio-net card (common.sh:
+#   ARM64_GUEST_MODULES) and those the emulated host loads for vhost-net
+#   (ARM64_HOST_MODULES); a cache whose module lists differ is unpacked again.
 # - The Rust target aarch64-unknown-linux-gnu (rustup). Without it only the
 #   cargo tests are skipped (test.sh says so), so its failure is a warning.
 #
@@ -82,13 +84,15 @@ kernel_package() {
     sed -n 's/^ *Depends: \(linux-image-[0-9][^:]*\)\(:arm64\)\?$/\1/p' | head -n 1
 }
 
-# Unpacks the guest modules ($ARM64_GUEST_MODULES and, recursively, what
-# their `depends=` names) from the kernel package DEB into DIR, uncompressed,
-# and lists their files in DIR/order, dependencies first. A module the
-# kernel has built in (modules.builtin) needs no file; a missing one is a
-# warning (the Linux virtio-blk tests then fail saying there is no /dev/vda).
-unpack_guest_modules() {
-  local deb=$1 dir=$2 files builtin name
+# Unpacks the modules NAMES (and, recursively, what their `depends=` names)
+# from the kernel package DEB into DIR, uncompressed, lists their files in
+# DIR/order, dependencies first, and NAMES in DIR/wanted (to see later that
+# the lists changed). A module the kernel has built in (modules.builtin)
+# needs no file; a missing one is a warning (the Linux tests then fail
+# saying there is no /dev/vda or eth0, the vhost-net test that there is no
+# /dev/vhost-net).
+unpack_modules() {
+  local deb=$1 dir=$2 names=$3 files builtin name
   files=$(dpkg-deb --fsys-tarfile "$deb" | tar -t | grep -E '^\./lib/modules/.*\.ko(\.xz)?$' || true)
   builtin=$(dpkg-deb --fsys-tarfile "$deb" | tar -x -O --wildcards './lib/modules/*/modules.builtin' 2>/dev/null || true)
   rm -rf "$dir"
@@ -114,7 +118,8 @@ unpack_guest_modules() {
     done
     echo "$file" >>"$dir/order"
   }
-  for name in $ARM64_GUEST_MODULES; do add_module "$name"; done
+  for name in $names; do add_module "$name"; done
+  echo "$names" >"$dir/wanted"
 }
 
 # dpkg's foreign architecture arm64, once (for apt-get download of arm64 .debs).
@@ -126,7 +131,12 @@ add_arm64_architecture() {
   fi
 }
 
-if [ -s "$ARM64_KERNEL" ] && [ -x "$ARM64_BUSYBOX" ] && [ -f "$ARM64_GUEST_MODULES_DIR/order" ]; then
+# Whether DIR holds the modules NAMES (unpacked by this script's lists).
+modules_current() { [ -f "$1/order" ] && [ "$(cat "$1/wanted" 2>/dev/null)" = "$2" ]; }
+
+if [ -s "$ARM64_KERNEL" ] && [ -x "$ARM64_BUSYBOX" ] &&
+  modules_current "$ARM64_GUEST_MODULES_DIR" "$ARM64_GUEST_MODULES" &&
+  modules_current "$ARM64_HOST_MODULES_DIR" "$ARM64_HOST_MODULES"; then
   log "reusing the kernel ($(cat "$ARM64_KERNEL_PACKAGE_FILE" 2>/dev/null || echo '?')), its modules and busybox in $ARM64_CACHE"
 else
   add_arm64_architecture
@@ -155,16 +165,18 @@ else
   dpkg-deb --fsys-tarfile "$work/${pkg}_"*.deb | tar -x -C "$work" --wildcards './boot/vmlinuz-*'
   dpkg-deb --fsys-tarfile "$work/busybox-static_"*.deb | tar -x -C "$work" ./bin/busybox
   mkdir -p "$ARM64_CACHE"
-  unpack_guest_modules "$(echo "$work/${pkg}_"*.deb)" "$ARM64_GUEST_MODULES_DIR.tmp"
-  rm -rf "$ARM64_GUEST_MODULES_DIR"
-  mv "$ARM64_GUEST_MODULES_DIR.tmp" "$ARM64_GUEST_MODULES_DIR"
+  for set in "$ARM64_GUEST_MODULES_DIR:$ARM64_GUEST_MODULES" "$ARM64_HOST_MODULES_DIR:$ARM64_HOST_MODULES"; do
+    unpack_modules "$(echo "$work/${pkg}_"*.deb)" "${set%%:*}.tmp" "${set#*:}"
+    rm -rf "${set%%:*}"
+    mv "${set%%:*}.tmp" "${set%%:*}"
+  done
   # shellcheck disable=SC2012 # one file, a name we made
   install -m 0644 "$(ls "$work"/boot/vmlinuz-* | head -n 1)" "$ARM64_KERNEL.tmp"
   install -m 0755 "$work/bin/busybox" "$ARM64_BUSYBOX.tmp"
   echo "$pkg" >"$ARM64_KERNEL_PACKAGE_FILE"
   mv "$ARM64_BUSYBOX.tmp" "$ARM64_BUSYBOX"
   mv "$ARM64_KERNEL.tmp" "$ARM64_KERNEL"
-  log "unpacked $pkg, its modules $(tr '\n' ' ' <"$ARM64_GUEST_MODULES_DIR/order")and busybox into $ARM64_CACHE"
+  log "unpacked $pkg, its guest modules $(tr '\n' ' ' <"$ARM64_GUEST_MODULES_DIR/order")and host modules $(tr '\n' ' ' <"$ARM64_HOST_MODULES_DIR/order")and busybox into $ARM64_CACHE"
 fi
 
 # --- QEMU for the emulated host (the lab's --peer qemu there) -----------------

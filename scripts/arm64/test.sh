@@ -14,12 +14,17 @@
 #    Each executable runs as `cargo test` would: from its package's folder,
 #    the repository's tracked files present at the same absolute paths (so
 #    env!("CARGO_MANIFEST_DIR") and env!("CARGO_BIN_EXE_trapline") hold),
-#    and the cache's kernel, busybox and modules for the Linux tests.
+#    and the cache's kernel, busybox and modules for the Linux tests; the
+#    host loads its own vhost-net modules (tun, vhost_net) before them.
 # 4. run-host.sh boots the host, runs them all, reports each by name.
 #
 # Exit status: 0 every test passed (or skipped); 1 a test or a build
 # failed; 3 the emulated host cannot be installed here (callers skip).
 # Environment: ARM64_CARGO=0 skips the cargo tests (kvm-smoke only).
+#              ARM64_ONLY=REGEX runs only the tests whose name matches (an
+#              extended regex, e.g. 'kvm-smoke|trapline/test/linux_arm64'),
+#              for a developer who needs one test of the slow stage; CI
+#              sets neither.
 set -euo pipefail
 # shellcheck source=scripts/arm64/common.sh
 . "$(dirname "${BASH_SOURCE[0]}")/common.sh"
@@ -111,15 +116,17 @@ if [ "$run_cargo_tests" = 1 ]; then
 
   count=0
   while read -r exe dir kind name; do
-    pack_at_own_path "$exe"
     case "$kind" in
       lib) test_name="${dir##*/}/lib" ;;
       *) test_name="${dir##*/}/$kind/$name" ;;
     esac
+    count=$((count + 1))
+    # ARM64_ONLY: the others are neither packed nor listed.
+    if [ -n "${ARM64_ONLY:-}" ] && ! [[ "$test_name" =~ ^(${ARM64_ONLY})$ ]]; then continue; fi
+    pack_at_own_path "$exe"
     # As `cargo test` runs it: from the package's folder, with its variables.
     # TRAPLINE_ARM64_CACHE: where the Linux guest's files are (below).
     echo "$test_name cd $dir && CARGO_MANIFEST_DIR=$dir TRAPLINE_ARM64_CACHE=$ARM64_CACHE exec $exe" >>"$tests"
-    count=$((count + 1))
   done < <(test_executables <"$artifacts")
   log "$count cargo test executables"
   reported=$(test_executable_count <"$artifacts")
@@ -161,6 +168,9 @@ if [ "$run_cargo_tests" = 1 ]; then
     # and the modules for its initramfs (the tests write that themselves).
     mkdir -p "$stage/rootfs$ARM64_CACHE"
     cp -r "$ARM64_KERNEL" "$ARM64_BUSYBOX" "$ARM64_GUEST_MODULES_DIR" "$stage/rootfs$ARM64_CACHE/"
+    # The host's own modules for vhost-net (tun, vhost, vhost_net and what
+    # they need), loaded by init.sh before the tests.
+    cp -r "$ARM64_HOST_MODULES_DIR" "$stage/modules"
     echo "trapline-release-version trapline --version" >>"$tests"
   fi
 fi
@@ -182,4 +192,9 @@ else
 fi
 
 # --- run them all in the emulated host ---------------------------------------
+if [ -n "${ARM64_ONLY:-}" ]; then
+  grep -E "^#|^(${ARM64_ONLY}) " "$tests" >"$tests.only" || true
+  mv "$tests.only" "$tests"
+  skipped "every test but those matching ARM64_ONLY='$ARM64_ONLY': $(grep -cv '^#' "$tests") left"
+fi
 exec scripts/arm64/run-host.sh "$@" "$stage"

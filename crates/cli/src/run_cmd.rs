@@ -222,7 +222,7 @@ impl Opened {
 
 /// `--net`'s back end, opened.
 fn open_net(spec: &NetSpec) -> Result<Box<dyn NetBackend>, String> {
-    use trapline_devices::virtio::net::{Echo, Tap, TapOptions};
+    use trapline_devices::virtio::net::{vhost::Vhost, Echo, Tap, TapOptions};
     Ok(match spec {
         NetSpec::Echo => Box::new(Echo::new()),
         NetSpec::Tap(name) => {
@@ -233,12 +233,7 @@ fn open_net(spec: &NetSpec) -> Result<Box<dyn NetBackend>, String> {
             .map_err(|e| e.to_string())?;
             Box::new(tap)
         }
-        NetSpec::Vhost(_) => {
-            return Err(
-                "vhost: the vhost-net back end is not in this build yet; use echo or tap[:NAME]"
-                    .into(),
-            )
-        }
+        NetSpec::Vhost(name) => Box::new(Vhost::open(name.clone()).map_err(|e| e.to_string())?),
     })
 }
 

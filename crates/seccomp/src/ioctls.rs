@@ -51,6 +51,42 @@ pub(crate) const TCSETS_IOCTL: KvmIoctl = KvmIoctl {
     request: TCSETS,
 };
 
+/// vhost-net's requests (`<linux/vhost.h>`, type 0xAF; not KVM's, the same
+/// numbers on both architectures), made by the device's `vhost` back end
+/// when the driver sets DRIVER_OK or resets the device.
+pub const VHOST_GET_FEATURES: u32 = 0x8008_af00;
+/// `VHOST_SET_FEATURES`.
+pub const VHOST_SET_FEATURES: u32 = 0x4008_af00;
+/// `VHOST_SET_MEM_TABLE`.
+pub const VHOST_SET_MEM_TABLE: u32 = 0x4008_af03;
+/// `VHOST_SET_VRING_NUM`.
+pub const VHOST_SET_VRING_NUM: u32 = 0x4008_af10;
+/// `VHOST_SET_VRING_ADDR`.
+pub const VHOST_SET_VRING_ADDR: u32 = 0x4028_af11;
+/// `VHOST_SET_VRING_BASE`.
+pub const VHOST_SET_VRING_BASE: u32 = 0x4008_af12;
+/// `VHOST_SET_VRING_KICK`.
+pub const VHOST_SET_VRING_KICK: u32 = 0x4008_af20;
+/// `VHOST_SET_VRING_CALL`.
+pub const VHOST_SET_VRING_CALL: u32 = 0x4008_af21;
+/// `VHOST_NET_SET_BACKEND` (also detaches the TAP on reset and drop).
+pub const VHOST_NET_SET_BACKEND: u32 = 0x4008_af30;
+/// What the vhost back end asks at DRIVER_OK and reset (on the vCPU thread
+/// that took the status write).
+pub(crate) const VHOST_NET: &[KvmIoctl] = &[
+    kvm_ioctl!(VHOST_GET_FEATURES),
+    kvm_ioctl!(VHOST_SET_FEATURES),
+    kvm_ioctl!(VHOST_SET_MEM_TABLE),
+    kvm_ioctl!(VHOST_SET_VRING_NUM),
+    kvm_ioctl!(VHOST_SET_VRING_ADDR),
+    kvm_ioctl!(VHOST_SET_VRING_BASE),
+    kvm_ioctl!(VHOST_SET_VRING_KICK),
+    kvm_ioctl!(VHOST_SET_VRING_CALL),
+    VHOST_DETACH,
+];
+/// Detaching the TAP, when the device is dropped at the end of the run.
+pub(crate) const VHOST_DETACH: KvmIoctl = kvm_ioctl!(VHOST_NET_SET_BACKEND);
+
 /// The ioctls both architectures have.
 const SHARED: &[KvmIoctl] = &[
     RUN,
@@ -67,7 +103,7 @@ const SHARED: &[KvmIoctl] = &[
 
 /// Every ioctl this module knows, for name lookups.
 pub(crate) fn all() -> impl Iterator<Item = &'static KvmIoctl> {
-    SHARED.iter().chain(ARCH_IOCTLS)
+    SHARED.iter().chain(ARCH_IOCTLS).chain(VHOST_NET)
 }
 
 #[cfg(test)]

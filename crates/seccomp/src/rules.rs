@@ -34,6 +34,9 @@ const VCPU_IOCTL_PARTS: &[&[KvmIoctl]] = &[
     ],
     // Resume from ACPI S3 (x86_64).
     arch::VCPU_RESUME_IOCTLS,
+    // virtio-net's vhost back end, programmed when the driver's status
+    // write (DRIVER_OK, or 0 for a reset) exits to this thread.
+    ioctls::VHOST_NET,
 ];
 
 /// Ioctls the controller makes after the vCPU threads are running: none
@@ -47,6 +50,8 @@ pub const VMM_MAIN_IOCTLS: &[KvmIoctl] = &[
     ioctls::SET_USER_MEMORY_REGION,
     // Dropping an IrqFd unbinds it (KVM_IRQFD with DEASSIGN).
     ioctls::IRQFD,
+    // Dropping virtio-net's vhost back end detaches its TAP.
+    ioctls::VHOST_DETACH,
     // `trapline run` puts the terminal back (raw mode off) after the run,
     // Ctrl-A x included; fd 0's tcsetattr.
     ioctls::TCSETS_IOCTL,

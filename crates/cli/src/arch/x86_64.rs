@@ -25,10 +25,15 @@ pub fn unsupported_run_flag(_: &crate::args::RunArgs) -> Option<&'static str> {
 }
 
 /// A built-in `--initrd` for Linux guests: `builtin:vblktest`, an
-/// initramfs whose /init checks and times /dev/vda.
+/// initramfs whose /init checks and times /dev/vda; `builtin:nettest`, one
+/// whose /init brings eth0 up and exchanges UDP over it.
 pub fn builtin_initrd(p: &std::path::Path) -> Option<trapline_machine::ImageBytes> {
-    (p.as_os_str() == "builtin:vblktest")
-        .then(|| trapline_machine::ImageBytes::Owned(trapline_guest::linux_vblk_initramfs()))
+    let cpio = match p.to_str()? {
+        "builtin:vblktest" => trapline_guest::linux_vblk_initramfs(),
+        "builtin:nettest" => trapline_guest::linux_net_initramfs(),
+        _ => return None,
+    };
+    Some(trapline_machine::ImageBytes::Owned(cpio))
 }
 
 /// The lab's probe devices and user-space doorbell, for the lab's own

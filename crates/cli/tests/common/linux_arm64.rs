@@ -22,10 +22,19 @@ use super::trapline;
 ///
 /// * `tl_echo=1`: prints `LINUX-ARM64-READY`, reads one line from the
 ///   console (PL011 receive) and prints it back as `LINUX-ARM64-ECHO …`;
-/// * `tl_disk=1`: loads the modules of `/lib/modules/order`, prints the
+/// * `tl_disk=1` or `tl_net=ADDR`: loads the modules of
+///   `/lib/modules/order` (virtio_mmio, virtio_blk, virtio_net and what it
+///   needs);
+/// * `tl_disk=1`: prints the
 ///   first 16 bytes of `/dev/vda` in hex, writes `LINUX-WROTE-<tl_woff>`
 ///   at byte `tl_woff` (buffered, then fsync), and when there is a
 ///   `/dev/vdb` (the tests' read-only disk) tries one byte there;
+/// * `tl_net=ADDR`: brings eth0 up with busybox `ip` at ADDR/24, prints
+///   `LINUX-ARM64-ETH0 <mac> <operstate>`, then runs `/bin/nettest`
+///   (crates/guest's `c/linux/nettest.c`, which takes `net.ip=`,
+///   `net.peer=` and `net.count=` from the command line and prints
+///   `NETTEST-UDP …` and `NETTEST-RESULT ok|fail …`) and
+///   `LINUX-ARM64-NET status=<its exit status>`;
 /// * always: `LINUX-ARM64-PCI` lists the PCI functions Linux enumerated on
 ///   the PCIe host bridge (`0000:00:00.0=0x1b36:0x0008 …`);
 /// * `tl_end=reboot` reboots (PSCI SYSTEM_RESET), anything else powers off
@@ -49,10 +58,12 @@ if [ -n "$tl_echo" ]; then
   read -r -t 120 line
   echo "LINUX-ARM64-ECHO $line"
 fi
-if [ -n "$tl_disk" ]; then
+if [ -n "$tl_disk$tl_net" ]; then
   for m in $(cat /lib/modules/order); do
     insmod "/lib/modules/$m" || echo "LINUX-ARM64-INSMOD-FAILED $m"
   done
+fi
+if [ -n "$tl_disk" ]; then
   i=0
   while [ ! -b /dev/vda ] && [ "$i" -lt 300 ]; do sleep 0.1; i=$((i + 1)); done
   echo "LINUX-ARM64-VDA-HEAD $(dd if=/dev/vda bs=16 count=1 2>/dev/null | od -An -tx1 | tr -d ' \n')"
@@ -63,6 +74,14 @@ if [ -n "$tl_disk" ]; then
     printf 'X' | dd of=/dev/vdb bs=1 conv=notrunc,fsync 2>/dev/null
     echo "LINUX-ARM64-VDB-WRITE status=$?"
   fi
+fi
+if [ -n "$tl_net" ]; then
+  i=0
+  while [ ! -e /sys/class/net/eth0 ] && [ "$i" -lt 300 ]; do sleep 0.1; i=$((i + 1)); done
+  ip link set eth0 up && ip addr add "$tl_net/24" dev eth0
+  echo "LINUX-ARM64-ETH0 $(cat /sys/class/net/eth0/address) $(cat /sys/class/net/eth0/operstate)"
+  /bin/nettest
+  echo "LINUX-ARM64-NET status=$?"
 fi
 echo "LINUX-ARM64-END ${tl_end:-poweroff}"
 case "$tl_end" in
@@ -93,7 +112,8 @@ pub fn cache_dir() -> PathBuf {
     }
 }
 
-/// The initramfs: `/init`, `/bin/busybox`, `/lib/modules/` with `order`.
+/// The initramfs: `/init`, `/bin/busybox`, `/bin/nettest`, `/lib/modules/`
+/// with `order`.
 fn initramfs(cache: &Path) -> std::io::Result<Vec<u8>> {
     let busybox = std::fs::read(cache.join("busybox"))?;
     let modules_dir = cache.join("modules");
@@ -111,6 +131,7 @@ fn initramfs(cache: &Path) -> std::io::Result<Vec<u8>> {
         Entry::Dir("lib/modules", 0o755),
         Entry::File("init", 0o755, INIT.as_bytes()),
         Entry::File("bin/busybox", 0o755, &busybox),
+        Entry::File("bin/nettest", 0o755, trapline_guest::LINUX_NETTEST),
         Entry::File("lib/modules/order", 0o644, order.as_bytes()),
     ];
     for (path, bytes) in &modules {

@@ -62,6 +62,12 @@ pub const GIC: &[u8] = payload!("gic.elf");
 /// ICC_IAR1_EL1.
 pub const ITS: &[u8] = payload!("its.elf");
 
+/// A Linux program (not a payload: an arm64 Linux executable, static and
+/// libc-free, `c/linux/nettest.c`) that exchanges UDP over eth0, brought
+/// up by the guest's busybox init; the arm64 Linux tests pack it in their
+/// initramfs as `/bin/nettest`.
+pub const LINUX_NETTEST: &[u8] = payload!("nettest");
+
 /// Every arm64 payload by its public name.
 pub const PAYLOADS: &[(&str, &[u8])] = &[
     ("hello", HELLO),

@@ -102,6 +102,21 @@ pub fn linux_vblk_initramfs() -> Vec<u8> {
     ])
 }
 
+/// `/init` for Linux guests that brings eth0 up and exchanges UDP over it
+/// (see `c/linux/nettest.c`): an i386 static binary.
+pub const LINUX_NETTEST: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/nettest"));
+
+/// An uncompressed newc initramfs whose `/init` is [`LINUX_NETTEST`].
+pub fn linux_net_initramfs() -> Vec<u8> {
+    use cpio::Entry;
+    cpio::newc(&[
+        Entry::Dir("dev", 0o755),
+        Entry::Dir("proc", 0o755),
+        Entry::Dir("sys", 0o755),
+        Entry::File("init", 0o755, LINUX_NETTEST),
+    ])
+}
+
 #[cfg(test)]
 mod tests;
 
@@ -116,5 +131,15 @@ mod export {
         let path =
             std::env::var_os("TRAPLINE_WRITE_INITRAMFS").expect("TRAPLINE_WRITE_INITRAMFS=PATH");
         std::fs::write(path, super::linux_vblk_initramfs()).unwrap();
+    }
+
+    /// The same for the nettest initramfs:
+    /// `TRAPLINE_WRITE_INITRAMFS=$PWD/net.cpio cargo test -p trapline-guest --lib -- --ignored write_net_initramfs`
+    #[test]
+    #[ignore]
+    fn write_net_initramfs() {
+        let path =
+            std::env::var_os("TRAPLINE_WRITE_INITRAMFS").expect("TRAPLINE_WRITE_INITRAMFS=PATH");
+        std::fs::write(path, super::linux_net_initramfs()).unwrap();
     }
 }

@@ -20,6 +20,7 @@ pub mod backend;
 pub mod echo;
 pub mod header;
 pub mod tap;
+pub mod vhost;
 
 use std::io::{Read, Write};
 use std::sync::atomic::{AtomicU64, Ordering};
