@@ -18,6 +18,7 @@ pub mod exit;
 pub mod irqchip;
 pub mod kick;
 pub mod run;
+mod stamps;
 pub mod stats_fd;
 mod system;
 pub mod vcpu;

@@ -19,6 +19,7 @@ use crate::arch;
 use crate::crash;
 use crate::dispatch::{dispatch, Crash, ExitOutcome};
 use crate::exit::Exit;
+use crate::stamps::ExitStamps;
 use crate::vcpu::{VcpuContext, VcpuEnd};
 
 /// Dispatch one coalesced entry (from any vCPU's drain).
@@ -61,6 +62,8 @@ fn run_loop<const PROFILE: bool>(
     // exit, charged with the cycles up to the next KVM_RUN (or the end).
     let mut returned_at = 0u64;
     let mut pending: Option<(ExitKind, u64)> = None;
+    // The lab's exit-stamp mailbox (the anatomy pass), when armed.
+    let mut stamps = arm_stamps(vcpu, ctx);
     'run: loop {
         if ctx.stop.load(Ordering::Acquire) {
             if PROFILE {
@@ -73,7 +76,11 @@ fn run_loop<const PROFILE: bool>(
         } else {
             0
         };
-        let result = vcpu.run();
+        // Unarmed: this one branch is all the mailbox costs.
+        let result = match stamps.as_mut() {
+            None => vcpu.run(),
+            Some(s) => s.run(vcpu),
+        };
         if PROFILE {
             returned_at = tsc();
             if let Some(p) = profile {
@@ -119,6 +126,13 @@ fn run_loop<const PROFILE: bool>(
         }
         return end;
     }
+}
+
+/// The vCPU's slot of the exit-stamp mailbox, if the lab armed it.
+#[cold]
+fn arm_stamps(vcpu: &VcpuFd, ctx: &VcpuContext) -> Option<ExitStamps> {
+    let mailbox = ctx.exit_stamps?;
+    ExitStamps::arm(vcpu, ctx.memory.as_ref()?, mailbox, ctx.index)
 }
 
 /// Build the end of a crashed vCPU from what only the vCPU can tell.

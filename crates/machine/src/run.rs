@@ -184,6 +184,7 @@ impl Machine {
             mmio: self.mmio.clone(),
             counters: self.counters[index].clone(),
             fast_port: self.fast_port,
+            exit_stamps: self.exit_stamps,
             ring: self.ring.clone(),
             stop,
             memory: Some(self.vm.memory().clone()),

@@ -129,11 +129,11 @@ impl FloorKind {
     /// the probe runs identity-mapped). The floor puts its copy there.
     pub fn probe_addr(self) -> u64 {
         match self {
-            FloorKind::Noop => 0x4020_2d84,
-            FloorKind::MmioUserWrite => 0x4020_2e28,
-            FloorKind::MmioKernelWildcard => 0x4020_2e5c,
-            FloorKind::RamRead => 0x4020_2ef8,
-            FloorKind::MmioVgicRead => 0x4020_3034,
+            FloorKind::Noop => 0x4020_2d94,
+            FloorKind::MmioUserWrite => 0x4020_2e38,
+            FloorKind::MmioKernelWildcard => 0x4020_2e6c,
+            FloorKind::RamRead => 0x4020_2f08,
+            FloorKind::MmioVgicRead => 0x4020_3044,
         }
     }
 
