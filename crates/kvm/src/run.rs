@@ -63,7 +63,7 @@ fn run_loop<const PROFILE: bool>(
     let mut returned_at = 0u64;
     let mut pending: Option<(ExitKind, u64)> = None;
     // The lab's exit-stamp mailbox (the anatomy pass), when armed.
-    let mut stamps = arm_stamps(vcpu, ctx);
+    let mut stamps = arm_stamps(ctx);
     'run: loop {
         if ctx.stop.load(Ordering::Acquire) {
             if PROFILE {
@@ -130,9 +130,9 @@ fn run_loop<const PROFILE: bool>(
 
 /// The vCPU's slot of the exit-stamp mailbox, if the lab armed it.
 #[cold]
-fn arm_stamps(vcpu: &VcpuFd, ctx: &VcpuContext) -> Option<ExitStamps> {
-    let mailbox = ctx.exit_stamps?;
-    ExitStamps::arm(vcpu, ctx.memory.as_ref()?, mailbox, ctx.index)
+fn arm_stamps(ctx: &VcpuContext) -> Option<ExitStamps> {
+    let mailbox = ctx.exit_stamps.as_ref()?;
+    ExitStamps::arm(ctx.memory.as_ref()?, mailbox, ctx.index)
 }
 
 /// Build the end of a crashed vCPU from what only the vCPU can tell.

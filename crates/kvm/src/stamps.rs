@@ -17,6 +17,33 @@ use vm_memory::{GuestAddress, GuestMemoryBackend, GuestMemoryMmap};
 
 use crate::arch;
 
+/// What arms a vCPU's slot: the mailbox's guest-physical address and the
+/// clock offset KVM gives for that vCPU, read on the thread that builds
+/// the machine (before the vCPU thread's seccomp filter, which allows no
+/// attribute reads).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct StampMailbox {
+    gpa: u64,
+    offset: u64,
+    err: u64,
+    align: ClockAlign,
+}
+
+impl StampMailbox {
+    /// The mailbox at `gpa`, with `vcpu`'s clock offset ("not aligned"
+    /// when KVM gives none).
+    pub fn new(vcpu: &VcpuFd, gpa: u64) -> Self {
+        let (offset, err, align) =
+            arch::clock_offset(vcpu).unwrap_or((0, u64::MAX, ClockAlign::None));
+        Self {
+            gpa,
+            offset,
+            err,
+            align,
+        }
+    }
+}
+
 /// One vCPU's armed slot.
 pub(crate) struct ExitStamps {
     /// The slot's first byte in the host's mapping of guest RAM (64-byte
@@ -29,16 +56,16 @@ pub(crate) struct ExitStamps {
 }
 
 impl ExitStamps {
-    /// Arm vCPU `index`'s slot of the mailbox at `mailbox` (a GPA) and
-    /// write into it the clock offset KVM gives for `vcpu` (or "not
-    /// aligned" when it gives none). `None` when the slot is not in RAM.
+    /// Arm vCPU `index`'s slot of `mailbox` and write its clock offset
+    /// into it. `None` when the slot is not in RAM.
     pub(crate) fn arm(
-        vcpu: &VcpuFd,
         memory: &GuestMemoryMmap,
-        mailbox: u64,
+        mailbox: &StampMailbox,
         index: usize,
     ) -> Option<Self> {
-        let gpa = mailbox.checked_add(index as u64 * abi::ANATOMY_SLOT_SIZE)?;
+        let gpa = mailbox
+            .gpa
+            .checked_add(index as u64 * abi::ANATOMY_SLOT_SIZE)?;
         let end = GuestAddress(gpa + abi::ANATOMY_SLOT_SIZE - 1);
         let first = memory.get_host_address(GuestAddress(gpa)).ok()?;
         let last = memory.get_host_address(end).ok()?;
@@ -53,14 +80,12 @@ impl ExitStamps {
             seq: 0,
             t1: 0,
         };
-        let (offset, err, how) =
-            arch::clock_offset(vcpu).unwrap_or((0, u64::MAX, ClockAlign::None));
         s.put(abi::ANATOMY_SEQ, 0);
         s.put(abi::ANATOMY_T1, 0);
         s.put(abi::ANATOMY_T2, 0);
-        s.put(abi::ANATOMY_OFFSET, offset);
-        s.put(abi::ANATOMY_OFFSET_ERR, err);
-        s.put(abi::ANATOMY_ALIGN, how as u64);
+        s.put(abi::ANATOMY_OFFSET, mailbox.offset);
+        s.put(abi::ANATOMY_OFFSET_ERR, mailbox.err);
+        s.put(abi::ANATOMY_ALIGN, mailbox.align as u64);
         Some(s)
     }
 

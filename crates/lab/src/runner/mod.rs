@@ -67,6 +67,9 @@ pub struct LabOptions {
     /// trapline's own handling time per exit, and each repeat one more VM
     /// without the profile gives its overhead.
     pub stat: bool,
+    /// Run the anatomy pass (`--view anatomy`): each user path's legs on
+    /// trapline and on the raw-KVM floor.
+    pub anatomy: bool,
 }
 
 #[cfg(test)]
@@ -91,6 +94,7 @@ impl LabOptions {
             peer: None,
             kvmtool: None,
             stat: true,
+            anatomy: false,
         }
     }
 }

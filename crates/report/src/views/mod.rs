@@ -12,6 +12,7 @@
 //! trapline's own footprint and cost per exit.
 
 pub mod all;
+pub mod anatomy;
 pub mod common;
 pub mod doorbell;
 pub mod paper;
@@ -42,6 +43,9 @@ pub enum View {
     /// trapline's own footprint against its goals and Firecracker's
     /// promises, and its cost per exit.
     Vmm,
+    /// Each user path's round trip split into exit, handling and entry,
+    /// on trapline and the raw-KVM floor.
+    Anatomy,
 }
 
 impl View {
@@ -49,7 +53,7 @@ impl View {
     pub fn all() -> impl Iterator<Item = View> {
         std::iter::once(View::All)
             .chain(SeedId::all().map(View::Seed))
-            .chain([View::Seeds, View::Vmm])
+            .chain([View::Seeds, View::Vmm, View::Anatomy])
     }
 
     /// The name on the command line.
@@ -59,6 +63,7 @@ impl View {
             View::Seed(s) => s.name(),
             View::Seeds => "seeds",
             View::Vmm => "vmm",
+            View::Anatomy => "anatomy",
         }
     }
 
@@ -77,6 +82,10 @@ impl View {
             View::Seeds => "every seed table, one after another".into(),
             View::Vmm => {
                 "trapline's own footprint and cost per exit, and the floor ladder's table".into()
+            }
+            View::Anatomy => {
+                "each user exit split into exit, handling and entry, trapline beside the floor"
+                    .into()
             }
         }
     }
@@ -108,6 +117,7 @@ pub(crate) fn page(report: &Report, view: View) -> Box<dyn Page + '_> {
         View::Seed(s) => Box::new(seed::SeedView::build(report, s.table())),
         View::Seeds => Box::new(seeds::SeedsView::build(report)),
         View::Vmm => Box::new(vmm::VmmView::build(report)),
+        View::Anatomy => Box::new(anatomy::AnatomyView::build(report)),
     }
 }
 

@@ -26,6 +26,22 @@ struct anatomy_block {
 };
 
 static struct anatomy_block blocks[ANATOMY_PATHS];
+
+/* The ABI's scenario names by id (pci-testdev checks the name it selects). */
+static const struct {
+    u32 id;
+    const char *name;
+    u32 routine, expect;
+    u64 value;
+} names[] = SCENARIO_TABLE;
+
+static const char *name_of(u32 id, const char *fallback)
+{
+    for (size_t k = 0; k < ARRAY_SIZE(names); k++)
+        if (names[k].id == id)
+            return names[k].name;
+    return fallback;
+}
 static u32 used;
 
 static inline u64 slot_word(u64 offset)
@@ -122,7 +138,7 @@ void anatomy_pass(const char *list)
         memcpy(buf, list, n);
         buf[n] = '\0';
         if (n && parse_u64(buf, &end, &id) && !*end)
-            anatomy_path((u32)id, buf);
+            anatomy_path((u32)id, name_of((u32)id, buf));
         else if (n)
             ucall(UCALL_ANATOMY, buf, 0xffffffffu, 0, RESULT_UNSUPPORTED);
         list += len;
