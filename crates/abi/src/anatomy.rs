@@ -48,6 +48,12 @@ ANATOMY_ALIGN: u64 = 40;
 ANATOMY_MAILBOX_LEN: u64 = ANATOMY_SLOT_SIZE * crate::MAX_VCPUS as u64;
 /// Iterations of each path in the probe's anatomy pass.
 ANATOMY_ITERATIONS: u64 = 2048;
+/// The pass goes in chunks of this many accesses, each stamped chunk after
+/// a timed batch of as many with the scenario's own loop, so the path's
+/// ordinary cost per iteration is measured beside its legs, in the same
+/// VM and moment (the median batch is the round trip the legs must add
+/// up to).
+ANATOMY_BATCH: u64 = 128;
 /// The anatomy pass's histograms per path, in this order in the block the
 /// guest hands over: exit, VMM, entry, round trip.
 ANATOMY_LEGS: u64 = 4;
@@ -80,15 +86,16 @@ pub struct AnatomyHeader {
     /// Accesses with no publish or more than one (another exit came in
     /// between, or the mailbox is not armed): round trip only.
     pub stale: u64,
-    /// The guest's own round trip median estimate is not kept here; zero.
-    pub reserved: u64,
+    /// The median over the pass's batches of the scenario's own loop of
+    /// their cycles per iteration (0: the path has no such loop).
+    pub batch: u64,
 }
 
 /// Bytes of an [`AnatomyHeader`].
 pub const ANATOMY_HEADER_SIZE: usize = core::mem::size_of::<AnatomyHeader>();
 
 /// The C side of [`AnatomyHeader`], for the generated header.
-pub(crate) const C_STRUCTS: &str = "struct anatomy_header {\n    unsigned long long magic, align, offset_err, iterations, recorded, misordered, stale, reserved;\n} __attribute__((aligned(8)));\n_Static_assert(sizeof(struct anatomy_header) == 64, \"anatomy_header layout\");\n";
+pub(crate) const C_STRUCTS: &str = "struct anatomy_header {\n    unsigned long long magic, align, offset_err, iterations, recorded, misordered, stale, batch;\n} __attribute__((aligned(8)));\n_Static_assert(sizeof(struct anatomy_header) == 64, \"anatomy_header layout\");\n";
 
 c_enum! {
     /// How the guest's clock was put on the host's time line (the

@@ -226,7 +226,7 @@ fn header(b: &[u8]) -> AnatomyHeader {
         recorded: word(b, 4),
         misordered: word(b, 5),
         stale: word(b, 6),
-        reserved: word(b, 7),
+        batch: word(b, 7),
     }
 }
 
@@ -272,7 +272,8 @@ fn path_row(name: &str, vmm: &str, h: &AnatomyHeader, legs: &[Histogram]) -> Ana
         handling: legs.get(1).and_then(Spread::of),
         entry: legs.get(2).and_then(Spread::of),
         round_trip: legs.get(3).and_then(Spread::of),
-        per_iteration: None,
+        per_iteration: (h.batch > 0).then_some(h.batch as f64),
+        scenario_per_iteration: None,
     }
 }
 
@@ -283,6 +284,20 @@ fn floor_path(kvm: &HostKvm, name: &'static str) -> AnatomyPath {
         Ok(a) => floor_row(&a),
         Err(e) => unmeasured(name, FLOOR_VMM, &e),
     }
+}
+
+/// The floor's ordinary cost per access: over chunks of
+/// `ANATOMY_BATCH` consecutive accesses, the median of the span from the
+/// first's `t0` to the last's `t3` per access (guest clock only: no
+/// offset, no host stamp); 0 with no whole chunk.
+fn chunked_per_access(stamps: &[abi::Stamps]) -> u64 {
+    let n = abi::ANATOMY_BATCH as usize;
+    let mut per: Vec<u64> = stamps
+        .chunks_exact(n)
+        .map(|c| c[n - 1].t3.wrapping_sub(c[0].t0) / n as u64)
+        .collect();
+    per.sort_unstable();
+    per.get(per.len() / 2).copied().unwrap_or(0)
 }
 
 /// The floor's stamps split into the same histograms as the guest's.
@@ -314,6 +329,7 @@ fn floor_row(a: &FloorAnatomy) -> AnatomyPath {
             None => h.stale += 1,
         }
     }
+    h.batch = chunked_per_access(&a.stamps);
     let mut row = path_row(a.path, FLOOR_VMM, &h, &legs);
     if let Err(e) = &a.offset {
         row.reason = Some(format!(
@@ -350,6 +366,7 @@ mod tests {
         };
         let row = floor_row(&a);
         assert_eq!((row.accesses, row.split), (100, 100));
+        assert_eq!(row.per_iteration, None, "no whole chunk of ANATOMY_BATCH accesses");
         assert!(row.reason.is_none());
         let e = row.exit.unwrap();
         assert!((9_000..=9_100).contains(&e.p50), "{e:?}");

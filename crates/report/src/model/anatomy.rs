@@ -58,11 +58,18 @@ pub struct AnatomyPath {
     /// The stamped round trip of every access (split or not).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub round_trip: Option<Spread>,
-    /// The path's ordinary cost per iteration on the same VMM: its
-    /// scenario's median over repeats from its timed batches, when the run
-    /// measured it.
+    /// The path's ordinary cost per iteration measured beside its legs,
+    /// in the same VM: trapline's, the median of timed batches of the
+    /// scenario's own loop between the stamped chunks; the floor's, the
+    /// median over chunks of consecutive stamped accesses of their span
+    /// per access.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub per_iteration: Option<f64>,
+    /// The same VMM's scenario of that name in this run (its median over
+    /// repeats from its timed batches, other VMs, another moment), when
+    /// the run measured it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub scenario_per_iteration: Option<f64>,
 }
 
 /// A distribution's summary, in clock ticks.
@@ -99,8 +106,10 @@ impl Spread {
 /// What a path's legs are checked against.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum RoundTripSource {
-    /// The scenario's median per iteration from its timed batches.
+    /// Timed batches beside the legs, in the same VM.
     Batches,
+    /// The run's scenario of that name (other VMs, another moment).
+    Scenario,
     /// The stamped round trip's own median (no scenario measured it).
     Stamped,
 }
@@ -116,10 +125,15 @@ impl AnatomyPath {
     /// else the stamped round trip's median.
     pub fn sum_check(&self) -> Option<(SumCheck, RoundTripSource)> {
         let (e, h, n) = (self.exit?, self.handling?, self.entry?);
-        let (round, source) = match (self.per_iteration, self.round_trip) {
-            (Some(p), _) => (p, RoundTripSource::Batches),
-            (None, Some(r)) => (r.p50 as f64, RoundTripSource::Stamped),
-            (None, None) => return None,
+        let (round, source) = match (
+            self.per_iteration,
+            self.scenario_per_iteration,
+            self.round_trip,
+        ) {
+            (Some(p), _, _) => (p, RoundTripSource::Batches),
+            (None, Some(p), _) => (p, RoundTripSource::Scenario),
+            (None, None, Some(r)) => (r.p50 as f64, RoundTripSource::Stamped),
+            (None, None, None) => return None,
         };
         sum_check(e.p50 as f64, h.p50 as f64, n.p50 as f64, round).map(|c| (c, source))
     }
@@ -137,11 +151,11 @@ impl AnatomyPath {
 }
 
 impl Report {
-    /// Keep `anatomy` in the report, each path's round trip taken from
-    /// the same VMM's scenario of that name where the run measured it.
+    /// Keep `anatomy` in the report, with each path's scenario of the
+    /// same VMM where the run measured it.
     pub fn attach_anatomy(&mut self, mut anatomy: Anatomy) {
         for p in &mut anatomy.paths {
-            p.per_iteration = self
+            p.scenario_per_iteration = self
                 .scenario(&p.vmm, &p.name)
                 .and_then(super::ScenarioResult::median);
         }

@@ -104,7 +104,8 @@ fn p50(s: Option<Spread>) -> Cell {
 /// What a round trip source is called.
 fn source_name(s: RoundTripSource) -> &'static str {
     match s {
-        RoundTripSource::Batches => "timed batches",
+        RoundTripSource::Batches => "timed batches beside it",
+        RoundTripSource::Scenario => "the run's scenario",
         RoundTripSource::Stamped => "stamped round trip",
     }
 }
@@ -331,7 +332,13 @@ impl AnatomyView<'_> {
                 cols.push((format!("{leg}_{q}"), Align::Right));
             }
         }
-        for c in ["per_iteration", "legs_sum", "gap_pct", "reason"] {
+        for c in [
+            "per_iteration",
+            "scenario_per_iteration",
+            "legs_sum",
+            "gap_pct",
+            "reason",
+        ] {
             cols.push((c.to_string(), Align::Right));
         }
         let refs: Vec<(&str, Align)> = cols.iter().map(|(c, a)| (c.as_str(), *a)).collect();
@@ -358,6 +365,7 @@ impl AnatomyView<'_> {
             }
             let check = p.sum_check();
             cells.push(num(p.per_iteration, Unit::Cycles));
+            cells.push(num(p.scenario_per_iteration, Unit::Cycles));
             cells.push(num(check.map(|(c, _)| c.sum), Unit::Cycles));
             cells.push(num(check.map(|(c, _)| c.gap_pct), Unit::Ratio));
             cells.push(Cell::text(p.reason.clone().unwrap_or_default()));

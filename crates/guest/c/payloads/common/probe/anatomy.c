@@ -50,10 +50,33 @@ static inline u64 slot_word(u64 offset)
     return *(volatile u64 *)(uintptr_t)(PROBE_ANATOMY_MAILBOX + offset);
 }
 
+/* n iterations of the path's own scenario loop (the probe's batches); its cycles per iteration. */
+static u64 batch(u32 id, u64 n)
+{
+    u64 cycles = 0, value = 0;
+    bool ok = (id == SCENARIO_PCI_MMIO_NO_EVENTFD || id == SCENARIO_PCI_PORTIO_NO_EVENTFD)
+                  ? pci_run(id, n, &cycles, &value)
+                  : exits_run(id, n, &cycles, &value);
+    return ok ? cycles / n : 0;
+}
+
+/* The median of n values (sorts them). */
+static u64 median(u64 *v, u32 n)
+{
+    for (u32 i = 1; i < n; i++)
+        for (u32 j = i; j > 0 && v[j - 1] > v[j]; j--) {
+            u64 t = v[j];
+            v[j] = v[j - 1];
+            v[j - 1] = t;
+        }
+    return v[n / 2];
+}
+
 /* One path's pass into `b`; false if this architecture has no such path. */
 static bool measure(u32 id, struct anatomy_block *b)
 {
     u64 t0, t3;
+    u64 batches[ANATOMY_ITERATIONS / ANATOMY_BATCH];
 
     if (!anatomy_access(id, &t0, &t3))
         return false;
@@ -66,6 +89,8 @@ static bool measure(u32 id, struct anatomy_block *b)
     b->h.align = align;
     b->h.offset_err = slot_word(ANATOMY_OFFSET_ERR);
     for (u64 i = 0; i < ANATOMY_ITERATIONS; i++) {
+        if (i % ANATOMY_BATCH == 0)
+            batches[i / ANATOMY_BATCH] = batch(id, ANATOMY_BATCH);
         u64 s0 = slot_word(ANATOMY_SEQ);
         anatomy_access(id, &t0, &t3);
         u64 s1 = slot_word(ANATOMY_SEQ), t1 = slot_word(ANATOMY_T1), t2 = slot_word(ANATOMY_T2);
@@ -85,6 +110,7 @@ static bool measure(u32 id, struct anatomy_block *b)
         hist_record(&b->legs[2], (u64)entry);
         b->h.recorded++;
     }
+    b->h.batch = median(batches, ANATOMY_ITERATIONS / ANATOMY_BATCH);
     b->h.magic = ANATOMY_MAGIC;
     return true;
 }
