@@ -18,6 +18,9 @@ pub struct FloorAnatomy {
     pub path: &'static str,
     /// Each access's four stamps.
     pub stamps: Vec<Stamps>,
+    /// The median cost of the guest's two stamps with no access between
+    /// them (0 where not measured).
+    pub stamp_cost: u64,
     /// The guest's clock minus the host's, its error and how it was found;
     /// or why it could not be.
     pub offset: Result<(u64, u64, ClockAlign), String>,

@@ -33,6 +33,7 @@ fn path(name: &str, vmm: &str, legs: Option<(u64, u64, u64)>) -> AnatomyPath {
         round_trip: legs.and_then(|l| spread(l.0 + l.1 + l.2)),
         per_iteration: None,
         scenario_per_iteration: None,
+        stamp_cost: None,
     }
 }
 

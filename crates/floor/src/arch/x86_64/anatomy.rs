@@ -111,10 +111,21 @@ pub fn measure(
         .write_slice(&program(body), GuestAddress(CODE))
         .map_err(|e| format!("raw floor anatomy: writing the code: {e}"))?;
     let offset = trapline_kvm::clock_offset(&vm.vcpu);
-    run_once(&mut vm, path, warmup.max(1))?;
-    let host = run_once(&mut vm, path, n)?;
-    let stamps = host
-        .iter()
+    run_once(&mut vm, path, warmup.max(1), warmup.max(1))?;
+    let host = run_once(&mut vm, path, n, n)?;
+    let stamps = read_stamps(&vm, &host);
+    let stamp_cost = stamp_cost(kvm)?;
+    Ok(FloorAnatomy {
+        path,
+        stamps,
+        stamp_cost,
+        offset,
+    })
+}
+
+/// The guest's stamps of the last run beside the host's.
+fn read_stamps(vm: &BareVm, host: &[(u64, u64)]) -> Vec<Stamps> {
+    host.iter()
         .enumerate()
         .map(|(i, &(t1, t2))| {
             let at = STAMPS + 16 * i as u64;
@@ -126,16 +137,36 @@ pub fn measure(
                 t3: read(8),
             }
         })
-        .collect();
-    Ok(FloorAnatomy {
-        path,
-        stamps,
-        offset,
-    })
+        .collect()
 }
 
-/// One run of `n` accesses: the host's stamps per exit.
-fn run_once(vm: &mut BareVm, path: &'static str, n: usize) -> Result<Vec<(u64, u64)>, String> {
+/// The median of the program's two stamps with nothing between them (no
+/// access, so no exit: the run's only exit is the done one).
+fn stamp_cost(kvm: &Kvm) -> Result<u64, String> {
+    const N: usize = 128;
+    let mut vm = bare_vm(kvm)?;
+    vm.mem
+        .write_slice(&program(&[]), GuestAddress(CODE))
+        .map_err(|e| format!("raw floor anatomy: writing the code: {e}"))?;
+    run_once(&mut vm, "none", N, 0)?;
+    let mut d: Vec<u64> = (0..N as u64)
+        .map(|i| {
+            let at = STAMPS + 16 * i;
+            let r = |o: u64| vm.mem.read_obj::<u64>(GuestAddress(at + o)).unwrap_or(0);
+            r(8).wrapping_sub(r(0))
+        })
+        .collect();
+    d.sort_unstable();
+    Ok(d[N / 2])
+}
+
+/// One run of `n` accesses making `exits` exits: the host's stamps per exit.
+fn run_once(
+    vm: &mut BareVm,
+    path: &'static str,
+    n: usize,
+    exits: usize,
+) -> Result<Vec<(u64, u64)>, String> {
     let regs = kvm_bindings::kvm_regs {
         rip: CODE,
         rflags: 2,
@@ -149,7 +180,7 @@ fn run_once(vm: &mut BareVm, path: &'static str, n: usize) -> Result<Vec<(u64, u
     vm.vcpu
         .set_regs(&regs)
         .map_err(|e| format!("raw floor anatomy: KVM_SET_REGS: {e}"))?;
-    run_stamped(&mut vm.vcpu, n, seen_for(path))
+    run_stamped(&mut vm.vcpu, exits, seen_for(path))
 }
 
 #[cfg(test)]

@@ -111,6 +111,12 @@ static bool measure(u32 id, struct anatomy_block *b)
         b->h.recorded++;
     }
     b->h.batch = median(batches, ANATOMY_ITERATIONS / ANATOMY_BATCH);
+    /* The stamps' own cost: the same pair with nothing between them. */
+    for (u32 k = 0; k < ANATOMY_ITERATIONS / ANATOMY_BATCH; k++) {
+        anatomy_stamps(&t0, &t3);
+        batches[k] = t3 - t0;
+    }
+    b->h.stamp_cost = median(batches, ANATOMY_ITERATIONS / ANATOMY_BATCH);
     b->h.magic = ANATOMY_MAGIC;
     return true;
 }

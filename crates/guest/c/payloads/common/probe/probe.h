@@ -47,8 +47,8 @@ void anatomy_pass(const char *list);
 u32 anatomy_prepare(u32 id, const char *name);
 void anatomy_cleanup(u32 id);
 bool anatomy_access(u32 id, u64 *t0, u64 *t3);
-/* testdev.c: one write of the selected pci-testdev test (for the anatomy pass). */
-void pci_testdev_once(void);
+/* The same two stamps with no access between them (their own cost). */
+void anatomy_stamps(u64 *t0, u64 *t3);
 
 /* irqfd.c: ROUTINE_IRQFD. */
 #define IRQFD_MAX 4096 /* injections per IrqfdStart (the stamp arrays) */
@@ -88,6 +88,8 @@ struct testdev_target {
     u64 addr;  /* MMIO address, or the port's address as pci_port_addr() gives it */
     u32 data;
 };
+/* The selected test's target (testdev.c; the anatomy pass writes it stamped). */
+const struct testdev_target *pci_testdev_selected(void);
 /* n writes of the selected test; returns the cycles they took. */
 u64 pci_testdev_loop(const struct testdev_target *t, u64 n);
 /* The configuration scenarios (reads and bus scans) on `devfn`; false if id is not one. */
