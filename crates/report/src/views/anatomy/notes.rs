@@ -21,12 +21,16 @@ pub const LEG_MEANINGS: [&str; 3] = [
 ];
 
 /// How the legs are measured, in a few lines.
-const METHOD: [&str; 3] = [
+const METHOD: [&str; 4] = [
     "Four stamps per access: the guest's clock just before and just after it; the VMM's \
      when KVM_RUN returns and just before it enters again, published into a mailbox in guest \
      memory (the raw floor keeps them in its own arrays). KVM's clock offset puts both on one \
      time line; an access counts only with exactly one exit between its stamps and every leg \
      non-negative.",
+    "Each access is stamped in one asm statement (lfence; rdtsc, or isb; mrs cntvct_el0): on a \
+     nested host the guest's instructions around an exit may be emulated, so nothing else lies \
+     in the window. The two clock reads' own cost (measured with nothing between them) is split \
+     between exit and entry and taken off the sum before the check.",
     "On a nested host every leg includes the outer hypervisor's own exit and entry; on an \
      emulated host (TCG) the numbers show behaviour only.",
     "The legs' medians need not add up to the median round trip exactly (medians do not add); \
@@ -54,8 +58,12 @@ pub(super) fn sections(v: &AnatomyView<'_>) -> Vec<Section> {
         .filter_map(|p| {
             let (c, src) = p.sum_check()?;
             let (e, h, n) = (p.exit?.p50, p.handling?.p50, p.entry?.p50);
+            let stamps = match (src, p.stamp_cost) {
+                (crate::model::RoundTripSource::Stamped, _) | (_, None) => String::new(),
+                (_, Some(s)) => format!(" − stamps {}", fmt::cycles(s as f64)),
+            };
             Some(format!(
-                "{} on {}: {} + {} + {} = {} against {} ({}): {:+.1} % ({})",
+                "{} on {}: {} + {} + {}{stamps} = {} against {} ({}): {:+.1} % ({})",
                 p.name,
                 p.vmm,
                 fmt::cycles(e as f64),
