@@ -136,3 +136,19 @@ fn a_run_without_an_anatomy_says_how_to_get_one() {
     let t = render(&r, Format::Table, View::Anatomy);
     assert!(t.contains("--view anatomy"), "{t}");
 }
+
+#[test]
+fn the_paper_view_ties_the_user_exit_to_its_legs() {
+    let t = render(&with_anatomy(), Format::Table, common::view("paper"));
+    assert!(t.contains("I/O User split (pio-user-out"), "{t}");
+    assert!(
+        t.contains("two world switches") && t.contains("9,400"),
+        "{t}"
+    );
+    let plain = render(
+        &common::sample_report(),
+        Format::Table,
+        common::view("paper"),
+    );
+    assert!(!plain.contains("I/O User split"), "no anatomy, no note");
+}

@@ -374,3 +374,32 @@ impl AnatomyView<'_> {
         g
     }
 }
+
+/// The paper view's note on the I/O User row, where the run measured its
+/// anatomy: the row's legs on trapline, tied to the paper's explanations
+/// (two world switches, the VGIC state on arm64, the user-space hop).
+pub fn paper_note(report: &Report) -> Option<String> {
+    let a = report.anatomy.as_ref()?;
+    let want = if report.host.is_arm64() {
+        "mmio-user-write"
+    } else {
+        "pio-user-out"
+    };
+    let p = a
+        .paths
+        .iter()
+        .find(|p| p.is_trapline() && p.name == want && p.has_legs())?;
+    let c = |s: Option<Spread>| crate::fmt::cycles(s.map_or(0.0, |s| s.p50 as f64));
+    let vgic = if report.host.is_arm64() {
+        " (each holding half of the VGIC state's save and restore, which the paper finds is over half the hypercall's cost)"
+    } else {
+        ""
+    };
+    Some(format!(
+        "I/O User split ({want}, --view anatomy): exit {} and entry {}, the paper's \"two world switches\"{vgic}, \
+         around trapline's own handling {}: the user-space hop's part a VMM controls.",
+        c(p.exit),
+        c(p.entry),
+        c(p.handling)
+    ))
+}
