@@ -201,9 +201,10 @@ fn view_names_parse() {
             "pci-testdev",
             "pci-config",
             "seeds",
-            "vmm"
+            "vmm",
+            "anatomy"
         ],
-        "all, the seed tables in seed order, seeds, vmm"
+        "all, the seed tables in seed order, seeds, vmm, anatomy"
     );
     for v in View::all() {
         assert_eq!(v.name().parse::<View>(), Ok(v));
