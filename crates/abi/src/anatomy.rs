@@ -331,7 +331,7 @@ mod tests {
 
     #[test]
     fn the_mailbox_fits_every_vcpu_and_each_slot_holds_its_words() {
-        assert!(ANATOMY_ALIGN + 8 <= ANATOMY_SLOT_SIZE);
+        const { assert!(ANATOMY_ALIGN + 8 <= ANATOMY_SLOT_SIZE) };
         assert_eq!(ANATOMY_MAILBOX_LEN, 4096);
         assert_eq!(ANATOMY_HEADER_SIZE, 72, "C_STRUCTS says 72");
         assert_eq!(ClockAlign::from_raw(1), ClockAlign::TscOffset);
