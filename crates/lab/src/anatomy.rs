@@ -288,20 +288,6 @@ fn floor_path(kvm: &HostKvm, name: &'static str) -> AnatomyPath {
     }
 }
 
-/// The floor's ordinary cost per access: over chunks of
-/// `ANATOMY_BATCH` consecutive accesses, the median of the span from the
-/// first's `t0` to the last's `t3` per access (guest clock only: no
-/// offset, no host stamp); 0 with no whole chunk.
-fn chunked_per_access(stamps: &[abi::Stamps]) -> u64 {
-    let n = abi::ANATOMY_BATCH as usize;
-    let mut per: Vec<u64> = stamps
-        .chunks_exact(n)
-        .map(|c| c[n - 1].t3.wrapping_sub(c[0].t0) / n as u64)
-        .collect();
-    per.sort_unstable();
-    per.get(per.len() / 2).copied().unwrap_or(0)
-}
-
 /// The floor's stamps split into the same histograms as the guest's.
 fn floor_row(a: &FloorAnatomy) -> AnatomyPath {
     let mut legs = vec![Histogram::new(); 4];
@@ -331,7 +317,11 @@ fn floor_row(a: &FloorAnatomy) -> AnatomyPath {
             None => h.stale += 1,
         }
     }
-    h.batch = chunked_per_access(&a.stamps);
+    // No batch beside the floor's legs: the span of consecutive stamped
+    // accesses also holds the instructions between them, which a nested
+    // host may emulate (measured here: about twice the round trip), so
+    // the floor is held to its `raw-kvm` scenario where the run has it,
+    // else to its stamped round trip.
     h.stamp_cost = a.stamp_cost;
     let mut row = path_row(a.path, FLOOR_VMM, &h, &legs);
     if let Err(e) = &a.offset {
@@ -370,10 +360,9 @@ mod tests {
         };
         let row = floor_row(&a);
         assert_eq!((row.accesses, row.split), (100, 100));
-        let per = row.per_iteration.unwrap();
-        assert!(
-            (17_100.0..17_300.0).contains(&per),
-            "spans of 16 accesses 17,200 apart: {per}"
+        assert_eq!(
+            row.per_iteration, None,
+            "no batches beside the floor's legs"
         );
         assert!(row.reason.is_none());
         let e = row.exit.unwrap();

@@ -60,9 +60,8 @@ pub struct AnatomyPath {
     pub round_trip: Option<Spread>,
     /// The path's ordinary cost per iteration measured beside its legs,
     /// in the same VM: trapline's, the median of timed batches of the
-    /// scenario's own loop between the stamped chunks; the floor's, the
-    /// median over chunks of consecutive stamped accesses of their span
-    /// per access.
+    /// scenario's own loop between the stamped chunks (the floor has
+    /// none: see [`Self::scenario_per_iteration`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub per_iteration: Option<f64>,
     /// The same VMM's scenario of that name in this run (its median over
