@@ -406,6 +406,35 @@ fn virtio_blk(dir: &Path) {
     write(dir, "virtio_blk", "get-id", &request(false, 8, 3));
 }
 
+/// Seeds for virtio_net: a driver's setup of both queues, receive
+/// buffers, then frames sent (header + frame) that the echo reflects.
+fn virtio_net(dir: &Path) {
+    let echo = |frame_len: u32, rx_len: u32, flags: u8| {
+        let mut e = Enc::new();
+        // op 6: setup with VERSION_1 | EVENT_IDX | MAC | STATUS, 16 entries.
+        e.u8(6).u64(1 << 32 | 1 << 29 | 1 << 16 | 1 << 5).u16(16);
+        // op 3: receive descriptor 0 (queue 0, writable) at 0x8000.
+        e.u8(3).u8(0).u8(0).u32(0x8000).u32(rx_len).u16(2).u16(0);
+        // op 5: head 0 available on queue 0, notify queue 0.
+        e.u8(5).u16(0).u8(0).u32(0);
+        // op 4: header + the start of a frame at 0xc000.
+        let mut f = vec![flags, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0];
+        f.extend_from_slice(&[0xff; 6]);
+        f.extend_from_slice(&[0x52, 0x54, 0, 0x12, 0x34, 0x56, 0x88, 0xb5]);
+        e.u8(4).u16(0xc000).u8(f.len() as u8).bytes(&f);
+        // op 3: transmit descriptor 0 (queue 1), op 5: available, notify 1.
+        e.u8(3).u8(1).u8(0).u32(0xc000).u32(12 + frame_len).u16(0).u16(0);
+        e.u8(5).u16(0).u8(1).u32(1);
+        // op 7: the device serves the receive queue on its own.
+        e.u8(7);
+        e.0
+    };
+    write(dir, "virtio_net", "echo", &echo(60, 1526, 0));
+    write(dir, "virtio_net", "small-rx", &echo(1514, 100, 0));
+    write(dir, "virtio_net", "offload", &echo(60, 1526, 1));
+    write(dir, "virtio_net", "oversize", &echo(1515, 1526, 0));
+}
+
 /// Seeds for pl011: Linux's amba-pl011 set-up and a line printed, the
 /// receiver with its interrupts, kvm-unit-tests' byte writes.
 fn pl011(dir: &Path) {
@@ -544,6 +573,7 @@ fn main() {
     loader(&dir);
     loader_arm64(&dir);
     virtio_blk(&dir);
+    virtio_net(&dir);
     pl011(&dir);
     pl031(&dir);
     fdt(&dir);

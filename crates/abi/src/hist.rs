@@ -66,6 +66,18 @@ pub const fn hist_mid(index: usize) -> u64 {
     low + (hist_high(index) - low) / 2
 }
 
+/// How many buckets hold every value below `2^bits` (`bits` in
+/// `HIST_SUB_BITS..=64`): a compact histogram that keeps only these (e.g.
+/// `--stat`'s per-key ones, `u32` counters below 2^32 cycles) counts larger
+/// values in its last bucket and converts with [`Histogram::from_bucket_counts`].
+#[must_use]
+pub const fn hist_buckets_below(bits: u32) -> usize {
+    if bits >= 64 {
+        return HIST_BUCKETS;
+    }
+    hist_bucket((1u64 << bits) - 1) + 1
+}
+
 /// A histogram as the guest keeps it in its own memory (`struct guest_hist`
 /// in `c/lib/hist.h`; the generated header asserts the same size). The host
 /// reads it back whole with [`Histogram::from_guest`].
@@ -184,6 +196,43 @@ impl Histogram {
             min,
             max,
             sum: u128::from(g.sum),
+        })
+    }
+
+    /// A histogram from the first buckets' counts (a compact histogram that
+    /// kept fewer than [`HIST_BUCKETS`]) and its exact min, max and sum.
+    ///
+    /// # Errors
+    /// [`HistError::Inconsistent`] when there are more than [`HIST_BUCKETS`]
+    /// counts or they do not add up to `count`.
+    pub fn from_bucket_counts(
+        bucket_counts: impl IntoIterator<Item = u64>,
+        count: u64,
+        min: u64,
+        max: u64,
+        sum: u128,
+    ) -> Result<Self, HistError> {
+        let mut counts = alloc::vec![0; HIST_BUCKETS];
+        let mut total = 0u64;
+        for (i, c) in bucket_counts.into_iter().enumerate() {
+            let slot = counts.get_mut(i).ok_or(HistError::Inconsistent)?;
+            *slot = c;
+            total = total.checked_add(c).ok_or(HistError::Inconsistent)?;
+        }
+        if total != count {
+            return Err(HistError::Inconsistent);
+        }
+        let (min, max) = if count == 0 {
+            (u64::MAX, 0)
+        } else {
+            (min, max)
+        };
+        Ok(Self {
+            counts,
+            count,
+            min,
+            max,
+            sum,
         })
     }
 
@@ -379,6 +428,38 @@ mod tests {
         assert_eq!((h.count(), h.min(), h.max()), (2, Some(1000), Some(1001)));
         // The bucket's midpoint (1003), clamped to what was recorded.
         assert_eq!(h.quantile(0.5), Some(1001));
+    }
+
+    #[test]
+    fn a_compact_histogram_converts_with_its_exact_min_max_and_sum() {
+        assert_eq!(hist_buckets_below(64), HIST_BUCKETS);
+        let n = hist_buckets_below(32);
+        assert_eq!(hist_bucket(u64::from(u32::MAX)), n - 1);
+        assert_eq!(hist_bucket(1 << 32), n);
+        let mut all = Histogram::new();
+        let mut compact = std::vec![0u64; n];
+        for v in values(11, 5000).map(|v| v % 1_000_000) {
+            all.record(v);
+            compact[hist_bucket(v)] += 1;
+        }
+        let h = Histogram::from_bucket_counts(
+            compact.iter().copied(),
+            all.count(),
+            all.min().unwrap(),
+            all.max().unwrap(),
+            all.sum,
+        )
+        .unwrap();
+        assert_eq!(h, all);
+        assert_eq!(
+            Histogram::from_bucket_counts([1, 2], 4, 0, 1, 2),
+            Err(HistError::Inconsistent)
+        );
+        let too_many = core::iter::repeat_n(0, HIST_BUCKETS + 1);
+        assert_eq!(
+            Histogram::from_bucket_counts(too_many, 0, 0, 0, 0),
+            Err(HistError::Inconsistent)
+        );
     }
 
     #[test]

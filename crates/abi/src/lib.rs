@@ -210,6 +210,27 @@ KVM_PRIVATE_LEN: u64 = 0x4000;
 ACPI_AREA_BASE: u64 = 0xe_0000;
 /// Size of the ACPI area (up to 1 MiB).
 ACPI_AREA_LEN: u64 = 0x2_0000;
+
+// virtio-net (`trapline run --net`): what a guest driver needs to find and
+// drive the device. Its transport is not fixed: a driver scans the
+// virtio-mmio transports for DeviceID VIRTIO_NET_DEVICE_ID.
+/// virtio DeviceID of a network card.
+VIRTIO_NET_DEVICE_ID: u32 = 1;
+/// The receive queue's index.
+VIRTIO_NET_RX_QUEUE: u32 = 0;
+/// The transmit queue's index.
+VIRTIO_NET_TX_QUEUE: u32 = 1;
+/// Entries each queue may have (QueueNumMax).
+VIRTIO_NET_QUEUE_SIZE: u32 = 256;
+/// Bytes of `struct virtio_net_hdr_v1` before every frame on both queues.
+VIRTIO_NET_HDR_LEN: u32 = 12;
+/// Largest Ethernet frame (no FCS) either queue carries: a 1500-byte MTU.
+VIRTIO_NET_MAX_FRAME: u32 = 1514;
+/// Smallest frame the device transmits: an Ethernet header.
+VIRTIO_NET_MIN_FRAME: u32 = 14;
+/// The device's MAC address (config space bytes 0..6, most significant
+/// byte first): 52:54:00:12:34:56, a locally administered address.
+VIRTIO_NET_MAC: u64 = 0x5254_0012_3456;
 }
 
 // RAM must end below every device window, and the windows must not overlap

@@ -3,7 +3,11 @@
 //! `0x3f8:PIN`, `0xfebff000:W`, `HLT`, …), with the TSC cycles trapline
 //! spent handling it (from KVM_RUN's return to the next KVM_RUN) as a
 //! total, min, max and log2 histogram, plus the split of each vCPU's time
-//! between KVM_RUN and trapline.
+//! between KVM_RUN and trapline. The first [`HIST_KEYS`] keys also keep two
+//! log-linear distributions (`trapline_abi::hist`: 0.78 % bound) — the
+//! handling time and the time inside the KVM_RUN that ended with the exit
+//! (entry to return) — in `u32` counters below 2^32 cycles, from a pool the
+//! profile allocates and touches when it is made.
 //!
 //! One [`ExitProfile`] per vCPU; its vCPU thread is the only writer, so every
 //! update is a relaxed load and store (no locked instruction, no lock, no
@@ -12,7 +16,11 @@
 //! the table holds has the rest counted under one overflow key per kind
 //! (`*:POUT`, `*:R`, …), so counts by kind stay exact.
 
-use std::sync::atomic::{AtomicU64, Ordering::Acquire, Ordering::Relaxed, Ordering::Release};
+use std::sync::atomic::{
+    AtomicU32, AtomicU64, Ordering::Acquire, Ordering::Relaxed, Ordering::Release,
+};
+
+use trapline_abi::{hist_bucket, hist_buckets_below, Histogram};
 
 use crate::exit_kind::ExitKind;
 
@@ -27,6 +35,16 @@ pub const OVERFLOW_ADDR: u64 = u64::MAX;
 /// `[2^(b-1), 2^b)` cycles (bucket 0: zero cycles); the last also holds
 /// everything longer.
 pub const HIST_BUCKETS: usize = 40;
+/// Keys that keep distributions (the first this many keys a vCPU meets; the
+/// rest, and the overflow keys, keep count, total, min, max and log2 buckets).
+pub const HIST_KEYS: usize = 32;
+/// Values at or past this many bits of cycles (2^32: ~1.4 s at 3 GHz) count
+/// in a distribution's last bucket; its max stays exact.
+pub const DIST_BITS: u32 = 32;
+/// Log-linear buckets one distribution keeps.
+pub const DIST_BUCKETS: usize = hist_buckets_below(DIST_BITS);
+/// Bytes of distributions one vCPU's profile allocates (two per key).
+pub const DIST_BYTES: usize = HIST_KEYS * 2 * DIST_BUCKETS * std::mem::size_of::<u32>();
 
 /// A key as `perf kvm stat report` prints it: `0xf4:POUT`, `0xfebff000:W`,
 /// `HLT`; [`OVERFLOW_ADDR`] (addresses beyond the table) prints as `*:POUT`.
@@ -69,6 +87,14 @@ struct Slot {
     min: AtomicU64,
     max: AtomicU64,
     hist: [AtomicU64; HIST_BUCKETS],
+    /// Its distributions: 0 none, else the pool index plus one (set when
+    /// the slot is claimed, before its tag is published).
+    dist: AtomicU32,
+    /// Time in the KVM_RUN that ended with this key's exits.
+    kvm_count: AtomicU64,
+    kvm_total: AtomicU64,
+    kvm_min: AtomicU64,
+    kvm_max: AtomicU64,
 }
 
 impl Slot {
@@ -81,6 +107,24 @@ impl Slot {
             min: AtomicU64::new(u64::MAX),
             max: AtomicU64::new(0),
             hist: std::array::from_fn(|_| AtomicU64::new(0)),
+            dist: AtomicU32::new(0),
+            kvm_count: AtomicU64::new(0),
+            kvm_total: AtomicU64::new(0),
+            kvm_min: AtomicU64::new(u64::MAX),
+            kvm_max: AtomicU64::new(0),
+        }
+    }
+
+    /// Single-writer update of the in-KVM time.
+    #[inline(always)]
+    fn add_kvm(&self, cycles: u64) {
+        bump(&self.kvm_count, 1);
+        bump(&self.kvm_total, cycles);
+        if cycles < self.kvm_min.load(Relaxed) {
+            self.kvm_min.store(cycles, Relaxed);
+        }
+        if cycles > self.kvm_max.load(Relaxed) {
+            self.kvm_max.store(cycles, Relaxed);
         }
     }
 
@@ -104,6 +148,21 @@ fn bump(c: &AtomicU64, n: u64) {
     c.store(c.load(Relaxed).wrapping_add(n), Relaxed);
 }
 
+/// Count `cycles` in the distribution `counts` (single writer).
+#[inline(always)]
+fn count_in(counts: &[AtomicU32], cycles: u64) {
+    if let Some(c) = counts.get(hist_bucket(cycles).min(DIST_BUCKETS - 1)) {
+        c.store(c.load(Relaxed).wrapping_add(1), Relaxed);
+    }
+}
+
+/// A distribution read back, with the exact count, min, max and sum its
+/// slot kept (`None` when the counters disagree: a `u32` bucket wrapped).
+fn read_dist(counts: &[AtomicU32], count: u64, min: u64, max: u64, sum: u64) -> Option<Histogram> {
+    let counts = counts.iter().map(|c| u64::from(c.load(Relaxed)));
+    Histogram::from_bucket_counts(counts, count, min, max, u128::from(sum)).ok()
+}
+
 /// One vCPU's exit profile. Written only by its vCPU thread.
 #[derive(Debug)]
 pub struct ExitProfile {
@@ -116,6 +175,12 @@ pub struct ExitProfile {
     /// walking the table (the lab does, at each BEGIN/RESULT ucall).
     all_exits: AtomicU64,
     all_cycles: AtomicU64,
+    /// [`HIST_KEYS`] pairs of distributions (handling, then in-KVM), each
+    /// [`DIST_BUCKETS`] counters; touched when made, so no exit faults a
+    /// page in.
+    dists: Box<[AtomicU32]>,
+    /// Pairs handed out (written by the vCPU thread only).
+    dists_used: AtomicU32,
 }
 
 /// Exits and the cycles trapline spent on them.
@@ -153,13 +218,66 @@ impl ExitProfile {
             in_vmm: AtomicU64::new(0),
             all_exits: AtomicU64::new(0),
             all_cycles: AtomicU64::new(0),
+            // Collected element by element: every page is written here, at
+            // arming, not on an exit.
+            dists: (0..HIST_KEYS * 2 * DIST_BUCKETS)
+                .map(|_| AtomicU32::new(0))
+                .collect(),
+            dists_used: AtomicU32::new(0),
         }
+    }
+
+    /// The handling and in-KVM distributions of pool pair `dist` (1-based).
+    fn dist_pair(&self, dist: u32) -> Option<(&[AtomicU32], &[AtomicU32])> {
+        let start = (dist as usize).checked_sub(1)? * 2 * DIST_BUCKETS;
+        let pair = self.dists.get(start..start + 2 * DIST_BUCKETS)?;
+        Some(pair.split_at(DIST_BUCKETS))
+    }
+
+    /// Count one exit in `slot`: its handling time and, when known, the
+    /// time in the KVM_RUN it ended.
+    #[inline(always)]
+    fn add_to(&self, slot: &Slot, handling: u64, in_kvm: Option<u64>) {
+        slot.add(handling);
+        if let Some(k) = in_kvm {
+            slot.add_kvm(k);
+        }
+        let dist = slot.dist.load(Relaxed);
+        if dist != 0 {
+            if let Some((h, k)) = self.dist_pair(dist) {
+                count_in(h, handling);
+                if let Some(c) = in_kvm {
+                    count_in(k, c);
+                }
+            }
+        }
+    }
+
+    /// Claim `slot` for a key: hand it the next distribution pair, if any is
+    /// left, then publish its tag.
+    #[inline(always)]
+    fn claim(&self, slot: &Slot, tag: u64, addr: u64) {
+        let used = self.dists_used.load(Relaxed);
+        if (used as usize) < HIST_KEYS {
+            self.dists_used.store(used + 1, Relaxed);
+            slot.dist.store(used + 1, Relaxed);
+        }
+        slot.addr.store(addr, Relaxed);
+        slot.tag.store(tag, Release);
     }
 
     /// Record one exit and the cycles trapline spent on it. Only the
     /// owning vCPU thread may call this.
     #[inline]
     pub fn record(&self, kind: ExitKind, addr: u64, cycles: u64) {
+        self.record_exit(kind, addr, cycles, None);
+    }
+
+    /// Record one exit, the cycles trapline spent on it and (when known)
+    /// the cycles inside the KVM_RUN that ended with it. Only the owning
+    /// vCPU thread may call this.
+    #[inline]
+    pub fn record_exit(&self, kind: ExitKind, addr: u64, cycles: u64, in_kvm: Option<u64>) {
         bump(&self.all_exits, 1);
         bump(&self.all_cycles, cycles);
         let tag = tag_of(kind);
@@ -169,19 +287,18 @@ impl ExitProfile {
             let slot = &self.slots[(start + i) & (KEY_SLOTS - 1)];
             match slot.tag.load(Relaxed) {
                 0 => {
-                    slot.addr.store(addr, Relaxed);
-                    slot.tag.store(tag, Release);
-                    slot.add(cycles);
+                    self.claim(slot, tag, addr);
+                    self.add_to(slot, cycles, in_kvm);
                     return;
                 }
                 t if t == tag && slot.addr.load(Relaxed) == addr => {
-                    slot.add(cycles);
+                    self.add_to(slot, cycles, in_kvm);
                     return;
                 }
                 _ => {}
             }
         }
-        self.overflow[kind as usize].add(cycles);
+        self.add_to(&self.overflow[kind as usize], cycles, in_kvm);
     }
 
     /// Every exit recorded so far except those on one key (e.g. the
@@ -230,14 +347,26 @@ impl ExitProfile {
 
     /// A copy of everything recorded so far (any thread).
     pub fn snapshot(&self) -> ProfileSnapshot {
-        let read = |s: &Slot, kind: ExitKind, addr: u64| KeyStats {
-            kind,
-            addr,
-            count: s.count.load(Relaxed),
-            total_cycles: s.total.load(Relaxed),
-            min_cycles: s.min.load(Relaxed),
-            max_cycles: s.max.load(Relaxed),
-            hist: std::array::from_fn(|i| s.hist[i].load(Relaxed)),
+        let read = |s: &Slot, kind: ExitKind, addr: u64| {
+            let count = s.count.load(Relaxed);
+            let (min, max) = (s.min.load(Relaxed), s.max.load(Relaxed));
+            let total_cycles = s.total.load(Relaxed);
+            let kvm_count = s.kvm_count.load(Relaxed);
+            let pair = self.dist_pair(s.dist.load(Relaxed));
+            KeyStats {
+                kind,
+                addr,
+                count,
+                total_cycles,
+                min_cycles: min,
+                max_cycles: max,
+                hist: std::array::from_fn(|i| s.hist[i].load(Relaxed)),
+                handling: pair.and_then(|(h, _)| read_dist(h, count, min, max, total_cycles)),
+                in_kvm: pair.filter(|_| kvm_count > 0).and_then(|(_, k)| {
+                    let (kmin, kmax) = (s.kvm_min.load(Relaxed), s.kvm_max.load(Relaxed));
+                    read_dist(k, kvm_count, kmin, kmax, s.kvm_total.load(Relaxed))
+                }),
+            }
         };
         let mut keys: Vec<KeyStats> = self
             .slots
@@ -284,6 +413,13 @@ pub struct KeyStats {
     pub max_cycles: u64,
     /// log2 histogram of handling cycles (see [`HIST_BUCKETS`]).
     pub hist: [u64; HIST_BUCKETS],
+    /// The handling cycles' distribution (`None` past the first
+    /// [`HIST_KEYS`] keys, and for the overflow keys).
+    pub handling: Option<Histogram>,
+    /// The cycles inside the KVM_RUN each of these exits ended (entry to
+    /// return), as a distribution (`None` as for `handling`, or when the
+    /// loop did not time KVM_RUN).
+    pub in_kvm: Option<Histogram>,
 }
 
 impl KeyStats {
@@ -392,6 +528,50 @@ mod tests {
         assert_eq!((hlt.count, hlt.addr, hlt.key()), (2, 0, "HLT".to_string()));
         // IN and OUT on the same port are different keys.
         assert!(s.keys.iter().any(|k| k.key() == "0xf4:PIN" && k.count == 1));
+    }
+
+    #[test]
+    fn the_first_keys_keep_handling_and_in_kvm_distributions() {
+        let p = ExitProfile::new();
+        for i in 0..1000u64 {
+            // Handling 100..=199 (exact below 128: log-linear midpoints above).
+            p.record_exit(ExitKind::PioWrite, 0xf4, 100 + i % 100, Some(20_000 + i));
+        }
+        // A huge in-KVM time (past 2^32) counts in the last bucket; max stays exact.
+        p.record_exit(ExitKind::PioWrite, 0xf4, 150, Some(1 << 40));
+        p.record(ExitKind::Hlt, 0, 7);
+        let s = p.snapshot();
+        let out = s.keys.iter().find(|k| k.key() == "0xf4:POUT").unwrap();
+        let h = out.handling.as_ref().unwrap();
+        assert_eq!(h.count(), 1001);
+        assert_eq!((h.min(), h.max()), (Some(100), Some(199)));
+        let p50 = h.quantile(0.5).unwrap();
+        assert!((148..=152).contains(&p50), "p50 {p50}");
+        let p99 = h.quantile(0.99).unwrap();
+        assert!((196..=199).contains(&p99), "p99 {p99}");
+        let k = out.in_kvm.as_ref().unwrap();
+        assert_eq!(k.count(), 1001);
+        assert_eq!((k.min(), k.max()), (Some(20_000), Some(1 << 40)));
+        let k50 = k.quantile(0.5).unwrap();
+        assert!(k50.abs_diff(20_500) <= 20_500 / 100, "in-KVM p50 {k50}");
+        // Recorded without an in-KVM time: a handling distribution only.
+        let hlt = s.keys.iter().find(|k| k.key() == "HLT").unwrap();
+        assert_eq!(hlt.handling.as_ref().map(Histogram::count), Some(1));
+        assert!(hlt.in_kvm.is_none());
+    }
+
+    #[test]
+    fn keys_past_the_pool_keep_counts_but_no_distributions() {
+        let p = ExitProfile::new();
+        let n = HIST_KEYS as u64 + 8;
+        for port in 0..n {
+            p.record_exit(ExitKind::PioRead, port, 10, Some(10));
+        }
+        let s = p.snapshot();
+        let with = s.keys.iter().filter(|k| k.handling.is_some()).count();
+        assert_eq!(with, HIST_KEYS);
+        assert_eq!(s.exits(), n);
+        assert_eq!(DIST_BUCKETS, hist_bucket(u64::from(u32::MAX)) + 1);
     }
 
     #[test]

@@ -32,6 +32,10 @@ pub enum Command {
     /// virtio-blk I/O on each notify × irq path, beside Linux's own driver
     /// when QEMU and a kernel are there (an experiment, not a probe run).
     VirtioPaths(crate::lazy_args::Lazy<crate::experiments::virtio_paths::VirtioPathsArgs>),
+    #[cfg(feature = "bench")]
+    /// The kernel's share of in-kernel paths: KVM's trace points (tracefs,
+    /// root) around each scenario, beside the probe's round trip.
+    KernelShare(crate::lazy_args::Lazy<crate::experiments::kernel_share::KernelShareArgs>),
 }
 
 /// `trapline run`.
@@ -146,12 +150,20 @@ pub struct RunArgs {
     /// /dev/vda. Announced to Linux on its command line.
     #[arg(long = "disk", help_heading = "virtio-blk", value_name = "PATH[,ro]", value_parser = parse_disk)]
     pub disks: Vec<DiskSpec>,
+    /// A virtio-net card on the virtio-mmio transport after the disks:
+    /// `echo` (every frame the guest sends comes back to it, byte for
+    /// byte), `tap` (a TAP trapline creates: needs CAP_NET_ADMIN),
+    /// `tap:NAME` (an existing TAP, or one created with that name),
+    /// `vhost[:NAME]` (vhost-net on a TAP, where the host has
+    /// /dev/vhost-net). The --virtio-* choices apply to it.
+    #[arg(long, help_heading = "virtio-net", value_name = "echo|tap[:NAME]|vhost[:NAME]", value_parser = parse_net)]
+    pub net: Option<NetSpec>,
     /// How virtio queue notifications reach trapline: `ioeventfd` (a KVM
     /// ioeventfd, served by a worker thread) or `exit` (served on the
     /// vCPU thread inside the MMIO exit).
     #[arg(
         long,
-        help_heading = "virtio-blk",
+        help_heading = "virtio-blk and virtio-net",
         value_enum,
         default_value = "ioeventfd",
         value_name = "PATH"
@@ -161,7 +173,7 @@ pub struct RunArgs {
     /// (KVM_IRQ_LINE).
     #[arg(
         long,
-        help_heading = "virtio-blk",
+        help_heading = "virtio-blk and virtio-net",
         value_enum,
         default_value = "irqfd",
         value_name = "PATH"
@@ -171,7 +183,7 @@ pub struct RunArgs {
     /// driver.
     #[arg(
         long,
-        help_heading = "virtio-blk",
+        help_heading = "virtio-blk and virtio-net",
         value_enum,
         default_value = "on",
         value_name = "on|off"
@@ -217,6 +229,41 @@ fn parse_disk(s: &str) -> Result<DiskSpec, String> {
         path: PathBuf::from(path),
         read_only,
     })
+}
+
+/// A parsed `--net`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum NetSpec {
+    /// The in-VMM echo.
+    Echo,
+    /// A TAP: named, or created with a name the kernel picks.
+    Tap(Option<String>),
+    /// vhost-net on a TAP.
+    Vhost(Option<String>),
+}
+
+fn parse_net(s: &str) -> Result<NetSpec, String> {
+    let (kind, name) = match s.split_once(':') {
+        Some((k, n)) => (k, Some(n)),
+        None => (s, None),
+    };
+    let name = match name {
+        Some(n) if !trapline_devices::virtio::net::tap::valid_name(n) => {
+            return Err(format!(
+                "'{s}': '{n}' is not an interface name (1 to 15 characters, no '/', ':' or spaces)"
+            ))
+        }
+        n => n.map(str::to_owned),
+    };
+    match (kind, name) {
+        ("echo", None) => Ok(NetSpec::Echo),
+        ("echo", Some(_)) => Err(format!("'{s}': echo takes no name")),
+        ("tap", n) => Ok(NetSpec::Tap(n)),
+        ("vhost", n) => Ok(NetSpec::Vhost(n)),
+        _ => Err(format!(
+            "'{s}': expected echo, tap, tap:NAME, vhost or vhost:NAME"
+        )),
+    }
 }
 
 /// `--virtio-notify`.
@@ -412,6 +459,8 @@ mod tests {
             "line",
             "--virtio-event-idx",
             "off",
+            "--net",
+            "tap:tap7",
         ])
         .unwrap()
         .command
@@ -440,6 +489,31 @@ mod tests {
         assert_eq!(a.virtio_notify, VirtioNotifyArg::Exit);
         assert_eq!(a.virtio_irq, VirtioIrqArg::Line);
         assert_eq!(a.virtio_event_idx, OnOff::Off);
+        assert_eq!(a.net, Some(NetSpec::Tap(Some("tap7".into()))));
+    }
+
+    #[test]
+    fn net_takes_a_back_end_and_maybe_a_name() {
+        for (v, want) in [
+            ("echo", NetSpec::Echo),
+            ("tap", NetSpec::Tap(None)),
+            ("tap:tap0", NetSpec::Tap(Some("tap0".into()))),
+            ("vhost", NetSpec::Vhost(None)),
+            ("vhost:tv1", NetSpec::Vhost(Some("tv1".into()))),
+        ] {
+            assert_eq!(parse_net(v), Ok(want), "{v}");
+        }
+        for bad in [
+            "",
+            "tun",
+            "echo:x",
+            "tap:",
+            "tap:a/b",
+            "tap:sixteen-chars-xx",
+            "tap:a:b",
+        ] {
+            assert!(parse_net(bad).is_err(), "{bad:?}");
+        }
     }
 
     #[test]
@@ -467,6 +541,7 @@ mod tests {
             panic!()
         };
         assert!(a.disks.is_empty());
+        assert_eq!(a.net, None);
         assert_eq!(a.virtio_notify, VirtioNotifyArg::Ioeventfd);
         assert_eq!(a.virtio_irq, VirtioIrqArg::Irqfd);
         assert_eq!(a.virtio_event_idx, OnOff::On);
@@ -493,6 +568,8 @@ mod tests {
             &["run", "--kernel", "k", "--disk", ""],
             &["run", "--kernel", "k", "--virtio-notify", "pio"],
             &["run", "--kernel", "k", "--virtio-irq", "msi"],
+            &["run", "--kernel", "k", "--net", "bridge"],
+            &["run", "--kernel", "k", "--net", "tap:no/slash"],
             &["frobnicate"],
         ] {
             let e = parse(bad).unwrap_err();

@@ -100,6 +100,8 @@ fn main() -> ExitCode {
         Command::LinuxBoot(a) => experiments::linux_boot::main(a.0),
         #[cfg(feature = "bench")]
         Command::VirtioPaths(a) => experiments::virtio_paths::main(a.0),
+        #[cfg(feature = "bench")]
+        Command::KernelShare(a) => experiments::kernel_share::main(a.0),
     };
     ExitCode::from(code.clamp(0, 255) as u8)
 }

@@ -4,14 +4,15 @@ use std::fs::OpenOptions;
 use std::time::Instant;
 
 use trapline_devices::virtio::block::DiskFile;
+use trapline_devices::virtio::net::NetBackend;
 use trapline_machine::words::io_lower as io_words;
 use trapline_machine::{
-    status, HostKvm, ImageBytes, Machine, MachineConfig, MachineError, SerialOutput, VirtioIrq,
-    VirtioNotify,
+    status, HostKvm, ImageBytes, Machine, MachineConfig, MachineError, NetConfig, SerialOutput,
+    VirtioIrq, VirtioNotify,
 };
 
 use crate::args::{
-    DeviceArg, OnOff, RunArgs, SerialSpec, StatFormat, VirtioIrqArg, VirtioNotifyArg,
+    DeviceArg, NetSpec, OnOff, RunArgs, SerialSpec, StatFormat, VirtioIrqArg, VirtioNotifyArg,
 };
 
 fn fail(code: i32, msg: impl std::fmt::Display) -> i32 {
@@ -159,6 +160,7 @@ struct Devices {
     serial: SerialOutput,
     metrics: Option<trapline_machine::MetricsSink>,
     disks: Vec<DiskFile>,
+    net: Option<Box<dyn NetBackend>>,
 }
 
 impl Opened {
@@ -196,6 +198,14 @@ impl Opened {
             .map(|d| DiskFile::open(&d.path, d.read_only))
             .collect::<Result<Vec<_>, _>>()
             .map_err(|e| fail(status::USAGE, format!("--disk: {e}")))?;
+        // The network back end too: a TAP that cannot be had is a usage
+        // error before the guest starts.
+        let net = a
+            .net
+            .as_ref()
+            .map(open_net)
+            .transpose()
+            .map_err(|e| fail(status::USAGE, format!("--net: {e}")))?;
         Ok(Opened {
             kernel,
             stat,
@@ -204,9 +214,32 @@ impl Opened {
                 serial,
                 metrics,
                 disks,
+                net,
             },
         })
     }
+}
+
+/// `--net`'s back end, opened.
+fn open_net(spec: &NetSpec) -> Result<Box<dyn NetBackend>, String> {
+    use trapline_devices::virtio::net::{Echo, Tap, TapOptions};
+    Ok(match spec {
+        NetSpec::Echo => Box::new(Echo::new()),
+        NetSpec::Tap(name) => {
+            let tap = Tap::open(&TapOptions {
+                name: name.clone(),
+                vnet_hdr: false,
+            })
+            .map_err(|e| e.to_string())?;
+            Box::new(tap)
+        }
+        NetSpec::Vhost(_) => {
+            return Err(
+                "vhost: the vhost-net back end is not in this build yet; use echo or tap[:NAME]"
+                    .into(),
+            )
+        }
+    })
 }
 
 /// `--initrd`: a built-in initramfs for Linux guests, or a file of at most
@@ -249,6 +282,7 @@ fn create(p: &std::path::Path) -> Result<std::fs::File, String> {
 fn configure(a: &RunArgs, kernel: ImageBytes, devices: Devices, footprint: bool) -> MachineConfig {
     let mut cfg = MachineConfig::new(kernel, a.kernel.clone());
     cfg.virtio.disks = devices.disks;
+    cfg.virtio.net = devices.net.map(NetConfig::new);
     cfg.virtio.notify = match a.virtio_notify {
         VirtioNotifyArg::Exit => VirtioNotify::Exit,
         VirtioNotifyArg::Ioeventfd => VirtioNotify::Ioeventfd,
@@ -289,6 +323,32 @@ fn configure(a: &RunArgs, kernel: ImageBytes, devices: Devices, footprint: bool)
     cfg
 }
 
+/// The network card's machine-readable line: transport counters, frames
+/// and bytes each way, drops by reason.
+fn net_line(n: &trapline_machine::NetReadout) -> String {
+    let t = &n.transport;
+    let mut line = format!(
+        "trapline-virtio net=0 backend={} notifies={} completions={} interrupts={} resets_requested={} tx_frames={} tx_bytes={} rx_frames={} rx_bytes={} drops={}",
+        n.backend,
+        t.notifies,
+        t.completions,
+        t.interrupts,
+        t.resets_requested,
+        n.tx_frames,
+        n.tx_bytes,
+        n.rx_frames,
+        n.rx_bytes,
+        n.drops.iter().map(|d| d.1).sum::<u64>()
+    );
+    for (name, count) in &n.drops {
+        line.push_str(&format!(" {name}={count}"));
+    }
+    if n.kernel_data_path {
+        line.push_str(" data_path=kernel");
+    }
+    line
+}
+
 /// After a run: the footprint lines, the `--stat` profile and the virtio
 /// lines, what went wrong if anything, and the outcome's status.
 fn finish(
@@ -309,6 +369,16 @@ fn finish(
                 v.notifies, v.completions, v.interrupts, v.reads, v.writes, v.flushes, v.errors, v.resets_requested
             );
         }
+        if let Some(n) = &report.virtio_net {
+            eprintln!("{}", net_line(n));
+        }
+    }
+    if let Some(e) = report
+        .virtio_net
+        .as_ref()
+        .and_then(|n| n.activate_error.as_ref())
+    {
+        eprintln!("trapline: virtio-net: the back end did not go live: {e}");
     }
     let o = &report.outcome;
     if let trapline_machine::Outcome::OutputFailed { .. } = o {

@@ -336,6 +336,14 @@ fn stat_counts_add_up_with_the_guests_own_accesses() {
     let total: u64 = keys.iter().map(|k| k["count"].as_u64().unwrap()).sum();
     assert_eq!(j["total"]["exits"].as_u64().unwrap(), total);
     assert!(j["vcpus"][0]["in_kvm_run_cycles"].as_u64().unwrap() > 0);
+    // Distributions: every exit of the key in its handling and in-KVM ones,
+    // quantiles ordered and within the exact min and max.
+    for side in ["handling", "in_kvm"] {
+        let d = &com1[side];
+        assert_eq!(d["count"].as_u64(), Some(printed), "{side}: {d}");
+        let q = |f: &str| d[f].as_u64().unwrap_or_else(|| panic!("{side}.{f}: {d}"));
+        assert!(q("min") <= q("p50") && q("p50") <= q("p99") && q("p99") <= q("max"));
+    }
     // KVM's side (its stats fd, Linux 5.14+): every exit that reached
     // trapline is one of KVM's exits too. (On this project's nested hosts
     // KVM's emulator performs the guest's I/O, so `io_exits` need not move;
@@ -348,6 +356,51 @@ fn stat_counts_add_up_with_the_guests_own_accesses() {
             eprintln!("NOTE: KVM's stats fd is unavailable here: {why}");
         }
     }
+}
+
+/// `--stat`'s table prints, per key, p50/p99 beside the mean, and the
+/// time inside KVM_RUN (mean, p50, p99, max).
+#[test]
+fn stat_table_prints_percentiles_per_key() {
+    if !kvm_present("--stat table") {
+        return;
+    }
+    let o = run(&[
+        "run",
+        "--kernel",
+        "builtin:hello",
+        "--stat",
+        "--timeout",
+        "60",
+    ]);
+    assert_eq!(code(&o), 1, "{}", stderr(&o));
+    let err = stderr(&o);
+    let from = err.find("by key, all vCPUs").expect("the key table");
+    let lines: Vec<&str> = err[from..]
+        .lines()
+        .skip(1)
+        .take_while(|l| !l.is_empty())
+        .collect();
+    for cell in [
+        "p50 cyc", "p99 cyc", "max cyc", "kvm p50", "kvm p99", "kvm max",
+    ] {
+        assert!(lines[0].contains(cell), "{cell} missing: {err}");
+    }
+    let com1: Vec<&str> = lines
+        .iter()
+        .find(|l| l.trim_start().starts_with("0x3f8:POUT"))
+        .expect("COM1's row")
+        .split_whitespace()
+        .collect();
+    // key device samples samples% time% total us mean us p50 p99 min max, then
+    // kvm mean p50 p99 max
+    let num = |i: usize| {
+        com1[i]
+            .parse::<u64>()
+            .unwrap_or_else(|_| panic!("{com1:?}"))
+    };
+    assert!(num(9) <= num(10) && num(10) <= num(12), "{com1:?}");
+    assert!(num(14) <= num(15) && num(15) <= num(16), "{com1:?}");
 }
 
 #[test]

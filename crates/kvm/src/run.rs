@@ -6,7 +6,9 @@
 //! acquire load to see whether the ring holds entries, and a binary search
 //! on a frozen bus. No lock, no allocation, no logging, no channel poll.
 //! With `--stat` (a second copy of the loop, chosen once per vCPU) it adds
-//! two TSC reads and a single-writer update of the vCPU's exit profile.
+//! two TSC reads and a single-writer update of the vCPU's exit profile
+//! (the exit's key, its handling time and the time inside the KVM_RUN it
+//! ended: both as distributions for the first keys).
 
 use std::sync::atomic::Ordering;
 
@@ -59,9 +61,11 @@ fn run_loop<const PROFILE: bool>(
     let counters = &*ctx.counters;
     let run_ptr: *const kvm_run = vcpu.get_kvm_run();
     // With PROFILE: when the last KVM_RUN returned, and the key of that
-    // exit, charged with the cycles up to the next KVM_RUN (or the end).
+    // exit with the cycles it spent inside KVM_RUN, charged with the
+    // cycles up to the next KVM_RUN (or the end).
     let mut returned_at = 0u64;
-    let mut pending: Option<(ExitKind, u64)> = None;
+    let mut in_kvm = 0u64;
+    let mut pending: Option<Pending> = None;
     // The lab's exit-stamp mailbox (the anatomy pass), when armed.
     let mut stamps = arm_stamps(ctx);
     'run: loop {
@@ -83,15 +87,17 @@ fn run_loop<const PROFILE: bool>(
         };
         if PROFILE {
             returned_at = tsc();
+            in_kvm = returned_at.wrapping_sub(entered);
             if let Some(p) = profile {
-                p.add_in_kvm(returned_at.wrapping_sub(entered));
+                p.add_in_kvm(in_kvm);
             }
         }
         // SAFETY: run_ptr is the vCPU's kvm_run mapping, alive as long as
         // `vcpu`; io_size reads the io member only when the exit is an IO one.
         let exit = Exit::decode(result, unsafe { io_size(run_ptr) });
         if PROFILE {
-            pending = Some(exit.key());
+            let (kind, addr) = exit.key();
+            pending = Some(Pending { kind, addr, in_kvm });
         }
         if let Some(ring) = &ctx.ring {
             if !ring.is_empty() {
@@ -171,13 +177,22 @@ unsafe fn crash_end(
     }
 }
 
-/// Charge the cycles since `returned_at` to `key`; returns the TSC now.
+/// The exit a profiled loop is handling: its key and the cycles spent in
+/// the KVM_RUN that returned it.
+#[derive(Clone, Copy)]
+struct Pending {
+    kind: ExitKind,
+    addr: u64,
+    in_kvm: u64,
+}
+
+/// Charge the cycles since `returned_at` to `exit`; returns the TSC now.
 #[inline(always)]
-fn charge(profile: Option<&ExitProfile>, key: Option<(ExitKind, u64)>, returned_at: u64) -> u64 {
+fn charge(profile: Option<&ExitProfile>, exit: Option<Pending>, returned_at: u64) -> u64 {
     let now = tsc();
-    if let (Some(p), Some((kind, addr))) = (profile, key) {
+    if let (Some(p), Some(e)) = (profile, exit) {
         let cycles = now.wrapping_sub(returned_at);
-        p.record(kind, addr, cycles);
+        p.record_exit(e.kind, e.addr, cycles, Some(e.in_kvm));
         p.add_in_vmm(cycles);
     }
     now

@@ -29,6 +29,7 @@ mod error;
 pub use trapline_floor as floor;
 pub mod footprint;
 pub mod host;
+pub mod kshare;
 pub mod peer;
 mod progress;
 pub mod pump;

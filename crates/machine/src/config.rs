@@ -44,12 +44,42 @@ pub enum VirtioIrq {
     Irqfd,
 }
 
+/// The network card (`--net`): its back end, opened before the machine is
+/// built so that a missing TAP is a usage error, and its MAC address.
+pub struct NetConfig {
+    /// The back end (echo, TAP, vhost-net).
+    pub backend: Box<dyn trapline_devices::virtio::net::NetBackend>,
+    /// The MAC address in the device's config space.
+    pub mac: [u8; 6],
+}
+
+impl NetConfig {
+    /// `backend` with trapline's default MAC address.
+    pub fn new(backend: Box<dyn trapline_devices::virtio::net::NetBackend>) -> Self {
+        Self {
+            backend,
+            mac: trapline_devices::virtio::net::DEFAULT_MAC,
+        }
+    }
+}
+
+impl std::fmt::Debug for NetConfig {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("NetConfig")
+            .field("backend", &self.backend.name())
+            .field("mac", &self.mac)
+            .finish()
+    }
+}
+
 /// virtio devices and their paths.
 #[derive(Debug, Default)]
 pub struct VirtioConfig {
     /// Block devices in order (the first is the guest's /dev/vda), opened
     /// before the machine is built so that a bad path is a usage error.
     pub disks: Vec<trapline_devices::virtio::block::DiskFile>,
+    /// A network card, on the transport after the disks.
+    pub net: Option<NetConfig>,
     /// The notification path.
     pub notify: VirtioNotify,
     /// The interrupt path.
@@ -65,6 +95,12 @@ impl VirtioConfig {
             event_idx: true,
             ..Default::default()
         }
+    }
+
+    /// How many virtio-mmio transports the devices take: the disks, then
+    /// the network card.
+    pub fn device_count(&self) -> usize {
+        self.disks.len() + usize::from(self.net.is_some())
     }
 }
 

@@ -44,7 +44,8 @@ pub use arch::*;
 
 pub use assemble::Machine;
 pub use config::{
-    AcpiMode, MachineConfig, MetricsSink, SeccompMode, VirtioConfig, VirtioIrq, VirtioNotify,
+    AcpiMode, MachineConfig, MetricsSink, NetConfig, SeccompMode, VirtioConfig, VirtioIrq,
+    VirtioNotify,
 };
 pub use error::MachineError;
 pub use extension::{ExtensionContext, ExtensionHandle, MachineExtension};
@@ -53,7 +54,7 @@ pub use outcome::{status, Outcome};
 pub use run::RunReport;
 pub use stat::{StatReport, StatSort, TableOptions};
 pub use trapline_stdio::words;
-pub use virtio::VirtioReadout;
+pub use virtio::{NetReadout, VirtioReadout};
 
 pub use trapline_devices::serial::SerialOutput;
 pub use trapline_devices::ucall::UcallEvent;

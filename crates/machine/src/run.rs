@@ -54,8 +54,10 @@ pub struct RunReport {
     pub stat: Option<StatReport>,
     /// How many times the guest suspended to S3 and was woken.
     pub resumes: u32,
-    /// Each virtio device's counters, in `--disk` order.
+    /// Each virtio disk's counters, in `--disk` order.
     pub virtio: Vec<crate::VirtioReadout>,
+    /// The network card's counters (`--net`).
+    pub virtio_net: Option<crate::NetReadout>,
 }
 
 impl Machine {
@@ -347,6 +349,7 @@ impl Machine {
             stat,
             resumes: end.resumes,
             virtio: self.virtio.readout(),
+            virtio_net: self.virtio.net_readout(),
         }
     }
 

@@ -9,6 +9,7 @@ use std::collections::BTreeMap;
 use std::time::Duration;
 
 use serde_json::{json, Value};
+use trapline_abi::Histogram;
 use trapline_bus::profile::{KeyStats, HIST_BUCKETS};
 use trapline_bus::{Bus, ExitKind, ProfileSnapshot};
 
@@ -55,6 +56,34 @@ pub struct StatReport {
     pub vcpus: Vec<VcpuStat>,
     /// KVM's per-VM counters that moved, or why there are none.
     pub kvm_vm: Result<Vec<(String, u64)>, String>,
+}
+
+/// `a` and `b` merged; `None` unless both are there (a merged key's
+/// percentiles stand for all its exits or are not given).
+fn merge_dist(a: Option<Histogram>, b: Option<&Histogram>) -> Option<Histogram> {
+    let (mut a, b) = (a?, b?);
+    a.merge(b);
+    Some(a)
+}
+
+/// A distribution in the JSON: count, exact mean/min/max, p50/p90/p99/p99.9
+/// (bucket midpoints, within 0.78 %) and the non-empty log-linear buckets as
+/// `[low, high, count]`; `null` where the profile kept none.
+fn dist_json(h: Option<&Histogram>) -> Value {
+    let Some(h) = h else {
+        return Value::Null;
+    };
+    json!({
+        "count": h.count(),
+        "mean": h.mean(),
+        "min": h.min(),
+        "max": h.max(),
+        "p50": h.quantile(0.5),
+        "p90": h.quantile(0.9),
+        "p99": h.quantile(0.99),
+        "p999": h.quantile(0.999),
+        "buckets": h.buckets().map(|(lo, hi, n)| [lo, hi, n]).collect::<Vec<_>>(),
+    })
 }
 
 /// The device on `bus` (PIO or MMIO by the kind) at `addr`.
@@ -109,6 +138,8 @@ impl StatReport {
                     for i in 0..HIST_BUCKETS {
                         a.hist[i] += b.hist[i];
                     }
+                    a.handling = merge_dist(a.handling.take(), b.handling.as_ref());
+                    a.in_kvm = merge_dist(a.in_kvm.take(), b.in_kvm.as_ref());
                 })
                 .or_insert_with(|| k.clone());
         }
@@ -157,6 +188,8 @@ impl StatReport {
                         "min_cycles": st.min_cycles,
                         "max_cycles": st.max_cycles,
                         "log2_histogram": &st.hist[..last],
+                        "handling": dist_json(st.handling.as_ref()),
+                        "in_kvm": dist_json(st.in_kvm.as_ref()),
                     })
                 })
                 .collect()
@@ -172,6 +205,7 @@ impl StatReport {
             "wall_seconds": self.wall.as_secs_f64(),
             "tsc_khz": self.tsc_khz,
             "histogram": "log2_histogram[b] counts handling times in [2^(b-1), 2^b) cycles; [0] counts 0",
+            "distributions": "handling (KVM_RUN's return to the next KVM_RUN) and in_kvm (KVM_RUN's entry to its return), cycles, for the first keys of each vCPU (null past them): log-linear buckets [low, high, count], quantiles are bucket midpoints within 0.78 %",
             "vcpus": self.vcpus.iter().enumerate().map(|(i, v)| json!({
                 "index": i,
                 "exits": v.exits(),
@@ -289,7 +323,7 @@ mod tests {
     pub(crate) fn report() -> StatReport {
         let p = ExitProfile::new();
         for _ in 0..3 {
-            p.record(ExitKind::PioWrite, 0xf4, 2000);
+            p.record_exit(ExitKind::PioWrite, 0xf4, 2000, Some(3000));
         }
         p.record(ExitKind::PioRead, 0x3f8, 500);
         p.record(ExitKind::MmioWrite, 0xfe00_0000, 700);
@@ -361,6 +395,19 @@ mod tests {
             .unwrap();
         assert_eq!(hist.len(), 12); // 2000 cycles: bucket 11
         assert_eq!(hist[11], 3);
+        let out = &j["vcpus"][0]["keys"][0];
+        assert_eq!(out["handling"]["count"], 3);
+        assert_eq!(out["handling"]["p50"], 2000);
+        assert_eq!(out["in_kvm"]["p99"], 3000);
+        assert_eq!(out["in_kvm"]["buckets"], json!([[2976, 3007, 3]]));
+        // A key recorded without KVM_RUN's time has no in-KVM distribution.
+        let pin = j["vcpus"][0]["keys"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|k| k["key"] == "0x3f8:PIN")
+            .unwrap();
+        assert!(pin["in_kvm"].is_null() && pin["handling"]["max"] == 500);
     }
 
     #[test]

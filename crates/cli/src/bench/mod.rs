@@ -15,6 +15,7 @@ use trapline_report::{render, Format, Report, View};
 use crate::outputs::Outputs;
 use crate::present::{self, Presentation};
 pub use args::BenchArgs;
+pub(crate) use args::DEFAULTS;
 use args::{status, view, PeerArg};
 use results::RunFolder;
 

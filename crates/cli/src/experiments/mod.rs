@@ -1,9 +1,10 @@
 //! The experiments that are not probe runs, each a command of its own:
-//! `trapline linux-boot` ([`linux_boot`]) and `trapline virtio-paths`
-//! ([`virtio_paths`]), with their `--list` ([`list`]). They run on x86
-//! only for now: elsewhere each refuses with a usage error
-//! ([`unavailable`]).
+//! `trapline linux-boot` ([`linux_boot`]), `trapline virtio-paths`
+//! ([`virtio_paths`]), with their `--list` ([`list`]): x86 only for now,
+//! elsewhere each refuses with a usage error ([`unavailable`]); and
+//! `trapline kernel-share` ([`kernel_share`]), on both architectures.
 
+pub mod kernel_share;
 pub mod linux_boot;
 mod list;
 pub mod virtio_paths;

@@ -4,7 +4,7 @@
 //! Both are edge-style pulses, as Firecracker's irqfds are: the guest's
 //! interrupt handler reads InterruptStatus and acknowledges it.
 
-use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use std::sync::Arc;
 
 use vmm_sys_util::eventfd::EventFd;
@@ -25,6 +25,9 @@ enum Signal {
 pub struct VirtioInterrupt {
     status: AtomicU32,
     raised: AtomicU64,
+    /// A kernel back end signals the irqfd itself and cannot set the
+    /// status: InterruptStatus then always says "used buffers".
+    vring_always: AtomicBool,
     signal: Signal,
 }
 
@@ -43,6 +46,7 @@ impl VirtioInterrupt {
         Self {
             status: AtomicU32::new(0),
             raised: AtomicU64::new(0),
+            vring_always: AtomicBool::new(false),
             signal,
         }
     }
@@ -66,7 +70,28 @@ impl VirtioInterrupt {
 
     /// InterruptStatus.
     pub fn status(&self) -> u32 {
-        self.status.load(Ordering::Acquire)
+        let vring = if self.vring_always.load(Ordering::Relaxed) {
+            INT_VRING
+        } else {
+            0
+        };
+        self.status.load(Ordering::Acquire) | vring
+    }
+
+    /// A kernel back end took the data path (`true`) or gave it back: the
+    /// guest's handler, which looks at InterruptStatus before the rings,
+    /// must see "used buffers" on every interrupt the kernel sends.
+    pub fn set_vring_always(&self, on: bool) {
+        self.vring_always.store(on, Ordering::Relaxed);
+    }
+
+    /// The irqfd's eventfd (`--virtio-irq irqfd`), the call eventfd a
+    /// kernel back end signals; `None` on the line path.
+    pub fn call_eventfd(&self) -> Option<&EventFd> {
+        match &self.signal {
+            Signal::Irqfd(fd) => Some(fd),
+            Signal::Line { .. } => None,
+        }
     }
 
     /// InterruptACK: clear `bits`.

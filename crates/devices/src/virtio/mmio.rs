@@ -13,7 +13,9 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use trapline_bus::{AccessSizes, BusDevice, IoOutcome};
 use virtio_queue::{Queue, QueueOwnedT, QueueT};
 use vm_memory::GuestMemoryMmap;
+use vmm_sys_util::eventfd::EventFd;
 
+use super::activate::{memory_map, Activation, DataPath, QueueInfo};
 use super::interrupt::{VirtioInterrupt, INT_CONFIG, INT_VRING};
 use super::queue_regs::{self, QueueSlot};
 use super::status::{DeviceStatus, StatusChange};
@@ -67,6 +69,13 @@ struct State {
     queues: Vec<QueueSlot>,
     queue_sel: u32,
     device: Box<dyn VirtioDevice>,
+    /// Who serves the queues since DRIVER_OK.
+    data_path: DataPath,
+    /// Per queue, the ioeventfd bound to QueueNotify (for a kernel back
+    /// end); empty on the exit path.
+    kicks: Vec<EventFd>,
+    /// Why the last activation failed.
+    activate_error: Option<String>,
 }
 
 /// One virtio device on the MMIO bus.
@@ -112,6 +121,9 @@ impl VirtioMmio {
                 queues,
                 queue_sel: 0,
                 device,
+                data_path: DataPath::User,
+                kicks: Vec::new(),
+                activate_error: None,
             }),
             device_type,
             mem,
@@ -163,40 +175,92 @@ impl VirtioMmio {
         self.resets_requested.load(Ordering::Relaxed)
     }
 
+    /// The eventfds KVM signals on QueueNotify, one per queue in order
+    /// (the ioeventfd path): handed to a device at DRIVER_OK.
+    pub fn set_kicks(&self, kicks: Vec<EventFd>) {
+        self.lock().kicks = kicks;
+    }
+
+    /// Who serves the queues (a kernel back end after DRIVER_OK, or
+    /// trapline).
+    pub fn data_path(&self) -> DataPath {
+        self.lock().data_path
+    }
+
+    /// Why the device's last activation failed, if it did.
+    pub fn activate_error(&self) -> Option<String> {
+        self.lock().activate_error.clone()
+    }
+
     /// The driver notified `queue`: process what it made available.
     /// Before DRIVER_OK (or after the device asked for a reset) the
     /// notification is dropped; a queue that is not usable makes the
     /// device ask for a reset.
     pub fn notify(&self, queue: u32) {
         self.notifies.fetch_add(1, Ordering::Relaxed);
+        self.serve_with(queue, true);
+    }
+
+    /// Serve `queue` without a notification from the driver (a back end
+    /// has frames for the receive queue), then every queue the device
+    /// says has work. A queue the driver has not made ready is left alone
+    /// (a driver need not use every queue).
+    pub fn serve(&self, queue: u32) {
+        self.serve_with(queue, false);
+    }
+
+    fn serve_with(&self, queue: u32, driver_asked: bool) {
         let mut guard = self.lock();
         let st = &mut *guard;
-        if !st.status.is_live() {
+        if !st.status.is_live() || st.data_path == DataPath::Kernel {
             return;
         }
-        let Some(slot) = st.queues.get_mut(queue as usize) else {
+        let Ok(index) = usize::try_from(queue) else {
             return;
         };
+        if index >= st.queues.len() {
+            return;
+        }
+        // One interrupt for the whole call: an echoed frame completes a
+        // transmit and a receive chain, and the guest's handler looks at
+        // both queues on one.
+        let mut interrupt = self.serve_locked(st, index, driver_asked);
+        let pending = st.device.pending_queues();
+        for other in 0..st.queues.len().min(64) {
+            if other != index && pending & 1 << other != 0 && st.status.is_live() {
+                interrupt |= self.serve_locked(st, other, false);
+            }
+        }
+        if interrupt {
+            self.interrupt.trigger(INT_VRING);
+        }
+    }
+
+    /// One pass over queue `index`; whether the driver wants an interrupt
+    /// for what it used.
+    fn serve_locked(&self, st: &mut State, index: usize, driver_asked: bool) -> bool {
+        let Some(slot) = st.queues.get_mut(index) else {
+            return false;
+        };
+        if !driver_asked && !slot.queue.ready() {
+            return false;
+        }
         if !slot.usable(&self.mem) {
             self.needs_reset(&mut st.status);
-            return;
+            return false;
         }
         let event_idx = st.status.acked(VIRTIO_RING_F_EVENT_IDX);
         let q = &mut slot.queue;
-        match self.drain(queue as usize, q, st.device.as_mut(), event_idx) {
-            Ok(0) => {}
+        match self.drain(index, q, st.device.as_mut(), event_idx) {
+            Ok(0) => false,
             Ok(n) => {
                 self.completions.fetch_add(n, Ordering::Relaxed);
-                if q.needs_notification(&self.mem).unwrap_or(true) {
-                    self.interrupt.trigger(INT_VRING);
-                }
+                q.needs_notification(&self.mem).unwrap_or(true)
             }
             Err(n) => {
                 self.completions.fetch_add(n, Ordering::Relaxed);
-                if n > 0 {
-                    self.interrupt.trigger(INT_VRING);
-                }
                 self.needs_reset(&mut st.status);
+                n > 0
             }
         }
     }
@@ -230,6 +294,16 @@ impl VirtioMmio {
                 let len = match handled {
                     Handled::Used(n) => n,
                     Handled::Broken => 0,
+                    Handled::Defer => {
+                        // The chain goes back; the avail event is brought
+                        // up to here so the driver's later buffers do not
+                        // look new (the device will come back on its own).
+                        q.go_to_previous_position();
+                        if event_idx && q.enable_notification(mem).is_err() {
+                            return Err(used);
+                        }
+                        return Ok(used);
+                    }
                 };
                 if q.add_used(mem, head, len).is_err() {
                     return Err(used);
@@ -246,6 +320,47 @@ impl VirtioMmio {
                 Ok(true) => continue,
                 Ok(false) => return Ok(used),
                 Err(_) => return Err(used),
+            }
+        }
+    }
+
+    /// DRIVER_OK: the rings follow EVENT_IDX as negotiated, and the device
+    /// learns everything a kernel back end needs to take the queues.
+    fn activate(&self, st: &mut State) {
+        let event_idx = st.status.acked(VIRTIO_RING_F_EVENT_IDX);
+        for s in &mut st.queues {
+            s.queue.set_event_idx(event_idx);
+        }
+        let queues: Vec<QueueInfo> = st
+            .queues
+            .iter()
+            .map(|s| QueueInfo {
+                size: s.queue.size(),
+                desc: s.queue.desc_table(),
+                avail: s.queue.avail_ring(),
+                used: s.queue.used_ring(),
+                ready: s.queue.ready(),
+                next_avail: s.queue.next_avail(),
+                next_used: s.queue.next_used(),
+            })
+            .collect();
+        let memory = memory_map(&self.mem);
+        let activation = Activation {
+            features: st.status.acked_features(),
+            queues: &queues,
+            memory: &memory,
+            guest_memory: &self.mem,
+            kicks: &st.kicks,
+            call: self.interrupt.call_eventfd(),
+        };
+        match st.device.activate(&activation) {
+            Ok(path) => {
+                st.data_path = path;
+                self.interrupt.set_vring_always(path == DataPath::Kernel);
+            }
+            Err(e) => {
+                st.activate_error = Some(e.to_string());
+                self.needs_reset(&mut st.status);
             }
         }
     }
@@ -296,16 +411,14 @@ impl VirtioMmio {
             reg::QUEUE_SEL => st.queue_sel = value,
             reg::STATUS => match st.status.write_status(value as u8) {
                 StatusChange::Reset => {
+                    st.device.reset();
+                    st.data_path = DataPath::User;
+                    self.interrupt.set_vring_always(false);
                     st.queues.iter_mut().for_each(QueueSlot::reset);
                     st.queue_sel = 0;
                     self.interrupt.reset();
                 }
-                StatusChange::Activated => {
-                    let event_idx = st.status.acked(VIRTIO_RING_F_EVENT_IDX);
-                    for s in &mut st.queues {
-                        s.queue.set_event_idx(event_idx);
-                    }
-                }
+                StatusChange::Activated => self.activate(st),
                 StatusChange::None | StatusChange::Refused => {}
             },
             0x38 | 0x44 | 0x80 | 0x84 | 0x90 | 0x94 | 0xa0 | 0xa4

@@ -1,12 +1,15 @@
 //! The `--stat` report as terminal tables, laid out like `perf kvm stat
 //! report`: every table has a header, counts come with Samples% and
 //! handling time with Time%, times in microseconds beside the TSC cycles,
-//! and a total row under each table of exits. Pure: it reads a
-//! [`StatReport`], so it is tested without KVM.
+//! and a total row under each table of exits; beside each row's mean the
+//! handling time's p50 and p99, and the time inside the KVM_RUN the exits
+//! ended (mean, p50, p99, max) where the profile kept distributions. Pure:
+//! it reads a [`StatReport`], so it is tested without KVM.
 
 use std::collections::BTreeMap;
 use std::fmt::Write;
 
+use trapline_abi::Histogram;
 use trapline_bus::ExitKind;
 
 use super::{KeyRow, StatReport, VcpuStat, TABLE_KEYS};
@@ -64,6 +67,26 @@ struct ExitRow {
     cycles: u64,
     min: Option<u64>,
     max: Option<u64>,
+    /// Handling cycles' distribution (`None`: not kept for every key in the row).
+    handling: Option<Histogram>,
+    /// Cycles inside KVM_RUN (`None` likewise).
+    in_kvm: Option<Histogram>,
+}
+
+/// The distributions of `parts` merged, or `None` when any part lacks one
+/// (a row's percentiles stand for all its exits or are not shown).
+fn merged<'a>(parts: impl IntoIterator<Item = Option<&'a Histogram>>) -> Option<Histogram> {
+    let mut all = Histogram::new();
+    for p in parts {
+        all.merge(p?);
+    }
+    Some(all)
+}
+
+/// A quantile's cell: `-` without a distribution.
+fn q_cell(h: Option<&Histogram>, q: f64) -> String {
+    h.and_then(|h| h.quantile(q))
+        .map_or_else(|| "-".to_string(), |v| v.to_string())
 }
 
 impl ExitRow {
@@ -80,6 +103,8 @@ impl ExitRow {
             cycles: st.total_cycles,
             min: Some(st.min_cycles),
             max: Some(st.max_cycles),
+            handling: st.handling.clone(),
+            in_kvm: st.in_kvm.clone(),
         }
     }
 }
@@ -121,24 +146,15 @@ impl StatReport {
         let with_device = rows.iter().any(|r| r.device.is_some());
         let count: u64 = rows.iter().map(|r| r.count).sum();
         let cycles: u64 = rows.iter().map(|r| r.cycles).sum();
-        let head = |s: &mut String, cells: [&str; 11]| {
+        let head = |s: &mut String, cells: [&str; 17]| {
             let mut line = format!("  {:<22}", cells[0]);
             if with_device {
                 let _ = write!(line, " {:<18}", cells[1]);
             }
-            let _ = write!(
-                line,
-                " {:>10} {:>9} {:>8} {:>14} {:>11} {:>9} {:>9} {:>9} {:>11}",
-                cells[2],
-                cells[3],
-                cells[4],
-                cells[5],
-                cells[6],
-                cells[7],
-                cells[8],
-                cells[9],
-                cells[10]
-            );
+            let widths = [10, 9, 8, 14, 11, 9, 9, 9, 9, 9, 11, 9, 9, 9, 11];
+            for (cell, w) in cells[2..].iter().zip(widths) {
+                let _ = write!(line, " {cell:>w$}");
+            }
             let _ = writeln!(s, "{}", line.trim_end());
         };
         head(
@@ -153,14 +169,21 @@ impl StatReport {
                 "total us",
                 "mean cyc",
                 "mean us",
+                "p50 cyc",
+                "p99 cyc",
                 "min cyc",
                 "max cyc",
+                "kvm mean",
+                "kvm p50",
+                "kvm p99",
+                "kvm max",
             ],
         );
         let rows = sorted(rows, sort);
         let cell = |v: Option<u64>| v.map_or_else(|| "-".to_string(), |v| v.to_string());
         let line = |s: &mut String, r: &ExitRow| {
             let mean = r.cycles as f64 / r.count.max(1) as f64;
+            let kvm = r.in_kvm.as_ref();
             head(
                 s,
                 [
@@ -173,8 +196,15 @@ impl StatReport {
                     &self.micros(r.cycles as f64),
                     &format!("{mean:.0}"),
                     &self.micros(mean),
+                    &q_cell(r.handling.as_ref(), 0.5),
+                    &q_cell(r.handling.as_ref(), 0.99),
                     &cell(r.min),
                     &cell(r.max),
+                    &kvm.and_then(Histogram::mean)
+                        .map_or_else(|| "-".to_string(), |m| format!("{m:.0}")),
+                    &q_cell(kvm, 0.5),
+                    &q_cell(kvm, 0.99),
+                    &cell(kvm.and_then(Histogram::max)),
                 ],
             );
         };
@@ -199,6 +229,8 @@ impl StatReport {
                 cycles,
                 min: rows.iter().filter_map(|r| r.min).min(),
                 max: rows.iter().filter_map(|r| r.max).max(),
+                handling: merged(rows.iter().map(|r| r.handling.as_ref())),
+                in_kvm: merged(rows.iter().map(|r| r.in_kvm.as_ref())),
             },
         );
     }
@@ -216,11 +248,15 @@ impl StatReport {
                 cycles: 0,
                 min: None,
                 max: None,
+                handling: Some(Histogram::new()),
+                in_kvm: Some(Histogram::new()),
             });
             r.count += st.count;
             r.cycles += st.total_cycles;
             r.min = Some(r.min.map_or(st.min_cycles, |m| m.min(st.min_cycles)));
             r.max = Some(r.max.map_or(st.max_cycles, |m| m.max(st.max_cycles)));
+            r.handling = merged([r.handling.as_ref(), st.handling.as_ref()]);
+            r.in_kvm = merged([r.in_kvm.as_ref(), st.in_kvm.as_ref()]);
         }
         by_reason.into_values().collect()
     }
@@ -427,7 +463,8 @@ mod tests {
             head,
             [
                 "reason", "samples", "samples%", "time%", "total", "cyc", "total", "us", "mean",
-                "cyc", "mean", "us", "min", "cyc", "max", "cyc"
+                "cyc", "mean", "us", "p50", "cyc", "p99", "cyc", "min", "cyc", "max", "cyc", "kvm",
+                "mean", "kvm", "p50", "kvm", "p99", "kvm", "max"
             ],
             "{t}"
         );
@@ -436,15 +473,18 @@ mod tests {
         let pout: Vec<&str> = reasons[1].split_whitespace().collect();
         assert_eq!(
             pout,
-            ["POUT", "6", "60.00%", "83.33%", "12000", "12.00", "2000", "2.00", "2000", "2000"],
+            [
+                "POUT", "6", "60.00%", "83.33%", "12000", "12.00", "2000", "2.00", "2000", "2000",
+                "2000", "2000", "3000", "3000", "3000", "3000"
+            ],
             "{t}"
         );
         let total: Vec<&str> = reasons.last().unwrap().split_whitespace().collect();
         assert_eq!(
             total,
             [
-                "total", "10", "100.00%", "100.00%", "14400", "14.40", "1440", "1.44", "500",
-                "2000"
+                "total", "10", "100.00%", "100.00%", "14400", "14.40", "1440", "1.44", "2000",
+                "2000", "500", "2000", "-", "-", "-", "-"
             ],
             "{t}"
         );

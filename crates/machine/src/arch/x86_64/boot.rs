@@ -88,11 +88,11 @@ fn load_configured(vm: &Vm, config: &MachineConfig) -> Result<BootCpuState, Mach
 /// Load the image (after announcing virtio devices on its command line
 /// where Linux looks for them without firmware tables).
 pub(crate) fn load_image(vm: &Vm, config: &mut MachineConfig) -> Result<Boot, MachineError> {
-    let disks = config.virtio.disks.len();
+    let devices = config.virtio.device_count();
     // The hardware-reduced machine declares them in its DSDT instead: with
     // no ISA IRQs, a command line's IRQ number is not their GSI.
-    if disks > 0 && config.acpi == crate::AcpiMode::Full {
-        let words = crate::virtio::cmdline(disks);
+    if devices > 0 && config.acpi == crate::AcpiMode::Full {
+        let words = crate::virtio::cmdline(devices);
         config.append = match config.append.trim() {
             "" => words,
             a => format!("{a} {words}"),

@@ -33,7 +33,8 @@ pub(crate) fn refuse(config: &MachineConfig) -> Result<(), MachineError> {
     Ok(())
 }
 
-/// The PC's devices, its absent interrupt controllers, the virtio disks.
+/// The PC's devices, its absent interrupt controllers, the virtio disks
+/// and network card.
 pub(crate) fn add_devices(parts: Parts<'_>) -> Result<Devices, MachineError> {
     let Parts {
         kvm,
@@ -45,7 +46,7 @@ pub(crate) fn add_devices(parts: Parts<'_>) -> Result<Devices, MachineError> {
     } = parts;
     let virtio_config = std::mem::take(&mut config.virtio);
     let (uart, uart_irq) = platform::add_isa_devices(vm, config, ucall, pio)?;
-    let opts = PlatformOptions::new(kvm, config, virtio_config.disks.len());
+    let opts = PlatformOptions::new(kvm, config, virtio_config.device_count());
     let mut platform = platform::build(vm, &opts, uart_irq, pio, mmio)?;
     interrupts::install_absent(config.irqchip, config.pit, pio, mmio)?;
     let virtio = crate::virtio::VirtioSet::build(vm, virtio_config, mmio)?;
