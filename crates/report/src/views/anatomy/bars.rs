@@ -39,11 +39,15 @@ fn legs(p: &AnatomyPath) -> Option<[f64; 3]> {
 
 /// The chart: every path with legs, trapline's bar above the floor's.
 pub(super) fn chart(v: &AnatomyView<'_>) -> Chart {
-    let rows: Vec<(&AnatomyPath, [f64; 3])> = v
+    let mut rows: Vec<(&AnatomyPath, [f64; 3])> = v
         .paths()
         .iter()
         .filter_map(|p| Some((p, legs(p)?)))
         .collect();
+    // Each path's bars together, trapline's above the floor's.
+    let order: Vec<&str> = v.paths().iter().map(|p| p.name.as_str()).collect();
+    let rank = |p: &AnatomyPath| order.iter().position(|n| *n == p.name).unwrap_or(0);
+    rows.sort_by_key(|(p, _)| (rank(p), !p.is_trapline()));
     let svg = if rows.is_empty() {
         Err("no path was split into legs (see the notes)".to_string())
     } else {
