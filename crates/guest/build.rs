@@ -116,6 +116,7 @@ const PAYLOADS_X86_64: &[(&str, &[&str], Kind)] = &[
             "payloads/x86_64/probe/ipi.c",
             "payloads/common/probe/irqfd.c",
             "payloads/x86_64/probe/irqfd_line.c",
+            "payloads/common/probe/tails.c",
             "payloads/common/probe/anatomy.c",
             "payloads/x86_64/probe/anatomy_access.c",
         ],
@@ -181,6 +182,7 @@ const PROBE_AARCH64: &[&str] = &[
     "payloads/aarch64/probe/ipi.c",
     "payloads/common/probe/irqfd.c",
     "payloads/aarch64/probe/irqfd_line.c",
+    "payloads/common/probe/tails.c",
     "payloads/common/probe/anatomy.c",
     "payloads/aarch64/probe/anatomy_access.c",
 ];

@@ -101,6 +101,35 @@ pub struct GuestHist {
 /// Size of a [`GuestHist`] in guest memory.
 pub const GUEST_HIST_SIZE: usize = core::mem::size_of::<GuestHist>();
 
+impl GuestHist {
+    /// The block as the guest's memory holds it (little-endian, `#[repr(C)]`
+    /// order), decoded without trusting it: [`Histogram::from_guest`] checks it.
+    /// `None` unless `raw` is exactly [`GUEST_HIST_SIZE`] bytes.
+    #[must_use]
+    pub fn from_bytes(raw: &[u8]) -> Option<alloc::boxed::Box<Self>> {
+        if raw.len() != GUEST_HIST_SIZE {
+            return None;
+        }
+        let word = |i: usize| {
+            let mut b = [0u8; 8];
+            b.copy_from_slice(&raw[i * 8..i * 8 + 8]);
+            u64::from_le_bytes(b)
+        };
+        let mut g = alloc::boxed::Box::new(Self {
+            magic: word(0),
+            count: word(1),
+            min: word(2),
+            max: word(3),
+            sum: word(4),
+            counts: [0; HIST_BUCKETS],
+        });
+        for (c, b) in g.counts.iter_mut().zip(raw[40..].chunks_exact(4)) {
+            *c = u32::from_le_bytes([b[0], b[1], b[2], b[3]]);
+        }
+        Some(g)
+    }
+}
+
 /// Why a guest's histogram could not be read back.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum HistError {
@@ -108,6 +137,8 @@ pub enum HistError {
     NoMagic,
     /// The bucket counts do not add up to the count the guest claims.
     Inconsistent,
+    /// Its min and max do not lie in its lowest and highest non-empty buckets.
+    BadBounds,
 }
 
 impl core::fmt::Display for HistError {
@@ -119,6 +150,9 @@ impl core::fmt::Display for HistError {
             Self::Inconsistent => {
                 f.write_str("the guest's histogram counts do not add up to its total")
             }
+            Self::BadBounds => f.write_str(
+                "the guest's histogram min and max do not lie in its lowest and highest buckets",
+            ),
         }
     }
 }
@@ -188,7 +222,16 @@ impl Histogram {
         let (min, max) = if g.count == 0 {
             (u64::MAX, 0)
         } else {
-            (g.min, g.max)
+            // A quantile is clamped to [min, max]: both must be where the
+            // buckets say, or a hostile block could make the host's clamp panic.
+            let lowest = counts.iter().position(|&c| c > 0);
+            let highest = counts.iter().rposition(|&c| c > 0);
+            match (lowest, highest) {
+                (Some(lo), Some(hi)) if hist_bucket(g.min) == lo && hist_bucket(g.max) == hi => {
+                    (g.min, g.max)
+                }
+                _ => return Err(HistError::BadBounds),
+            }
         };
         Ok(Self {
             counts,
@@ -428,6 +471,42 @@ mod tests {
         assert_eq!((h.count(), h.min(), h.max()), (2, Some(1000), Some(1001)));
         // The bucket's midpoint (1003), clamped to what was recorded.
         assert_eq!(h.quantile(0.5), Some(1001));
+    }
+
+    #[test]
+    fn a_block_whose_min_or_max_lies_outside_its_buckets_is_refused() {
+        let mut g = std::boxed::Box::new(GuestHist {
+            magic: HIST_MAGIC,
+            count: 1,
+            min: 500,
+            max: 400, // min > max: a clamp on them would panic
+            sum: 500,
+            counts: [0; HIST_BUCKETS],
+        });
+        g.counts[hist_bucket(500)] = 1;
+        assert_eq!(Histogram::from_guest(&g), Err(HistError::BadBounds));
+        g.max = 500;
+        assert!(Histogram::from_guest(&g).is_ok());
+        g.min = 10;
+        assert_eq!(Histogram::from_guest(&g), Err(HistError::BadBounds));
+    }
+
+    #[test]
+    fn a_block_reads_back_from_its_bytes() {
+        let mut raw = std::vec![0u8; GUEST_HIST_SIZE];
+        raw[..8].copy_from_slice(&HIST_MAGIC.to_le_bytes());
+        raw[8..16].copy_from_slice(&2u64.to_le_bytes());
+        raw[16..24].copy_from_slice(&70u64.to_le_bytes());
+        raw[24..32].copy_from_slice(&90u64.to_le_bytes());
+        raw[32..40].copy_from_slice(&160u64.to_le_bytes());
+        for v in [70u64, 90] {
+            let o = 40 + 4 * hist_bucket(v);
+            raw[o..o + 4].copy_from_slice(&1u32.to_le_bytes());
+        }
+        let g = GuestHist::from_bytes(&raw).unwrap();
+        let h = Histogram::from_guest(&g).unwrap();
+        assert_eq!((h.count(), h.min(), h.max()), (2, Some(70), Some(90)));
+        assert!(GuestHist::from_bytes(&raw[1..]).is_none());
     }
 
     #[test]

@@ -254,6 +254,10 @@ UCALL_MAGIC: u32 = 0x4c50_5254;
 UCALL_TEXT_LEN: usize = 64;
 /// Number of u64 arguments a ucall carries.
 UCALL_ARGS: usize = 6;
+/// Iterations a scenario's recorded pass (its tails) stamps at most: the
+/// probe records min(final batch's iterations, this) after the timed
+/// batches, each iteration stamped alone into a [`GuestHist`].
+TAILS_SAMPLE_CAP: u64 = 4096;
 }
 
 /// A structured message from a guest payload to the host runner.
@@ -313,12 +317,20 @@ c_enum! {
         /// each run uses a fresh (or alternating) counter, else the host can
         /// miss the last acknowledgement of the previous run.
         IrqfdStart = 9 "UCALL_IRQFD_START",
+        /// A scenario's recorded pass (its tails) is done: `args[0]` = scenario
+        /// id, `args[1]` = GPA of its [`GuestHist`] (one value per
+        /// iteration, in the probe's clock), `args[2]` = GPA of a u64 the host
+        /// sets to 1 once it has read the block (the guest reuses the block
+        /// only then), `args[3]` = the stamp pair's own cost (the median
+        /// empty stamped iteration), `args[4]` = iterations the pass meant to
+        /// record.
+        Hist = 10 "UCALL_HIST",
         /// One path's anatomy (see [`AnatomyHeader`]): `args[0]` = scenario
         /// id, `args[1]` = GPA of its block (an [`AnatomyHeader`], then
         /// [`ANATOMY_LEGS`] `struct guest_hist`s: exit, VMM, entry, round
         /// trip), `args[2]` = [`ResultStatus`]. The guest never reuses a
         /// block, so the host may read it after the run.
-        Anatomy = 10 "UCALL_ANATOMY",
+        Anatomy = 11 "UCALL_ANATOMY",
     }
 }
 
@@ -335,7 +347,8 @@ impl UcallKind {
             7 => Self::Count,
             8 => Self::Clock,
             9 => Self::IrqfdStart,
-            10 => Self::Anatomy,
+            10 => Self::Hist,
+            11 => Self::Anatomy,
             _ => return None,
         })
     }

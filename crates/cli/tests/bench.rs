@@ -488,3 +488,59 @@ fn a_bad_results_dir_fails_before_measuring() {
     let o = run(&["bench", "--results-dir", "x", "--no-results"]);
     assert_eq!(o.status.code(), Some(2), "the two flags conflict");
 }
+
+#[test]
+fn a_short_run_carries_tails_for_a_user_exit() {
+    if !kvm_present("bench tails") {
+        return;
+    }
+    let mut a = SMALL.to_vec();
+    a.extend_from_slice(&["--only", "pio-user-out,mmio-user-read", "--format", "json"]);
+    let o = run(&a);
+    let (out, err) = text(&o);
+    assert_eq!(o.status.code(), Some(0), "stderr: {err}\nstdout: {out}");
+    let v: serde_json::Value = serde_json::from_str(&out).expect("stdout is JSON");
+    for name in ["noop", "pio-user-out", "mmio-user-read"] {
+        let s = v["scenarios"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|s| s["name"] == name && s["vmm"] == "trapline")
+            .unwrap_or_else(|| panic!("{name} in {out}"));
+        let t = &s["tails"];
+        assert!(t.is_object(), "{name} has tails: {s}");
+        assert!(t["error"].is_null(), "{name}: {t}");
+        // The stated sample: min(final batch, the cap) per repeat.
+        let cap = trapline_abi::TAILS_SAMPLE_CAP;
+        let want: u64 = s["samples"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|x| x["iterations"].as_u64().unwrap().min(cap))
+            .sum();
+        assert_eq!(t["count"].as_u64(), Some(want), "{name}: {t}");
+        let q = |k: &str| t[k].as_u64().unwrap();
+        assert!(
+            q("min") <= q("p50") && q("p50") <= q("p99") && q("p99") <= q("max"),
+            "{name}: {t}"
+        );
+        assert!(!t["buckets"].as_array().unwrap().is_empty());
+    }
+    // The tails view of the same kind of run, as a table.
+    let mut b = SMALL.to_vec();
+    b.extend_from_slice(&[
+        "--only",
+        "pio-user-out",
+        "--view",
+        "tails",
+        "--format",
+        "table",
+    ]);
+    let o = run(&b);
+    let (out, err) = text(&o);
+    assert_eq!(o.status.code(), Some(0), "stderr: {err}");
+    assert!(
+        out.contains("p99.9") && out.contains("pio-user-out"),
+        "{out}"
+    );
+}

@@ -31,6 +31,34 @@ pub fn cycles(v: f64) -> String {
     }
 }
 
+/// Cycles in at most seven columns: exact up to 100k (`64,756`), then
+/// three significant digits (`763k`, `18.4M`): beyond that the spread is
+/// far wider than the digits dropped.
+pub fn compact_cycles(v: f64) -> String {
+    let a = v.abs();
+    if !v.is_finite() {
+        return "-".to_string();
+    }
+    if a < 1e5 {
+        return cycles(v);
+    }
+    let (x, unit) = if a < 1e6 {
+        (v / 1e3, "k")
+    } else if a < 1e9 {
+        (v / 1e6, "M")
+    } else {
+        (v / 1e9, "G")
+    };
+    let digits = if x.abs() >= 100.0 {
+        0
+    } else if x.abs() >= 10.0 {
+        1
+    } else {
+        2
+    };
+    format!("{x:.digits$}{unit}")
+}
+
 /// An optional value, `–` when absent.
 pub fn opt(v: Option<f64>, f: impl Fn(f64) -> String) -> String {
     v.map(f).unwrap_or_else(|| "–".to_string())

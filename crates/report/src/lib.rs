@@ -45,8 +45,9 @@ pub use describe::host_line;
 pub use error::ReportError;
 pub use model::{
     cycles_to_ns, scenario_key, Anatomy, AnatomyPath, Derived, Goal, Handling, HostInfo, Partial,
-    Report, RoundTripSource, RunConfig, Sample, ScenarioResult, Spread, Status, ToolInfo,
-    ValueRange, Verdict, BASELINE_SCENARIO, MAX_REPORT_BYTES, SCHEMA, SELF_TIMED, TRAPLINE_VMM,
+    Report, RoundTripSource, RunConfig, Sample, ScenarioResult, Spread, Status, Tails, ToolInfo,
+    ValueRange, Verdict, BASELINE_SCENARIO, MAX_REPORT_BYTES, OVERHEAD_GOAL_PCT, PERCENTILES,
+    SCHEMA, SELF_TIMED, TRAPLINE_VMM,
 };
 pub use render::compare::{render_comparison, render_comparison_with, CompareDetail};
 pub use render::html::DATA_ID as HTML_DATA_ID;

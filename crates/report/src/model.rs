@@ -9,6 +9,7 @@
 
 mod anatomy;
 mod exit_counts;
+mod tails;
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -21,6 +22,7 @@ pub use anatomy::{Anatomy, AnatomyPath, RoundTripSource, Spread};
 use crate::error::ReportError;
 use crate::noise::NoiseFlag;
 use crate::stats::Stats;
+pub use tails::{Tails, OVERHEAD_GOAL_PCT, PERCENTILES};
 
 /// The schema identifier this crate writes and reads.
 pub const SCHEMA: &str = "trapline-bench/1";
@@ -397,6 +399,11 @@ pub struct ScenarioResult {
     /// outliers, two clusters); empty when they look clean.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub noise: Vec<NoiseFlag>,
+    /// The distribution of its recorded pass (p50 … max beside the
+    /// median), trapline's probe only; `None`: not recorded (a peer, or a
+    /// report from before tails).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tails: Option<Tails>,
     /// What the scenario verified, e.g. `eventfd count = N`.
     #[serde(default)]
     pub check: Option<String>,
@@ -423,9 +430,16 @@ impl ScenarioResult {
             handling: None,
             kvm_exits_per_iter: BTreeMap::new(),
             noise: Vec::new(),
+            tails: None,
             check: None,
             extra: BTreeMap::new(),
         }
+    }
+
+    /// Sets the recorded distribution (builder style).
+    pub fn with_tails(mut self, tails: Tails) -> Self {
+        self.tails = Some(tails);
+        self
     }
 
     /// Sets the VMM (builder style).
@@ -511,6 +525,14 @@ impl ScenarioResult {
         }
         self.stats = Stats::of(&self.per_iter_cycles());
         self.noise = crate::noise::assess(&self.per_iter_cycles());
+        let timed_median = Stats::of(&self.per_iter_cycles()).map(|s| s.median);
+        let self_timed = self.is_self_timed();
+        if let Some(t) = &mut self.tails {
+            // A self-timed scenario's recorded values are taken as its
+            // batches take them: recording adds nothing to what is timed.
+            t.set_overhead(timed_median.filter(|_| !self_timed));
+            self.noise.extend(crate::noise::assess_tails(t));
+        }
         let Some(stats) = &self.stats else {
             self.status = Status::Failed;
             if self.reason.is_none() {

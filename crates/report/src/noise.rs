@@ -3,6 +3,9 @@
 //! or that they fall into two clusters (bimodal: something changed between
 //! VMs), and what to do about it — as hyperfine warns of outliers.
 //!
+//! Within one VM, the recorded distribution (a scenario's tails) adds two
+//! more: two modes and a heavy tail ([`assess_tails`]).
+//!
 //! Pure arithmetic over one scenario's per-repeat values; the model
 //! stores the flags ([`crate::model::ScenarioResult::noise`]) so every
 //! format shows the same ones.
@@ -40,6 +43,15 @@ pub enum NoiseKind {
     Outliers,
     /// The repeats fall into two clusters.
     Bimodal,
+    /// The recorded distribution (its tails) has two modes: a second peak
+    /// of at least [`MODE_SHARE`] of the values, at least [`MODE_GAP`] away
+    /// from the main one, with a valley under half the smaller peak between.
+    #[serde(rename = "two-modes")]
+    TwoModes,
+    /// The recorded distribution's p99 is at least [`HEAVY_TAIL_RATIO`]
+    /// times its p50: the slowest 1 % cost far more than the typical one.
+    #[serde(rename = "heavy-tail")]
+    HeavyTail,
 }
 
 impl NoiseKind {
@@ -49,6 +61,8 @@ impl NoiseKind {
             NoiseKind::Spread => "spread",
             NoiseKind::Outliers => "outliers",
             NoiseKind::Bimodal => "bimodal",
+            NoiseKind::TwoModes => "two-modes",
+            NoiseKind::HeavyTail => "heavy-tail",
         }
     }
 
@@ -59,12 +73,29 @@ impl NoiseKind {
                 "the host was busy while it ran: re-run on a quiet host (nothing else running, \
                  load average near 0) or with more repeats (--repeat 10)"
             }
+            NoiseKind::TwoModes => {
+                "its iterations fall into two groups within one VM (a slow path some take, \
+                 or the host preempting the vCPU): see its histogram (--view tails, HTML), \
+                 and re-run pinned (taskset -c) on a quiet host"
+            }
+            NoiseKind::HeavyTail => {
+                "a few iterations are far slower than the rest (interrupts, preemption, the \
+                 outer hypervisor on a nested host): compare its p99 with the p50 and re-run \
+                 on a quiet host"
+            }
             NoiseKind::Bimodal => {
                 "its repeats fall into two clusters, so something changed between VMs (CPU \
                  frequency, the CPU it ran on, a neighbour): pin the run to one CPU (taskset -c), \
                  fix the CPU frequency, and re-run with more repeats"
             }
         }
+    }
+}
+
+impl NoiseKind {
+    /// Whether it is about one VM's distribution (its tails), not the repeats.
+    pub fn is_shape(self) -> bool {
+        matches!(self, NoiseKind::TwoModes | NoiseKind::HeavyTail)
     }
 }
 
@@ -158,6 +189,93 @@ pub fn assess(values: &[f64]) -> Vec<NoiseFlag> {
     out
 }
 
+/// A second mode holds at least this share of the recorded values.
+pub const MODE_SHARE: f64 = 0.05;
+/// …and its peak is at least this factor away from the main one (20 %).
+pub const MODE_GAP: f64 = 1.2;
+/// Bins per power of two the distribution is smoothed into before its
+/// modes are looked for (each about 9 % wide).
+const MODE_BINS_PER_OCTAVE: f64 = 8.0;
+/// A distribution has a heavy tail when its p99 is at least this many
+/// times its p50.
+pub const HEAVY_TAIL_RATIO: f64 = 2.0;
+/// Fewer recorded values than this say nothing about a distribution's shape.
+pub const MIN_TAIL_VALUES: u64 = 100;
+
+/// The flags a scenario's recorded distribution raises: two modes, a
+/// heavy tail (definitions at [`NoiseKind::TwoModes`] and
+/// [`NoiseKind::HeavyTail`]); empty with too few values.
+pub fn assess_tails(t: &crate::model::Tails) -> Vec<NoiseFlag> {
+    let mut out = Vec::new();
+    if t.count < MIN_TAIL_VALUES || t.p50 == 0 {
+        return out;
+    }
+    if let Some((main, second, share)) = two_modes(&t.buckets, t.count) {
+        out.push(NoiseFlag {
+            kind: NoiseKind::TwoModes,
+            detail: format!(
+                "peaks near {} and {} cycles, the second holding {:.0} % of {} values",
+                amount(main),
+                amount(second),
+                share * 100.0,
+                crate::fmt::grouped(t.count as f64)
+            ),
+        });
+    }
+    let ratio = t.p99 as f64 / t.p50 as f64;
+    if ratio >= HEAVY_TAIL_RATIO {
+        out.push(NoiseFlag {
+            kind: NoiseKind::HeavyTail,
+            detail: format!(
+                "p99 {} is {ratio:.1}x the p50 {} (max {})",
+                amount(t.p99 as f64),
+                amount(t.p50 as f64),
+                amount(t.max as f64)
+            ),
+        });
+    }
+    out
+}
+
+/// The main and second peaks (bin centres, cycles) and the second's share,
+/// when the buckets smoothed into [`MODE_BINS_PER_OCTAVE`] bins show two modes.
+fn two_modes(buckets: &[[u64; 3]], count: u64) -> Option<(f64, f64, f64)> {
+    use std::collections::BTreeMap;
+    let mut bins: BTreeMap<i64, u64> = BTreeMap::new();
+    for [low, high, n] in buckets {
+        let mid = (*low as f64 + *high as f64) / 2.0;
+        let bin = (mid.max(1.0).log2() * MODE_BINS_PER_OCTAVE).floor() as i64;
+        *bins.entry(bin).or_default() += n;
+    }
+    let at = |b: i64| bins.get(&b).copied().unwrap_or(0);
+    // A peak's mass: its bin and its two neighbours.
+    let mass = |b: i64| at(b - 1) + at(b) + at(b + 1);
+    let peaks: Vec<i64> = bins
+        .keys()
+        .copied()
+        .filter(|&b| at(b) > at(b - 1) && at(b) >= at(b + 1))
+        .collect();
+    let main = *peaks.iter().max_by_key(|&&b| (at(b), -b))?;
+    let min_gap = (MODE_GAP.log2() * MODE_BINS_PER_OCTAVE).ceil() as i64;
+    let second = peaks
+        .iter()
+        .copied()
+        .filter(|&b| (b - main).abs() >= min_gap)
+        .filter(|&b| mass(b) as f64 >= MODE_SHARE * count as f64)
+        .filter(|&b| {
+            let (lo, hi) = (b.min(main), b.max(main));
+            let valley = (lo + 1..hi).map(at).min().unwrap_or(0);
+            (valley as f64) < 0.5 * at(b).min(at(main)) as f64
+        })
+        .max_by_key(|&b| at(b))?;
+    let centre = |b: i64| 2f64.powf((b as f64 + 0.5) / MODE_BINS_PER_OCTAVE);
+    Some((
+        centre(main),
+        centre(second),
+        mass(second) as f64 / count as f64,
+    ))
+}
+
 /// The two clusters when sorted `values` split at their widest gap into
 /// two groups of at least [`MIN_CLUSTER`] each, the gap far wider than
 /// either group's own range.
@@ -235,9 +353,68 @@ mod tests {
         assert!(!kinds(&[1000.0, 1100.0, 1200.0, 1300.0, 1400.0]).contains(&NoiseKind::Bimodal));
     }
 
+    fn tails(values: &[(u64, u64)]) -> crate::model::Tails {
+        // Buckets one value wide: enough for the shape tests.
+        let count = values.iter().map(|v| v.1).sum();
+        let mut sorted: Vec<u64> = values
+            .iter()
+            .flat_map(|&(v, n)| std::iter::repeat_n(v, n as usize))
+            .collect();
+        sorted.sort_unstable();
+        let q = |q: f64| sorted[((q * count as f64).ceil() as usize).clamp(1, sorted.len()) - 1];
+        crate::model::Tails {
+            count,
+            p50: q(0.5),
+            p99: q(0.99),
+            max: *sorted.last().unwrap(),
+            buckets: values.iter().map(|&(v, n)| [v, v, n]).collect(),
+            ..Default::default()
+        }
+    }
+
+    fn tail_kinds(values: &[(u64, u64)]) -> Vec<NoiseKind> {
+        assess_tails(&tails(values))
+            .into_iter()
+            .map(|f| f.kind)
+            .collect()
+    }
+
+    #[test]
+    fn a_narrow_distribution_raises_no_flag() {
+        assert!(tail_kinds(&[(990, 100), (1000, 800), (1010, 95), (1500, 5)]).is_empty());
+        // Too few values say nothing.
+        assert!(tail_kinds(&[(1000, 10), (9000, 10)]).is_empty());
+    }
+
+    #[test]
+    fn a_second_peak_is_two_modes() {
+        let flags = assess_tails(&tails(&[(1000, 700), (1010, 100), (2000, 200)]));
+        let b = flags
+            .iter()
+            .find(|f| f.kind == NoiseKind::TwoModes)
+            .expect("two modes");
+        assert!(b.detail.contains("holding 20 %"), "{flags:?}");
+        // A shoulder within 20 % of the main peak is one mode.
+        assert!(!tail_kinds(&[(1000, 700), (1100, 300)]).contains(&NoiseKind::TwoModes));
+        // A second peak with under 5 % of the values is a tail, not a mode.
+        assert!(!tail_kinds(&[(1000, 970), (2000, 30)]).contains(&NoiseKind::TwoModes));
+    }
+
+    #[test]
+    fn a_slow_percent_is_a_heavy_tail() {
+        assert!(tail_kinds(&[(1000, 980), (5000, 20)]).contains(&NoiseKind::HeavyTail));
+        assert!(!tail_kinds(&[(1000, 995), (5000, 5)]).contains(&NoiseKind::HeavyTail));
+    }
+
     #[test]
     fn every_kind_says_what_to_do() {
-        for k in [NoiseKind::Spread, NoiseKind::Outliers, NoiseKind::Bimodal] {
+        for k in [
+            NoiseKind::Spread,
+            NoiseKind::Outliers,
+            NoiseKind::Bimodal,
+            NoiseKind::TwoModes,
+            NoiseKind::HeavyTail,
+        ] {
             assert!(k.advice().contains("re-run"), "{k}");
         }
     }

@@ -6,7 +6,8 @@
 //! each unit into the accumulators; `assemble` builds the report from
 //! them; `probe` runs trapline's probe VMs, `peer_run` readies QEMU and
 //! takes its runs, `floor_run` the raw-KVM floor's; `ucall` pairs the
-//! guest's BEGIN and RESULT ucalls into batches; `checks` verifies each
+//! guest's BEGIN and RESULT ucalls into batches; `tails` merges each
+//! scenario's recorded passes across repeats; `checks` verifies each
 //! batch did what its path claims; `derived` adds the values computed
 //! across scenarios.
 
@@ -18,6 +19,7 @@ mod peer_run;
 mod probe;
 mod run;
 mod schedule;
+mod tails;
 mod tally;
 mod ucall;
 
@@ -106,6 +108,8 @@ pub(super) struct Acc {
     pub(super) failure: Option<String>,
     pub(super) unsupported: Option<String>,
     pub(super) check: Option<String>,
+    /// The recorded passes' distribution (trapline's probe only).
+    pub(super) tails: tails::TailsAcc,
 }
 
 /// The stop signal received so far, if any (SIGINT, SIGTERM, SIGHUP: see
@@ -119,6 +123,9 @@ pub(super) fn finish_result(mut r: ScenarioResult, a: Acc) -> ScenarioResult {
         r = r.with_check(c);
     }
     r = r.with_samples(a.samples);
+    if let Some(t) = a.tails.finish() {
+        r = r.with_tails(t);
+    }
     if let Some(f) = a.failure {
         r = r.failed(f);
     } else if let Some(u) = a.unsupported {

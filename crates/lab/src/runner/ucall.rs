@@ -10,7 +10,7 @@ use trapline_lab_devices::LabReadout;
 use trapline_machine::RunReport;
 
 use crate::arch;
-use crate::pump::PumpResult;
+use crate::pump::{PumpResult, TailsBlock};
 
 /// One timed batch as the guest reported it.
 #[derive(Clone, Debug)]
@@ -36,6 +36,8 @@ pub(super) struct ProbeRun {
     pub(super) doorbells: BTreeMap<&'static str, u64>,
     /// irqfd injections the guest acknowledged.
     pub(super) injected: u64,
+    /// Each scenario's recorded pass (its tails), by scenario id.
+    pub(super) tails: BTreeMap<u32, TailsBlock>,
     /// Why injections stopped early.
     pub(super) inject_error: Option<String>,
     pub(super) run: RunReport,
@@ -60,6 +62,7 @@ pub(super) fn collect(
     );
     let mut begun: BTreeMap<(usize, u64), Start> = BTreeMap::new();
     let mut batches: BTreeMap<u32, Vec<Batch>> = BTreeMap::new();
+    let tails = pumped.tails.into_iter().map(|t| (t.scenario, t)).collect();
     for ev in pumped.events {
         match ev.kind {
             UcallKind::Begin => {
@@ -96,6 +99,7 @@ pub(super) fn collect(
         functions,
         doorbells,
         injected: pumped.injected,
+        tails,
         inject_error: pumped.inject_error,
         run,
         lab,

@@ -11,6 +11,7 @@ pub(crate) mod html;
 pub(crate) mod kut;
 pub(crate) mod markdown;
 pub(crate) mod table;
+pub(crate) mod tails_chart;
 pub(crate) mod tap;
 
 use crate::model::Report;

@@ -17,6 +17,7 @@ use std::collections::BTreeMap;
 use crate::derive::goals::goal_checks;
 use crate::derive::{ladder, names};
 use crate::fmt;
+use crate::fmt::compact_cycles;
 use crate::model::{cycles_to_ns, Report, ScenarioResult, Status, BASELINE_SCENARIO, TRAPLINE_VMM};
 use crate::render::grid::Align;
 use layout::{hard_wrap, unbreak, width_of, wrap, Column, Keep, Line, Table, NO_BREAK};
@@ -235,34 +236,6 @@ fn exits_text(s: &ScenarioResult) -> String {
     }
 }
 
-/// Cycles in at most seven columns: exact up to 100k (`64,756`), then
-/// three significant digits (`763k`, `18.4M`): beyond that the spread is
-/// far wider than the digits dropped.
-fn compact_cycles(v: f64) -> String {
-    let a = v.abs();
-    if !v.is_finite() {
-        return "-".to_string();
-    }
-    if a < 1e5 {
-        return fmt::cycles(v);
-    }
-    let (x, unit) = if a < 1e6 {
-        (v / 1e3, "k")
-    } else if a < 1e9 {
-        (v / 1e6, "M")
-    } else {
-        (v / 1e9, "G")
-    };
-    let digits = if x.abs() >= 100.0 {
-        0
-    } else if x.abs() >= 10.0 {
-        1
-    } else {
-        2
-    };
-    format!("{x:.digits$}{unit}")
-}
-
 /// A time in the unit that keeps it short: `998 ns`, `9.68 us`, `5.64 ms`
 /// (ASCII, as the report writes microseconds).
 fn time_text(ns: f64) -> String {
@@ -410,9 +383,19 @@ fn noise_lines(report: &Report, width: usize) -> Vec<String> {
     }
     noisy.sort_by_key(|s| s.vmm != TRAPLINE_VMM);
     let n = noisy.len();
+    let shape = noisy
+        .iter()
+        .flat_map(|s| &s.noise)
+        .any(|f| f.kind.is_shape());
+    let what = if shape {
+        "noisy repeats or distributions (a median may be off where its repeats are; a \
+         distribution's flags say how single iterations spread)"
+    } else {
+        "noisy repeats (the numbers above may be off)"
+    };
     let mut out = wrap(
         &format!(
-            "Noise: {n} scenario{} of {} had noisy repeats (the numbers above may be off):",
+            "Noise: {n} scenario{} of {} had {what}:",
             if n == 1 { "" } else { "s" },
             report.scenarios.len()
         ),
@@ -444,8 +427,10 @@ fn noise_lines(report: &Report, width: usize) -> Vec<String> {
     for f in noisy.iter().flat_map(|s| &s.noise) {
         // Spread and outliers share their advice.
         let key = match f.kind {
-            crate::noise::NoiseKind::Bimodal => f.kind,
-            _ => crate::noise::NoiseKind::Spread,
+            crate::noise::NoiseKind::Spread | crate::noise::NoiseKind::Outliers => {
+                crate::noise::NoiseKind::Spread
+            }
+            k => k,
         };
         if !kinds.contains(&key) {
             kinds.push(key);
@@ -453,8 +438,10 @@ fn noise_lines(report: &Report, width: usize) -> Vec<String> {
     }
     for k in kinds {
         let what = match k {
-            crate::noise::NoiseKind::Bimodal => "bimodal",
-            _ => "spread or outliers",
+            crate::noise::NoiseKind::Spread | crate::noise::NoiseKind::Outliers => {
+                "spread or outliers"
+            }
+            k => k.as_str(),
         };
         out.extend(wrap(
             &format!("{what}: {}.", k.advice()),

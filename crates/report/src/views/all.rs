@@ -238,6 +238,15 @@ impl Page for AllPage<'_> {
                 .and_then(|peer| peer.split_whitespace().next())
                 .and_then(|peer| super::peer::grid(self.report, peer)),
         );
+        // Only a run that recorded tails shows them (older saved runs look as they did).
+        if self.report.scenarios.iter().any(|s| s.tails.is_some()) {
+            grids.push((
+                "Tails: each scenario's recorded distribution, cycles per iteration, stamp pair \
+                 included (--view tails: the method, the net table, CSV)"
+                    .to_string(),
+                super::tails::TailsView::build(self.report).grid(),
+            ));
+        }
         grids
     }
 
@@ -282,6 +291,10 @@ impl Page for AllPage<'_> {
             self.net_chart(&ours),
         ];
         charts.extend(self.ladder_chart());
+        let mut tails = super::tails::TailsView::build(self.report);
+        // trapline's own rows (a peer's or the unprofiled VM's key has `vmm:`).
+        tails.rows.retain(|r| !r.scenario.contains(':'));
+        charts.extend(tails.charts());
         charts
     }
 }

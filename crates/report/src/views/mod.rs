@@ -9,7 +9,8 @@
 //! seed is a file and an entry in [`seed::SEEDS`]); the modules named after
 //! them hold only their code (conclusions computed in
 //! [`crate::derive::findings`]). `seeds` shows them all. `vmm` shows
-//! trapline's own footprint and cost per exit.
+//! trapline's own footprint and cost per exit; `tails` every scenario's
+//! recorded distribution.
 
 pub mod all;
 pub mod anatomy;
@@ -22,6 +23,7 @@ pub mod pci_testdev;
 mod peer;
 pub mod seed;
 pub mod seeds;
+pub mod tails;
 pub mod vmm;
 
 use crate::model::Report;
@@ -43,6 +45,8 @@ pub enum View {
     /// trapline's own footprint against its goals and Firecracker's
     /// promises, and its cost per exit.
     Vmm,
+    /// Every scenario's recorded distribution: p50 … max beside its median.
+    Tails,
     /// Each user path's round trip split into exit, handling and entry,
     /// on trapline and the raw-KVM floor.
     Anatomy,
@@ -53,7 +57,7 @@ impl View {
     pub fn all() -> impl Iterator<Item = View> {
         std::iter::once(View::All)
             .chain(SeedId::all().map(View::Seed))
-            .chain([View::Seeds, View::Vmm, View::Anatomy])
+            .chain([View::Seeds, View::Vmm, View::Tails, View::Anatomy])
     }
 
     /// The name on the command line.
@@ -63,6 +67,7 @@ impl View {
             View::Seed(s) => s.name(),
             View::Seeds => "seeds",
             View::Vmm => "vmm",
+            View::Tails => "tails",
             View::Anatomy => "anatomy",
         }
     }
@@ -82,6 +87,10 @@ impl View {
             View::Seeds => "every seed table, one after another".into(),
             View::Vmm => {
                 "trapline's own footprint and cost per exit, and the floor ladder's table".into()
+            }
+            View::Tails => {
+                "every scenario's distribution: p50, p90, p99, p99.9 and max beside its median"
+                    .into()
             }
             View::Anatomy => {
                 "each user exit split into exit, handling and entry, trapline beside the floor"
@@ -117,6 +126,7 @@ pub(crate) fn page(report: &Report, view: View) -> Box<dyn Page + '_> {
         View::Seed(s) => Box::new(seed::SeedView::build(report, s.table())),
         View::Seeds => Box::new(seeds::SeedsView::build(report)),
         View::Vmm => Box::new(vmm::VmmView::build(report)),
+        View::Tails => Box::new(tails::TailsView::build(report)),
         View::Anatomy => Box::new(anatomy::AnatomyView::build(report)),
     }
 }

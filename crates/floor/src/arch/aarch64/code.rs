@@ -27,7 +27,7 @@ pub const DONE_MMIO: u64 = abi::VIRT_DEBUG_EXIT_MMIO;
 /// The word `ram-read` loads: the arm64 probe's `ram_word` (its .data, the
 /// page after the page table that follows the code; the unit test checks
 /// the probe holds the read value there).
-pub const RAM_WORD: u64 = 0x4020_6000;
+pub const RAM_WORD: u64 = 0x4020_7000;
 
 /// The loop counter register every copied loop increments (`x0`).
 pub const REG_I: usize = 0;
@@ -129,11 +129,11 @@ impl FloorKind {
     /// the probe runs identity-mapped). The floor puts its copy there.
     pub fn probe_addr(self) -> u64 {
         match self {
-            FloorKind::Noop => 0x4020_2d94,
-            FloorKind::MmioUserWrite => 0x4020_2e38,
-            FloorKind::MmioKernelWildcard => 0x4020_2e6c,
-            FloorKind::RamRead => 0x4020_2f08,
-            FloorKind::MmioVgicRead => 0x4020_3044,
+            FloorKind::Noop => 0x4020_2eb0,
+            FloorKind::MmioUserWrite => 0x4020_2f54,
+            FloorKind::MmioKernelWildcard => 0x4020_2f88,
+            FloorKind::RamRead => 0x4020_3024,
+            FloorKind::MmioVgicRead => 0x4020_3160,
         }
     }
 

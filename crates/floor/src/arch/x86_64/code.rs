@@ -99,11 +99,11 @@ impl FloorKind {
     /// large page.
     pub fn probe_addr(self) -> u64 {
         match self {
-            FloorKind::Noop => 0x40_25c3,
-            FloorKind::PioUserOut => 0x40_2508,
-            FloorKind::PioKernelWildcard => 0x40_21b8,
-            FloorKind::MmioKernelWildcard => 0x40_23fd,
-            FloorKind::RamRead => 0x40_233b,
+            FloorKind::Noop => 0x40_26b3,
+            FloorKind::PioUserOut => 0x40_25f8,
+            FloorKind::PioKernelWildcard => 0x40_22a8,
+            FloorKind::MmioKernelWildcard => 0x40_24ed,
+            FloorKind::RamRead => 0x40_242b,
         }
     }
 

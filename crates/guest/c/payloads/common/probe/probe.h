@@ -58,6 +58,19 @@ void irqfd_run(u64 n, u64 *cycles, u64 *value);
 void irqfd_cleanup(void);
 
 /*
+ * tails.c: the recorded pass after a scenario's timed batches. tails_init()
+ * once at start-up (is there a host that reads blocks back; the stamp
+ * pair's cost); tails_record() runs min(n, TAILS_SAMPLE_CAP) iterations,
+ * each one(ctx) returning one stamped iteration's cycles, or with
+ * self_stamped irqfd's own per-injection latencies, and hands the
+ * histogram to the host (a Hist ucall).
+ */
+struct guest_hist;
+extern struct guest_hist *tails_hist; /* non-NULL while irqfd_run() records a pass */
+void tails_init(void);
+void tails_record(u32 id, const char *name, u64 n, bool self_stamped, u64 (*one)(const void *), const void *ctx);
+
+/*
  * irqfd_line.c: the line the host's irqfd raises, edge-triggered to the
  * boot CPU. The handler runs once per interrupt; the line acknowledges
  * and EOIs around it.
