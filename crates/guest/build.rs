@@ -117,6 +117,8 @@ const PAYLOADS_X86_64: &[(&str, &[&str], Kind)] = &[
             "payloads/common/probe/irqfd.c",
             "payloads/x86_64/probe/irqfd_line.c",
             "payloads/common/probe/tails.c",
+            "payloads/common/probe/anatomy.c",
+            "payloads/x86_64/probe/anatomy_access.c",
         ],
         Kind::Flat,
     ),
@@ -190,6 +192,8 @@ const PROBE_AARCH64: &[&str] = &[
     "payloads/common/probe/irqfd.c",
     "payloads/aarch64/probe/irqfd_line.c",
     "payloads/common/probe/tails.c",
+    "payloads/common/probe/anatomy.c",
+    "payloads/aarch64/probe/anatomy_access.c",
 ];
 
 /// (file name without extension, sources) of the arm64 payloads, each

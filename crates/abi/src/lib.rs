@@ -47,9 +47,11 @@ macro_rules! c_enum {
     };
 }
 
+mod anatomy;
 mod hist;
 mod kvmtool;
 mod virt;
+pub use anatomy::*;
 pub use hist::*;
 pub use kvmtool::*;
 pub use virt::*;
@@ -133,6 +135,11 @@ DOORBELL_MMIO_KERNEL: u64 = PROBE_MMIO_BASE + 0x5000;
 PROBE_PAGE_SIZE: u64 = 0x1000;
 /// Size of the whole probe window.
 PROBE_MMIO_LEN: u64 = 0x20000;
+/// The exit-stamp mailbox (see [`anatomy`](crate::ANATOMY_SLOT_SIZE)): a
+/// page of conventional memory below the EBDA that neither the loader's
+/// boot area (below 64 KiB) nor any payload (linked at 4 MiB, or below
+/// 0x9000) uses. The run loop writes it only when the lab arms it.
+ANATOMY_MAILBOX: u64 = 0x9_e000;
 
 /// PCI ECAM (MMCONFIG) window base: bus 0 occupies the first 1 MiB
 /// (offset = bus << 20 | device << 15 | function << 12 | register).
@@ -318,6 +325,12 @@ c_enum! {
         /// empty stamped iteration), `args[4]` = iterations the pass meant to
         /// record.
         Hist = 10 "UCALL_HIST",
+        /// One path's anatomy (see [`AnatomyHeader`]): `args[0]` = scenario
+        /// id, `args[1]` = GPA of its block (an [`AnatomyHeader`], then
+        /// [`ANATOMY_LEGS`] `struct guest_hist`s: exit, VMM, entry, round
+        /// trip), `args[2]` = [`ResultStatus`]. The guest never reuses a
+        /// block, so the host may read it after the run.
+        Anatomy = 11 "UCALL_ANATOMY",
     }
 }
 
@@ -335,6 +348,7 @@ impl UcallKind {
             8 => Self::Clock,
             9 => Self::IrqfdStart,
             10 => Self::Hist,
+            11 => Self::Anatomy,
             _ => return None,
         })
     }
@@ -588,6 +602,7 @@ pub fn c_header() -> String {
         .chain(UCALL_DEFINES)
         .chain(virt::c_defines())
         .chain(hist::HIST_DEFINES)
+        .chain(anatomy::C_DEFINES)
     {
         def(name, *value);
     }
@@ -596,6 +611,9 @@ pub fn c_header() -> String {
     }
     for r in ResultStatus::ALL {
         def(r.c_name(), *r as u64);
+    }
+    for a in ClockAlign::ALL {
+        def(a.c_name(), *a as u64);
     }
     for r in Routine::ALL {
         def(r.c_name(), *r as u64);
@@ -615,6 +633,7 @@ pub fn c_header() -> String {
         out,
         "struct ucall {{\n    unsigned int magic;\n    unsigned int kind;\n    unsigned long long args[{UCALL_ARGS}];\n    char text[{UCALL_TEXT_LEN}];\n}} __attribute__((aligned(8)));\n_Static_assert(sizeof(struct ucall) == {UCALL_SIZE}, \"ucall layout\");"
     );
+    out.push_str(anatomy::C_STRUCTS);
     let _ = writeln!(
         out,
         "struct guest_hist {{\n    unsigned long long magic, count, min, max, sum;\n    unsigned int counts[{HIST_BUCKETS}];\n}} __attribute__((aligned(8)));\n_Static_assert(sizeof(struct guest_hist) == {GUEST_HIST_SIZE}, \"guest_hist layout\");"

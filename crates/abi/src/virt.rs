@@ -27,6 +27,10 @@ VIRT_RAW_IMAGE_BASE: u64 = VIRT_RAM_BASE + 0x8_0000;
 /// of RAM, and loads it only if it fits below the image, so the payloads
 /// run on QEMU too.
 VIRT_PAYLOAD_BASE: u64 = VIRT_RAM_BASE + 0x20_0000;
+/// The exit-stamp mailbox (see `ANATOMY_SLOT_SIZE`): RAM + 64 KiB, below
+/// the payloads and the raw images, where nothing is loaded (the device
+/// tree goes above the image). Written only when the lab arms it.
+VIRT_ANATOMY_MAILBOX: u64 = VIRT_RAM_BASE + 0x1_0000;
 
 // ---------------------------------------------------------------------------
 // The GICv3 (KVM's in-kernel vGIC) and its ITS.

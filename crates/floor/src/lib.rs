@@ -9,9 +9,11 @@
 //! - [`vm`]: a raw VM with optional pieces and a bare KVM_RUN loop;
 //! - [`ladder`]: which pieces each rung has and which loops it runs.
 
+pub mod anatomy;
 pub mod arch;
 mod raw;
 
+pub use anatomy::FloorAnatomy;
 pub use arch::{code, ladder, pieces, vm, FloorKind, Pieces, RawVm};
 pub use raw::FloorSample;
 

@@ -257,6 +257,7 @@ pub(crate) mod tests {
                 stop: Arc::new(AtomicBool::new(false)),
                 memory: None,
                 profile: None,
+                exit_stamps: None,
             };
             Fixture {
                 ctx,

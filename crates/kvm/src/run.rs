@@ -21,6 +21,7 @@ use crate::arch;
 use crate::crash;
 use crate::dispatch::{dispatch, Crash, ExitOutcome};
 use crate::exit::Exit;
+use crate::stamps::ExitStamps;
 use crate::vcpu::{VcpuContext, VcpuEnd};
 
 /// Dispatch one coalesced entry (from any vCPU's drain).
@@ -65,6 +66,8 @@ fn run_loop<const PROFILE: bool>(
     let mut returned_at = 0u64;
     let mut in_kvm = 0u64;
     let mut pending: Option<Pending> = None;
+    // The lab's exit-stamp mailbox (the anatomy pass), when armed.
+    let mut stamps = arm_stamps(ctx);
     'run: loop {
         if ctx.stop.load(Ordering::Acquire) {
             if PROFILE {
@@ -77,7 +80,11 @@ fn run_loop<const PROFILE: bool>(
         } else {
             0
         };
-        let result = vcpu.run();
+        // Unarmed: this one branch is all the mailbox costs.
+        let result = match stamps.as_mut() {
+            None => vcpu.run(),
+            Some(s) => s.run(vcpu),
+        };
         if PROFILE {
             returned_at = tsc();
             in_kvm = returned_at.wrapping_sub(entered);
@@ -125,6 +132,13 @@ fn run_loop<const PROFILE: bool>(
         }
         return end;
     }
+}
+
+/// The vCPU's slot of the exit-stamp mailbox, if the lab armed it.
+#[cold]
+fn arm_stamps(ctx: &VcpuContext) -> Option<ExitStamps> {
+    let mailbox = ctx.exit_stamps.as_ref()?;
+    ExitStamps::arm(ctx.memory.as_ref()?, mailbox, ctx.index)
 }
 
 /// Build the end of a crashed vCPU from what only the vCPU can tell.

@@ -10,6 +10,7 @@ use trapline_fastpath::CoalescedRing;
 use vm_memory::GuestMemoryMmap;
 
 use crate::crash::CpuDump;
+use crate::stamps::StampMailbox;
 
 /// What one vCPU needs to run.
 pub struct VcpuContext {
@@ -38,6 +39,11 @@ pub struct VcpuContext {
     /// `--stat`: this vCPU's exit profile (this thread is its only
     /// writer). `None` runs the loop without a single extra instruction.
     pub profile: Option<Arc<ExitProfile>>,
+    /// The exit-stamp mailbox, when the lab arms it (the anatomy of a
+    /// user exit, [`StampMailbox`]): the run loop publishes each exit's
+    /// KVM_RUN return and re-entry clock there. `None` costs one
+    /// predictable branch per exit.
+    pub exit_stamps: Option<StampMailbox>,
 }
 
 /// Why a vCPU's loop ended.

@@ -21,6 +21,7 @@ macro_rules! eprintln {
     };
 }
 
+mod anatomy;
 mod arch;
 pub mod catalog;
 pub mod doorbell;

@@ -52,6 +52,8 @@ pub struct Machine {
     pub(crate) measure_footprint: bool,
     /// See [`ExtensionContext::set_fast_port`].
     pub(crate) fast_port: Option<u16>,
+    /// See [`ExtensionContext::publish_exit_stamps`].
+    pub(crate) exit_stamps: Option<u64>,
     pub(crate) tsc_khz: Option<u32>,
     /// The console UART (COM1 on x86, the PL011 on arm64), for input.
     pub(crate) uart: Arc<dyn ConsoleRx>,
@@ -86,6 +88,7 @@ struct Extended {
     handle: Option<ExtensionHandle>,
     coalesced_ring: bool,
     fast_port: Option<u16>,
+    exit_stamps: Option<u64>,
 }
 
 /// What is read through the vCPUs once they and the devices exist.
@@ -273,6 +276,7 @@ impl<'a> Assembly<'a> {
             handle,
             coalesced_ring: ext.coalesced_ring,
             fast_port: ext.fast_port,
+            exit_stamps: ext.exit_stamps,
         };
         arch::prepare_boot(&self.vm, vcpus, boot, &self.config)?;
         Ok((devices, extended))
@@ -325,6 +329,7 @@ impl<'a> Assembly<'a> {
             seccomp: self.config.seccomp,
             measure_footprint: self.config.measure_footprint,
             fast_port: extended.fast_port,
+            exit_stamps: extended.exit_stamps,
             uart: devices.uart,
             console_input: self.config.console_input,
             vm: self.vm,

@@ -56,6 +56,7 @@ pub struct ExtensionContext<'a> {
     pub mmio: &'a mut BusBuilder,
     pub(crate) coalesced_ring: bool,
     pub(crate) fast_port: Option<u16>,
+    pub(crate) exit_stamps: Option<u64>,
 }
 
 impl<'a> ExtensionContext<'a> {
@@ -72,6 +73,7 @@ impl<'a> ExtensionContext<'a> {
             mmio,
             coalesced_ring: false,
             fast_port: None,
+            exit_stamps: None,
         }
     }
 
@@ -100,5 +102,13 @@ impl<'a> ExtensionContext<'a> {
     /// sees no OUTs (INs still reach it).
     pub fn set_fast_port(&mut self, port: u16) {
         self.fast_port = Some(port);
+    }
+
+    /// Arm the exit-stamp mailbox at guest-physical `mailbox` (the lab's
+    /// anatomy pass): each vCPU's run loop publishes the host clock at
+    /// KVM_RUN's return and re-entry into its slot (see
+    /// `trapline_abi::ANATOMY_SLOT_SIZE`) before re-entering the guest.
+    pub fn publish_exit_stamps(&mut self, mailbox: u64) {
+        self.exit_stamps = Some(mailbox);
     }
 }

@@ -151,9 +151,14 @@ impl Machine {
         for (index, vcpu) in fds.into_iter().enumerate() {
             let (resume_tx, resume_rx) = channel::<ResumeAt>();
             vcpus.resume_txs.push(resume_tx);
+            let mut ctx = self.vcpu_context(index, vcpus.stops[index].clone());
+            // The clock offset is read here: the vCPU thread's filter allows no attribute reads.
+            ctx.exit_stamps = self
+                .exit_stamps
+                .map(|gpa| trapline_kvm::StampMailbox::new(&vcpu, gpa));
             let thread = VcpuThread {
                 vcpu,
-                ctx: self.vcpu_context(index, vcpus.stops[index].clone()),
+                ctx,
                 filter: filter.clone(),
                 first_run: vcpus.first_run.clone(),
                 controller: std::thread::current(),
@@ -186,6 +191,8 @@ impl Machine {
             mmio: self.mmio.clone(),
             counters: self.counters[index].clone(),
             fast_port: self.fast_port,
+            // Armed in spawn_vcpus, where the vCPU's fd is at hand.
+            exit_stamps: None,
             ring: self.ring.clone(),
             stop,
             memory: Some(self.vm.memory().clone()),

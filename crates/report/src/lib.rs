@@ -44,9 +44,10 @@ pub use derive::ladder;
 pub use describe::host_line;
 pub use error::ReportError;
 pub use model::{
-    cycles_to_ns, scenario_key, Derived, Goal, Handling, HostInfo, Partial, Report, RunConfig,
-    Sample, ScenarioResult, Status, Tails, ToolInfo, ValueRange, Verdict, BASELINE_SCENARIO,
-    MAX_REPORT_BYTES, OVERHEAD_GOAL_PCT, PERCENTILES, SCHEMA, SELF_TIMED, TRAPLINE_VMM,
+    cycles_to_ns, scenario_key, Anatomy, AnatomyPath, Derived, Goal, Handling, HostInfo, Partial,
+    Report, RoundTripSource, RunConfig, Sample, ScenarioResult, Spread, Status, Tails, ToolInfo,
+    ValueRange, Verdict, BASELINE_SCENARIO, MAX_REPORT_BYTES, OVERHEAD_GOAL_PCT, PERCENTILES,
+    SCHEMA, SELF_TIMED, TRAPLINE_VMM,
 };
 pub use render::compare::{render_comparison, render_comparison_with, CompareDetail};
 pub use render::html::DATA_ID as HTML_DATA_ID;
@@ -55,5 +56,6 @@ pub use stats::Stats;
 pub use summary::layout::fit_text;
 pub use summary::{summary, summary_header, SummaryOptions};
 pub use unit::Unit;
+pub use views::anatomy::anatomy_paths;
 pub use views::paper_pair::{render_pair, PairError};
 pub use views::{render, render_width, View};

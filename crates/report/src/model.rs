@@ -7,6 +7,7 @@
 //! Everything a renderer shows is in the JSON, so a saved report renders
 //! exactly as the live one did.
 
+mod anatomy;
 mod exit_counts;
 mod tails;
 
@@ -15,6 +16,8 @@ use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 use trapline_bus::{ExitKind, ExitSnapshot};
+
+pub use anatomy::{Anatomy, AnatomyPath, RoundTripSource, Spread};
 
 use crate::error::ReportError;
 use crate::noise::NoiseFlag;
@@ -74,6 +77,10 @@ pub struct Report {
     /// what it ran and what it did not. `None`: the run is complete.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub partial: Option<Partial>,
+    /// The anatomy of user exits (`--view anatomy`), when the run measured
+    /// it; older saved runs have none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub anatomy: Option<Anatomy>,
 }
 
 /// What a run stopped early (SIGINT, SIGTERM or SIGHUP) measured and left
@@ -741,6 +748,7 @@ impl Report {
             started_at: String::new(),
             wall_seconds: 0.0,
             partial: None,
+            anatomy: None,
         }
     }
 

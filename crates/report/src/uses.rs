@@ -149,6 +149,20 @@ impl View {
     }
 }
 
+/// What `--view anatomy` measures besides its own pass: the baseline, each
+/// user path's scenario (its round trip from timed batches) and the bare
+/// floor's user exit.
+fn anatomy_view_needs(arm64: bool) -> Vec<String> {
+    let mut v = vec![BASELINE_SCENARIO.to_string()];
+    v.extend(
+        crate::views::anatomy::anatomy_paths(arm64)
+            .iter()
+            .map(|s| s.to_string()),
+    );
+    v.push("raw-kvm:pio-user-out".into());
+    v
+}
+
 /// The scenarios `view` reads, as `vmm:name` keys (noop, the baseline,
 /// first), when it reads a known few: a seed table's rows, the values its
 /// findings and notes read; `seeds`, every seed's; `vmm`, its exit-cost
@@ -159,6 +173,7 @@ pub fn view_needs(view: View, arm64: bool) -> Option<Vec<String>> {
         View::Seed(id) => vec![id.table()],
         View::Seeds => seed::list::tables().collect(),
         View::Vmm => return Some(vmm_view_needs(arm64)),
+        View::Anatomy => return Some(anatomy_view_needs(arm64)),
         _ => return None,
     };
     let mut names = vec![BASELINE_SCENARIO.to_string()];

@@ -202,9 +202,10 @@ fn view_names_parse() {
             "pci-config",
             "seeds",
             "vmm",
-            "tails"
+            "tails",
+            "anatomy"
         ],
-        "all, the seed tables in seed order, seeds, vmm, tails"
+        "all, the seed tables in seed order, seeds, vmm, tails, anatomy"
     );
     for v in View::all() {
         assert_eq!(v.name().parse::<View>(), Ok(v));

@@ -246,6 +246,7 @@ impl BenchArgs {
             peer: None,
             kvmtool: None,
             stat: !self.no_stat,
+            anatomy: matches!(self.view, ViewArg::Report(View::Anatomy)),
         }
     }
 }

@@ -131,5 +131,6 @@ fn lab_options(args: &KernelShareArgs) -> LabOptions {
         peer: None,
         kvmtool: None,
         stat: false,
+        anatomy: false,
     }
 }

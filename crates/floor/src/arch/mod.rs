@@ -13,9 +13,9 @@ pub mod aarch64;
 pub mod x86_64;
 
 #[cfg(target_arch = "aarch64")]
-pub use self::aarch64::{code, ladder, pieces, vm};
+pub use self::aarch64::{anatomy, code, ladder, pieces, vm};
 #[cfg(target_arch = "x86_64")]
-pub use self::x86_64::{code, ladder, pieces, vm};
+pub use self::x86_64::{anatomy, code, ladder, pieces, vm};
 
 pub use code::FloorKind;
 pub use pieces::Pieces;

@@ -69,6 +69,9 @@ pub struct LabOptions {
     /// trapline's own handling time per exit, and each repeat one more VM
     /// without the profile gives its overhead.
     pub stat: bool,
+    /// Run the anatomy pass (`--view anatomy`): each user path's legs on
+    /// trapline and on the raw-KVM floor.
+    pub anatomy: bool,
 }
 
 #[cfg(test)]
@@ -93,6 +96,7 @@ impl LabOptions {
             peer: None,
             kvmtool: None,
             stat: true,
+            anatomy: false,
         }
     }
 }

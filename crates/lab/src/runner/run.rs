@@ -45,6 +45,9 @@ pub fn run_lab(kvm: &HostKvm, opts: &LabOptions) -> Result<Report, LabError> {
         }
     }
     progress.finish();
+    // The anatomy pass: its own VMs, after the repeats (crate::anatomy).
+    let anatomy =
+        (opts.anatomy && stop_signal().is_none()).then(|| crate::anatomy::measure(kvm, opts));
     let stopped = stop_signal().map(|signal| Stopped {
         signal,
         runs_done: done,
@@ -59,6 +62,9 @@ pub fn run_lab(kvm: &HostKvm, opts: &LabOptions) -> Result<Report, LabError> {
         );
     }
     let mut report = assemble_report(kvm, opts, &plan, &peer, tally, started_at, stopped);
+    if let Some(a) = anatomy {
+        report.attach_anatomy(a);
+    }
     report.wall_seconds = started.elapsed().as_secs_f64();
     Ok(report)
 }

@@ -13,6 +13,7 @@
 //! recorded distribution.
 
 pub mod all;
+pub mod anatomy;
 pub mod common;
 pub mod doorbell;
 pub mod paper;
@@ -46,6 +47,9 @@ pub enum View {
     Vmm,
     /// Every scenario's recorded distribution: p50 … max beside its median.
     Tails,
+    /// Each user path's round trip split into exit, handling and entry,
+    /// on trapline and the raw-KVM floor.
+    Anatomy,
 }
 
 impl View {
@@ -53,7 +57,7 @@ impl View {
     pub fn all() -> impl Iterator<Item = View> {
         std::iter::once(View::All)
             .chain(SeedId::all().map(View::Seed))
-            .chain([View::Seeds, View::Vmm, View::Tails])
+            .chain([View::Seeds, View::Vmm, View::Tails, View::Anatomy])
     }
 
     /// The name on the command line.
@@ -64,6 +68,7 @@ impl View {
             View::Seeds => "seeds",
             View::Vmm => "vmm",
             View::Tails => "tails",
+            View::Anatomy => "anatomy",
         }
     }
 
@@ -85,6 +90,10 @@ impl View {
             }
             View::Tails => {
                 "every scenario's distribution: p50, p90, p99, p99.9 and max beside its median"
+                    .into()
+            }
+            View::Anatomy => {
+                "each user exit split into exit, handling and entry, trapline beside the floor"
                     .into()
             }
         }
@@ -118,6 +127,7 @@ pub(crate) fn page(report: &Report, view: View) -> Box<dyn Page + '_> {
         View::Seeds => Box::new(seeds::SeedsView::build(report)),
         View::Vmm => Box::new(vmm::VmmView::build(report)),
         View::Tails => Box::new(tails::TailsView::build(report)),
+        View::Anatomy => Box::new(anatomy::AnatomyView::build(report)),
     }
 }
 

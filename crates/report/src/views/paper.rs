@@ -12,7 +12,7 @@ pub const X2APIC_VARIANTS: [&str; 2] = ["ipi-x2apic", "eoi-x2apic"];
 
 /// The paper table's code.
 pub const HOOKS: Hooks = Hooks {
-    report_notes: Some(x2apic_note),
+    report_notes: Some(notes),
     basis: Some(basis),
     ..Hooks::NONE
 };
@@ -30,6 +30,14 @@ fn basis(m: &Measured) -> Option<&'static str> {
     } else {
         "median (no noop baseline)"
     })
+}
+
+/// The notes beside the table: the x2APIC variants, and the user exit's
+/// legs where the run measured its anatomy.
+fn notes(report: &Report) -> Vec<String> {
+    let mut v = x2apic_note(report);
+    v.extend(super::anatomy::paper_note(report));
+    v
 }
 
 /// The [`X2APIC_VARIANTS`] measured, as a note: not in the paper.

@@ -27,7 +27,7 @@ pub const DONE_MMIO: u64 = abi::VIRT_DEBUG_EXIT_MMIO;
 /// The word `ram-read` loads: the arm64 probe's `ram_word` (its .data, the
 /// page after the page table that follows the code; the unit test checks
 /// the probe holds the read value there).
-pub const RAM_WORD: u64 = 0x4020_6000;
+pub const RAM_WORD: u64 = 0x4020_7000;
 
 /// The loop counter register every copied loop increments (`x0`).
 pub const REG_I: usize = 0;

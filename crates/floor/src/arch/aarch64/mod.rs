@@ -14,6 +14,8 @@
 //! All but `vm` is plain logic, compiled on x86 too, so its tests run on
 //! both and the x86 build's name checks see the arm64 rows.
 
+#[cfg(target_arch = "aarch64")]
+pub mod anatomy;
 pub mod code;
 pub mod ladder;
 pub mod mmu;

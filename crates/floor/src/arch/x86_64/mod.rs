@@ -6,8 +6,10 @@
 //! - `code`: the guest code, each loop byte for byte the probe's;
 //! - `pieces` and `ladder`: which pieces each rung has and which loops
 //!   it runs;
+//! - `anatomy`: the anatomy VM (each access stamped, guest and host);
 //! - `vm`: a raw VM with optional pieces and a bare KVM_RUN loop.
 
+pub mod anatomy;
 pub mod code;
 pub mod ladder;
 pub mod pieces;

@@ -335,6 +335,31 @@ fn long_mode(s: &mut kvm_bindings::kvm_sregs) {
     s.efer = (1 << 8) | (1 << 10); // LME, LMA
 }
 
+/// A bare raw VM (no irqchip, the bare floor's TSS, 8 MiB, identity page
+/// tables, long mode) with no code yet: the anatomy VM's start.
+pub(crate) struct BareVm {
+    // Drop order: the vCPU before the VM fd, the VM before its memory.
+    pub(crate) vcpu: VcpuFd,
+    _vm: VmFd,
+    pub(crate) mem: GuestMemoryMmap,
+}
+
+/// Build a [`BareVm`].
+pub(crate) fn bare_vm(kvm: &Kvm) -> Result<BareVm, String> {
+    let vm = kvm.create_vm().map_err(err("KVM_CREATE_VM"))?;
+    vm.set_tss_address(BARE_TSS_ADDR)
+        .map_err(err("KVM_SET_TSS_ADDR"))?;
+    // SAFETY: the BareVm keeps `mem` in a field dropped after the VM fd's
+    // (field order), as `map_ram` asks.
+    let mem = unsafe { raw::map_ram(&vm, 0, BARE_MEM) }?;
+    page_tables(&mem)?;
+    let vcpu = vm.create_vcpu(0).map_err(err("KVM_CREATE_VCPU"))?;
+    let mut sregs = vcpu.get_sregs().map_err(err("KVM_GET_SREGS"))?;
+    long_mode(&mut sregs);
+    vcpu.set_sregs(&sregs).map_err(err("KVM_SET_SREGS"))?;
+    Ok(BareVm { vcpu, _vm: vm, mem })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -4,6 +4,7 @@
 
 use kvm_ioctls::Cap;
 
+pub mod clock;
 pub mod cpu;
 pub mod crash;
 pub mod exit;
@@ -12,6 +13,7 @@ pub mod regs;
 pub mod smccc;
 pub mod vm;
 
+pub use clock::clock_offset;
 pub use cpu::CpuModel;
 pub use exit::{decode_exit, finish_exit, handle_exit, ArchExit, VcpuAction};
 pub use vm::{BootRegs, Vm};

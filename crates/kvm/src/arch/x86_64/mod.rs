@@ -4,6 +4,7 @@
 
 use kvm_ioctls::Cap;
 
+pub mod clock;
 pub mod cpu_state;
 pub mod cpuid;
 pub mod crash;
@@ -12,6 +13,7 @@ pub mod irqchip;
 pub mod resume;
 pub mod vm;
 
+pub use clock::clock_offset;
 pub use cpu_state::{BootCpuState, CpuMode, Segment};
 pub use cpuid::{CpuBase, CpuModel};
 pub use exit::{decode_exit, finish_exit, handle_exit, ArchExit, VcpuAction};

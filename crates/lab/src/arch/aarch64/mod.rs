@@ -27,6 +27,12 @@ pub(crate) const UCALL_EXIT: ExitKind = ExitKind::MmioWrite;
 /// MMIO (arm64 has no port I/O).
 pub(crate) const STAT_OVERHEAD_SCENARIO: &str = trapline_report::derive::names::MMIO_USER_WRITE;
 
+/// An arm64 host? (The anatomy pass's path list.)
+pub(crate) const ARM64: bool = true;
+
+/// Where the exit-stamp mailbox is on the `virt` machine.
+pub(crate) const ANATOMY_MAILBOX: u64 = trapline_abi::VIRT_ANATOMY_MAILBOX;
+
 /// The probe's clock when it is not the TSC (see `HostInfo::counter`).
 pub(crate) const COUNTER: Option<&str> = Some("CNTVCT_EL0");
 

@@ -26,6 +26,12 @@ pub(crate) const UCALL_EXIT: ExitKind = ExitKind::PioWrite;
 /// port I/O.
 pub(crate) const STAT_OVERHEAD_SCENARIO: &str = trapline_report::derive::names::PIO_USER_OUT;
 
+/// An arm64 host? (The anatomy pass's path list.)
+pub(crate) const ARM64: bool = false;
+
+/// Where the exit-stamp mailbox is on the `pc` machine.
+pub(crate) const ANATOMY_MAILBOX: u64 = trapline_abi::ANATOMY_MAILBOX;
+
 /// The probe's clock when it is not the TSC (see `HostInfo::counter`): it
 /// is.
 pub(crate) const COUNTER: Option<&str> = None;

@@ -21,6 +21,8 @@
 /* The clock every result is in (the runtime's clock_now()), and what its units are called. */
 #define CLOCK_NAME "counter"
 #define CLOCK_UNIT "ticks"
+/* The exit-stamp mailbox (anatomy.c): the boot CPU's slot. */
+#define PROBE_ANATOMY_MAILBOX VIRT_ANATOMY_MAILBOX
 static inline u64 clock_poll(void) { return counter_now(); }
 /* Bound on every wait for a handler or vCPU 1: two seconds of the counter. */
 #define WAIT_LIMIT (2 * counter_freq())

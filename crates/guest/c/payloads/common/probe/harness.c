@@ -217,5 +217,6 @@ int main(int argc, char **argv)
         if (*list == ',')
             list++;
     }
+    anatomy_pass(cmdline_get("anatomy")); /* anatomy.c: the user exits' legs, when asked */
     finish(0);
 }

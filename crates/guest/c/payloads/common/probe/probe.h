@@ -37,6 +37,19 @@ u32 ipi_prepare(u32 id, const char *name);
 void ipi_run(u32 id, u64 n, u64 *cycles, u64 *value);
 void ipi_cleanup(u32 id);
 
+/*
+ * anatomy.c: the anatomy pass (anatomy=<ids> on the command line): each
+ * user path's exit, VMM and entry legs. anatomy_access() is the
+ * architecture's (<arch>/probe/anatomy_access.c): one access of path id,
+ * stamped just before (t0) and after (t3); false if it has no such path.
+ */
+void anatomy_pass(const char *list);
+u32 anatomy_prepare(u32 id, const char *name);
+void anatomy_cleanup(u32 id);
+bool anatomy_access(u32 id, u64 *t0, u64 *t3);
+/* The same two stamps with no access between them (their own cost). */
+void anatomy_stamps(u64 *t0, u64 *t3);
+
 /* irqfd.c: ROUTINE_IRQFD. */
 #define IRQFD_MAX 4096 /* injections per IrqfdStart (the stamp arrays) */
 void irqfd_init(void);
@@ -88,6 +101,8 @@ struct testdev_target {
     u64 addr;  /* MMIO address, or the port's address as pci_port_addr() gives it */
     u32 data;
 };
+/* The selected test's target (testdev.c; the anatomy pass writes it stamped). */
+const struct testdev_target *pci_testdev_selected(void);
 /* n writes of the selected test; returns the cycles they took. */
 u64 pci_testdev_loop(const struct testdev_target *t, u64 n);
 /* The configuration scenarios (reads and bus scans) on `devfn`; false if id is not one. */

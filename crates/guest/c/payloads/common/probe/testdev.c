@@ -157,6 +157,9 @@ u32 pci_prepare(u32 id, const char *name)
 /* Deselects the pci-testdev test, if one is selected. */
 void pci_cleanup(void) { testdev_deselect(); }
 
+/* The selected test's target (the anatomy pass writes it itself, stamped). */
+const struct testdev_target *pci_testdev_selected(void) { return &pt; }
+
 /* Runs n >= 1 iterations of PCI scenario id; false if it is not one. */
 bool pci_run(u32 id, u64 n, u64 *cycles, u64 *value)
 {

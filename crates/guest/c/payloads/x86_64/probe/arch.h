@@ -23,6 +23,8 @@
 /* The clock every result is in (the runtime's clock_now()), and what its units are called. */
 #define CLOCK_NAME "TSC"
 #define CLOCK_UNIT "cycles"
+/* The exit-stamp mailbox (anatomy.c): the boot CPU's slot. */
+#define PROBE_ANATOMY_MAILBOX ANATOMY_MAILBOX
 /* For deadline polls, where a reading a little early or late does not matter. */
 static inline u64 clock_poll(void) { return rdtsc_plain(); }
 /* Bound on every wait for a handler or vCPU 1 (in clock_poll() units). */
