@@ -9,7 +9,7 @@
 
 mod anatomy;
 mod exit_counts;
-mod tails;
+pub(crate) mod tails;
 
 use std::collections::BTreeMap;
 use std::path::Path;

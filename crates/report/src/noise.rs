@@ -205,7 +205,7 @@ pub const MIN_TAIL_VALUES: u64 = 100;
 /// The flags a scenario's recorded distribution raises: two modes, a
 /// heavy tail (definitions at [`NoiseKind::TwoModes`] and
 /// [`NoiseKind::HeavyTail`]); empty with too few values.
-pub fn assess_tails(t: &crate::model::Tails) -> Vec<NoiseFlag> {
+pub fn assess_tails(t: &crate::model::tails::Tails) -> Vec<NoiseFlag> {
     let mut out = Vec::new();
     if t.count < MIN_TAIL_VALUES || t.p50 == 0 {
         return out;
@@ -353,7 +353,7 @@ mod tests {
         assert!(!kinds(&[1000.0, 1100.0, 1200.0, 1300.0, 1400.0]).contains(&NoiseKind::Bimodal));
     }
 
-    fn tails(values: &[(u64, u64)]) -> crate::model::Tails {
+    fn tails(values: &[(u64, u64)]) -> crate::model::tails::Tails {
         // Buckets one value wide: enough for the shape tests.
         let count = values.iter().map(|v| v.1).sum();
         let mut sorted: Vec<u64> = values
@@ -362,7 +362,7 @@ mod tests {
             .collect();
         sorted.sort_unstable();
         let q = |q: f64| sorted[((q * count as f64).ceil() as usize).clamp(1, sorted.len()) - 1];
-        crate::model::Tails {
+        crate::model::tails::Tails {
             count,
             p50: q(0.5),
             p99: q(0.99),
