@@ -71,7 +71,8 @@ fn segments_load_in_ram_from_the_payload_base_below_4_gib() {
 
 #[test]
 fn lookup_by_name() {
-    assert_eq!(PAYLOADS.len(), 8);
+    assert_eq!(PAYLOADS.len(), 9);
+    assert!(PAYLOADS.iter().any(|(n, _)| *n == "vnet"));
     for (name, b) in PAYLOADS {
         assert_eq!(
             PAYLOADS.iter().find(|(n, _)| n == name).map(|(_, p)| *p),
