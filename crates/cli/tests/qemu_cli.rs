@@ -13,7 +13,11 @@ use common::*;
 /// the `timeout` wrapper: `--no-reboot … -kernel K -smp N [-append A]
 /// [extra…] -initrd ENV`.
 fn run_tests_line(kernel: &str, smp: &str, append: Option<&str>, extra: &[&str]) -> Vec<String> {
-    let env = tmp("env");
+    // One file per call: tests run in parallel, and a file another test is
+    // rewriting (truncated, then written) could be read empty.
+    static CALLS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let n = CALLS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let env = tmp(&format!("env-{n}"));
     std::fs::write(&env, "NR_CPUS=1\nMEMSIZE=128\n").unwrap();
     let mut v: Vec<String> = [
         "--no-reboot",
@@ -64,7 +68,8 @@ fn the_run_tests_command_line_boots_a_guest_and_keeps_qemus_exit_status() {
     let o = trapline().args(&line).output().unwrap();
     assert!(
         stdout(&o).contains("hello from trapline guest"),
-        "stdout: {}\nstderr: {}",
+        "status: {:?}\nstdout: {}\nstderr: {}",
+        o.status,
         stdout(&o),
         stderr(&o)
     );
