@@ -134,8 +134,8 @@ mod tests {
 vnet: device at 0xd8000000 gsi 5 mac 52:54:00:12:34:56 queues 128/128 event-idx mode echo link 1 clock_hz=0
 vnet: pairs n=3 size=64 lost=0 p50=1000 p99=3000 max=3000
 vnet: hist rtt count=3 min=1000 max=3000 sum=6000
-vnet: hist rtt b=1088:1,1152:1
-vnet: hist rtt b=1248:1
+vnet: hist rtt b=317:1,381:1
+vnet: hist rtt b=413:1
 vnet: bursts n=2 depth=4 size=1472 whole=2 ticks=8000
 vnet: lost=0 reordered=0 bad=0 dup=0 other=1 irqs=9 missed_irqs=0 notifies=12
 vnet: OK
@@ -163,7 +163,7 @@ vnet: OK
     fn refuses_a_histogram_that_does_not_add_up() {
         let bad = OUT.replace("count=3", "count=4");
         assert!(parse(&bad).unwrap_err().contains("do not add up"));
-        let oob = OUT.replace("1248:1", "999999:1");
+        let oob = OUT.replace("413:1", "999999:1");
         assert!(parse(&oob).unwrap_err().contains("out of range"));
     }
 
