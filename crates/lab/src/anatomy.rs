@@ -472,7 +472,11 @@ mod tests {
         let kvm = HostKvm::open().unwrap();
         let mut opts = LabOptions::for_tests(None);
         opts.vm_timeout = std::time::Duration::from_secs(60);
-        let s = catalog::find(trapline_report::derive::names::PIO_USER_OUT).unwrap();
+        // PIO is x86's: on arm64 the catalog has no such scenario.
+        let Some(s) = catalog::find(trapline_report::derive::names::PIO_USER_OUT) else {
+            eprintln!("SKIPPED: no pio-user-out on this architecture (x86's PIO)");
+            return None;
+        };
         let (rows, align) = run_vm(&kvm, s.machine, &[s], &opts).unwrap();
         let row = rows.into_iter().next().unwrap();
         if align.as_deref().is_some_and(|a| a.contains("not aligned")) {
