@@ -397,7 +397,11 @@ fn build_x86_64(src: &Path, out: &Path) {
             run(cmd, &objcopy, "convert to elf32-i386", name, X86_TOOLS_HINT);
         }
     }
-    build_linux_programs(src, out, &gcc.cc, LINUX_PROGRAMS,
+    build_linux_programs(
+        src,
+        out,
+        &gcc.cc,
+        LINUX_PROGRAMS,
         (&["-m32", "-fcf-protection=none"], X86_TOOLS_HINT),
     );
 }
@@ -415,23 +419,24 @@ fn build_linux_programs(
 ) {
     for &(name, source) in programs {
         let mut cmd = Command::new(cc);
-        cmd.args(arch_flags).args([
-            "-static",
-            "-nostdlib",
-            "-ffreestanding",
-            "-fno-pic",
-            "-fno-pie",
-            "-no-pie",
-            "-fno-stack-protector",
-            "-fno-asynchronous-unwind-tables",
-            "-Os",
-            "-Wall",
-            "-Wextra",
-            "-Wl,--build-id=none",
-        ])
-        .arg("-o")
-        .arg(out.join(name))
-        .arg(src.join(source));
+        cmd.args(arch_flags)
+            .args([
+                "-static",
+                "-nostdlib",
+                "-ffreestanding",
+                "-fno-pic",
+                "-fno-pie",
+                "-no-pie",
+                "-fno-stack-protector",
+                "-fno-asynchronous-unwind-tables",
+                "-Os",
+                "-Wall",
+                "-Wextra",
+                "-Wl,--build-id=none",
+            ])
+            .arg("-o")
+            .arg(out.join(name))
+            .arg(src.join(source));
         run(cmd, cc, "build the Linux program", name, hint);
     }
 }
