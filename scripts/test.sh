@@ -8,6 +8,10 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
+# Each stage's start, in seconds since this script began: CI has a budget.
+test_sh_start=$(date +%s)
+stage() { echo "test.sh: [$(($(date +%s) - test_sh_start)) s] $*"; }
+
 if [ -e /dev/kvm ]; then
   echo "test.sh: /dev/kvm is present: KVM tests will run"
 else
@@ -96,6 +100,7 @@ require_package libc6-dev-arm64-cross "the static arm64 test executables" /usr/a
 # installed here the first time: a minute or two). Its finds are only a
 # warning: it reads sources, not the compiler's view, so it can be wrong
 # (silence a false positive in that crate's [package.metadata.cargo-machete]).
+stage "unused dependencies (cargo-machete)"
 CARGO_MACHETE_VERSION=0.9.2
 if ! command -v cargo-machete >/dev/null; then
   echo "test.sh: installing cargo-machete $CARGO_MACHETE_VERSION (takes a minute or two)"
@@ -121,6 +126,7 @@ fi
 # the first time takes a couple of minutes; if it cannot be installed at
 # all (status 3), the smoke run is skipped, loudly. Longer campaigns:
 # FUZZ_SECONDS=600 scripts/fuzz-smoke.sh (see fuzz/README.md).
+stage "the fuzz smoke run"
 fuzz_status=0
 FUZZ_SECONDS="${FUZZ_SECONDS:-3}" scripts/fuzz-smoke.sh || fuzz_status=$?
 case "$fuzz_status" in
@@ -130,18 +136,19 @@ case "$fuzz_status" in
 esac
 
 # The API documentation builds without a broken or ambiguous link.
-echo "test.sh: cargo doc (warnings are errors)"
+stage "cargo doc (warnings are errors)"
 RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps --quiet
 
 # The shape of the code (docs/architecture.md#where-x86-ends-and-arm64-begins):
 # no architecture named outside arch/ modules beyond its budget, and clippy
 # (warnings as errors, functions over 100 lines among them) on both targets.
+stage "the shape of the code (scripts/check-structure.sh)"
 scripts/check-structure.sh
 
 # `trapline run` and `trapline report` build without the lab's measuring
 # code (the default `bench` feature brings the lab, the raw-KVM floor and
 # the peers), and the report crate links neither the machine nor KVM.
-echo "test.sh: trapline without the lab (--no-default-features)"
+stage "trapline without the lab (--no-default-features)"
 cargo check -p trapline --no-default-features --quiet
 without_lab=$(cargo tree -p trapline --no-default-features -e normal --prefix none)
 if grep -qE '^trapline-(lab|floor|peers) ' <<<"$without_lab"; then
@@ -153,19 +160,22 @@ if cargo tree -p trapline-report -e normal --prefix none | grep -qE '^trapline-(
   exit 1
 fi
 
-cargo test --workspace --all-targets -- --test-threads=2
+# --no-fail-fast: one run reports every failing test executable, not the first.
+stage "cargo test --workspace"
+cargo test --workspace --all-targets --no-fail-fast -- --test-threads=2
 
 # The arm64 stage, last: trapline's arm64 tests inside an emulated ARM64 KVM
 # host (QEMU TCG with EL2 booting Debian's arm64 kernel; docs/arm64.md).
 # It installs what it needs the first time (under a minute); it is skipped,
 # loudly, only when the emulator cannot be installed here (status 3); any
 # arm64 test failing fails this script.
+stage "the arm64 stage (scripts/arm64/test.sh)"
 arm64_start=$(date +%s)
 arm64_status=0
 scripts/arm64/test.sh || arm64_status=$?
 arm64_seconds=$(($(date +%s) - arm64_start))
 case "$arm64_status" in
-  0) echo "test.sh: the arm64 stage passed (wall time ${arm64_seconds} s)" ;;
+  0) stage "the arm64 stage passed (wall time ${arm64_seconds} s)" ;;
   3) echo "test.sh: WARNING: the emulated ARM64 host could not be installed: the arm64 stage was SKIPPED (wall time ${arm64_seconds} s)" ;;
   *) echo "test.sh: the arm64 stage FAILED with status $arm64_status (wall time ${arm64_seconds} s)" >&2; exit "$arm64_status" ;;
 esac

@@ -23,8 +23,9 @@
 # Environment: ARM64_CARGO=0 skips the cargo tests (kvm-smoke only).
 #              ARM64_ONLY=REGEX runs only the tests whose name matches (an
 #              extended regex, e.g. 'kvm-smoke|trapline/test/linux_arm64'),
-#              for a developer who needs one test of the slow stage; CI
-#              sets neither.
+#              for a developer who needs one test of the slow stage;
+#              ARM64_TEST_ARGS='--nocapture' (or a test's name) is handed
+#              to every cargo test executable. CI sets none of them.
 set -euo pipefail
 # shellcheck source=scripts/arm64/common.sh
 . "$(dirname "${BASH_SOURCE[0]}")/common.sh"
@@ -126,7 +127,7 @@ if [ "$run_cargo_tests" = 1 ]; then
     pack_at_own_path "$exe"
     # As `cargo test` runs it: from the package's folder, with its variables.
     # TRAPLINE_ARM64_CACHE: where the Linux guest's files are (below).
-    echo "$test_name cd $dir && CARGO_MANIFEST_DIR=$dir TRAPLINE_ARM64_CACHE=$ARM64_CACHE exec $exe" >>"$tests"
+    echo "$test_name cd $dir && CARGO_MANIFEST_DIR=$dir TRAPLINE_ARM64_CACHE=$ARM64_CACHE exec $exe ${ARM64_TEST_ARGS:-}" >>"$tests"
   done < <(test_executables <"$artifacts")
   log "$count cargo test executables"
   reported=$(test_executable_count <"$artifacts")

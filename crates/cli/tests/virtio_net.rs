@@ -12,12 +12,22 @@ use common::*;
 #[test]
 fn unusable_back_ends_are_usage_errors_before_the_guest_starts() {
     for (arg, says) in [
-        // Not built yet: refused by name.
+        // Without /dev/vhost-net refused naming the module; with it (the
+        // emulated arm64 host) refused because a kernel back end needs the
+        // ioeventfd and irqfd paths and this run asks for exits.
         ("vhost", "vhost"),
         // An interface that is not a TAP (or, unprivileged, not ours).
         ("tap:lo", "lo"),
     ] {
-        let o = run(&["run", "--kernel", "builtin:hello", "--net", arg]);
+        let o = run(&[
+            "run",
+            "--kernel",
+            "builtin:hello",
+            "--net",
+            arg,
+            "--virtio-notify",
+            "exit",
+        ]);
         let err = stderr(&o);
         assert_eq!(code(&o), 2, "--net {arg}: {err}");
         assert!(
@@ -111,7 +121,8 @@ fn the_card_takes_the_transport_after_the_disks() {
         "60",
     ]);
     let out = stdout(&o);
-    assert!(out.contains("hello from trapline guest"), "{}", stderr(&o));
+    // "hello from trapline guest" on x86, "… arm64 guest" on arm64.
+    assert!(out.contains("hello from trapline "), "{}", stderr(&o));
     if cfg!(target_arch = "x86_64") {
         // The disk first, the card on the next window and GSI.
         assert!(
