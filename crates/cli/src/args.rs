@@ -34,7 +34,7 @@ pub enum Command {
     VirtioPaths(crate::lazy_args::Lazy<crate::experiments::virtio_paths::VirtioPathsArgs>),
     #[cfg(feature = "bench")]
     /// virtio-net UDP round trips and bursts on each notify × irq path and
-    /// back end (echo, TAP), beside the doorbell's rows and QEMU with
+    /// back end (echo, TAP, vhost-net), beside the doorbell's rows and QEMU with
     /// `--peer qemu` (an experiment, not a probe run).
     NetPaths(crate::lazy_args::Lazy<crate::experiments::net_paths::NetPathsArgs>),
     #[cfg(feature = "bench")]

@@ -5,8 +5,9 @@
 //! - [`kvmtool`]: kvmtool's `lkvm` (`bench --peer kvmtool`);
 //! - [`micro_bench`]: kvm-unit-tests' arm64 micro-bench on trapline and
 //!   the peers (`bench --micro-bench`);
-//! - [`experiments`]: `trapline linux-boot` and `trapline virtio-paths`,
-//!   the experiments that are not probe runs (x86 only for now).
+//! - [`experiments`]: `trapline linux-boot` and `trapline virtio-paths`
+//!   (x86 only for now) and `trapline net-paths` (both architectures), the
+//!   experiments that are not probe runs.
 //!
 //! Where the architectures differ it is in [`arch`]'s modules.
 

@@ -1,9 +1,9 @@
 //! The experiments that are not probe runs, each a command of its own:
 //! `trapline linux-boot` ([`linux_boot`]), `trapline virtio-paths`
 //! ([`virtio_paths`]) and `trapline net-paths` ([`net_paths`]), with their
-//! `--list` ([`list`]): x86 only for now, elsewhere each refuses with a
-//! usage error ([`unavailable`]); and `trapline kernel-share`
-//! ([`kernel_share`]), on both architectures.
+//! `--list` ([`list`]): the first two x86 only for now, elsewhere each
+//! refuses with a usage error ([`unavailable`]); `trapline net-paths` and
+//! `trapline kernel-share` ([`kernel_share`]) on both architectures.
 
 pub mod kernel_share;
 pub mod linux_boot;

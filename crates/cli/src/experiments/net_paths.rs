@@ -1,6 +1,7 @@
-//! `trapline net-paths`: seed 002 on a whole data path. `builtin:vnet`
-//! (trapline's virtio-net driver) on each notify × irq path with the echo
-//! and TAP back ends (`trapline_peers::experiments::net` runs them), the
+//! `trapline net-paths`: seed 002 on a whole data path, on both
+//! architectures. `builtin:vnet` (trapline's virtio-net driver) on each
+//! notify × irq path with the echo and TAP back ends, and vhost-net on
+//! ioeventfd + irqfd (`trapline_peers::experiments::net` runs them), the
 //! QEMU peer with `--peer qemu`, and beside them the probe's doorbell rows
 //! (a child `trapline bench` of the two `doorbell-*-mmio` scenarios), so
 //! the user-space hop reads per ring and per packet.
@@ -104,9 +105,6 @@ impl NetPathsArgs {
 
 /// Runs `trapline net-paths`; returns the process exit status.
 pub fn main(args: NetPathsArgs) -> i32 {
-    if let Some(code) = super::unavailable(COMMAND, "net-paths") {
-        return code;
-    }
     let Ok(exe) = std::env::current_exe() else {
         eprintln!("{COMMAND}: error: cannot find the trapline binary to run children");
         return status::ERROR;

@@ -106,10 +106,11 @@ pub mod kvmtool {
     }
 }
 
-/// The experiments on arm64: not yet (each command refuses with
+/// The experiments on arm64: `trapline net-paths` runs; linux-boot and
+/// virtio-paths not yet (each refuses with
 /// [`experiments::UNAVAILABLE`](UNAVAILABLE) before it runs anything).
 pub mod experiments {
-    /// Why the experiments cannot run on this architecture.
+    /// Why linux-boot and virtio-paths cannot run on this architecture.
     pub const UNAVAILABLE: Option<&str> =
         Some("is not available on arm64 yet (the lab's probe scenarios are; see docs/arm64.md)");
 

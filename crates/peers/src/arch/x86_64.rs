@@ -61,8 +61,8 @@ pub mod kvmtool {
 
 /// The experiments on x86: they run.
 pub mod experiments {
-    /// Why the experiments cannot run on this architecture (`None`: they
-    /// can).
+    /// Why linux-boot and virtio-paths cannot run on this architecture
+    /// (`None`: they can; net-paths runs on both).
     pub const UNAVAILABLE: Option<&str> = None;
 
     /// The initramfs whose `/init` times /dev/vda (`vblktest`), for

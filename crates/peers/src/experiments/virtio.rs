@@ -95,8 +95,18 @@ pub fn parse_stat(json: &str) -> Option<(ExitCounts, f64)> {
         };
         c.trapline += n(&["exits"]);
         c.kvm += n(&["kvm", "exits"]);
-        c.kvm_mmio += n(&["kvm", "mmio_exits"]);
+        // x86's counter of MMIO exits to user space; arm64's is mmio_exit_user.
+        c.kvm_mmio += n(&["kvm", "mmio_exits"]) + n(&["kvm", "mmio_exit_user"]);
         c.kvm_irq_injections += n(&["kvm", "irq_injections"]);
+    }
+    // arm64's KVM counts no injections: not a count (NaN, "–" in tables).
+    let counted = |key: &str| {
+        v["vcpus"]
+            .as_array()
+            .is_some_and(|a| a.iter().any(|c| c["kvm"].get(key).is_some()))
+    };
+    if !counted("irq_injections") {
+        c.kvm_irq_injections = f64::NAN;
     }
     Some((c, v.get("tsc_khz")?.as_f64()?))
 }
@@ -345,6 +355,14 @@ mod tests {
             (10.0, 12.0, 4.0, 2.0)
         );
         assert!(parse_stat("{}").is_none());
+    }
+
+    #[test]
+    fn reads_arm64s_user_mmio_counter_and_no_injection_count() {
+        let j = r#"{"tsc_khz": 62500, "vcpus": [{"exits": 10, "kvm": {"exits": 12, "mmio_exit_user": 4, "mmio_exit_kernel": 3}}]}"#;
+        let (c, khz) = parse_stat(j).unwrap();
+        assert_eq!((khz, c.kvm_mmio), (62500.0, 4.0));
+        assert!(c.kvm_irq_injections.is_nan());
     }
 
     #[test]

@@ -11,6 +11,7 @@
 
 pub mod endpoints;
 pub mod guest;
+mod iface;
 pub mod netns;
 pub mod peer;
 pub mod render;
@@ -22,6 +23,7 @@ use std::time::Duration;
 use trapline_abi::Histogram;
 
 use self::guest::VnetRun;
+use self::netns::NetLab;
 use super::virtio::{parse_stat, ExitCounts};
 
 /// The notify × irq paths, as virtio-paths has them (fast ones last).
@@ -151,25 +153,23 @@ struct Child {
     hz: f64,
 }
 
-/// `trapline run` of `builtin:vnet` on one path and back end (in the namespace for TAP).
+/// `trapline run` of `builtin:vnet` on one path and back end (in the
+/// namespace for TAP and vhost-net).
 fn trapline_child(
     opts: &NetOptions,
     path: (&str, &str),
     backend: Backend,
-    ns: Option<&str>,
+    lab: Option<&NetLab>,
     stat: &Path,
 ) -> Result<Child, String> {
-    let mut cmd = match ns {
-        Some(ns) => {
-            let mut c = Command::new("ip");
-            c.args(["netns", "exec", ns]).arg(&opts.exe);
-            c
-        }
+    let mut cmd = match lab {
+        Some(lab) => lab.command(&opts.exe),
         None => Command::new(&opts.exe),
     };
     let net = match backend {
         Backend::Echo => "echo".to_string(),
-        _ => format!("tap:{}", netns::TAP_NAME),
+        Backend::Tap => format!("tap:{}", netns::TAP_NAME),
+        Backend::VhostNet => format!("vhost:{}", netns::TAP_NAME),
     };
     let words = format!(
         "{} {}",
@@ -318,13 +318,67 @@ fn row_from(
     }
 }
 
-/// Why the vhost-net rows are not here.
-fn vhost_reason() -> String {
-    if Path::new("/dev/vhost-net").exists() {
-        "trapline's vhost-net back end is not in this build (it comes with `--net vhost`)".into()
-    } else {
-        "/dev/vhost-net is absent on this host (load the vhost_net module)".into()
+/// The one path vhost-net runs on: the kernel's worker waits on KVM's
+/// ioeventfd for the guest's kick and signals KVM's irqfd itself.
+pub const VHOST_PATH: (&str, &str) = ("ioeventfd", "irqfd");
+
+/// Why vhost-net has no row on `path` (`None`: it runs there, where the host
+/// has /dev/vhost-net).
+pub fn vhost_not_on(path: (&str, &str)) -> Option<String> {
+    let (notify, irq) = path;
+    let mut why = Vec::new();
+    if notify != VHOST_PATH.0 {
+        why.push(format!(
+            "the kernel's worker takes the guest's kick from KVM's ioeventfd (--virtio-notify {notify} would send it to trapline)"
+        ));
     }
+    if irq != VHOST_PATH.1 {
+        why.push(format!(
+            "it signals the guest through KVM's irqfd (--virtio-irq {irq} would need trapline to raise the line)"
+        ));
+    }
+    (!why.is_empty()).then(|| format!("a kernel back end cannot use this path: {}", why.join("; ")))
+}
+
+/// Why the vhost-net row cannot run on this host (`None`: it can).
+fn vhost_absent() -> Option<String> {
+    (!Path::new(VHOST_NET_PATH).exists()).then(|| {
+        format!("{VHOST_NET_PATH} is absent on this host (load it as root: `modprobe vhost_net`)")
+    })
+}
+
+/// Where the host offers vhost-net.
+const VHOST_NET_PATH: &str = "/dev/vhost-net";
+
+/// The vhost-net rows: measured on [`VHOST_PATH`] in the namespace (where
+/// the host has /dev/vhost-net), the other paths with the reason.
+fn vhost_rows(
+    opts: &NetOptions,
+    lab: &Result<NetLab, String>,
+    stat: &Path,
+    progress: &dyn Fn(&str),
+) -> Vec<NetRow> {
+    PATHS
+        .iter()
+        .map(|&path| {
+            let label = format!("{} + {}", path.0, path.1);
+            let why = vhost_not_on(path)
+                .or_else(vhost_absent)
+                .or_else(|| lab.as_ref().err().cloned());
+            if let Some(why) = why {
+                return NetRow {
+                    vmm: "trapline",
+                    path: label,
+                    backend: Backend::VhostNet,
+                    outcome: Outcome::NotAvailable(why),
+                };
+            }
+            progress(&format!("trapline {label}, vhost-net"));
+            let runs = (0..opts.repeat.max(1))
+                .map(|_| trapline_child(opts, path, Backend::VhostNet, lab.as_ref().ok(), stat));
+            row_from("trapline", label, Backend::VhostNet, runs, opts.packets())
+        })
+        .collect()
 }
 
 /// The guest TSC's rate the trapline rows saw (for a peer's guest, which
@@ -345,6 +399,33 @@ fn tsc_khz_seen(opts: &NetOptions, stat: &Path) -> Option<f64> {
     })
 }
 
+/// One row of a back end trapline serves itself (echo, TAP in the namespace).
+fn user_space_row(
+    opts: &NetOptions,
+    path: (&str, &str),
+    backend: Backend,
+    lab: &Result<NetLab, String>,
+    stat: &Path,
+    progress: &dyn Fn(&str),
+) -> NetRow {
+    let label = format!("{} + {}", path.0, path.1);
+    let lab = match (backend, lab) {
+        (Backend::Echo, _) => None,
+        (_, Ok(lab)) => Some(lab),
+        (_, Err(e)) => {
+            return NetRow {
+                vmm: "trapline",
+                path: label,
+                backend,
+                outcome: Outcome::NotAvailable(e.clone()),
+            }
+        }
+    };
+    progress(&format!("trapline {label}, {}", backend.name()));
+    let runs = (0..opts.repeat.max(1)).map(|_| trapline_child(opts, path, backend, lab, stat));
+    row_from("trapline", label, backend, runs, opts.packets())
+}
+
 /// Measures every row. `progress` is told each row as it starts; `stopped`
 /// says whether to end early (rows not run are left out).
 pub fn measure(
@@ -355,42 +436,20 @@ pub fn measure(
     let dir = std::env::temp_dir().join(format!("trapline-lab-net-{}", std::process::id()));
     std::fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
     let stat = dir.join("stat.json");
-    let packets = opts.packets();
     let mut rows = Vec::new();
-    let lab = netns::NetLab::new(opts.netns.as_deref());
+    let lab = NetLab::new(opts.netns.as_deref());
     for backend in [Backend::Echo, Backend::Tap] {
         for path in PATHS {
             if stopped() {
+                drop(lab);
                 let _ = std::fs::remove_dir_all(&dir);
                 return Ok(rows);
             }
-            let label = format!("{} + {}", path.0, path.1);
-            if backend == Backend::Tap {
-                if let Err(e) = &lab {
-                    rows.push(NetRow {
-                        vmm: "trapline",
-                        path: label,
-                        backend,
-                        outcome: Outcome::NotAvailable(e.clone()),
-                    });
-                    continue;
-                }
-            }
-            progress(&format!("trapline {label}, {}", backend.name()));
-            let ns = lab.as_ref().ok().map(|l| l.name.as_str());
-            let ns = if backend == Backend::Tap { ns } else { None };
-            let runs =
-                (0..opts.repeat.max(1)).map(|_| trapline_child(opts, path, backend, ns, &stat));
-            rows.push(row_from("trapline", label, backend, runs, packets));
+            rows.push(user_space_row(opts, path, backend, &lab, &stat, progress));
         }
     }
-    for path in PATHS {
-        rows.push(NetRow {
-            vmm: "trapline",
-            path: format!("{} + {}", path.0, path.1),
-            backend: Backend::VhostNet,
-            outcome: Outcome::NotAvailable(vhost_reason()),
-        });
+    if !stopped() {
+        rows.extend(vhost_rows(opts, &lab, &stat, progress));
     }
     if opts.peer_qemu && !stopped() {
         let khz = tsc_khz_seen(opts, &stat);

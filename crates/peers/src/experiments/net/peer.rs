@@ -5,7 +5,6 @@
 //! build of the payload for its machine).
 
 use std::path::Path;
-use std::process::Command;
 
 use super::endpoints::guest_words;
 use super::guest;
@@ -40,8 +39,8 @@ fn qemu_child(
         words += &format!(" tsc_khz={khz:.0}");
     }
     let onoff = |b: bool| if b { "on" } else { "off" };
-    let o = Command::new("ip")
-        .args(["netns", "exec", &lab.name, "timeout"])
+    let o = lab
+        .command("timeout")
         .arg(format!("{}", opts.timeout.as_secs().max(1)))
         .arg(qemu)
         .args([

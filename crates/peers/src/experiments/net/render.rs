@@ -117,7 +117,7 @@ fn per_packet(rows: &[NetRow]) -> String {
         };
         any = true;
         s += &format!(
-            "{:<28} {:<9} {:>6.2} {:>6.2} {:>10.2} {:>9.2} {:>9.2} {:>8.2}\n",
+            "{:<28} {:<9} {:>6.2} {:>6.2} {:>10.2} {:>9.2} {:>9.2} {:>8}\n",
             label(r),
             r.backend.name(),
             m.irqs_per_packet,
@@ -125,7 +125,8 @@ fn per_packet(rows: &[NetRow]) -> String {
             e.trapline,
             e.kvm,
             e.kvm_mmio,
-            e.kvm_irq_injections
+            // arm64's KVM counts no injections (NaN): "–".
+            num(Some(e.kvm_irq_injections), 2)
         );
     }
     if any {
