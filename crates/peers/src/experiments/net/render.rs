@@ -154,19 +154,7 @@ pub fn hop(rows: &[NetRow], doorbells: Result<Doorbells, String>) -> String {
         Err(e) => s += &format!("  a doorbell: not measured: {e}\n"),
     }
     for (irq, backend) in hop_pairs() {
-        let p50 = |notify: &str| {
-            rows.iter().find_map(|r| match &r.outcome {
-                Outcome::Measured(m)
-                    if r.vmm == "trapline"
-                        && r.backend == backend
-                        && r.path == format!("{notify} + {irq}") =>
-                {
-                    #[allow(clippy::cast_precision_loss)]
-                    m.rtt_ns.quantile(0.5).map(|v| v as f64 / 1e3)
-                }
-                _ => None,
-            })
-        };
+        let p50 = |notify: &str| p50_us(rows, backend, &format!("{notify} + {irq}"));
         if let (Some(e), Some(k)) = (p50("exit"), p50("ioeventfd")) {
             s += &format!(
                 "  a packet ({}, irq {irq}, median round trip): {e:.2} µs - {k:.2} µs = {:.2} µs\n",
@@ -175,7 +163,29 @@ pub fn hop(rows: &[NetRow], doorbells: Result<Doorbells, String>) -> String {
             );
         }
     }
+    let fast = "ioeventfd + irqfd";
+    if let (Some(t), Some(v)) = (
+        p50_us(rows, Backend::Tap, fast),
+        p50_us(rows, Backend::VhostNet, fast),
+    ) {
+        s += &format!(
+            "  a packet, tap - vhost-net ({fast}, median): {t:.2} µs - {v:.2} µs = {:.2} µs\n",
+            t - v
+        );
+    }
     s
+}
+
+/// trapline's median round trip (µs) on `backend` and `path`, where measured.
+fn p50_us(rows: &[NetRow], backend: Backend, path: &str) -> Option<f64> {
+    rows.iter().find_map(|r| match &r.outcome {
+        Outcome::Measured(m) if r.vmm == "trapline" && r.backend == backend && r.path == path =>
+        {
+            #[allow(clippy::cast_precision_loss)]
+            m.rtt_ns.quantile(0.5).map(|v| v as f64 / 1e3)
+        }
+        _ => None,
+    })
 }
 
 fn hop_pairs() -> [(&'static str, Backend); 4] {
@@ -359,6 +369,32 @@ mod tests {
             "{h}"
         );
         assert!(!h.contains("irq irqfd"));
+        assert!(!h.contains("vhost-net"), "{h}");
+    }
+
+    #[test]
+    fn hop_reads_vhost_net_beside_the_tap_on_the_fast_path() {
+        let mut r = rows();
+        let Outcome::Measured(m) = r[1].outcome.clone() else {
+            unreachable!()
+        };
+        let mut tap = m.clone();
+        tap.rtt_ns = Histogram::new();
+        tap.rtt_ns.record(50_000);
+        for (backend, m) in [(Backend::Tap, tap), (Backend::VhostNet, m)] {
+            r.push(NetRow {
+                vmm: "trapline",
+                path: "ioeventfd + irqfd".into(),
+                backend,
+                outcome: Outcome::Measured(m),
+            });
+        }
+        let h = hop(&r, Err("not run".into()));
+        assert!(
+            h.contains("a packet, tap - vhost-net (ioeventfd + irqfd, median): 50.0"),
+            "{h}"
+        );
+        assert!(h.contains("= 46."), "{h}");
     }
 
     #[test]
