@@ -149,12 +149,13 @@ fn net_paths_prints_a_row_of_every_kind() {
     if !kvm_present(test) {
         return;
     }
+    let started = std::time::Instant::now();
     let o = run(&[
         "net-paths",
         "--pairs",
-        "20",
+        "10",
         "--bursts",
-        "2",
+        "1",
         "--depth",
         "8",
         "--repeat",
@@ -165,7 +166,12 @@ fn net_paths_prints_a_row_of_every_kind() {
         "--timeout",
         "120",
     ]);
-    eprintln!("{}", stderr(&o));
+    // Seen, not asserted: the emulated arm64 host's stage keeps this short.
+    eprintln!(
+        "{}{test}: trapline net-paths took {:.1} s",
+        stderr(&o),
+        started.elapsed().as_secs_f64()
+    );
     let v: serde_json::Value = serde_json::from_slice(&o.stdout)
         .unwrap_or_else(|e| panic!("{e}:\n{}{}", stdout(&o), stderr(&o)));
     let rows = v["rows"].as_array().expect("rows");
@@ -186,7 +192,7 @@ fn net_paths_prints_a_row_of_every_kind() {
             (&0.0.into(), &0.0.into(), &0.0.into()),
             "{r}"
         );
-        assert_eq!(r["pairs_timed"], 20, "{r}");
+        assert_eq!(r["pairs_timed"], 10, "{r}");
         assert!(r["rtt_p50_us"].as_f64().unwrap() > 0.0, "{r}");
         assert!(r["exits_per_packet"]["trapline"].is_number(), "{r}");
     };
