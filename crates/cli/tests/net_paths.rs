@@ -111,7 +111,8 @@ fn tap_reaches_a_udp_echo_in_a_namespace() {
     };
     for (notify, irq) in [("exit", "line"), ("ioeventfd", "irqfd")] {
         let words = format!(
-            "{} pairs=50 bursts=4 depth=8 bsize=300",
+            // wait_ms: TCG (the arm64 stage) can take over a second for a frame under load.
+            "{} pairs=50 bursts=4 depth=8 bsize=300 wait_ms=20000",
             net::endpoints::guest_words(true)
         );
         let o = lab
@@ -161,6 +162,9 @@ fn net_paths_prints_a_row_of_every_kind() {
         "--repeat",
         "1",
         "--no-doorbell",
+        // TCG (the arm64 stage) can take over a second for a frame under load.
+        "--wait-ms",
+        "20000",
         "--format",
         "json",
         "--timeout",

@@ -63,6 +63,11 @@ pub struct NetPathsArgs {
     /// UDP payload bytes of the pairs' frames, 8 to 1472.
     #[arg(long, value_name = "BYTES", default_value = "64", value_parser = clap::value_parser!(u64).range(8..=1472))]
     pub size: u64,
+    /// Longest the guest waits for a frame to come back before it counts
+    /// it lost, in ms, 1 to 600000 (more on an emulated host, where a
+    /// frame can take longer than a second without being lost).
+    #[arg(long, value_name = "MS", default_value = "1000", value_parser = clap::value_parser!(u64).range(1..=600_000))]
+    pub wait_ms: u64,
     /// Run the TAP rows in this existing network namespace (its name under
     /// /run/netns) instead of one made for the run.
     #[arg(long, value_name = "NAME")]
@@ -96,6 +101,7 @@ impl NetPathsArgs {
             burst_size: self.burst_size,
             repeat: self.repeat.unwrap_or(if self.quick { 1 } else { 3 }),
             timeout: self.timeout,
+            wait_ms: self.wait_ms,
             seccomp: !self.no_seccomp,
             netns: self.netns.clone(),
             peer_qemu: self.peer == Some(NetPeer::Qemu),

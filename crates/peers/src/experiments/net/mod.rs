@@ -122,6 +122,9 @@ pub struct NetOptions {
     pub repeat: u32,
     /// Longest one child may run.
     pub timeout: Duration,
+    /// Longest the guest waits for a frame to come back before it counts
+    /// it lost, in ms (`wait_ms=`; an emulated host needs more than 1 s).
+    pub wait_ms: u64,
     /// Seccomp filters on.
     pub seccomp: bool,
     /// Use this network namespace instead of making one.
@@ -134,8 +137,8 @@ impl NetOptions {
     /// The guest's words for the amounts.
     fn amounts(&self) -> String {
         format!(
-            "pairs={} bursts={} depth={} size={} bsize={}",
-            self.pairs, self.bursts, self.depth, self.size, self.burst_size
+            "pairs={} bursts={} depth={} size={} bsize={} wait_ms={}",
+            self.pairs, self.bursts, self.depth, self.size, self.burst_size, self.wait_ms
         )
     }
 
