@@ -4,7 +4,7 @@
 //! never ARPs and the guest needs no ARP) and IPv6 off on it (no router
 //! solicitations in the guest's receive queue), and a UDP echo: a thread
 //! of this process that enters the namespace (`unshare`/`setns` move only
-//! the calling thread), sets it up ([`super::iface`], the kernel's ioctls:
+//! the calling thread), sets it up (`iface.rs`, the kernel's ioctls:
 //! no `ip` needed) and sends every datagram back. No traffic leaves the
 //! namespace. Children run in it through [`NetLab::command`]. It needs
 //! CAP_SYS_ADMIN and CAP_NET_ADMIN: without them the caller gets the
