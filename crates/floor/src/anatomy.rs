@@ -1,6 +1,6 @@
 //! The floor's side of the anatomy of a user exit: a raw VM's guest stamps
 //! its clock just before and just after each access, and a bare KVM_RUN
-//! loop ([`run_stamped`], used by each architecture's `anatomy`) stamps the
+//! loop (`run_stamped`, used by each architecture's `anatomy`) stamps the
 //! host's when KVM_RUN returns and just before it enters it again (into
 //! arrays allocated before the run: the same two clock reads and a few
 //! stores per exit that trapline's armed run loop does). With KVM's clock
