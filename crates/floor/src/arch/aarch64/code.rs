@@ -172,7 +172,7 @@ pub fn clock_setup(clock: Clock) -> &'static [u32] {
 }
 
 /// `b` from `from` to `to` (both word-aligned, within ±128 MiB).
-fn branch(from: u64, to: u64) -> u32 {
+pub(crate) fn branch(from: u64, to: u64) -> u32 {
     let words = (to as i64 - from as i64) / 4;
     0x1400_0000 | (words as u32 & 0x03ff_ffff)
 }

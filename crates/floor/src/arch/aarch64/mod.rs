@@ -7,6 +7,8 @@
 //! - `code`: the guest code, each loop word for word the probe's;
 //! - `pieces` and `ladder`: which pieces each rung has and which loops
 //!   it runs;
+//! - `anatomy` (arm64 only) and `anatomy_code`: the anatomy VM (each
+//!   access stamped, guest and host) and its guest code;
 //! - `mmu`: the identity map and MMU registers the vCPU starts with;
 //! - `vm` (arm64 only): a raw arm64 VM with optional pieces and a bare
 //!   KVM_RUN loop.
@@ -16,6 +18,7 @@
 
 #[cfg(target_arch = "aarch64")]
 pub mod anatomy;
+pub mod anatomy_code;
 pub mod code;
 pub mod ladder;
 pub mod mmu;

@@ -240,16 +240,47 @@ fn register_pieces(
 /// The guest image: the page table, the kind's code at the probe's
 /// address and the RAM word; returns the entry point.
 fn load(mem: &GuestMemoryMmap, kind: FloorKind, clock: Clock) -> Result<u64, String> {
-    for (i, e) in mmu::l1_entries().into_iter().enumerate() {
-        mem.write_obj(e, GuestAddress(mmu::L1_TABLE + 8 * i as u64))
-            .map_err(|e| format!("raw floor: page table: {e}"))?;
-    }
+    page_table(mem)?;
     let (words, at, entry) = code::program(kind, clock);
     mem.write_slice(&code::bytes(&words), GuestAddress(at))
         .map_err(|e| format!("raw floor: writing the code: {e}"))?;
     mem.write_obj(abi::PROBE_READ_VALUE, GuestAddress(code::RAM_WORD))
         .map_err(|e| format!("raw floor: writing the RAM word: {e}"))?;
     Ok(entry)
+}
+
+/// The probe's identity map, at [`mmu::L1_TABLE`].
+fn page_table(mem: &GuestMemoryMmap) -> Result<(), String> {
+    for (i, e) in mmu::l1_entries().into_iter().enumerate() {
+        mem.write_obj(e, GuestAddress(mmu::L1_TABLE + 8 * i as u64))
+            .map_err(|e| format!("raw floor: page table: {e}"))?;
+    }
+    Ok(())
+}
+
+/// A raw VM with nothing but its RAM ([`BARE_MEM`] from `VIRT_RAM_BASE`,
+/// the identity map written) and one vCPU at EL1h with the MMU and caches
+/// on, interrupts masked, no vGIC: the anatomy VM, whose code, PC and
+/// registers are its caller's to set.
+pub(crate) struct BareVm {
+    // Drop order: the vCPU before the VM fd, the VM before its memory.
+    pub(crate) vcpu: VcpuFd,
+    pub(crate) vm: VmFd,
+    pub(crate) mem: GuestMemoryMmap,
+}
+
+/// Build a [`BareVm`].
+pub(crate) fn bare_vm(kvm: &Kvm) -> Result<BareVm, String> {
+    let vm = kvm.create_vm().map_err(err("KVM_CREATE_VM"))?;
+    // SAFETY: the BareVm keeps `mem` in a field dropped after the VM fd's
+    // (field order), as `map_ram` asks.
+    let mem = unsafe { raw::map_ram(&vm, abi::VIRT_RAM_BASE, BARE_MEM) }?;
+    let vcpu = vm.create_vcpu(0).map_err(err("KVM_CREATE_VCPU"))?;
+    init_vcpu(&vm, &vcpu, Clock::Cntvct)?;
+    page_table(&mem)?;
+    mmu_on(&vcpu)?;
+    set(&vcpu, regs::PSTATE, regs::PSTATE_EL1H_DAIF_MASKED, "PSTATE")?;
+    Ok(BareVm { vcpu, vm, mem })
 }
 
 /// The vCPU as the probe's loop starts: the MMU and caches on, EL1h with
@@ -282,7 +313,8 @@ fn exit_deltas(delta: impl Fn(&str) -> Option<u64>) -> BTreeMap<String, u64> {
         .collect()
 }
 
-fn set(vcpu: &VcpuFd, id: u64, value: u64, what: &str) -> Result<(), String> {
+/// KVM_SET_ONE_REG of a 64-bit register, `what` naming it in the error.
+pub(crate) fn set(vcpu: &VcpuFd, id: u64, value: u64, what: &str) -> Result<(), String> {
     vcpu.set_one_reg(id, &value.to_le_bytes())
         .map(|_| ())
         .map_err(|e| format!("raw floor: KVM_SET_ONE_REG ({what}): {e}"))

@@ -6,12 +6,12 @@
 //! probe's user paths that need nothing but the bare VM: PIO out and in,
 //! MMIO read and write (an unmapped page), HLT (no irqchip: a user exit).
 
-use kvm_ioctls::{Kvm, VcpuExit, VcpuFd};
+use kvm_ioctls::{Kvm, VcpuExit};
 use trapline_abi::{self as abi, Stamps};
 use vm_memory::{Bytes, GuestAddress};
 
 use super::vm::{bare_vm, BareVm};
-use crate::anatomy::FloorAnatomy;
+use crate::anatomy::{run_stamped, FloorAnatomy};
 use crate::raw::Seen;
 
 /// Where the code goes (away from the floor's other loops: nothing pins it).
@@ -125,19 +125,7 @@ pub fn measure(
 
 /// The guest's stamps of the last run beside the host's.
 fn read_stamps(vm: &BareVm, host: &[(u64, u64)]) -> Vec<Stamps> {
-    host.iter()
-        .enumerate()
-        .map(|(i, &(t1, t2))| {
-            let at = STAMPS + 16 * i as u64;
-            let read = |o: u64| vm.mem.read_obj::<u64>(GuestAddress(at + o)).unwrap_or(0);
-            Stamps {
-                t0: read(0),
-                t1,
-                t2,
-                t3: read(8),
-            }
-        })
-        .collect()
+    crate::anatomy::read_stamps(&vm.mem, STAMPS, host)
 }
 
 /// The median of the program's two stamps with nothing between them (no
@@ -149,15 +137,7 @@ fn stamp_cost(kvm: &Kvm) -> Result<u64, String> {
         .write_slice(&program(&[]), GuestAddress(CODE))
         .map_err(|e| format!("raw floor anatomy: writing the code: {e}"))?;
     run_once(&mut vm, "none", N, 0)?;
-    let mut d: Vec<u64> = (0..N as u64)
-        .map(|i| {
-            let at = STAMPS + 16 * i;
-            let r = |o: u64| vm.mem.read_obj::<u64>(GuestAddress(at + o)).unwrap_or(0);
-            r(8).wrapping_sub(r(0))
-        })
-        .collect();
-    d.sort_unstable();
-    Ok(d[N / 2])
+    Ok(crate::anatomy::median_gap(&vm.mem, STAMPS, N))
 }
 
 /// One run of `n` accesses making `exits` exits: the host's stamps per exit.
@@ -181,41 +161,6 @@ fn run_once(
         .set_regs(&regs)
         .map_err(|e| format!("raw floor anatomy: KVM_SET_REGS: {e}"))?;
     run_stamped(&mut vm.vcpu, exits, seen_for(path))
-}
-
-/// Run the vCPU to its done exit, stamping each of the `n` path exits the
-/// loop takes: returns `(t1, t2)` per exit, in order. Any other return
-/// (a signal's EINTR among them) fails the run: it would pair one access's
-/// guest stamps with another exit's.
-fn run_stamped(
-    vcpu: &mut VcpuFd,
-    n: usize,
-    seen: impl Fn(&VcpuExit) -> Seen,
-) -> Result<Vec<(u64, u64)>, String> {
-    let mut host = vec![(0u64, 0u64); n];
-    let mut exits = 0usize;
-    let mut t1 = 0u64;
-    loop {
-        let t2 = trapline_bus::cycles();
-        if exits > 0 && exits <= n {
-            host[exits - 1] = (t1, t2);
-        }
-        let r = vcpu.run();
-        t1 = trapline_bus::cycles();
-        match r {
-            Ok(exit) => match seen(&exit) {
-                Seen::Done if exits == n => return Ok(host),
-                Seen::Done => {
-                    return Err(format!("raw floor anatomy: {exits} exits for {n} accesses"))
-                }
-                Seen::UserExit => exits += 1,
-                Seen::Unexpected => {
-                    return Err(format!("raw floor anatomy: unexpected exit {exit:?}"))
-                }
-            },
-            Err(e) => return Err(format!("raw floor anatomy: KVM_RUN: {e}")),
-        }
-    }
 }
 
 #[cfg(test)]
