@@ -160,9 +160,21 @@ if cargo tree -p trapline-report -e normal --prefix none | grep -qE '^trapline-(
   exit 1
 fi
 
-# --no-fail-fast: one run reports every failing test executable, not the first.
+# --no-fail-fast: one run reports every failing test executable, not the
+# first. Each executable runs under scripts/timed-test.sh (cargo's runner for
+# this host's target), and the slowest are listed after: CI has a budget.
 stage "cargo test --workspace"
-cargo test --workspace --all-targets --no-fail-fast -- --test-threads=2
+host_triple=$(rustc -vV | sed -n 's/^host: //p')
+runner_var="CARGO_TARGET_$(tr 'a-z-' 'A-Z_' <<<"$host_triple")_RUNNER"
+export TRAPLINE_TEST_TIMES
+TRAPLINE_TEST_TIMES=$(mktemp)
+test_status=0
+env "$runner_var=$PWD/scripts/timed-test.sh" \
+  cargo test --workspace --all-targets --no-fail-fast -- --test-threads=2 || test_status=$?
+stage "the slowest test executables (seconds):"
+sort -rn "$TRAPLINE_TEST_TIMES" | head -n 12
+rm -f "$TRAPLINE_TEST_TIMES"
+[ "$test_status" -eq 0 ] || { echo "test.sh: cargo test failed (status $test_status)" >&2; exit "$test_status"; }
 
 # The arm64 stage, last: trapline's arm64 tests inside an emulated ARM64 KVM
 # host (QEMU TCG with EL2 booting Debian's arm64 kernel; docs/arm64.md).

@@ -66,8 +66,9 @@ pub struct RunArgs {
     #[arg(long, help_heading = "Guest", default_value = "")]
     pub append: String,
     /// A file handed to the guest as its initrd: Multiboot module 0, or
-    /// Linux's initramfs (PVH module). `builtin:vblktest` is an initramfs
-    /// whose /init checks and times /dev/vda.
+    /// Linux's initramfs (PVH module). On x86, `builtin:vblktest` is an
+    /// initramfs whose /init checks and times /dev/vda, `builtin:nettest`
+    /// one whose /init brings eth0 up and exchanges UDP over `--net`.
     #[arg(long, help_heading = "Guest", value_name = "FILE")]
     pub initrd: Option<PathBuf>,
     /// Where COM1 output goes: `stdio`, `file:PATH` or `none`.
