@@ -129,7 +129,12 @@ const PAYLOADS_X86_64: &[(&str, &[&str], Kind)] = &[
     ("s3", &["payloads/x86_64/s3.c"], Kind::Flat),
     (
         "vblk",
-        &["payloads/common/vblk.c", "payloads/x86_64/vblk_machine.c"],
+        &[
+            "payloads/common/vblk.c",
+            "payloads/common/virtio_mmio.c",
+            "payloads/x86_64/vblk_machine.c",
+            "payloads/x86_64/gsi_irq.c",
+        ],
         Kind::Flat,
     ),
     (
@@ -137,7 +142,9 @@ const PAYLOADS_X86_64: &[(&str, &[&str], Kind)] = &[
         &[
             "payloads/common/vnet.c",
             "payloads/common/vnet_frame.c",
+            "payloads/common/virtio_mmio.c",
             "payloads/x86_64/vnet_machine.c",
+            "payloads/x86_64/gsi_irq.c",
         ],
         Kind::Flat,
     ),
@@ -204,13 +211,18 @@ const PAYLOADS_AARCH64: &[(&str, &[&str])] = &[
     ("hostile", &["payloads/aarch64/hostile.c"]),
     (
         "vblk",
-        &["payloads/common/vblk.c", "payloads/aarch64/vblk_machine.c"],
+        &[
+            "payloads/common/vblk.c",
+            "payloads/common/virtio_mmio.c",
+            "payloads/aarch64/vblk_machine.c",
+        ],
     ),
     (
         "vnet",
         &[
             "payloads/common/vnet.c",
             "payloads/common/vnet_frame.c",
+            "payloads/common/virtio_mmio.c",
             "payloads/aarch64/vnet_machine.c",
             "payloads/aarch64/probe/gic.c",
         ],

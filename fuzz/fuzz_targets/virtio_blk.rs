@@ -18,21 +18,16 @@
 #![no_main]
 
 use std::io::Write as _;
-use std::sync::Arc;
 
 use libfuzzer_sys::fuzz_target;
-use trapline_bus::BusDevice;
 use trapline_devices::virtio::block::{Block, DiskFile};
-use trapline_devices::virtio::{VirtioInterrupt, VirtioMmio};
-use trapline_fuzz::{width, Input};
-use vm_memory::{Bytes, GuestAddress, GuestMemoryMmap};
-use vmm_sys_util::eventfd::{EventFd, EFD_NONBLOCK};
+use trapline_fuzz::virtio::{Rings, VirtioRig};
+use trapline_fuzz::Input;
 use vmm_sys_util::tempfile::TempFile;
 
 const RAM: u64 = 0x1_0000;
-const DESC: u64 = 0x1000;
-const AVAIL: u64 = 0x2000;
-const USED: u64 = 0x3000;
+/// Queue 0's descriptor table, avail ring and used ring.
+const RINGS: Rings = [0x1000, 0x2000, 0x3000];
 const DISK_LEN: usize = 8 * 512;
 
 fuzz_target!(|data: &[u8]| {
@@ -41,94 +36,30 @@ fuzz_target!(|data: &[u8]| {
     let disk = TempFile::new().unwrap();
     let pattern: Vec<u8> = (0..DISK_LEN).map(|i| (i * 7) as u8).collect();
     disk.as_file().write_all(&pattern).unwrap();
-    let mem = GuestMemoryMmap::<()>::from_ranges(&[(GuestAddress(0), RAM as usize)]).unwrap();
-    let irq = EventFd::new(EFD_NONBLOCK).unwrap();
     let blk = Block::new(DiskFile::open(disk.as_path(), read_only).unwrap());
-    let dev = VirtioMmio::new(
-        Box::new(blk),
-        mem.clone(),
-        Arc::new(VirtioInterrupt::irqfd(irq)),
-        true,
-    )
-    .unwrap();
-    let w = |off: u64, v: u32| {
-        let _ = dev.write(0, 0, off, &v.to_le_bytes());
-    };
+    let rig = VirtioRig::new(Box::new(blk), RAM);
     let mut avail_idx = 0u16;
     while !input.is_empty() {
         match input.u8() % 7 {
-            0 => {
-                let off = u64::from(input.u16()) & 0xfff;
-                w(off, input.u32());
-            }
-            1 => {
-                let off = u64::from(input.u16()) & 0x1fff;
-                let sel = input.u8();
-                let n = width(sel, &mut input);
-                let bytes = input.bytes(n).to_vec();
-                let _ = dev.write(0, 0, off, &bytes);
-            }
-            2 => {
-                let off = u64::from(input.u16()) & 0x1fff;
-                let sel = input.u8();
-                let n = width(sel, &mut input);
-                let mut a = vec![0x5au8; n];
-                let mut b = vec![0xa5u8; n];
-                dev.read(0, 0, off, &mut a);
-                dev.read(0, 0, off, &mut b);
-                assert_eq!(a, b, "reads fill the buffer (and have no side effect)");
-            }
-            3 => {
-                let i = u64::from(input.u8());
-                let a = GuestAddress(DESC + 16 * i);
-                let _ = mem.write_obj(u64::from(input.u32()), a);
-                let _ = mem.write_obj(input.u32(), GuestAddress(a.0 + 8));
-                let _ = mem.write_obj(input.u16(), GuestAddress(a.0 + 12));
-                let _ = mem.write_obj(input.u16(), GuestAddress(a.0 + 14));
-            }
-            4 => {
-                let gpa = u64::from(input.u16());
-                let n = usize::from(input.u8());
-                let _ = mem.write_slice(input.bytes(n), GuestAddress(gpa));
-            }
+            0 => rig.write_reg(&mut input),
+            1 => rig.write_reg_any_width(&mut input),
+            2 => rig.read_reg_twice(&mut input),
+            3 => rig.write_desc(&mut input, RINGS[0]),
+            4 => rig.write_guest_bytes(&mut input),
             5 => {
                 let head = input.u16();
-                let _ = mem.write_obj(
-                    head,
-                    GuestAddress(AVAIL + 4 + 2 * u64::from(avail_idx % 256)),
-                );
-                avail_idx = avail_idx.wrapping_add(1);
-                let _ = mem.write_obj(avail_idx, GuestAddress(AVAIL + 2));
-                w(0x50, input.u32() % 2);
+                rig.make_available(RINGS[1], &mut avail_idx, head);
+                rig.notify(input.u32() % 2);
             }
             _ => {
                 let features = input.u64();
                 let size = input.u16();
-                for (off, v) in [
-                    (0x70, 1),
-                    (0x70, 3),
-                    (0x24, 0),
-                    (0x20, features as u32),
-                    (0x24, 1),
-                    (0x20, (features >> 32) as u32 | 1),
-                    (0x70, 11),
-                    (0x30, 0),
-                    (0x38, u32::from(size)),
-                    (0x80, DESC as u32),
-                    (0x90, AVAIL as u32),
-                    (0xa0, USED as u32),
-                    (0x44, 1),
-                    (0x70, 15),
-                ] {
-                    w(off, v);
-                }
+                rig.negotiate(features);
+                rig.queue_on(0, size, RINGS);
+                rig.driver_ok();
             }
         }
-        let mut st = [0u8; 4];
-        dev.read(0, 0, 0x70, &mut st);
-        if st[0] & 4 != 0 {
-            assert_ne!(st[0] & 8, 0, "DRIVER_OK without FEATURES_OK");
-        }
+        rig.check_status();
     }
     let after = std::fs::read(disk.as_path()).unwrap();
     assert_eq!(after.len(), DISK_LEN, "the disk file changed size");

@@ -10,6 +10,8 @@
 //! `crates/machine/src/assemble.rs` and `layout.rs`), [`Access`] one guest
 //! access (PIO or MMIO, any width, optionally a string I/O).
 
+pub mod virtio;
+
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::mpsc::{channel, Receiver};
 use std::sync::{Arc, Mutex};

@@ -18,44 +18,10 @@
 mod common;
 
 use std::path::PathBuf;
-use std::process::Command;
-use std::sync::{Mutex, OnceLock};
+use std::sync::Mutex;
 
-use common::{code, kvm_present, stderr, stdout, tmp, trapline};
-
-/// Where the shared guests live.
-fn linux_dir() -> PathBuf {
-    match std::env::var_os("TRAPLINE_LINUX_DIR") {
-        Some(d) => PathBuf::from(d),
-        None => PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/guests/linux"),
-    }
-}
-
-/// The decompressed kernel, or `None` (said loudly) when it is missing.
-fn vmlinux(test: &str) -> Option<PathBuf> {
-    static KERNEL: OnceLock<Option<PathBuf>> = OnceLock::new();
-    let k = KERNEL.get_or_init(|| {
-        let xz = linux_dir().join("vmlinux.xz");
-        if !xz.exists() {
-            return None;
-        }
-        let out = tmp("vmlinux");
-        let Ok(o) = Command::new("xz").arg("-dc").arg(&xz).output() else {
-            eprintln!("no xz here (apt-get install xz-utils)");
-            return None;
-        };
-        assert!(o.status.success(), "xz -dc {}: {:?}", xz.display(), o);
-        std::fs::write(&out, &o.stdout).unwrap();
-        Some(out)
-    });
-    if k.is_none() {
-        eprintln!(
-            "SKIPPED {test}: no vmlinux.xz in {} (set TRAPLINE_LINUX_DIR) or no xz — this Linux test did NOT run",
-            linux_dir().display()
-        );
-    }
-    k.clone()
-}
+use common::linux_x86::{kvm_and_vmlinux, linux_dir};
+use common::{code, kvm_present, stderr, stdout, trapline};
 
 /// Boots the shared kernel with the 32-bit init; returns stdout, stderr and
 /// the exit status.
@@ -68,10 +34,7 @@ const EXIT_APPEND: &str = "console=ttyS0 panic=-1 exitport=0xf4";
 
 /// [`boot`] with the guest command line `append`.
 fn boot_with(test: &str, append: &str, extra: &[&str]) -> Option<(String, String, i32)> {
-    if !kvm_present(test) {
-        return None;
-    }
-    let kernel = vmlinux(test)?;
+    let kernel = kvm_and_vmlinux(test)?;
     Some(boot_kernel_with(&kernel, append, extra))
 }
 

@@ -143,21 +143,24 @@ impl HostSide {
 }
 
 /// Runs `boot` (which starts trapline with `--net tap:tlnet0` or
-/// `vhost:tlnet0`) beside the host side; returns its result and how many
-/// datagrams the host echoed.
-fn with_host_side<T: Send>(boot: impl FnOnce() -> T + Send) -> (T, u64) {
-    let host = HostSide {
-        stop: AtomicBool::new(false),
-        configured: AtomicBool::new(false),
-        echoed: AtomicU64::new(0),
-    };
-    let out = std::thread::scope(|s| {
-        s.spawn(|| host.serve());
-        let out = boot();
-        host.stop.store(true, Ordering::Relaxed);
-        out
-    });
-    (out, host.echoed.load(Ordering::Relaxed))
+/// `vhost:tlnet0`) in a new network namespace beside the host side;
+/// returns its result and how many datagrams the host echoed, or `None`
+/// (said loudly) where the host refuses a namespace.
+fn beside_host<T: Send>(test: &str, boot: impl FnOnce() -> T + Send) -> Option<(T, u64)> {
+    in_netns(test, || {
+        let host = HostSide {
+            stop: AtomicBool::new(false),
+            configured: AtomicBool::new(false),
+            echoed: AtomicU64::new(0),
+        };
+        let out = std::thread::scope(|s| {
+            s.spawn(|| host.serve());
+            let out = boot();
+            host.stop.store(true, Ordering::Relaxed);
+            out
+        });
+        (out, host.echoed.load(Ordering::Relaxed))
+    })
 }
 
 /// The value of `key=` on the line starting with `prefix`.
@@ -194,44 +197,21 @@ fn notify_key(base: u64) -> String {
 
 #[cfg(target_arch = "x86_64")]
 mod x86 {
+    use std::path::Path;
     use std::time::Instant;
 
-    use super::*;
+    use common::linux_x86::{boot_builtin, kvm_and_vmlinux};
 
-    /// The shared tiny Linux's vmlinux, decompressed into the scratch folder.
-    fn linux_kernel(test: &str) -> Option<String> {
-        let dir = match std::env::var_os("TRAPLINE_LINUX_DIR") {
-            Some(d) => std::path::PathBuf::from(d),
-            None => std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-                .join("../../../shared/guests/linux"),
-        };
-        let xz = dir.join("vmlinux.xz");
-        if !xz.exists() {
-            eprintln!(
-                "SKIPPED {test}: no {} (set TRAPLINE_LINUX_DIR) — this Linux test did NOT run",
-                xz.display()
-            );
-            return None;
-        }
-        let out = tmp("net-vmlinux");
-        let o = std::process::Command::new("xz")
-            .arg("-dc")
-            .arg(&xz)
-            .output()
-            .expect("run xz (apt-get install xz-utils)");
-        assert!(o.status.success(), "xz -dc {}: {o:?}", xz.display());
-        std::fs::write(&out, o.stdout).unwrap();
-        Some(out.to_str().unwrap().to_owned())
-    }
+    use super::*;
 
     /// One boot of the tiny Linux with nettest as /init on `net` and the
     /// given path, `--stat` to `stat`; (output, seconds to power-off).
     fn boot(
-        kernel: &str,
+        kernel: &Path,
         net: &str,
         notify: &str,
         irq: &str,
-        stat: &std::path::Path,
+        stat: &Path,
     ) -> (std::process::Output, f64) {
         let peer = if net == "echo" {
             "echo".to_string()
@@ -239,29 +219,16 @@ mod x86 {
             let [a, b, c, d] = HOST_IP;
             format!("{a}.{b}.{c}.{d}:{ECHO_PORT}")
         };
-        let append = format!(
-            "console=ttyS0 panic=-1 quiet net.ip={GUEST_IP} net.peer={peer} net.count={COUNT} exitport=0xf4"
-        );
+        let append = format!("net.ip={GUEST_IP} net.peer={peer} net.count={COUNT}");
         let stat_arg = format!("--stat={}", stat.display());
         let t0 = Instant::now();
-        let o = run(&[
-            "run",
-            "--kernel",
+        let o = boot_builtin(
             kernel,
-            "--initrd",
             "builtin:nettest",
-            "--net",
-            net,
-            "--virtio-notify",
-            notify,
-            "--virtio-irq",
-            irq,
-            &stat_arg,
-            "--timeout",
-            "900",
-            "--append",
+            (notify, irq),
             &append,
-        ]);
+            &["--net", net, &stat_arg],
+        );
         let secs = t0.elapsed().as_secs_f64();
         eprintln!(
             "--- {net} {notify} {irq}: {secs:.1} s to power-off\n--- stdout:\n{}--- stderr:\n{}",
@@ -271,9 +238,33 @@ mod x86 {
         (o, secs)
     }
 
+    /// What every boot must show: the exchange on the console, the host's
+    /// echoes (`echoed`, for a TAP or vhost-net), isa-debug-exit 0 after
+    /// it, and the card's exits and frames ([`check_stat`]).
+    fn check_boot(
+        what: &str,
+        o: &std::process::Output,
+        echoed: Option<u64>,
+        stat: &Path,
+        notify: &str,
+        kernel_path: bool,
+    ) {
+        let (out, err) = (stdout(o), stderr(o));
+        check_exchange(what, &out, echoed.is_none());
+        if let Some(echoed) = echoed {
+            assert!(echoed >= COUNT, "{what}: the host echoed {echoed}");
+        }
+        assert_eq!(
+            code(o),
+            1,
+            "{what}: isa-debug-exit 0 after the exchange:\n{err}"
+        );
+        check_stat(what, stat, &err, notify, kernel_path);
+    }
+
     /// The QueueNotify exits `--stat` counted on the card (transport 0:
     /// no disks), and trapline's own frame counters for it.
-    fn check_stat(what: &str, stat: &std::path::Path, err: &str, notify: &str, kernel_path: bool) {
+    fn check_stat(what: &str, stat: &Path, err: &str, notify: &str, kernel_path: bool) {
         let report = std::fs::read_to_string(stat).expect("--stat wrote its report");
         let key = notify_key(trapline_abi::VIRTIO_MMIO_BASE);
         let line = report.lines().find(|l| l.trim_start().starts_with(&key));
@@ -312,10 +303,7 @@ mod x86 {
     #[test]
     fn tiny_linux_brings_up_eth0_and_exchanges_udp_on_every_path() {
         let test = "tiny_linux_brings_up_eth0_and_exchanges_udp_on_every_path";
-        if !kvm_present(test) {
-            return;
-        }
-        let Some(kernel) = linux_kernel(test) else {
+        let Some(kernel) = kvm_and_vmlinux(test) else {
             return;
         };
         let mut times = Vec::new();
@@ -329,27 +317,17 @@ mod x86 {
                 format!("tiny Linux, --net {net} --virtio-notify {notify} --virtio-irq {irq}");
             let stat = tmp(&format!("net-linux-{net}-{notify}-{irq}.stat"));
             let ((o, secs), echoed) = if net == "echo" {
-                (boot(&kernel, "echo", notify, irq, &stat), 0)
+                (boot(&kernel, "echo", notify, irq, &stat), None)
             } else {
                 let spec = format!("tap:{TAP}");
-                let Some(r) = in_netns(test, || {
-                    with_host_side(|| boot(&kernel, &spec, notify, irq, &stat))
-                }) else {
+                let Some((r, echoed)) =
+                    beside_host(test, || boot(&kernel, &spec, notify, irq, &stat))
+                else {
                     continue;
                 };
-                r
+                (r, Some(echoed))
             };
-            let (out, err) = (stdout(&o), stderr(&o));
-            check_exchange(&what, &out, net == "echo");
-            if net == "tap" {
-                assert!(echoed >= COUNT, "{what}: the host echoed {echoed}");
-            }
-            assert_eq!(
-                code(&o),
-                1,
-                "{what}: isa-debug-exit 0 after the exchange:\n{err}"
-            );
-            check_stat(&what, &stat, &err, notify, false);
+            check_boot(&what, &o, echoed, &stat, notify, false);
             times.push(format!("{net}/{notify}/{irq} {secs:.1} s"));
         }
         eprintln!("tiny Linux boots to power-off: {}", times.join(", "));
@@ -363,26 +341,22 @@ mod x86 {
         if !kvm_present(test) {
             return;
         }
-        if !std::path::Path::new("/dev/vhost-net").exists() {
+        if !Path::new("/dev/vhost-net").exists() {
             eprintln!("SKIPPED {test}: this host has no /dev/vhost-net (load it with `modprobe vhost_net`) — this vhost-net test did NOT run");
             return;
         }
-        let Some(kernel) = linux_kernel(test) else {
+        let Some(kernel) = kvm_and_vmlinux(test) else {
             return;
         };
         let stat = tmp("net-linux-vhost.stat");
         let spec = format!("vhost:{TAP}");
-        let Some(((o, secs), echoed)) = in_netns(test, || {
-            with_host_side(|| boot(&kernel, &spec, "ioeventfd", "irqfd", &stat))
-        }) else {
+        let Some(((o, secs), echoed)) =
+            beside_host(test, || boot(&kernel, &spec, "ioeventfd", "irqfd", &stat))
+        else {
             return;
         };
         let what = "tiny Linux, --net vhost";
-        let (out, err) = (stdout(&o), stderr(&o));
-        check_exchange(what, &out, false);
-        assert!(echoed >= COUNT, "{what}: the host echoed {echoed}");
-        assert_eq!(code(&o), 1, "{what}: {err}");
-        check_stat(what, &stat, &err, "ioeventfd", true);
+        check_boot(what, &o, Some(echoed), &stat, "ioeventfd", true);
         eprintln!("tiny Linux on vhost-net: {secs:.1} s to power-off");
     }
 }
@@ -442,15 +416,25 @@ mod arm64 {
         (out, err)
     }
 
-    fn stat_line(what: &str, stat: &std::path::Path) -> (String, Option<String>) {
+    /// [`check`], no QueueNotify exit in the `--stat` report (ioeventfd),
+    /// and trapline's `trapline-virtio net=0` line (its frame counters).
+    fn check_boot(
+        what: &str,
+        o: &std::process::Output,
+        echoed: u64,
+        stat: &std::path::Path,
+    ) -> String {
+        let (_, err) = check(what, o, echoed);
         let report = std::fs::read_to_string(stat).expect("--stat wrote its report");
         eprintln!("--- {what}: --stat report:\n{report}");
         let key = notify_key(trapline_abi::VIRT_VIRTIO_MMIO_BASE);
-        let line = report
-            .lines()
-            .find(|l| l.trim_start().starts_with(&key))
-            .map(str::to_owned);
-        (report, line)
+        assert!(
+            !report.lines().any(|l| l.trim_start().starts_with(&key)),
+            "{what}: QueueNotify exited:\n{report}"
+        );
+        after(&err, "trapline-virtio net=0")
+            .unwrap_or_else(|| panic!("{err}"))
+            .to_owned()
     }
 
     /// A TAP on ioeventfd + line, then vhost-net (ioeventfd + irqfd): Linux
@@ -466,18 +450,15 @@ mod arm64 {
         };
         let tap_stat = tmp("net-arm64-tap.stat");
         let spec = format!("tap:{TAP}");
-        let Some((o, echoed)) = in_netns(test, || {
-            with_host_side(|| boot_net(guest, &spec, "ioeventfd", "line", &tap_stat))
+        let Some((o, echoed)) = beside_host(test, || {
+            boot_net(guest, &spec, "ioeventfd", "line", &tap_stat)
         }) else {
             return;
         };
         let what = "Debian arm64, --net tap, ioeventfd + line";
-        let (_, err) = check(what, &o, echoed);
-        let (report, notify) = stat_line(what, &tap_stat);
-        assert!(notify.is_none(), "{what}: QueueNotify exited:\n{report}");
-        let net = after(&err, "trapline-virtio net=0").unwrap_or_else(|| panic!("{err}"));
+        let net = check_boot(what, &o, echoed, &tap_stat);
         assert!(
-            field(net, "", "tx_frames").unwrap() >= COUNT,
+            field(&net, "", "tx_frames").unwrap() >= COUNT,
             "{what}: trapline moved the frames: {net}"
         );
 
@@ -487,18 +468,15 @@ mod arm64 {
         }
         let vhost_stat = tmp("net-arm64-vhost.stat");
         let spec = format!("vhost:{TAP}");
-        let Some((o, echoed)) = in_netns(test, || {
-            with_host_side(|| boot_net(guest, &spec, "ioeventfd", "irqfd", &vhost_stat))
+        let Some((o, echoed)) = beside_host(test, || {
+            boot_net(guest, &spec, "ioeventfd", "irqfd", &vhost_stat)
         }) else {
             return;
         };
         let what = "Debian arm64, --net vhost, ioeventfd + irqfd";
-        let (_, err) = check(what, &o, echoed);
-        let (report, notify) = stat_line(what, &vhost_stat);
-        assert!(notify.is_none(), "{what}: QueueNotify exited:\n{report}");
-        let net = after(&err, "trapline-virtio net=0").unwrap_or_else(|| panic!("{err}"));
+        let net = check_boot(what, &o, echoed, &vhost_stat);
         assert_eq!(
-            (field(net, "", "tx_frames"), field(net, "", "rx_frames")),
+            (field(&net, "", "tx_frames"), field(&net, "", "rx_frames")),
             (Some(0), Some(0)),
             "{what}: the kernel, not trapline, moved the frames: {net}"
         );

@@ -195,33 +195,6 @@ fn missing_or_unreadable_disks_are_usage_errors() {
     }
 }
 
-/// The Linux kernel for the Linux end-to-end test, as `tests/linux.rs`
-/// finds it: `vmlinux.xz` in `../shared/guests/linux/` beside the
-/// repository (or `TRAPLINE_LINUX_DIR`), decompressed with xz into the
-/// test's scratch directory.
-#[cfg(target_arch = "x86_64")]
-fn linux_kernel() -> Option<std::path::PathBuf> {
-    let dir = match std::env::var_os("TRAPLINE_LINUX_DIR") {
-        Some(d) => std::path::PathBuf::from(d),
-        None => {
-            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/guests/linux")
-        }
-    };
-    let xz = dir.join("vmlinux.xz");
-    if !xz.exists() {
-        return None;
-    }
-    let out = tmp("vmlinux");
-    let o = std::process::Command::new("xz")
-        .arg("-dc")
-        .arg(&xz)
-        .output()
-        .expect("run xz (apt-get install xz-utils)");
-    assert!(o.status.success(), "xz -dc {}: {o:?}", xz.display());
-    std::fs::write(&out, o.stdout).unwrap();
-    Some(out)
-}
-
 /// Linux's own virtio-blk driver on every path: one boot per combination
 /// reads the host's bytes from /dev/vda and writes its own, and cannot write
 /// the read-only /dev/vdb. Four boots of ~20 s each on an idle host
@@ -232,14 +205,10 @@ fn linux_kernel() -> Option<std::path::PathBuf> {
 #[cfg(target_arch = "x86_64")]
 #[test]
 fn linux_reads_and_writes_vda_on_every_path() {
-    if !kvm_present("linux_reads_and_writes_vda_on_every_path") {
-        return;
-    }
-    let Some(kernel) = linux_kernel() else {
-        eprintln!("SKIPPED linux_reads_and_writes_vda_on_every_path: no vmlinux.xz in ../shared/guests/linux (set TRAPLINE_LINUX_DIR) — this Linux test did NOT run");
+    use common::linux_x86::{boot_builtin, kvm_and_vmlinux};
+    let Some(kernel) = kvm_and_vmlinux("linux_reads_and_writes_vda_on_every_path") else {
         return;
     };
-    let kernel = kernel.to_str().unwrap().to_owned();
     for (notify, irq, acpi) in [
         ("exit", "line", "full"),
         ("exit", "irqfd", "reduced"),
@@ -250,27 +219,20 @@ fn linux_reads_and_writes_vda_on_every_path() {
         let (vda, bytes) = disk(&format!("linux-{notify}-{irq}.img"));
         let (vdb, ro_bytes) = disk(&format!("linux-{notify}-{irq}-ro.img"));
         let vdb_arg = format!("{},ro", vdb.display());
-        let o = run(&[
-            "run",
-            "--kernel",
+        let o = boot_builtin(
             &kernel,
-            "--initrd",
             "builtin:vblktest",
-            "--disk",
-            vda.to_str().unwrap(),
-            "--disk",
-            &vdb_arg,
-            "--virtio-notify",
-            notify,
-            "--virtio-irq",
-            irq,
-            "--acpi",
-            acpi,
-            "--timeout",
-            "900",
-            "--append",
-            "console=ttyS0 panic=-1 quiet vblk.woff=65536 exitport=0xf4",
-        ]);
+            (notify, irq),
+            "vblk.woff=65536",
+            &[
+                "--disk",
+                vda.to_str().unwrap(),
+                "--disk",
+                &vdb_arg,
+                "--acpi",
+                acpi,
+            ],
+        );
         let out = stdout(&o);
         assert!(out.contains("VBLK-DONE"), "{what}: {out}\n{}", stderr(&o));
         assert_eq!(code(&o), 1, "{what}: isa-debug-exit 0\n{out}");

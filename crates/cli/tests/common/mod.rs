@@ -4,6 +4,8 @@
 
 #[cfg(target_arch = "aarch64")]
 pub mod linux_arm64;
+#[cfg(target_arch = "x86_64")]
+pub mod linux_x86;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};

@@ -280,35 +280,41 @@ impl AcpiBuilder {
         let xsdt = tables::xsdt(&entries.iter().map(|&o| gpa(o)).collect::<Vec<_>>());
         let rsdp = tables::rsdp(gpa32(at_rsdt), gpa(at_xsdt));
 
-        let mut bytes = vec![0u8; ACPI_AREA_LEN];
-        let mut infos = Vec::new();
-        let mut put = |signature: [u8; 4], at: usize, table: &[u8]| {
-            bytes[at..at + table.len()].copy_from_slice(table);
-            infos.push(TableInfo {
-                signature,
-                gpa: gpa(at),
-                len: table.len(),
-            });
-        };
-        put(*b"RSD ", at_rsdp, &rsdp);
-        if let (Some(at), Some(f)) = (at_facs, &facs) {
-            put(*b"FACS", at, f);
-        }
-        put(*b"DSDT", at_dsdt, &dsdt);
-        put(*b"FACP", at_fadt, &fadt);
-        put(*b"APIC", at_madt, &madt);
-        if let (Some(at), Some(m)) = (at_mcfg, &mcfg) {
-            put(*b"MCFG", at, m);
-        }
-        put(*b"RSDT", at_rsdt, &rsdt);
-        put(*b"XSDT", at_xsdt, &xsdt);
+        let placed: Vec<([u8; 4], usize, Vec<u8>)> = [
+            Some((*b"RSD ", at_rsdp, rsdp)),
+            at_facs.zip(facs).map(|(at, t)| (*b"FACS", at, t)),
+            Some((*b"DSDT", at_dsdt, dsdt)),
+            Some((*b"FACP", at_fadt, fadt)),
+            Some((*b"APIC", at_madt, madt)),
+            at_mcfg.zip(mcfg).map(|(at, t)| (*b"MCFG", at, t)),
+            Some((*b"RSDT", at_rsdt, rsdt)),
+            Some((*b"XSDT", at_xsdt, xsdt)),
+        ]
+        .into_iter()
+        .flatten()
+        .collect();
+        Ok(fill_area(&placed, gpa(at_rsdp)))
+    }
+}
 
-        Ok(AcpiTables {
-            base: ACPI_AREA_BASE,
-            bytes,
-            rsdp: gpa(at_rsdp),
-            tables: infos,
-        })
+/// The ACPI area with each table (signature, offset, bytes) copied in at
+/// its offset, in that order; the RSDP at `rsdp`.
+fn fill_area(placed: &[([u8; 4], usize, Vec<u8>)], rsdp: u64) -> AcpiTables {
+    let mut bytes = vec![0u8; ACPI_AREA_LEN];
+    let mut tables = Vec::new();
+    for (signature, at, table) in placed {
+        bytes[*at..*at + table.len()].copy_from_slice(table);
+        tables.push(TableInfo {
+            signature: *signature,
+            gpa: ACPI_AREA_BASE + *at as u64,
+            len: table.len(),
+        });
+    }
+    AcpiTables {
+        base: ACPI_AREA_BASE,
+        bytes,
+        rsdp,
+        tables,
     }
 }
 

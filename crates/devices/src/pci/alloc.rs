@@ -52,6 +52,30 @@ pub fn assign_bars(
     io: Window,
     order: AllocOrder,
 ) -> Result<Vec<BarAssignment>, PciError> {
+    let (mut mem, mut pio) = bars_of(bus);
+    // Stable sort: equal sizes keep (devfn, bar) order.
+    mem.sort_by_key(|a| std::cmp::Reverse(a.size));
+    place_memory(&mut mem, mmio, order)?;
+    place_io(&mut pio, io)?;
+
+    let mut all = mem;
+    all.append(&mut pio);
+    all.sort_by_key(|a| (a.devfn, a.bar));
+    program(bus, &all);
+    // A window reaching 4 GiB could hand a 32-bit BAR an address it cannot
+    // decode at; refuse rather than build a machine whose BAR is dead.
+    if let Some(a) = all
+        .iter()
+        .find(|a| bus.bar_routed(a.devfn, a.bar) != Some(a.addr))
+    {
+        return Err(no_room(a, if a.kind.is_memory() { mmio } else { io }));
+    }
+    Ok(all)
+}
+
+/// Every BAR on `bus`, not yet placed: (memory BARs, I/O BARs), each in
+/// (devfn, bar) order.
+fn bars_of(bus: &PciBus) -> (Vec<BarAssignment>, Vec<BarAssignment>) {
     let mut mem = Vec::new();
     let mut pio = Vec::new();
     for devfn in bus.devfns() {
@@ -74,15 +98,25 @@ pub fn assign_bars(
             }
         }
     }
-    // Stable sort: equal sizes keep (devfn, bar) order.
-    mem.sort_by_key(|a| std::cmp::Reverse(a.size));
+    (mem, pio)
+}
 
-    let no_room = |a: &BarAssignment, w: Window| PciError::NoRoom {
+fn no_room(a: &BarAssignment, window: Window) -> PciError {
+    PciError::NoRoom {
         devfn: a.devfn,
         bar: a.bar,
         size: a.size,
-        window: w,
-    };
+        window,
+    }
+}
+
+/// Memory BARs, naturally aligned, one after another from the window's
+/// top down or its bottom up.
+fn place_memory(
+    mem: &mut [BarAssignment],
+    mmio: Window,
+    order: AllocOrder,
+) -> Result<(), PciError> {
     let mut top = mmio.end();
     let mut bottom = mmio.base;
     for a in mem.iter_mut() {
@@ -97,6 +131,11 @@ pub fn assign_bars(
         top = addr;
         bottom = addr + a.size;
     }
+    Ok(())
+}
+
+/// I/O BARs, naturally aligned, from the window's bottom up.
+fn place_io(pio: &mut [BarAssignment], io: Window) -> Result<(), PciError> {
     let mut next = io.base;
     for a in pio.iter_mut() {
         let addr = align_up(next, a.size)
@@ -105,11 +144,13 @@ pub fn assign_bars(
         a.addr = addr;
         next = addr + a.size;
     }
+    Ok(())
+}
 
-    let mut all = mem;
-    all.append(&mut pio);
-    all.sort_by_key(|a| (a.devfn, a.bar));
-    for a in &all {
+/// Each BAR's address, then each function's COMMAND decode bits for the
+/// kinds of BAR it has, through configuration writes.
+fn program(bus: &PciBus, all: &[BarAssignment]) {
+    for a in all {
         let reg = (BAR0 + 4 * a.bar) as u64;
         match a.kind {
             BarKind::Mem64 { .. } => bus.config_write(a.devfn, reg, &a.addr.to_le_bytes()),
@@ -135,18 +176,4 @@ pub fn assign_bars(
             );
         }
     }
-    // A window reaching 4 GiB could hand a 32-bit BAR an address it cannot
-    // decode at; refuse rather than build a machine whose BAR is dead.
-    if let Some(a) = all
-        .iter()
-        .find(|a| bus.bar_routed(a.devfn, a.bar) != Some(a.addr))
-    {
-        return Err(PciError::NoRoom {
-            devfn: a.devfn,
-            bar: a.bar,
-            size: a.size,
-            window: if a.kind.is_memory() { mmio } else { io },
-        });
-    }
-    Ok(all)
 }

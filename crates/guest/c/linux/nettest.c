@@ -32,59 +32,8 @@
  *   NETTEST-RESULT ok|fail <why>
  * then, as PID 1, power-off.
  */
-typedef unsigned long ul;
-typedef unsigned int u32;
-typedef unsigned short u16;
-typedef unsigned char u8;
+#include "init.h"
 
-#if defined(__i386__)
-enum { NR_exit = 1, NR_read = 3, NR_write = 4, NR_open = 5, NR_close = 6,
-       NR_getpid = 20, NR_mount = 21, NR_ioctl = 54, NR_reboot = 88,
-       NR_lseek = 19, NR_nanosleep = 162, NR_socket = 359, NR_bind = 361,
-       NR_connect = 362, NR_setsockopt = 366, NR_sendto = 369,
-       NR_recvfrom = 371 };
-static long sys6(long n, long a, long b, long c, long d, long e, long f)
-{
-	long r;
-	/* The sixth argument goes in ebp, which gcc will not take as an
-	 * operand: pushed and restored around the trap. */
-	long args[2] = { e, f }, *argp = args;
-	asm volatile("push %%ebp\n\tmov 4(%%edi), %%ebp\n\tmov (%%edi), %%edi\n\t"
-		     "int $0x80\n\tpop %%ebp"
-		     : "=a"(r), "+D"(argp)
-		     : "a"(n), "b"(a), "c"(b), "d"(c), "S"(d)
-		     : "memory");
-	return r;
-}
-#elif defined(__aarch64__)
-enum { NR_openat = 56, NR_close = 57, NR_lseek = 62, NR_read = 63,
-       NR_write = 64, NR_exit = 93, NR_nanosleep = 101, NR_reboot = 142,
-       NR_getpid = 172, NR_mount = 40, NR_ioctl = 29, NR_socket = 198,
-       NR_bind = 200, NR_connect = 203, NR_sendto = 206, NR_recvfrom = 207,
-       NR_setsockopt = 208 };
-static long sys6(long n, long a, long b, long c, long d, long e, long f)
-{
-	register long x8 asm("x8") = n;
-	register long x0 asm("x0") = a;
-	register long x1 asm("x1") = b;
-	register long x2 asm("x2") = c;
-	register long x3 asm("x3") = d;
-	register long x4 asm("x4") = e;
-	register long x5 asm("x5") = f;
-	asm volatile("svc #0"
-		     : "+r"(x0)
-		     : "r"(x8), "r"(x1), "r"(x2), "r"(x3), "r"(x4), "r"(x5)
-		     : "memory");
-	return x0;
-}
-#else
-#error "nettest: i386 or aarch64"
-#endif
-#define sys3(n, a, b, c) sys6(n, (long)(a), (long)(b), (long)(c), 0, 0, 0)
-
-#define O_RDONLY 0
-#define O_WRONLY 1
-#define O_RDWR 2
 #define AF_INET 2
 #define SOCK_DGRAM 2
 #define SOL_SOCKET 1
@@ -116,37 +65,7 @@ struct ifreq {
 	} u;
 };
 
-static long sys_open(const char *path, long flags)
-{
-#ifdef __aarch64__
-	return sys6(NR_openat, -100 /* AT_FDCWD */, (long)path, flags, 0, 0, 0);
-#else
-	return sys3(NR_open, path, flags, 0);
-#endif
-}
-
-static char cmdline[4096];
 static u8 txbuf[1500], rxbuf[2048];
-
-static ul slen(const char *s) { ul n = 0; while (s[n]) n++; return n; }
-static void out(const char *s, ul n) { sys3(NR_write, 1, s, n); }
-static void puts_(const char *s) { out(s, slen(s)); }
-
-static void putu(ul u)
-{
-	char t[24];
-	int i = sizeof(t);
-	do t[--i] = '0' + u % 10; while (u /= 10);
-	out(t + i, sizeof(t) - i);
-}
-
-static void puthex(ul v, int digits)
-{
-	char t[16];
-	for (int i = digits - 1; i >= 0; i--, v >>= 4)
-		t[i] = "0123456789abcdef"[v & 15];
-	out(t, digits);
-}
 
 static u16 be16(u16 v) { return (u16)(v << 8 | v >> 8); }
 
@@ -159,22 +78,6 @@ static void putip(u32 addr)
 			puts_(".");
 		putu(b[i]);
 	}
-}
-
-/* The value after `key` on the command line (a word starting with it). */
-static const char *param(const char *key)
-{
-	ul k = slen(key);
-	for (char *p = cmdline; *p; p++) {
-		if (p != cmdline && p[-1] != ' ')
-			continue;
-		ul i = 0;
-		while (i < k && p[i] == key[i])
-			i++;
-		if (i == k)
-			return p + k;
-	}
-	return 0;
 }
 
 /* Parses A.B.C.D (network order into *addr); returns the end or 0. */
@@ -194,25 +97,6 @@ static const char *parse_ip(const char *s, u32 *addr)
 	}
 	*addr = (u32)b[0] | (u32)b[1] << 8 | (u32)b[2] << 16 | (u32)b[3] << 24;
 	return s;
-}
-
-static ul parse_num(const char *s, ul dflt)
-{
-	if (!s)
-		return dflt;
-	ul v = 0;
-	int base = 10;
-	if (s[0] == '0' && s[1] == 'x') {
-		base = 16;
-		s += 2;
-	}
-	for (;; s++) {
-		int c = *s, d;
-		if (c >= '0' && c <= '9') d = c - '0';
-		else if (base == 16 && c >= 'a' && c <= 'f') d = c - 'a' + 10;
-		else return v;
-		v = v * (ul)base + (ul)d;
-	}
 }
 
 /* A whole number read from a file (a sysfs counter), or ~0 on failure. */
@@ -264,11 +148,7 @@ static int fail(const char *why, long err)
 	puts_(why);
 	if (err) {
 		puts_(" err=");
-		if (err < 0) {
-			puts_("-");
-			err = -err;
-		}
-		putu((ul)err);
+		puti(err);
 	}
 	puts_("\n");
 	return 1;
@@ -459,20 +339,11 @@ static int run(int configure)
 
 void __attribute__((noreturn, used)) start_c(void)
 {
-	static const char zero = 0;
 	int pid1 = sys3(NR_getpid, 0, 0, 0) == 1;
-	long fd, n;
 
-	if (pid1) {
-		sys6(NR_mount, (long)"proc", (long)"/proc", (long)"proc", 0, 0, 0);
-		sys6(NR_mount, (long)"sysfs", (long)"/sys", (long)"sysfs", 0, 0, 0);
-		sys6(NR_mount, (long)"devtmpfs", (long)"/dev", (long)"devtmpfs", 0, 0, 0);
-	}
-	fd = sys_open("/proc/cmdline", O_RDONLY);
-	n = fd >= 0 ? sys3(NR_read, fd, cmdline, sizeof(cmdline) - 1) : 0;
-	cmdline[n > 0 ? n : 0] = 0;
-	if (fd >= 0)
-		sys3(NR_close, fd, 0, 0);
+	if (pid1)
+		mount_basics();
+	read_cmdline();
 	puts_("NETTEST-INIT-OK pid=");
 	putu((ul)sys3(NR_getpid, 0, 0, 0));
 	puts_("\n");
@@ -481,24 +352,5 @@ void __attribute__((noreturn, used)) start_c(void)
 	if (!pid1)
 		for (;;)
 			sys3(NR_exit, r, 0, 0);
-#ifdef __i386__
-	long port = (long)parse_num(param("exitport="), ~0ul);
-	if (port >= 0 && port < 0x10000) {
-		long pfd = sys_open("/dev/port", O_RDWR);
-		if (pfd >= 0 && sys3(NR_lseek, pfd, port, 0) == port)
-			sys3(NR_write, pfd, &zero, 1);
-	}
-#else
-	(void)zero;
-#endif
-	sys3(NR_reboot, 0xfee1dead, 672274793, 0x4321fedc);
-	sys3(NR_reboot, 0xfee1dead, 672274793, 0x01234567);
-	for (;;)
-		sys3(NR_exit, 0, 0, 0);
+	power_off();
 }
-
-#ifdef __i386__
-asm(".globl _start\n_start:\n	and $-16, %esp\n	call start_c\n");
-#else
-asm(".globl _start\n_start:\n	mov x29, #0\n	mov x30, #0\n	bl start_c\n");
-#endif

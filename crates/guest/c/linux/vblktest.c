@@ -17,92 +17,20 @@
  * then `VBLK-DONE`, the isa-debug-exit write named by exitport= (as
  * tinit does), and power-off.
  */
-typedef unsigned long ul;
-typedef unsigned long long u64;
+#include "init.h"
 
-enum { NR_exit = 1, NR_read = 3, NR_write = 4, NR_open = 5, NR_close = 6, NR_lseek = 19,
-       NR_mount = 21, NR_fsync = 118, NR_reboot = 88, NR_pread64 = 180, NR_pwrite64 = 181,
-       NR_clock_gettime64 = 403 };
-#define O_RDONLY 0
-#define O_RDWR 2
 #define O_DIRECT 040000
 
-static long sys5(long n, long a, long b, long c, long d, long e)
-{
-	long r;
-	asm volatile("int $0x80" : "=a"(r)
-		     : "a"(n), "b"(a), "c"(b), "d"(c), "S"(d), "D"(e)
-		     : "memory");
-	return r;
-}
-#define sys3(n, a, b, c) sys5(n, (long)(a), (long)(b), (long)(c), 0, 0)
-
-static char cmdline[4096];
 static unsigned char io[65536] __attribute__((aligned(4096)));
-
-static ul slen(const char *s) { ul n = 0; while (s[n]) n++; return n; }
-static void out(const char *s, ul n) { sys3(NR_write, 1, s, n); }
-static void puts_(const char *s) { out(s, slen(s)); }
-
-/* 64-bit division without libgcc (there is no 32-bit libgcc to link). */
-static u64 divmod(u64 n, u64 d, u64 *rem)
-{
-	u64 q = 0, r = 0;
-	for (int i = 63; i >= 0; i--) {
-		r = r << 1 | (n >> i & 1);
-		if (r >= d) {
-			r -= d;
-			q |= 1ull << i;
-		}
-	}
-	if (rem)
-		*rem = r;
-	return q;
-}
-
-static int utoa(u64 u, char t[24])
-{
-	int i = 24;
-	do {
-		u64 r;
-		u = divmod(u, 10, &r);
-		t[--i] = '0' + (char)r;
-	} while (u);
-	return i;
-}
-
-static void putu(u64 u)
-{
-	char t[24];
-	int i = utoa(u, t);
-	out(t + i, sizeof(t) - i);
-}
-
-static void puti(long v)
-{
-	if (v < 0) {
-		puts_("-");
-		v = -v;
-	}
-	putu((u64)v);
-}
-
-static void puthex(ul v, int digits)
-{
-	char t[16];
-	for (int i = digits - 1; i >= 0; i--, v >>= 4)
-		t[i] = "0123456789abcdef"[v & 15];
-	out(t, digits);
-}
 
 static long pread_(long fd, void *b, ul n, u64 off)
 {
-	return sys5(NR_pread64, fd, (long)b, (long)n, (long)(ul)off, (long)(ul)(off >> 32));
+	return sys6(NR_pread64, fd, (long)b, (long)n, (long)(ul)off, (long)(ul)(off >> 32), 0);
 }
 
 static long pwrite_(long fd, const void *b, ul n, u64 off)
 {
-	return sys5(NR_pwrite64, fd, (long)b, (long)n, (long)(ul)off, (long)(ul)(off >> 32));
+	return sys6(NR_pwrite64, fd, (long)b, (long)n, (long)(ul)off, (long)(ul)(off >> 32), 0);
 }
 
 /* CLOCK_MONOTONIC in ns, 0 on failure. clock_gettime64: the 32-bit-time
@@ -115,35 +43,8 @@ static u64 now_ns(void)
 	return (u64)ts.s * 1000000000ull + (u64)ts.ns;
 }
 
-/* The value of `key` (e.g. "vblk.woff=") on the command line, or dflt. */
-static u64 param(const char *key, u64 dflt)
-{
-	ul k = slen(key);
-	for (char *p = cmdline; *p; p++) {
-		if (p != cmdline && p[-1] != ' ')
-			continue;
-		ul i = 0;
-		while (i < k && p[i] == key[i])
-			i++;
-		if (i < k)
-			continue;
-		p += k;
-		u64 v = 0;
-		int base = 10;
-		if (p[0] == '0' && p[1] == 'x') {
-			base = 16;
-			p += 2;
-		}
-		for (;; p++) {
-			int c = *p, d;
-			if (c >= '0' && c <= '9') d = c - '0';
-			else if (base == 16 && c >= 'a' && c <= 'f') d = c - 'a' + 10;
-			else return v;
-			v = v * base + d;
-		}
-	}
-	return dflt;
-}
+/* The number after `key` (e.g. "vblk.woff=") on the command line, or dflt. */
+static u64 param_u64(const char *key, u64 dflt) { return parse_num(param(key), dflt); }
 
 static void bench(long fd, int write, ul size, u64 secs, u64 span)
 {
@@ -185,17 +86,10 @@ static void bench(long fd, int write, ul size, u64 secs, u64 span)
 
 void __attribute__((noreturn, used)) start_c(void)
 {
-	static const char zero = 0;
-	long fd, r, n;
+	long fd, r;
 
-	sys5(NR_mount, (long)"proc", (long)"/proc", (long)"proc", 0, 0);
-	sys5(NR_mount, (long)"sysfs", (long)"/sys", (long)"sysfs", 0, 0);
-	sys5(NR_mount, (long)"devtmpfs", (long)"/dev", (long)"devtmpfs", 0, 0);
-	fd = sys3(NR_open, "/proc/cmdline", O_RDONLY, 0);
-	n = fd >= 0 ? sys3(NR_read, fd, cmdline, sizeof(cmdline) - 1) : 0;
-	cmdline[n > 0 ? n : 0] = 0;
-	if (fd >= 0)
-		sys3(NR_close, fd, 0, 0);
+	mount_basics();
+	read_cmdline();
 	puts_("VBLK-INIT-OK\n");
 
 	int rw = 1;
@@ -225,7 +119,7 @@ void __attribute__((noreturn, used)) start_c(void)
 		puthex(sum, 8);
 		puts_("\n");
 
-		u64 woff = param("vblk.woff=", 1 << 20);
+		u64 woff = param_u64("vblk.woff=", 1 << 20);
 		const char *tag = "LINUX-WROTE-";
 		int k = 0;
 		for (; tag[k]; k++)
@@ -244,9 +138,9 @@ void __attribute__((noreturn, used)) start_c(void)
 		puti(f);
 		puts_("\n");
 
-		u64 secs = param("vblk.bench=", 0);
+		u64 secs = param_u64("vblk.bench=", 0);
 		if (secs) {
-			u64 span = param("vblk.span=", 32 << 20);
+			u64 span = param_u64("vblk.span=", 32 << 20);
 			for (int s = 0; s < 2; s++)
 				for (int w = 0; w < 1 + rw; w++)
 					bench(fd, w, s ? 65536 : 4096, secs, span);
@@ -281,16 +175,5 @@ void __attribute__((noreturn, used)) start_c(void)
 		sys3(NR_close, fd, 0, 0);
 	}
 	puts_("VBLK-DONE\n");
-	long port = (long)param("exitport=", ~0ull);
-	if (port >= 0 && port < 0x10000) {
-		long pfd = sys3(NR_open, "/dev/port", O_RDWR, 0);
-		if (pfd >= 0 && sys3(NR_lseek, pfd, port, 0) == port)
-			sys3(NR_write, pfd, &zero, 1);
-	}
-	sys3(NR_reboot, 0xfee1dead, 672274793, 0x4321fedc);
-	sys3(NR_reboot, 0xfee1dead, 672274793, 0x01234567);
-	for (;;)
-		sys3(NR_exit, 0, 0, 0);
+	power_off();
 }
-
-asm(".globl _start\n_start:\n	and $-16, %esp\n	call start_c\n");

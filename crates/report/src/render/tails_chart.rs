@@ -53,18 +53,7 @@ pub(crate) fn histogram(t: &Tails) -> Result<String, String> {
         );
         c = c.saturating_mul(10);
     }
-    // Value axis: 1, 2, 5 × powers of ten inside the range.
-    let mut ticks = Vec::new();
-    for e in (lo.floor() as i32)..=(hi.ceil() as i32) {
-        for m in [1.0, 2.0, 5.0] {
-            let v = m * 10f64.powi(e);
-            let l = v.log10();
-            if l >= lo && l <= hi {
-                ticks.push(v);
-            }
-        }
-    }
-    for v in ticks {
+    for v in value_ticks(lo, hi) {
         let xx = x(v);
         let _ = write!(
             s,
@@ -117,6 +106,22 @@ pub(crate) fn histogram(t: &Tails) -> Result<String, String> {
         TOP + plot_h / 2.0
     );
     Ok(s)
+}
+
+/// The value axis's ticks: 1, 2, 5 × powers of ten whose log10 lies in
+/// `lo..=hi`, in order.
+fn value_ticks(lo: f64, hi: f64) -> Vec<f64> {
+    let mut ticks = Vec::new();
+    for e in (lo.floor() as i32)..=(hi.ceil() as i32) {
+        for m in [1.0, 2.0, 5.0] {
+            let v = m * 10f64.powi(e);
+            let l = v.log10();
+            if l >= lo && l <= hi {
+                ticks.push(v);
+            }
+        }
+    }
+    ticks
 }
 
 #[cfg(test)]

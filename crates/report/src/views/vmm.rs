@@ -563,6 +563,106 @@ impl VmmView {
         g.droppable(&["ns", "net cyc"]);
         g
     }
+
+    /// The CSV grid's footprint rows.
+    fn footprint_csv(&self, g: &mut Grid) {
+        for r in &self.footprint {
+            g.push(Row::cells(vec![
+                "footprint".to_string(),
+                r.name.to_string(),
+                "derived".to_string(),
+                raw_opt(r.this_host),
+                r.unit.to_string(),
+                String::new(),
+                String::new(),
+                fmt::raw(r.goal),
+                fmt::raw(r.firecracker),
+                r.result(),
+                r.formula.clone().unwrap_or_else(|| r.what.to_string()),
+            ]));
+        }
+    }
+
+    /// The CSV grid's start-up rows: the groups, then the phases.
+    fn startup_csv(&self, g: &mut Grid) {
+        // A start-up row: kind, name, CPU µs, what it is; the columns
+        // between (spread, goals, verdict) do not apply.
+        let startup_row = |kind: &str, name: String, cpu_us: f64, note: String| {
+            let mut cells = vec![kind.to_string(), name, "derived".to_string()];
+            cells.extend([fmt::raw(cpu_us), Unit::Micros.to_string()]);
+            cells.extend(std::iter::repeat_n(String::new(), 5));
+            cells.push(note);
+            Row::cells(cells)
+        };
+        for r in &self.startup_groups {
+            g.push(startup_row(
+                "startup-group",
+                r.group.name().to_string(),
+                r.cpu_us,
+                format!(
+                    "{} (sum of its phases' medians; {} faults)",
+                    r.what,
+                    fmt::raw(r.faults)
+                ),
+            ));
+        }
+        for r in &self.startup {
+            g.push(startup_row(
+                "startup",
+                r.phase.clone(),
+                r.cpu_us,
+                match r.faults {
+                    Some(f) => format!("{} ({}; {} faults)", r.what, r.group.name(), fmt::raw(f)),
+                    None => format!("{} ({})", r.what, r.group.name()),
+                },
+            ));
+        }
+    }
+
+    /// The CSV grid's floor-ladder rows, one a rung and path.
+    fn ladder_csv(&self, g: &mut Grid) {
+        for r in &self.ladder {
+            for (i, path) in self.ladder_paths.iter().enumerate() {
+                let v = r.values.get(i).cloned().flatten();
+                g.push(Row::cells(vec![
+                    "ladder".to_string(),
+                    format!("{}:{path}", r.name),
+                    "derived".to_string(),
+                    raw_opt(v.as_ref().map(|c| c.cycles)),
+                    r.unit.to_string(),
+                    String::new(),
+                    String::new(),
+                    String::new(),
+                    String::new(),
+                    String::new(),
+                    r.what.clone(),
+                ]));
+            }
+        }
+    }
+
+    /// The CSV grid's cost-per-exit rows.
+    fn cost_per_exit_csv(&self, g: &mut Grid) {
+        for r in &self.cost_per_exit {
+            g.push(Row::cells(vec![
+                "cost-per-exit".to_string(),
+                r.name.clone(),
+                match r.kind {
+                    CostKind::Scenario => "scenario",
+                    CostKind::Derived => "derived",
+                }
+                .to_string(),
+                raw_opt(r.value),
+                r.unit.to_string(),
+                raw_opt(r.net),
+                raw_opt(r.ns),
+                String::new(),
+                String::new(),
+                r.status.clone(),
+                r.what.clone(),
+            ]));
+        }
+    }
 }
 
 impl Page for VmmView {
@@ -643,91 +743,10 @@ impl Page for VmmView {
             ("result", Left),
             ("what", Left),
         ]);
-        let raw = |v: Option<f64>| v.map(fmt::raw).unwrap_or_default();
-        for r in &self.footprint {
-            g.push(Row::cells(vec![
-                "footprint".to_string(),
-                r.name.to_string(),
-                "derived".to_string(),
-                raw(r.this_host),
-                r.unit.to_string(),
-                String::new(),
-                String::new(),
-                fmt::raw(r.goal),
-                fmt::raw(r.firecracker),
-                r.result(),
-                r.formula.clone().unwrap_or_else(|| r.what.to_string()),
-            ]));
-        }
-        // A start-up row: kind, name, CPU µs, what it is; the columns
-        // between (spread, goals, verdict) do not apply.
-        let startup_row = |kind: &str, name: String, cpu_us: f64, note: String| {
-            let mut cells = vec![kind.to_string(), name, "derived".to_string()];
-            cells.extend([fmt::raw(cpu_us), Unit::Micros.to_string()]);
-            cells.extend(std::iter::repeat_n(String::new(), 5));
-            cells.push(note);
-            Row::cells(cells)
-        };
-        for r in &self.startup_groups {
-            g.push(startup_row(
-                "startup-group",
-                r.group.name().to_string(),
-                r.cpu_us,
-                format!(
-                    "{} (sum of its phases' medians; {} faults)",
-                    r.what,
-                    fmt::raw(r.faults)
-                ),
-            ));
-        }
-        for r in &self.startup {
-            g.push(startup_row(
-                "startup",
-                r.phase.clone(),
-                r.cpu_us,
-                match r.faults {
-                    Some(f) => format!("{} ({}; {} faults)", r.what, r.group.name(), fmt::raw(f)),
-                    None => format!("{} ({})", r.what, r.group.name()),
-                },
-            ));
-        }
-        for r in &self.ladder {
-            for (i, path) in self.ladder_paths.iter().enumerate() {
-                let v = r.values.get(i).cloned().flatten();
-                g.push(Row::cells(vec![
-                    "ladder".to_string(),
-                    format!("{}:{path}", r.name),
-                    "derived".to_string(),
-                    raw(v.as_ref().map(|c| c.cycles)),
-                    r.unit.to_string(),
-                    String::new(),
-                    String::new(),
-                    String::new(),
-                    String::new(),
-                    String::new(),
-                    r.what.clone(),
-                ]));
-            }
-        }
-        for r in &self.cost_per_exit {
-            g.push(Row::cells(vec![
-                "cost-per-exit".to_string(),
-                r.name.clone(),
-                match r.kind {
-                    CostKind::Scenario => "scenario",
-                    CostKind::Derived => "derived",
-                }
-                .to_string(),
-                raw(r.value),
-                r.unit.to_string(),
-                raw(r.net),
-                raw(r.ns),
-                String::new(),
-                String::new(),
-                r.status.clone(),
-                r.what.clone(),
-            ]));
-        }
+        self.footprint_csv(&mut g);
+        self.startup_csv(&mut g);
+        self.ladder_csv(&mut g);
+        self.cost_per_exit_csv(&mut g);
         g
     }
 
@@ -894,4 +913,9 @@ impl Page for VmmView {
             },
         ]
     }
+}
+
+/// A raw number for the CSV, empty when absent.
+fn raw_opt(v: Option<f64>) -> String {
+    v.map(fmt::raw).unwrap_or_default()
 }

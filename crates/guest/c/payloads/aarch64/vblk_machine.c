@@ -75,5 +75,5 @@ void vblk_completed(void)
             break;
         cpu_relax();
     }
-    vblk_wr(R_ACK, vblk_rd(R_ISR));
+    vmmio_wr(R_ACK, vmmio_rd(R_ISR));
 }

@@ -26,27 +26,9 @@
 #define F_RO 5
 #define F_EVENT_IDX 29
 
-#define D_NEXT 1
-#define D_WRITE 2
-
-struct desc {
-    u64 addr;
-    u32 len;
-    u16 flags;
-    u16 next;
-};
-
-static struct desc descs[QSZ] __attribute__((aligned(4096)));
-static struct {
-    u16 flags, idx, ring[QSZ], used_event;
-} avail __attribute__((aligned(4096)));
-static struct {
-    u16 flags, idx;
-    struct {
-        u32 id, len;
-    } ring[QSZ];
-    u16 avail_event;
-} used __attribute__((aligned(4096)));
+static struct virtq_desc descs[QSZ] __attribute__((aligned(4096)));
+static VIRTQ_AVAIL(QSZ) avail __attribute__((aligned(4096)));
+static VIRTQ_USED(QSZ) used __attribute__((aligned(4096)));
 static struct {
     u32 type, ioprio;
     u64 sector;
@@ -54,14 +36,10 @@ static struct {
 static u8 data[65536] __attribute__((aligned(4096)));
 static volatile u8 status_byte;
 
-static u64 base;
 static u32 line;
 volatile u64 vblk_irqs;
 static u16 used_seen;
 static bool event_idx;
-
-u32 vblk_rd(u32 off) { return mmio_read32(base + off); }
-void vblk_wr(u32 off, u32 v) { mmio_write32(base + off, v); }
 
 /* One request: header, optional data (len bytes), status. Returns the status or -1 on timeout. */
 static int request(u32 type, u64 sector, u32 len)
@@ -70,18 +48,18 @@ static int request(u32 type, u64 sector, u32 len)
     hdr.ioprio = 0;
     hdr.sector = sector;
     status_byte = 0xff;
-    descs[0] = (struct desc){ (u64)&hdr, sizeof(hdr), D_NEXT, 1 };
+    descs[0] = (struct virtq_desc){ (u64)&hdr, sizeof(hdr), D_NEXT, 1 };
     if (len)
-        descs[1] = (struct desc){ (u64)data, len, (u16)(D_NEXT | (type == 1 ? 0 : D_WRITE)), 2 };
+        descs[1] = (struct virtq_desc){ (u64)data, len, (u16)(D_NEXT | (type == 1 ? 0 : D_WRITE)), 2 };
     else
         descs[0].next = 2;
-    descs[2] = (struct desc){ (u64)&status_byte, 1, D_WRITE, 0 };
+    descs[2] = (struct virtq_desc){ (u64)&status_byte, 1, D_WRITE, 0 };
     avail.ring[avail.idx % QSZ] = 0;
     avail.used_event = used_seen; /* interrupt for the next completion (with EVENT_IDX) */
     dma_mb();
     avail.idx++;
     io_wmb();
-    vblk_wr(R_QUEUE_NOTIFY, 0);
+    vmmio_wr(R_QUEUE_NOTIFY, 0);
     u64 t0 = clock_now(), limit = vblk_wait_limit();
     while (*(volatile u16 *)&used.idx == used_seen) {
         if (clock_now() - t0 > limit)
@@ -109,39 +87,22 @@ static u64 bench(u32 type, u32 size, u64 n, u64 sectors)
 /* Status handshake, features and queue 0; finishes with 4 or 5 when the device will not have them. Returns RO. */
 static bool setup(void)
 {
-    vblk_wr(R_STATUS, 0);
-    vblk_wr(R_STATUS, 1);
-    vblk_wr(R_STATUS, 3);
-    vblk_wr(R_DEV_FEAT_SEL, 0);
-    u32 f0 = vblk_rd(R_DEV_FEAT);
-    vblk_wr(R_DEV_FEAT_SEL, 1);
-    u32 f1 = vblk_rd(R_DEV_FEAT);
+    u32 f0, f1;
+    vmmio_begin(&f0, &f1);
     event_idx = cmdline_u64("event_idx", vblk_machine.event_idx) && (f0 & (1u << F_EVENT_IDX));
     bool ro = f0 & (1u << F_RO);
     u32 want0 = (f0 & ((1u << F_RO) | (1u << 9) | (1u << 2))) | (event_idx ? 1u << F_EVENT_IDX : 0);
-    vblk_wr(R_DRV_FEAT_SEL, 0);
-    vblk_wr(R_DRV_FEAT, want0);
-    vblk_wr(R_DRV_FEAT_SEL, 1);
-    vblk_wr(R_DRV_FEAT, f1 & 1);
-    vblk_wr(R_STATUS, 11);
-    if (!(vblk_rd(R_STATUS) & 8)) {
+    vmmio_set_features(want0, f1 & 1);
+    if (!vmmio_features_ok()) {
         printf("vblk: FEATURES_OK refused (features 0x%x%08x)\n", f1, f0);
         finish(4);
     }
-    vblk_wr(R_QUEUE_SEL, 0);
-    if (vblk_rd(R_QUEUE_NUM_MAX) < QSZ) {
+    if (vmmio_queue_max(0) < QSZ) {
         printf("vblk: queue too small\n");
         finish(5);
     }
-    vblk_wr(R_QUEUE_NUM, QSZ);
-    vblk_wr(R_DESC_LO, (u32)(u64)descs);
-    vblk_wr(R_DESC_HI, (u32)((u64)descs >> 32));
-    vblk_wr(R_AVAIL_LO, (u32)(u64)&avail);
-    vblk_wr(R_AVAIL_HI, (u32)((u64)&avail >> 32));
-    vblk_wr(R_USED_LO, (u32)(u64)&used);
-    vblk_wr(R_USED_HI, (u32)((u64)&used >> 32));
-    vblk_wr(R_QUEUE_READY, 1);
-    vblk_wr(R_STATUS, 15);
+    vmmio_queue_on(QSZ, descs, &avail, &used);
+    vmmio_driver_ok();
     return ro;
 }
 
@@ -199,16 +160,16 @@ int main(int argc, char **argv)
 {
     (void)argc;
     (void)argv;
-    if (!vblk_find(&base, &line))
+    if (!vblk_find(&vmmio_base, &line))
         finish(2);
-    if (vblk_rd(R_MAGIC) != 0x74726976 || vblk_rd(R_VERSION) != 2 || vblk_rd(R_DEVICE_ID) != 2) {
-        printf("vblk: no virtio-blk (v2) at 0x%lx%s\n", base, vblk_machine.no_device_hint);
+    if (!vmmio_is(2)) {
+        printf("vblk: no virtio-blk (v2) at 0x%lx%s\n", vmmio_base, vblk_machine.no_device_hint);
         finish(3);
     }
     vblk_irq_on(line);
     bool ro = setup();
-    u64 sectors = (u64)vblk_rd(R_CONFIG) | (u64)vblk_rd(R_CONFIG + 4) << 32;
-    printf("vblk: device at 0x%lx %s %u: %lu sectors%s%s\n", base, vblk_machine.line_name, line, sectors,
+    u64 sectors = (u64)vmmio_rd(R_CONFIG) | (u64)vmmio_rd(R_CONFIG + 4) << 32;
+    printf("vblk: device at 0x%lx %s %u: %lu sectors%s%s\n", vmmio_base, vblk_machine.line_name, line, sectors,
            ro ? ", read-only" : "", event_idx ? ", event-idx" : "");
 
     int bad = check(ro);

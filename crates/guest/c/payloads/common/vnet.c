@@ -41,50 +41,34 @@
 #define F_EVENT_IDX 29
 #define F_VERSION_1 0 /* in the high word */
 
-#define D_WRITE 2
 #define AVAIL_F_NO_INTERRUPT 1
 #define USED_F_NO_NOTIFY 1
 
-struct desc {
-    u64 addr;
-    u32 len;
-    u16 flags;
-    u16 next;
-};
-struct avail {
-    u16 flags, idx, ring[QMAX], used_event;
-};
-struct used {
-    u16 flags, idx;
-    struct {
-        u32 id, len;
-    } ring[QMAX];
-    u16 avail_event;
-};
+typedef VIRTQ_AVAIL(QMAX) avail_ring;
+typedef VIRTQ_USED(QMAX) used_ring;
 
 /* One split virtqueue and the driver's view of it. */
 struct vq {
-    struct desc *desc;
-    struct avail *avail;
-    struct used *used;
+    struct virtq_desc *desc;
+    avail_ring *avail;
+    used_ring *used;
     u8 (*buf)[BUF_SIZE];
     u16 size, next_avail, used_seen, notified;
     u32 index;
 };
 
-static struct desc rx_desc[QMAX] __attribute__((aligned(4096)));
-static struct avail rx_avail __attribute__((aligned(4096)));
-static struct used rx_used __attribute__((aligned(4096)));
-static struct desc tx_desc[QMAX] __attribute__((aligned(4096)));
-static struct avail tx_avail __attribute__((aligned(4096)));
-static struct used tx_used __attribute__((aligned(4096)));
+static struct virtq_desc rx_desc[QMAX] __attribute__((aligned(4096)));
+static avail_ring rx_avail __attribute__((aligned(4096)));
+static used_ring rx_used __attribute__((aligned(4096)));
+static struct virtq_desc tx_desc[QMAX] __attribute__((aligned(4096)));
+static avail_ring tx_avail __attribute__((aligned(4096)));
+static used_ring tx_used __attribute__((aligned(4096)));
 static u8 rx_buf[QMAX][BUF_SIZE] __attribute__((aligned(4096)));
 static u8 tx_buf[QMAX][BUF_SIZE] __attribute__((aligned(4096)));
 static struct vq rxq = { rx_desc, &rx_avail, &rx_used, rx_buf, 0, 0, 0, 0, 0 };
 static struct vq txq = { tx_desc, &tx_avail, &tx_used, tx_buf, 0, 0, 0, 0, 1 };
 
 static struct guest_hist rtt_hist;
-static u64 base;
 static bool event_idx;
 static volatile u64 irqs;
 static u64 irqs_taken;
@@ -99,14 +83,9 @@ static struct endpoint self, peer;
 static bool udp_mode;
 static u64 wait_limit;
 
-u32 vblk_rd(u32 off) { return mmio_read32(base + off); }
-void vblk_wr(u32 off, u32 v) { mmio_write32(base + off, v); }
-/* vblk.h declares it; this driver counts its interrupts in `irqs`. */
-volatile u64 vblk_irqs;
-
 static void on_irq(void)
 {
-    vblk_wr(R_ACK, vblk_rd(R_ISR));
+    vmmio_wr(R_ACK, vmmio_rd(R_ISR));
     irqs++;
 }
 
@@ -130,7 +109,7 @@ static void publish(struct vq *q)
     *(volatile u16 *)&q->avail->idx = q->next_avail;
     dma_mb();
     if (need_notify(q, q->notified, q->next_avail)) {
-        vblk_wr(R_QUEUE_NOTIFY, q->index);
+        vmmio_wr(R_QUEUE_NOTIFY, q->index);
         count.notifies++;
     }
     q->notified = q->next_avail;
@@ -175,7 +154,7 @@ static bool send(u32 seq, u32 size)
     frame_stamp(b + NET_HDR, slot_sum[id], seq);
     slot_of_seq[seq % QMAX] = id;
     last_seq = seq;
-    txq.desc[id] = (struct desc){ (u64)b, NET_HDR + slot_len[id], 0, 0 };
+    txq.desc[id] = (struct virtq_desc){ (u64)b, NET_HDR + slot_len[id], 0, 0 };
     txq.avail->ring[id] = id;
     txq.next_avail++;
     publish(&txq);
@@ -373,32 +352,22 @@ static u64 burst(u32 first, u32 depth, u32 size)
 /* Status handshake, features, both queues; finishes with 4 or 5 when the device will not have them. */
 static void setup(bool want_event_idx)
 {
-    vblk_wr(R_STATUS, 0);
-    vblk_wr(R_STATUS, 1);
-    vblk_wr(R_STATUS, 3);
-    vblk_wr(R_DEV_FEAT_SEL, 0);
-    u32 f0 = vblk_rd(R_DEV_FEAT);
-    vblk_wr(R_DEV_FEAT_SEL, 1);
-    u32 f1 = vblk_rd(R_DEV_FEAT);
+    u32 f0, f1;
+    vmmio_begin(&f0, &f1);
     event_idx = want_event_idx && (f0 & (1u << F_EVENT_IDX));
     u32 want0 = (f0 & ((1u << F_MAC) | (1u << F_STATUS))) | (event_idx ? 1u << F_EVENT_IDX : 0);
-    vblk_wr(R_DRV_FEAT_SEL, 0);
-    vblk_wr(R_DRV_FEAT, want0);
-    vblk_wr(R_DRV_FEAT_SEL, 1);
-    vblk_wr(R_DRV_FEAT, f1 & (1u << F_VERSION_1));
-    vblk_wr(R_STATUS, 11);
-    if (!(f1 & 1) || !(vblk_rd(R_STATUS) & 8)) {
+    vmmio_set_features(want0, f1 & (1u << F_VERSION_1));
+    if (!(f1 & 1) || !vmmio_features_ok()) {
         printf("vnet: FEATURES_OK refused (features 0x%x%08x)\n", f1, f0);
         finish(4);
     }
     if (!cmdline_get("mac") && (f0 & (1u << F_MAC)))
         for (int i = 0; i < 6; i++)
-            self.mac[i] = (u8)(mmio_read8(base + R_CONFIG + i));
+            self.mac[i] = (u8)(mmio_read8(vmmio_base + R_CONFIG + i));
     struct vq *qs[2] = { &rxq, &txq };
     for (int i = 0; i < 2; i++) {
         struct vq *q = qs[i];
-        vblk_wr(R_QUEUE_SEL, q->index);
-        u32 max = vblk_rd(R_QUEUE_NUM_MAX);
+        u32 max = vmmio_queue_max(q->index);
         u32 size = QMAX;
         while (size > max)
             size /= 2;
@@ -409,20 +378,13 @@ static void setup(bool want_event_idx)
         q->size = (u16)size;
         if (!event_idx && q == &txq)
             q->avail->flags = AVAIL_F_NO_INTERRUPT;
-        vblk_wr(R_QUEUE_NUM, size);
-        vblk_wr(R_DESC_LO, (u32)(u64)q->desc);
-        vblk_wr(R_DESC_HI, (u32)((u64)q->desc >> 32));
-        vblk_wr(R_AVAIL_LO, (u32)(u64)q->avail);
-        vblk_wr(R_AVAIL_HI, (u32)((u64)q->avail >> 32));
-        vblk_wr(R_USED_LO, (u32)(u64)q->used);
-        vblk_wr(R_USED_HI, (u32)((u64)q->used >> 32));
-        vblk_wr(R_QUEUE_READY, 1);
+        vmmio_queue_on(size, q->desc, q->avail, q->used);
     }
     for (u16 i = 0; i < rxq.size; i++) {
-        rxq.desc[i] = (struct desc){ (u64)rxq.buf[i], BUF_SIZE, D_WRITE, 0 };
+        rxq.desc[i] = (struct virtq_desc){ (u64)rxq.buf[i], BUF_SIZE, D_WRITE, 0 };
         post_rx(i);
     }
-    vblk_wr(R_STATUS, 15);
+    vmmio_driver_ok();
     publish(&rxq);
 }
 
@@ -436,8 +398,8 @@ static u32 find_device(void)
         finish(2);
     }
     for (int i = 0; i < n; i++) {
-        base = t[i].base;
-        if (vblk_rd(R_MAGIC) == 0x74726976 && vblk_rd(R_VERSION) == 2 && vblk_rd(R_DEVICE_ID) == 1)
+        vmmio_base = t[i].base;
+        if (vmmio_is(1))
             return t[i].line;
     }
     printf("vnet: no virtio-net (v2) among %d transports%s\n", n, vnet_machine.hint);
@@ -568,9 +530,9 @@ int main(int argc, char **argv)
     u32 line = find_device();
     vnet_irq_on(line, on_irq);
     setup(cmdline_u64("event_idx", 1) != 0);
-    u16 link = (u16)(mmio_read8(base + R_CONFIG + 6) | mmio_read8(base + R_CONFIG + 7) << 8);
+    u16 link = (u16)(mmio_read8(vmmio_base + R_CONFIG + 6) | mmio_read8(vmmio_base + R_CONFIG + 7) << 8);
     printf("vnet: device at 0x%lx %s %u mac %02x:%02x:%02x:%02x:%02x:%02x queues %u/%u%s mode %s link %u clock_hz=%lu\n",
-           base, vnet_machine.line_name, line, self.mac[0], self.mac[1], self.mac[2], self.mac[3], self.mac[4],
+           vmmio_base, vnet_machine.line_name, line, self.mac[0], self.mac[1], self.mac[2], self.mac[3], self.mac[4],
            self.mac[5], rxq.size, txq.size, event_idx ? " event-idx" : "", udp_mode ? "udp" : "echo", link & 1, hz);
 
     u32 seq = 1;

@@ -1,13 +1,13 @@
 /*
  * What vnet's shared driver (vnet.c, frame.c) and its machine half
  * (payloads/<arch>/vnet_machine.c) share: the transports to look at, the
- * interrupt's way to this CPU and the clock's rate. The virtio-mmio
- * register offsets are vblk.h's (the same transport, layout 2).
+ * interrupt's way to this CPU and the clock's rate. The transport's
+ * steps are virtio_mmio.h's.
  */
 #ifndef VNET_H
 #define VNET_H
 
-#include "vblk.h"
+#include "virtio_mmio.h"
 
 /* One virtio-mmio transport the machine offers: its base and interrupt line. */
 struct vnet_transport {

@@ -4,6 +4,7 @@
  * the IOAPIC to VECTOR on this CPU, whose handler reads InterruptStatus,
  * acks it and counts. Requests may take 2^36 TSC cycles.
  */
+#include "gsi_irq.h"
 #include "vblk.h"
 
 #define VECTOR 0x40
@@ -20,8 +21,8 @@ DEFINE_IRQ_ENTRY(vblk_entry, vblk_handler);
 
 void vblk_handler(void)
 {
-    u32 isr = vblk_rd(R_ISR);
-    vblk_wr(R_ACK, isr);
+    u32 isr = vmmio_rd(R_ISR);
+    vmmio_wr(R_ACK, isr);
     vblk_irqs++;
     lapic_eoi();
 }
@@ -42,16 +43,10 @@ bool vblk_find(u64 *base, u32 *gsi)
     return true;
 }
 
-/* PICs masked, LAPIC on, GSI -> VECTOR on this CPU, edge, active high; IF=1. */
+/* GSI -> VECTOR on this CPU (gsi_irq.h). */
 void vblk_irq_on(u32 gsi)
 {
-    idt_set(VECTOR, vblk_entry);
-    outb(0x21, 0xff);
-    outb(0xa1, 0xff);
-    lapic_enable();
-    ioapic_write(IOAPIC_REDTBL(gsi) + 1, lapic_id() << 24);
-    ioapic_write(IOAPIC_REDTBL(gsi), VECTOR);
-    asm volatile("sti" : : : "memory");
+    gsi_irq_on(gsi, VECTOR, vblk_entry);
 }
 
 u64 vblk_wait_limit(void) { return WAIT_CYCLES; }

@@ -6,6 +6,7 @@
  * CPU, edge-triggered. The TSC's rate: `tsc_khz=` on the command line,
  * else the hypervisor timing leaf (0x40000010), else unknown.
  */
+#include "gsi_irq.h"
 #include "vnet.h"
 
 #define VECTOR 0x41
@@ -43,17 +44,11 @@ int vnet_transports(struct vnet_transport *t, int max)
     return n;
 }
 
-/* PICs masked, LAPIC on, GSI -> VECTOR on this CPU, edge, active high; IF=1. */
+/* GSI -> VECTOR on this CPU (gsi_irq.h). */
 void vnet_irq_on(u32 gsi, void (*handler)(void))
 {
     device_handler = handler;
-    idt_set(VECTOR, vnet_entry);
-    outb(0x21, 0xff);
-    outb(0xa1, 0xff);
-    lapic_enable();
-    ioapic_write(IOAPIC_REDTBL(gsi) + 1, lapic_id() << 24);
-    ioapic_write(IOAPIC_REDTBL(gsi), VECTOR);
-    asm volatile("sti" : : : "memory");
+    gsi_irq_on(gsi, VECTOR, vnet_entry);
 }
 
 u64 vnet_clock_hz(void)

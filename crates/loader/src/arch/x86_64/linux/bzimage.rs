@@ -55,95 +55,31 @@ fn bad(reason: impl Into<String>) -> LoadError {
 /// span runs from 1 MiB to the end of that. A kernel that does not fit
 /// guest RAM there cannot boot in it at all, and [`crate::load`] says so.
 pub fn inspect(image: &[u8]) -> Result<ImageInfo, LoadError> {
-    let len = image.len() as u64;
-    let trunc = |what: &'static str, need: u64| LoadError::Truncated { what, need, len };
-    let version = u16_at(image, 0x206).ok_or_else(|| trunc("bzImage setup header", 0x208))?;
-    if version < MIN_PROTOCOL {
-        return Err(LoadError::BzImageTooOld {
-            major: (version >> 8) as u8,
-            minor: version as u8,
-        });
-    }
-    // The fields this protocol version defines must all be in the file.
-    let fields_end: u64 = if version >= 0x020A { 0x264 } else { 0x23C };
-    if len < fields_end {
-        return Err(trunc("bzImage setup header", fields_end));
-    }
-    let rd8 = |off| u8_at(image, off).ok_or_else(|| trunc("bzImage setup header", fields_end));
-    let rd32 = |off| u32_at(image, off).ok_or_else(|| trunc("bzImage setup header", fields_end));
-    let rd64 = |off| u64_at(image, off).ok_or_else(|| trunc("bzImage setup header", fields_end));
-
-    let loadflags = rd8(0x211)?;
+    let fields = SetupHeader::new(image)?;
+    let version = fields.version;
+    let loadflags = fields.u8(0x211)?;
     if loadflags & LOADED_HIGH == 0 {
         return Err(bad(
             "a zImage (LOADED_HIGH clear in loadflags: its kernel loads low at 0x10000), which trapline does not load: build a bzImage (make bzImage) or boot the vmlinux through its PVH entry",
         ));
     }
-    let declared_end = 0x202 + u64::from(rd8(0x201)?);
+    let declared_end = 0x202 + u64::from(fields.u8(0x201)?);
     let header_end = declared_end
-        .clamp(fields_end, SETUP_HEADER_MAX_END)
-        .min(len);
+        .clamp(fields.end, SETUP_HEADER_MAX_END)
+        .min(fields.len);
+    let (setup_size, filesz) = protected_mode_kernel(&fields)?;
 
-    let setup_sects = match rd8(0x1F1)? {
-        // The protocol's rule: 0 means 4.
-        0 => 4,
-        n => u64::from(n),
-    };
-    let setup_size = (setup_sects + 1) * 512;
-    if len <= setup_size {
-        return Err(trunc(
-            "bzImage protected-mode kernel (after (setup_sects + 1) * 512 bytes of setup code)",
-            setup_size + 1,
-        ));
-    }
-    let filesz = len - setup_size;
-    // syssize: the protected-mode kernel's size in 16-byte units (the
-    // kernel's build tool pads the file to exactly that). Less in the file
-    // is a cut-off download, which would otherwise boot into garbage.
-    let syssize = u64::from(rd32(0x1F4)?) * 16;
-    if filesz < syssize {
-        return Err(trunc(
-            "bzImage protected-mode kernel (syssize * 16 bytes after the setup code)",
-            setup_size + syssize,
-        ));
-    }
-
-    let cmdline_size = rd32(0x238)?;
+    let cmdline_size = fields.u32(0x238)?;
     // Protocol 2.03+, so always there.
-    let initrd_addr_max = rd32(0x22C)?;
-    let relocatable = rd8(0x234)? != 0;
+    let initrd_addr_max = fields.u32(0x22C)?;
+    let relocatable = fields.u8(0x234)? != 0;
     let (pref_address, init_size) = if version >= 0x020A {
-        (rd64(0x258)?, rd32(0x260)?)
+        (fields.u64(0x258)?, fields.u32(0x260)?)
     } else {
         // Older kernels do not say; they decompress from 1 MiB on.
         (0, 0)
     };
-
-    let need = filesz.max(u64::from(init_size));
-    let usable_pref = pref_address >= HIGH_MEMORY_START
-        && pref_address
-            .checked_add(need)
-            .is_some_and(|end| end <= IDENTITY_MAP_END);
-    let runtime = if usable_pref {
-        pref_address
-    } else {
-        HIGH_MEMORY_START
-    };
-    let load = if relocatable {
-        runtime
-    } else {
-        HIGH_MEMORY_START
-    };
-    let end = load
-        .checked_add(filesz)
-        .zip(runtime.checked_add(u64::from(init_size)))
-        .map(|(a, b)| a.max(b))
-        .filter(|&end| end <= IDENTITY_MAP_END)
-        .ok_or_else(|| {
-            bad(format!(
-                "its {filesz}-byte protected-mode kernel loaded at {load:#x}, or the {init_size} bytes it decompresses into (init_size) at {runtime:#x}, would end above 4 GiB, where its 32-bit entry cannot reach"
-            ))
-        })?;
+    let (load, end) = placement(filesz, relocatable, pref_address, init_size)?;
 
     Ok(ImageInfo {
         kind: ImageKind::BzImage,
@@ -169,4 +105,137 @@ pub fn inspect(image: &[u8]) -> Result<ImageInfo, LoadError> {
             init_size,
         }),
     })
+}
+
+/// The setup header's fields as far as the file's boot protocol defines
+/// them, each read bounds-checked (a file too short for them is refused
+/// up front).
+struct SetupHeader<'a> {
+    image: &'a [u8],
+    len: u64,
+    /// The boot protocol's version (0x0206 is 2.06).
+    version: u16,
+    /// One past the last field this version defines.
+    end: u64,
+}
+
+impl<'a> SetupHeader<'a> {
+    /// Refuses a protocol older than [`MIN_PROTOCOL`] and a file that
+    /// ends inside its version's fields.
+    fn new(image: &'a [u8]) -> Result<Self, LoadError> {
+        let len = image.len() as u64;
+        let version = u16_at(image, 0x206).ok_or(LoadError::Truncated {
+            what: "bzImage setup header",
+            need: 0x208,
+            len,
+        })?;
+        if version < MIN_PROTOCOL {
+            return Err(LoadError::BzImageTooOld {
+                major: (version >> 8) as u8,
+                minor: version as u8,
+            });
+        }
+        // The fields this protocol version defines must all be in the file.
+        let end: u64 = if version >= 0x020A { 0x264 } else { 0x23C };
+        let header = SetupHeader {
+            image,
+            len,
+            version,
+            end,
+        };
+        if len < end {
+            return Err(header.truncated());
+        }
+        Ok(header)
+    }
+
+    fn truncated(&self) -> LoadError {
+        self.cut_off("bzImage setup header", self.end)
+    }
+
+    fn cut_off(&self, what: &'static str, need: u64) -> LoadError {
+        LoadError::Truncated {
+            what,
+            need,
+            len: self.len,
+        }
+    }
+
+    fn u8(&self, off: u64) -> Result<u8, LoadError> {
+        u8_at(self.image, off).ok_or_else(|| self.truncated())
+    }
+
+    fn u32(&self, off: u64) -> Result<u32, LoadError> {
+        u32_at(self.image, off).ok_or_else(|| self.truncated())
+    }
+
+    fn u64(&self, off: u64) -> Result<u64, LoadError> {
+        u64_at(self.image, off).ok_or_else(|| self.truncated())
+    }
+}
+
+/// The real-mode setup code's size and the protected-mode kernel's bytes
+/// after it; a file that stops short of either is refused.
+fn protected_mode_kernel(fields: &SetupHeader<'_>) -> Result<(u64, u64), LoadError> {
+    let setup_sects = match fields.u8(0x1F1)? {
+        // The protocol's rule: 0 means 4.
+        0 => 4,
+        n => u64::from(n),
+    };
+    let setup_size = (setup_sects + 1) * 512;
+    if fields.len <= setup_size {
+        return Err(fields.cut_off(
+            "bzImage protected-mode kernel (after (setup_sects + 1) * 512 bytes of setup code)",
+            setup_size + 1,
+        ));
+    }
+    let filesz = fields.len - setup_size;
+    // syssize: the protected-mode kernel's size in 16-byte units (the
+    // kernel's build tool pads the file to exactly that). Less in the file
+    // is a cut-off download, which would otherwise boot into garbage.
+    let syssize = u64::from(fields.u32(0x1F4)?) * 16;
+    if filesz < syssize {
+        return Err(fields.cut_off(
+            "bzImage protected-mode kernel (syssize * 16 bytes after the setup code)",
+            setup_size + syssize,
+        ));
+    }
+    Ok((setup_size, filesz))
+}
+
+/// Where the protected-mode kernel loads and where the memory it
+/// decompresses into ends (see [`inspect`]); refused when that passes
+/// 4 GiB.
+fn placement(
+    filesz: u64,
+    relocatable: bool,
+    pref_address: u64,
+    init_size: u32,
+) -> Result<(u64, u64), LoadError> {
+    let need = filesz.max(u64::from(init_size));
+    let usable_pref = pref_address >= HIGH_MEMORY_START
+        && pref_address
+            .checked_add(need)
+            .is_some_and(|end| end <= IDENTITY_MAP_END);
+    let runtime = if usable_pref {
+        pref_address
+    } else {
+        HIGH_MEMORY_START
+    };
+    let load = if relocatable {
+        runtime
+    } else {
+        HIGH_MEMORY_START
+    };
+    let end = load
+        .checked_add(filesz)
+        .zip(runtime.checked_add(u64::from(init_size)))
+        .map(|(a, b)| a.max(b))
+        .filter(|&end| end <= IDENTITY_MAP_END)
+        .ok_or_else(|| {
+            bad(format!(
+                "its {filesz}-byte protected-mode kernel loaded at {load:#x}, or the {init_size} bytes it decompresses into (init_size) at {runtime:#x}, would end above 4 GiB, where its 32-bit entry cannot reach"
+            ))
+        })?;
+    Ok((load, end))
 }
