@@ -145,8 +145,15 @@ impl Page for AnatomyView<'_> {
             ("gap", Right),
         ]);
         for p in self.paths() {
+            if !p.has_legs() {
+                // The reason spans the figures' columns (a path and its
+                // VMM, then why), not the narrow last one.
+                let why = p.reason.clone().unwrap_or_default();
+                g.push(Row::spanned(vec![p.name.clone(), p.vmm.clone()], why));
+                continue;
+            }
             let check = p.sum_check();
-            let mut row = Row {
+            let row = Row {
                 cells: vec![
                     Cell::text(&p.name),
                     Cell::text(&p.vmm),
@@ -166,9 +173,6 @@ impl Page for AnatomyView<'_> {
                 ],
                 span: None,
             };
-            if !p.has_legs() {
-                row.span = p.reason.clone();
-            }
             g.push(row);
         }
         g.droppable(&["sum", "gap"]);
