@@ -429,8 +429,24 @@ fn user_space_row(
     row_from("trapline", label, backend, runs, opts.packets())
 }
 
+/// Adds `new` to `rows`, except, when the run was stopped meanwhile, the
+/// ones that failed: a child the stop signal ended (Ctrl-C reaches the
+/// whole process group) is a row not run, not a failure.
+fn keep_unless_cut_short(
+    rows: &mut Vec<NetRow>,
+    new: impl IntoIterator<Item = NetRow>,
+    stopped: &dyn Fn() -> bool,
+) {
+    let cut_short = stopped();
+    rows.extend(
+        new.into_iter()
+            .filter(|r| !(cut_short && matches!(r.outcome, Outcome::Failed(_)))),
+    );
+}
+
 /// Measures every row. `progress` is told each row as it starts; `stopped`
-/// says whether to end early (rows not run are left out).
+/// says whether to end early (rows not run, and a row the stop cut short,
+/// are left out).
 pub fn measure(
     opts: &NetOptions,
     progress: &dyn Fn(&str),
@@ -448,21 +464,18 @@ pub fn measure(
                 let _ = std::fs::remove_dir_all(&dir);
                 return Ok(rows);
             }
-            rows.push(user_space_row(opts, path, backend, &lab, &stat, progress));
+            let row = user_space_row(opts, path, backend, &lab, &stat, progress);
+            keep_unless_cut_short(&mut rows, [row], stopped);
         }
     }
     if !stopped() {
-        rows.extend(vhost_rows(opts, &lab, &stat, progress));
+        let vhost = vhost_rows(opts, &lab, &stat, progress);
+        keep_unless_cut_short(&mut rows, vhost, stopped);
     }
     if opts.peer_qemu && !stopped() {
         let khz = tsc_khz_seen(opts, &stat);
-        rows.extend(peer::qemu_rows(
-            opts,
-            lab.as_ref().ok(),
-            khz,
-            &dir,
-            progress,
-        ));
+        let peer = peer::qemu_rows(opts, lab.as_ref().ok(), khz, &dir, progress);
+        keep_unless_cut_short(&mut rows, peer, stopped);
         rows.push(peer::kvmtool_row());
     }
     drop(lab);
@@ -523,6 +536,29 @@ mod tests {
         assert_eq!(m.irqs_per_packet, 2.0);
         assert_eq!(m.exits_per_packet.unwrap().trapline, 4.0);
         assert_eq!((m.lost, m.runs), (0, 2));
+    }
+
+    #[test]
+    fn a_row_the_stop_cut_short_is_left_out_and_others_kept() {
+        let row = |outcome| NetRow {
+            vmm: "trapline",
+            path: "exit + line".into(),
+            backend: Backend::Echo,
+            outcome,
+        };
+        let mut rows = Vec::new();
+        keep_unless_cut_short(&mut rows, [row(Outcome::Failed("boom".into()))], &|| false);
+        assert_eq!(rows.len(), 1, "a failure without a stop is a row");
+        keep_unless_cut_short(
+            &mut rows,
+            [
+                row(Outcome::Failed("exit status: 130".into())),
+                row(Outcome::NotAvailable("no".into())),
+            ],
+            &|| true,
+        );
+        assert_eq!(rows.len(), 2, "{rows:?}");
+        assert_eq!(rows[1].outcome, Outcome::NotAvailable("no".into()));
     }
 
     #[test]
