@@ -4,9 +4,11 @@
 //! reordered or wrong (the guest checks every byte of every frame), and
 //! through a TAP to a UDP echo inside a network namespace (skipped loudly
 //! where the host does not let this process make one); `trapline
-//! net-paths` prints a row of every kind on both architectures, vhost-net
-//! measured where the host has /dev/vhost-net (the emulated arm64 host's
-//! CI stage loads it; this x86 host has none: the row says so).
+//! net-paths --peer qemu` prints a row of every kind on both
+//! architectures, vhost-net measured where the host has /dev/vhost-net (the
+//! emulated arm64 host's CI stage loads it; this x86 host has none: the row
+//! says so), and QEMU's rows on the same payload beside them (ioeventfd off
+//! and on, and vhost=on where /dev/vhost-net exists) with nothing lost.
 #![cfg(feature = "bench")]
 
 mod common;
@@ -140,10 +142,11 @@ fn tap_reaches_a_udp_echo_in_a_namespace() {
     );
 }
 
-/// `trapline net-paths` with small amounts (the emulated arm64 host is
-/// TCG: an exit costs 50–600 µs there): every row kind on both
-/// architectures, echo and TAP measured with nothing lost, and vhost-net
-/// measured on ioeventfd + irqfd where the host has /dev/vhost-net.
+/// `trapline net-paths --peer qemu` with small amounts (the emulated arm64
+/// host is TCG: an exit costs 50–600 µs there): every row kind on both
+/// architectures, echo and TAP measured with nothing lost, vhost-net
+/// measured on ioeventfd + irqfd where the host has /dev/vhost-net, and
+/// QEMU's rows on the same payload measured with nothing lost.
 #[test]
 fn net_paths_prints_a_row_of_every_kind() {
     let test = "net_paths_prints_a_row_of_every_kind";
@@ -162,6 +165,8 @@ fn net_paths_prints_a_row_of_every_kind() {
         "--repeat",
         "1",
         "--no-doorbell",
+        "--peer",
+        "qemu",
         // TCG (the arm64 stage) can take over a second for a frame under load.
         "--wait-ms",
         "20000",
@@ -219,7 +224,67 @@ fn net_paths_prints_a_row_of_every_kind() {
         tap_ran,
         measured,
     );
+    check_qemu_rows(
+        test,
+        &rows
+            .iter()
+            .filter(|r| r["vmm"] == "qemu")
+            .collect::<Vec<_>>(),
+        tap_ran,
+    );
     assert_eq!(code(&o), 0, "{}", stderr(&o));
+}
+
+/// QEMU's rows (`-device virtio-net-device` on the namespace's TAP):
+/// ioeventfd off, ioeventfd on, and vhost=on, each measured with nothing
+/// lost, reordered or wrong; vhost=on says why not where /dev/vhost-net is
+/// absent. Skipped loudly only where QEMU is not installed (or the
+/// namespace for its TAP could not be made).
+fn check_qemu_rows(test: &str, rows: &[&serde_json::Value], tap_ran: bool) {
+    let paths: Vec<_> = rows.iter().map(|r| r["path"].as_str().unwrap()).collect();
+    assert_eq!(
+        paths,
+        [
+            "ioeventfd=off vhost=off",
+            "ioeventfd=on vhost=off",
+            "vhost=on"
+        ],
+        "{rows:?}"
+    );
+    if let Err(e) = trapline_peers::qemu::find() {
+        for r in rows {
+            assert!(r["not_available"].is_string(), "{r}");
+        }
+        eprintln!("SKIPPED the QEMU rows of {test}: {e} — QEMU did NOT run");
+        return;
+    }
+    if !tap_ran {
+        for r in rows {
+            assert!(r["not_available"].is_string(), "{r}");
+        }
+        eprintln!("SKIPPED the QEMU rows of {test}: no namespace for their TAP — QEMU did NOT run");
+        return;
+    }
+    let measured = |r: &serde_json::Value| {
+        assert!(r["failed"].is_null() && r["not_available"].is_null(), "{r}");
+        assert_eq!(
+            (&r["lost"], &r["reordered"], &r["bad"]),
+            (&0.0.into(), &0.0.into(), &0.0.into()),
+            "{r}"
+        );
+        assert_eq!(r["pairs_timed"], 10, "{r}");
+        assert!(r["rtt_p50_us"].as_f64().unwrap() > 0.0, "{r}");
+    };
+    rows[..2].iter().for_each(|r| measured(r));
+    if std::path::Path::new("/dev/vhost-net").exists() {
+        measured(rows[2]);
+    } else {
+        let why = rows[2]["not_available"]
+            .as_str()
+            .unwrap_or_else(|| panic!("{}", rows[2]));
+        assert!(why.contains("/dev/vhost-net is absent"), "{}", rows[2]);
+        eprintln!("SKIPPED QEMU's vhost=on row of {test}: this host has no /dev/vhost-net — it did NOT run");
+    }
 }
 
 /// vhost-net: one row per path; the three it cannot use say why; ioeventfd +

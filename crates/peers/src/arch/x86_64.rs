@@ -117,9 +117,6 @@ pub mod qemu_net {
 
     /// Payload file extension.
     pub const PAYLOAD_EXT: &str = "flat";
-
-    /// Why the peer's rows are not run here (`None`: they are).
-    pub const NOT_RUN: Option<&str> = None;
 }
 
 #[cfg(test)]

@@ -108,9 +108,6 @@ pub fn qemu_rows(
         backend: Backend::Tap,
         outcome: Outcome::NotAvailable(why),
     };
-    if let Some(why) = qemu_net::NOT_RUN {
-        return QEMU_ROWS.iter().map(|r| na(r.0, why.into())).collect();
-    }
     let qemu = match crate::qemu::find() {
         Ok(q) => q,
         Err(e) => return QEMU_ROWS.iter().map(|r| na(r.0, e.clone())).collect(),
