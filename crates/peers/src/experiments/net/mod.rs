@@ -12,7 +12,6 @@
 pub mod endpoints;
 pub mod exits;
 pub mod guest;
-mod iface;
 pub mod netns;
 pub mod peer;
 pub mod render;
