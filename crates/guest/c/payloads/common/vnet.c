@@ -89,12 +89,18 @@ static void on_irq(void)
     irqs++;
 }
 
+/* The event-index words sit right after the queue's `size` ring entries,
+ * not after the QMAX the rings are laid out for: a device offering fewer
+ * than QMAX entries looks for them there. */
+static volatile u16 *used_event(struct vq *q) { return &q->avail->ring[q->size]; }
+static volatile u16 *avail_event(struct vq *q) { return (volatile u16 *)&q->used->ring[q->size]; }
+
 /* Whether the device asked to be told about avail index `now` (was `old`). */
 static bool need_notify(struct vq *q, u16 old, u16 now)
 {
     if (!event_idx)
         return !(*(volatile u16 *)&q->used->flags & USED_F_NO_NOTIFY);
-    u16 ev = *(volatile u16 *)&q->used->avail_event;
+    u16 ev = *avail_event(q);
     return (u16)(now - ev - 1) < (u16)(now - old);
 }
 
@@ -102,9 +108,9 @@ static bool need_notify(struct vq *q, u16 old, u16 now)
 static void publish(struct vq *q)
 {
     if (event_idx && q == &rxq)
-        q->avail->used_event = q->used_seen; /* interrupt for the next frame in */
+        *used_event(q) = q->used_seen; /* interrupt for the next frame in */
     if (event_idx && q == &txq)
-        q->avail->used_event = (u16)(q->next_avail + 0x7fff); /* never for a sent one */
+        *used_event(q) = (u16)(q->next_avail + 0x7fff); /* never for a sent one */
     dma_mb();
     *(volatile u16 *)&q->avail->idx = q->next_avail;
     dma_mb();
