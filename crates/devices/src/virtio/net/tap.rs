@@ -12,6 +12,9 @@
 //! [`TapOptions::vnet_hdr`] opens it with IFF_VNET_HDR and a 12-byte
 //! header, what a kernel back end (vhost-net) needs; the user-space back
 //! end does not use it (trapline offers no offloads to carry).
+//!
+//! `struct ifreq` and the ioctls are [`super::iface`]'s, which net-paths'
+//! namespace uses too.
 
 use std::fs::{File, OpenOptions};
 use std::io::{self, Read, Write};
