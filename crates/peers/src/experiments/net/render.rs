@@ -162,8 +162,11 @@ pub fn hop(rows: &[NetRow], doorbells: Result<Doorbells, String>) -> String {
     let mut s =
         "\nthe user-space hop (notify through an exit to trapline, minus a KVM ioeventfd):\n"
             .to_string();
+    // A hop below zero is a finding, not a typo: say how to read it.
+    let mut negative = false;
     match doorbells {
         Ok(d) => {
+            negative |= d.user_ns < d.ioeventfd_ns;
             s += &format!(
                 "  a doorbell (probe, per ring): {:.2} µs - {:.2} µs = {:.2} µs\n",
                 d.user_ns / 1e3,
@@ -176,6 +179,7 @@ pub fn hop(rows: &[NetRow], doorbells: Result<Doorbells, String>) -> String {
     for (irq, backend) in hop_pairs() {
         let p50 = |notify: &str| p50_us(rows, backend, &format!("{notify} + {irq}"));
         if let (Some(e), Some(k)) = (p50("exit"), p50("ioeventfd")) {
+            negative |= e < k;
             s += &format!(
                 "  a packet ({}, irq {irq}, median round trip): {e:.2} µs - {k:.2} µs = {:.2} µs\n",
                 backend.name(),
@@ -193,8 +197,17 @@ pub fn hop(rows: &[NetRow], doorbells: Result<Doorbells, String>) -> String {
             t - v
         );
     }
+    if negative {
+        s += NEGATIVE_HOP;
+    }
     s
 }
+
+/// What a hop below zero means (printed under the hops when one is).
+const NEGATIVE_HOP: &str = "  below zero: the ioeventfd path was the slower one in this run. It \
+trades the exit for a\n  wake-up of trapline's back-end thread; where the host is busy or has few \
+CPUs the wake-up\n  can cost more than the exit it saves (re-run on a quiet host before reading a \
+hop)\n";
 
 /// trapline's median round trip (µs) on `backend` and `path`, where measured.
 fn p50_us(rows: &[NetRow], backend: Backend, path: &str) -> Option<f64> {
@@ -415,6 +428,17 @@ mod tests {
         );
         assert!(!h.contains("irq irqfd"));
         assert!(!h.contains("vhost-net"), "{h}");
+        assert!(!h.contains("below zero"), "{h}");
+        let slow = Doorbells {
+            user_ns: 2000.0,
+            ioeventfd_ns: 9000.0,
+        };
+        let h = hop(&rows(), Ok(slow));
+        assert!(
+            h.contains("= -7.00 µs\n") && h.ends_with("before reading a hop)\n"),
+            "{h}"
+        );
+        assert!(h.lines().all(|l| l.chars().count() <= 100), "{h}");
     }
 
     #[test]
