@@ -31,7 +31,10 @@ pub use activate::{ActivateError, Activation, DataPath, MemRegion, QueueInfo};
 pub use console::ChrTestdev;
 pub use empty::EmptyTransport;
 pub use interrupt::VirtioInterrupt;
-pub use mmio::{VirtioMmio, MMIO_LEN, QUEUE_NOTIFY_OFFSET};
+pub use mmio::{
+    VirtioMmio, DATA_PATH_OFFSETS, INTERRUPT_ACK_OFFSET, INTERRUPT_STATUS_OFFSET, MMIO_LEN,
+    QUEUE_NOTIFY_OFFSET,
+};
 pub use worker::{NotifyWorker, ReadySource};
 
 /// Feature bit: the device conforms to virtio 1.x (mandatory over MMIO v2).

@@ -19,6 +19,7 @@
 pub mod backend;
 pub mod echo;
 pub mod header;
+pub mod iface;
 pub mod tap;
 pub mod vhost;
 

@@ -12,56 +12,20 @@
 //! [`TapOptions::vnet_hdr`] opens it with IFF_VNET_HDR and a 12-byte
 //! header, what a kernel back end (vhost-net) needs; the user-space back
 //! end does not use it (trapline offers no offloads to carry).
+//!
+//! `struct ifreq` and the ioctls are [`super::iface`]'s, which net-paths'
+//! namespace uses too.
 
 use std::fs::{File, OpenOptions};
 use std::io::{self, Read, Write};
-use std::os::fd::{AsFd, AsRawFd, BorrowedFd, FromRawFd, OwnedFd};
+use std::os::fd::{AsFd, BorrowedFd};
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::Path;
 
 use super::backend::{NetBackend, TxError};
-
-/// Where TAP devices are opened.
-pub const TUN_PATH: &str = "/dev/net/tun";
-/// Longest interface name (IFNAMSIZ less the NUL).
-pub const MAX_NAME: usize = 15;
-
-// linux/if_tun.h and linux/sockios.h: the same numbers on x86_64 and
-// arm64 (the generic ioctl encoding).
-const TUNSETIFF: libc::c_ulong = 0x4004_54ca;
-const TUNSETVNETHDRSZ: libc::c_ulong = 0x4004_54d8;
-const SIOCGIFFLAGS: libc::c_ulong = 0x8913;
-const SIOCSIFFLAGS: libc::c_ulong = 0x8914;
-const IFF_UP: i16 = 0x1;
-const IFF_TAP: i16 = 0x0002;
-const IFF_NO_PI: i16 = 0x1000;
-const IFF_VNET_HDR: i16 = 0x4000;
-
-/// `struct ifreq` as TUNSETIFF and SIOC[GS]IFFLAGS use it: the name, then
-/// the flags in the 24-byte union.
-#[repr(C)]
-struct IfReq {
-    name: [u8; 16],
-    flags: i16,
-    _rest: [u8; 22],
-}
-
-impl IfReq {
-    fn new(name: &str, flags: i16) -> Self {
-        let mut r = Self {
-            name: [0; 16],
-            flags,
-            _rest: [0; 22],
-        };
-        r.name[..name.len()].copy_from_slice(name.as_bytes());
-        r
-    }
-
-    fn name(&self) -> String {
-        let end = self.name.iter().position(|&b| b == 0).unwrap_or(16);
-        String::from_utf8_lossy(&self.name[..end]).into_owned()
-    }
-}
+use super::iface::{self, IfReq, IFF_NO_PI, IFF_TAP, IFF_VNET_HDR};
+// The interface's name rules and /dev/net/tun live with the ioctls.
+pub use super::iface::{valid_name, MAX_NAME, TUN_PATH};
 
 /// How to open the TAP.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -118,17 +82,6 @@ pub enum TapError {
 const CREATE_HINT: &str = "creating a TAP needs CAP_NET_ADMIN: run as root, or create it once for your user (`sudo ip tuntap add dev tap0 mode tap user $USER && sudo ip link set tap0 up`) and pass --net tap:tap0";
 const ATTACH_HINT: &str = "the TAP belongs to another user or group: recreate it for your user (`ip tuntap add dev NAME mode tap user $USER`) or run as root";
 
-/// Whether `name` can be an interface name.
-pub fn valid_name(name: &str) -> bool {
-    !name.is_empty()
-        && name.len() <= MAX_NAME
-        && name != "."
-        && name != ".."
-        && !name
-            .bytes()
-            .any(|b| b == b'/' || b == b':' || b == 0 || b.is_ascii_whitespace())
-}
-
 fn interface_exists(name: &str) -> bool {
     Path::new("/sys/class/net").join(name).exists()
 }
@@ -162,29 +115,16 @@ impl Tap {
         if options.vnet_hdr {
             flags |= IFF_VNET_HDR;
         }
-        let mut req = IfReq::new(&requested, flags);
-        // SAFETY: TUNSETIFF reads and writes one `struct ifreq`, which
-        // `req` is (40 bytes, the layout the kernel expects).
-        let rc = unsafe { libc::ioctl(file.as_raw_fd(), TUNSETIFF as _, &mut req) };
-        if rc < 0 {
-            return Err(setiff_error(
-                io::Error::last_os_error(),
-                &requested,
-                existed,
-            ));
-        }
+        let mut req = IfReq::with_flags(&requested, flags);
+        iface::tun_set_iff(&file, &mut req).map_err(|e| setiff_error(e, &requested, existed))?;
         let tap = Self {
             file,
             name: req.name(),
             created: !existed,
         };
         if options.vnet_hdr {
-            let len: libc::c_int = super::HEADER_LEN as libc::c_int;
-            // SAFETY: TUNSETVNETHDRSZ reads one int.
-            let rc = unsafe { libc::ioctl(tap.file.as_raw_fd(), TUNSETVNETHDRSZ as _, &len) };
-            if rc < 0 {
-                return Err(tap.ioctl_error("setting the 12-byte vnet header"));
-            }
+            iface::tun_set_vnet_hdr_len(&tap.file, super::HEADER_LEN as libc::c_int)
+                .map_err(|e| tap.ioctl_error("setting the 12-byte vnet header", e))?;
         }
         if tap.created {
             tap.bring_up()?;
@@ -207,34 +147,18 @@ impl Tap {
         self.file.as_fd()
     }
 
-    fn ioctl_error(&self, what: &'static str) -> TapError {
+    fn ioctl_error(&self, what: &'static str, source: io::Error) -> TapError {
         TapError::Ioctl {
             what,
             name: self.name.clone(),
-            source: io::Error::last_os_error(),
+            source,
         }
     }
 
-    /// IFF_UP on the interface trapline created, so the host may send.
+    /// IFF_UP on the interface trapline created, so the host may send (the
+    /// error's source names the step: the socket, SIOCGIFFLAGS or SIOCSIFFLAGS).
     fn bring_up(&self) -> Result<(), TapError> {
-        // SAFETY: plain socket(2); the fd is owned right after.
-        let raw = unsafe { libc::socket(libc::AF_INET, libc::SOCK_DGRAM | libc::SOCK_CLOEXEC, 0) };
-        if raw < 0 {
-            return Err(self.ioctl_error("opening a socket to bring it up"));
-        }
-        // SAFETY: `raw` is a fresh fd nothing else owns.
-        let sock = unsafe { OwnedFd::from_raw_fd(raw) };
-        let mut req = IfReq::new(&self.name, 0);
-        // SAFETY: SIOCGIFFLAGS fills the flags of one `struct ifreq`.
-        if unsafe { libc::ioctl(sock.as_raw_fd(), SIOCGIFFLAGS as _, &mut req) } < 0 {
-            return Err(self.ioctl_error("reading its flags"));
-        }
-        req.flags |= IFF_UP;
-        // SAFETY: SIOCSIFFLAGS reads one `struct ifreq`.
-        if unsafe { libc::ioctl(sock.as_raw_fd(), SIOCSIFFLAGS as _, &req) } < 0 {
-            return Err(self.ioctl_error("bringing it up"));
-        }
-        Ok(())
+        iface::up(&self.name).map_err(|e| self.ioctl_error("bringing it up", e))
     }
 }
 
@@ -296,20 +220,7 @@ mod tests {
 
     #[test]
     fn interface_names_are_checked_before_the_kernel_sees_them() {
-        for good in ["tap0", "t", "trapline-net-01", "a.b_c"] {
-            assert!(valid_name(good), "{good}");
-        }
-        for bad in [
-            "",
-            "sixteen-chars-xx",
-            "a/b",
-            "a:b",
-            "a b",
-            "a\0",
-            ".",
-            "..",
-        ] {
-            assert!(!valid_name(bad), "{bad:?}");
+        for bad in iface::TEST_NAMES.1 {
             let e = Tap::open(&TapOptions {
                 name: Some(bad.into()),
                 vnet_hdr: false,
@@ -317,12 +228,6 @@ mod tests {
             .unwrap_err();
             assert!(matches!(e, TapError::BadName(_)), "{bad:?}: {e}");
         }
-    }
-
-    #[test]
-    fn ifreq_is_the_kernels_size() {
-        assert_eq!(std::mem::size_of::<IfReq>(), 40);
-        assert_eq!(IfReq::new("tap7", 0).name(), "tap7");
     }
 
     #[test]

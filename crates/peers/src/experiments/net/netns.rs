@@ -4,8 +4,8 @@
 //! never ARPs and the guest needs no ARP) and IPv6 off on it (no router
 //! solicitations in the guest's receive queue), and a UDP echo: a thread
 //! of this process that enters the namespace (`unshare`/`setns` move only
-//! the calling thread), sets it up (`iface.rs`, the kernel's ioctls:
-//! no `ip` needed) and sends every datagram back. No traffic leaves the
+//! the calling thread), sets it up (trapline-devices' `virtio::net::iface`, the
+//! kernel's ioctls: no `ip` needed) and sends every datagram back. No traffic leaves the
 //! namespace. Children run in it through [`NetLab::command`]. It needs
 //! CAP_SYS_ADMIN and CAP_NET_ADMIN: without them the caller gets the
 //! reason and the TAP rows say it.
@@ -21,8 +21,9 @@ use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::Duration;
 
+use trapline_devices::virtio::net::iface;
+
 use super::endpoints::{GUEST, HOST};
-use super::iface;
 
 /// The TAP's name inside the namespace.
 pub const TAP_NAME: &str = "tl0";

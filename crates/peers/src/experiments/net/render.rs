@@ -16,8 +16,9 @@ pub struct Doorbells {
     pub ioeventfd_ns: f64,
 }
 
-/// A row's figures as cells: p50, p99, p99.9, max (µs), kpps, MB/s, lost, reordered, bad.
-fn cells(m: &Measured) -> [Option<f64>; 9] {
+/// A row's figures as cells: p50, p99, p99.9, max (µs), kpps, MB/s, lost,
+/// reordered, bad, the data path's exits per round trip (trapline's rows).
+fn cells(m: &Measured) -> [Option<f64>; 10] {
     #[allow(clippy::cast_precision_loss)]
     let q = |q: f64| m.rtt_ns.quantile(q).map(|v| v as f64 / 1e3);
     #[allow(clippy::cast_precision_loss)]
@@ -32,11 +33,21 @@ fn cells(m: &Measured) -> [Option<f64>; 9] {
         n(m.lost),
         n(m.reordered),
         n(m.bad),
+        m.exits_per_packet.map(|e| e.card),
     ]
 }
 
+/// Decimals of [`cells`]' `i`th cell in markdown.
+fn decimals(i: usize) -> usize {
+    match i {
+        6..=8 => 0,
+        9 => 2,
+        _ => 1,
+    }
+}
+
 /// Column titles (people, CSV) of [`cells`].
-const COLUMNS: [(&str, &str); 9] = [
+const COLUMNS: [(&str, &str); 10] = [
     ("p50 µs", "rtt_p50_us"),
     ("p99 µs", "rtt_p99_us"),
     ("p99.9 µs", "rtt_p999_us"),
@@ -46,6 +57,7 @@ const COLUMNS: [(&str, &str); 9] = [
     ("lost", "lost"),
     ("reord", "reordered"),
     ("bad", "bad"),
+    ("card exits/rt", "card_exits_per_packet"),
 ];
 
 fn num(v: Option<f64>, decimals: usize) -> String {
@@ -101,11 +113,17 @@ pub fn table(rows: &[NetRow]) -> String {
     s
 }
 
-/// trapline's rows per round trip: interrupts, doorbells, exits (both sides).
+/// What the per-round-trip table's columns are (two lines of at most 100 columns).
+const PER_PACKET_NOTE: &str = "\
+card: exits to trapline at the card's data-path registers (kick, interrupt status and ack);
+right of |: the whole run's exits over its round trips (console, boot and set-up included)\n";
+
+/// trapline's rows per round trip: interrupts, doorbells, the data path's
+/// exits, then the whole run's counts (both sides).
 fn per_packet(rows: &[NetRow]) -> String {
     let mut s = format!(
-        "\nper round trip {:<23} {:>6} {:>6} {:>10} {:>9} {:>9} {:>8}\n",
-        "", "irqs", "rings", "trapline", "KVM", "KVM MMIO", "KVM inj"
+        "\nper round trip {:<23} {:>6} {:>6} {:>6} | {:>8} {:>9} {:>9} {:>8}\n",
+        "", "irqs", "rings", "card", "trapline", "KVM", "KVM MMIO", "KVM inj"
     );
     let mut any = false;
     for r in rows {
@@ -116,21 +134,23 @@ fn per_packet(rows: &[NetRow]) -> String {
             continue;
         };
         any = true;
+        let w = e.whole_run;
         s += &format!(
-            "{:<28} {:<9} {:>6.2} {:>6.2} {:>10.2} {:>9.2} {:>9.2} {:>8}\n",
+            "{:<28} {:<9} {:>6.2} {:>6.2} {:>6.2} | {:>8.2} {:>9.2} {:>9.2} {:>8}\n",
             label(r),
             r.backend.name(),
             m.irqs_per_packet,
             m.notifies_per_packet,
-            e.trapline,
-            e.kvm,
-            e.kvm_mmio,
+            e.card,
+            w.trapline,
+            w.kvm,
+            w.kvm_mmio,
             // arm64's KVM counts no injections (NaN): "–".
-            num(Some(e.kvm_irq_injections), 2)
+            num(Some(w.kvm_irq_injections), 2)
         );
     }
     if any {
-        s
+        s + PER_PACKET_NOTE
     } else {
         String::new()
     }
@@ -142,8 +162,11 @@ pub fn hop(rows: &[NetRow], doorbells: Result<Doorbells, String>) -> String {
     let mut s =
         "\nthe user-space hop (notify through an exit to trapline, minus a KVM ioeventfd):\n"
             .to_string();
+    // A hop below zero is a finding, not a typo: say how to read it.
+    let mut negative = false;
     match doorbells {
         Ok(d) => {
+            negative |= d.user_ns < d.ioeventfd_ns;
             s += &format!(
                 "  a doorbell (probe, per ring): {:.2} µs - {:.2} µs = {:.2} µs\n",
                 d.user_ns / 1e3,
@@ -156,6 +179,7 @@ pub fn hop(rows: &[NetRow], doorbells: Result<Doorbells, String>) -> String {
     for (irq, backend) in hop_pairs() {
         let p50 = |notify: &str| p50_us(rows, backend, &format!("{notify} + {irq}"));
         if let (Some(e), Some(k)) = (p50("exit"), p50("ioeventfd")) {
+            negative |= e < k;
             s += &format!(
                 "  a packet ({}, irq {irq}, median round trip): {e:.2} µs - {k:.2} µs = {:.2} µs\n",
                 backend.name(),
@@ -173,8 +197,17 @@ pub fn hop(rows: &[NetRow], doorbells: Result<Doorbells, String>) -> String {
             t - v
         );
     }
+    if negative {
+        s += NEGATIVE_HOP;
+    }
     s
 }
+
+/// What a hop below zero means (printed under the hops when one is).
+const NEGATIVE_HOP: &str = "  below zero: the ioeventfd path was the slower one in this run. It \
+trades the exit for a\n  wake-up of trapline's back-end thread; where the host is busy or has few \
+CPUs the wake-up\n  can cost more than the exit it saves (re-run on a quiet host before reading a \
+hop)\n";
 
 /// trapline's median round trip (µs) on `backend` and `path`, where measured.
 fn p50_us(rows: &[NetRow], backend: Backend, path: &str) -> Option<f64> {
@@ -211,7 +244,7 @@ pub fn markdown(heading: &str, rows: &[NetRow]) -> String {
         match &r.outcome {
             Outcome::Measured(m) => {
                 for (i, c) in cells(m).iter().enumerate() {
-                    s += &format!(" {} |", num(*c, if i >= 6 { 0 } else { 1 }));
+                    s += &format!(" {} |", num(*c, decimals(i)));
                 }
             }
             o => {
@@ -275,9 +308,13 @@ pub fn json(heading: &str, rows: &[NetRow], doorbells: Option<Doorbells>) -> Val
                     v["irqs_per_packet"] = json!(m.irqs_per_packet);
                     v["doorbells_per_packet"] = json!(m.notifies_per_packet);
                     if let Some(e) = m.exits_per_packet {
+                        // `card`: the data path's, by key; the others: the
+                        // whole run over its round trips (console included).
+                        let w = e.whole_run;
                         v["exits_per_packet"] = json!({
-                            "trapline": e.trapline, "kvm": e.kvm,
-                            "kvm_mmio": e.kvm_mmio, "kvm_irq_injections": e.kvm_irq_injections,
+                            "card": e.card,
+                            "trapline": w.trapline, "kvm": w.kvm,
+                            "kvm_mmio": w.kvm_mmio, "kvm_irq_injections": w.kvm_irq_injections,
                         });
                     }
                     v["rtt_ns_buckets"] = m
@@ -304,6 +341,7 @@ pub fn json(heading: &str, rows: &[NetRow], doorbells: Option<Doorbells>) -> Val
 mod tests {
     use trapline_abi::Histogram;
 
+    use super::super::{ExitCounts, PacketExits};
     use super::*;
 
     fn rows() -> Vec<NetRow> {
@@ -320,10 +358,19 @@ mod tests {
             bad: 0,
             irqs_per_packet: 1.0,
             notifies_per_packet: 1.0,
-            exits_per_packet: None,
+            exits_per_packet: Some(PacketExits {
+                card: 1.92,
+                whole_run: ExitCounts {
+                    trapline: 33.9,
+                    kvm: 122.7,
+                    kvm_mmio: 3.3,
+                    kvm_irq_injections: f64::NAN,
+                },
+            }),
             runs: 1,
         };
         let mut fast = m.clone();
+        fast.exits_per_packet = None;
         fast.rtt_ns = Histogram::new();
         fast.rtt_ns.record(4_000);
         vec![
@@ -354,6 +401,17 @@ mod tests {
         assert!(t.lines().all(|l| l.chars().count() <= 100), "{t}");
         assert!(t.contains("not available: no CAP_NET_ADMIN"));
         assert!(t.contains("12.0"), "{t}");
+        let row = t
+            .lines()
+            .find(|l| l.starts_with("trapline exit + line         echo") && l.contains(" | "))
+            .expect("a per-round-trip row");
+        let figures: Vec<&str> = row[38..].split_whitespace().collect();
+        assert_eq!(
+            figures,
+            ["1.00", "1.00", "1.92", "|", "33.90", "122.70", "3.30", "–"],
+            "{t}"
+        );
+        assert!(t.contains("right of |: the whole run's exits"), "{t}");
     }
 
     #[test]
@@ -370,6 +428,17 @@ mod tests {
         );
         assert!(!h.contains("irq irqfd"));
         assert!(!h.contains("vhost-net"), "{h}");
+        assert!(!h.contains("below zero"), "{h}");
+        let slow = Doorbells {
+            user_ns: 2000.0,
+            ioeventfd_ns: 9000.0,
+        };
+        let h = hop(&rows(), Ok(slow));
+        assert!(
+            h.contains("= -7.00 µs\n") && h.ends_with("before reading a hop)\n"),
+            "{h}"
+        );
+        assert!(h.lines().all(|l| l.chars().count() <= 100), "{h}");
     }
 
     #[test]
@@ -407,11 +476,24 @@ mod tests {
             .nth(3)
             .unwrap()
             .ends_with(",\"not available: no CAP_NET_ADMIN, a, b\""));
+        assert!(c
+            .lines()
+            .next()
+            .unwrap()
+            .ends_with(",card_exits_per_packet,note"));
+        assert!(c.lines().nth(1).unwrap().ends_with(",0,0,0,1.92,"), "{c}");
         let m = markdown("h", &r);
         assert_eq!(m.lines().filter(|l| l.starts_with("| trapline")).count(), 3);
+        assert!(m.contains("| card exits/rt |"), "{m}");
+        assert!(m.contains("| 0 | 0 | 0 | 1.92 |"), "{m}");
+        assert!(m.contains("| 0 | 0 | 0 | – |"), "no count: a dash\n{m}");
         let j = json("h", &r, None);
         assert_eq!(j["rows"].as_array().unwrap().len(), 3);
         assert_eq!(j["rows"][0]["lost"], json!(0.0));
+        let e = &j["rows"][0]["exits_per_packet"];
+        assert_eq!((&e["card"], &e["trapline"]), (&json!(1.92), &json!(33.9)));
+        assert!(e["kvm_irq_injections"].is_null(), "NaN is null: {e}");
+        assert!(j["rows"][1]["card_exits_per_packet"].is_null());
         assert!(j["rows"][2]["not_available"].is_string());
     }
 }
