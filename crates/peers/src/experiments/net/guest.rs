@@ -39,6 +39,10 @@ pub struct VnetRun {
     pub notifies: u64,
     /// The guest's clock rate when it knew it (0: not known).
     pub clock_hz: u64,
+    /// Clock readings behind an earlier one, held at it (the emulated
+    /// arm64 host's counter stepped back once); a round trip across a step
+    /// reads short.
+    pub clock_back: u64,
     /// The guest's verdict line: `vnet: OK`.
     pub ok: bool,
 }
@@ -122,6 +126,7 @@ pub fn parse(out: &str) -> Result<VnetRun, String> {
         irqs: f(&totals, "irqs"),
         notifies: f(&totals, "notifies"),
         clock_hz: f(device, "clock_hz"),
+        clock_back: f(&totals, "clock_back"),
         ok: out.lines().any(|l| l.trim() == "vnet: OK"),
     })
 }
@@ -154,6 +159,13 @@ vnet: OK
             (0, 0, 0, 9, 12)
         );
         assert!(r.ok);
+        assert_eq!(r.clock_back, 0);
+        assert_eq!(
+            parse(&OUT.replace("notifies=12", "notifies=12 clock_back=2"))
+                .unwrap()
+                .clock_back,
+            2
+        );
         assert_eq!(r.rtt.count(), 3);
         assert_eq!((r.rtt.min(), r.rtt.max()), (Some(1000), Some(3000)));
         assert_eq!(r.rtt.buckets().count(), 3);

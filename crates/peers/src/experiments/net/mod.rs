@@ -69,6 +69,8 @@ pub struct Measured {
     pub reordered: u64,
     /// Frames with wrong bytes (or a duplicate).
     pub bad: u64,
+    /// Times the guest's clock read behind an earlier reading (summed).
+    pub clock_back: u64,
     /// Receive interrupts per round trip.
     pub irqs_per_packet: f64,
     /// Doorbells the guest rang per round trip.
@@ -313,6 +315,7 @@ fn merge(children: &[Child], packets: f64) -> Measured {
         lost: sum(|r| r.lost),
         reordered: sum(|r| r.reordered),
         bad: sum(|r| r.bad + r.dup),
+        clock_back: sum(|r| r.clock_back),
         irqs_per_packet: per(|r| r.irqs),
         notifies_per_packet: per(|r| r.notifies),
         exits_per_packet: exits,
@@ -528,6 +531,7 @@ mod tests {
                 irqs: 20,
                 notifies: 10,
                 clock_hz: 0,
+                clock_back: 0,
                 ok: true,
             },
             counts: Some((

@@ -109,8 +109,26 @@ pub fn table(rows: &[NetRow]) -> String {
             o => s += &format!("{head} {}\n", why(o).unwrap_or_default()),
         }
     }
+    s += &clock_steps(rows);
     s += &per_packet(rows);
     s
+}
+
+/// A line per row whose guest saw its clock step back (its round trips
+/// across a step read short), none when no clock did.
+fn clock_steps(rows: &[NetRow]) -> String {
+    rows.iter()
+        .filter_map(|r| match &r.outcome {
+            Outcome::Measured(m) if m.clock_back > 0 => Some(format!(
+                "{} {}: the guest's clock stepped back {} time(s)\n  \
+                 (held at its last reading: a round trip across a step reads short)\n",
+                label(r),
+                r.backend.name(),
+                m.clock_back
+            )),
+            _ => None,
+        })
+        .collect()
 }
 
 /// What the per-round-trip table's columns are (two lines of at most 100 columns).
@@ -307,6 +325,7 @@ pub fn json(heading: &str, rows: &[NetRow], doorbells: Option<Doorbells>) -> Val
                     v["pairs_timed"] = json!(m.rtt_ns.count());
                     v["irqs_per_packet"] = json!(m.irqs_per_packet);
                     v["doorbells_per_packet"] = json!(m.notifies_per_packet);
+                    v["clock_back"] = json!(m.clock_back);
                     if let Some(e) = m.exits_per_packet {
                         // `card`: the data path's, by key; the others: the
                         // whole run over its round trips (console included).
@@ -356,6 +375,7 @@ mod tests {
             lost: 0,
             reordered: 0,
             bad: 0,
+            clock_back: 0,
             irqs_per_packet: 1.0,
             notifies_per_packet: 1.0,
             exits_per_packet: Some(PacketExits {
@@ -412,6 +432,22 @@ mod tests {
             "{t}"
         );
         assert!(t.contains("right of |: the whole run's exits"), "{t}");
+    }
+
+    #[test]
+    fn a_clock_that_stepped_back_is_named_under_the_table() {
+        let mut r = rows();
+        assert!(!table(&r).contains("clock stepped back"));
+        if let Outcome::Measured(m) = &mut r[0].outcome {
+            m.clock_back = 1;
+        }
+        let t = table(&r);
+        assert!(
+            t.contains("exit + line echo: the guest's clock stepped back 1 time(s)\n"),
+            "{t}"
+        );
+        assert!(t.lines().all(|l| l.chars().count() <= 100), "{t}");
+        assert_eq!(json("h", &r, None)["rows"][0]["clock_back"], 1);
     }
 
     #[test]
