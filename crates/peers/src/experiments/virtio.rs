@@ -84,7 +84,11 @@ pub fn parse_guest(stdout: &str) -> Vec<IoTiming> {
 
 /// Parse a `--stat-format json` report: (counts, tsc_khz).
 pub fn parse_stat(json: &str) -> Option<(ExitCounts, f64)> {
-    let v: serde_json::Value = serde_json::from_str(json).ok()?;
+    stat_counts(&serde_json::from_str(json).ok()?)
+}
+
+/// [`parse_stat`] of a report already parsed (a caller that reads more of it).
+pub fn stat_counts(v: &serde_json::Value) -> Option<(ExitCounts, f64)> {
     let mut c = ExitCounts::default();
     for cpu in v.get("vcpus")?.as_array()? {
         let n = |p: &[&str]| {

@@ -24,7 +24,7 @@ use trapline_abi::Histogram;
 
 use self::guest::VnetRun;
 use self::netns::NetLab;
-use super::virtio::{parse_stat, ExitCounts};
+use super::virtio::{parse_stat, stat_counts, ExitCounts};
 
 /// The notify × irq paths, as virtio-paths has them (fast ones last).
 pub const PATHS: [(&str, &str); 4] = super::virtio::PATHS;
@@ -220,9 +220,12 @@ fn trapline_child(
         )
     };
     let run = guest::parse(&out).map_err(fail)?;
-    let json = std::fs::read_to_string(stat).ok();
-    let stat = json.as_deref().and_then(parse_stat);
-    let card = json.as_deref().and_then(exits::card_exits);
+    // One read and one parse of the report, for both its readers.
+    let report: Option<serde_json::Value> = std::fs::read_to_string(stat)
+        .ok()
+        .and_then(|j| serde_json::from_str(&j).ok());
+    let stat = report.as_ref().and_then(stat_counts);
+    let card = report.as_ref().and_then(exits::card_exits);
     let hz = match (run.clock_hz, &stat) {
         (hz, _) if hz > 0 => hz as f64,
         (_, Some((_, khz))) if *khz > 0.0 => khz * 1e3,
